@@ -1,0 +1,135 @@
+package io.rmq;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.rmq.admin.RmqAdmin;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.core.BodyCodec;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.RmqKeys;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicRegistry;
+import io.rmq.core.TopicType;
+import io.rmq.producer.RmqProducer;
+import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RmqRedis;
+
+/**
+ * The RMQ engine, usable without Spring: one Redis connection, the topic registry, a producer, consumers and the
+ * admin operations.
+ *
+ * <pre>
+ * try (Rmq rmq = Rmq.create(RedisClient.create("redis://localhost"), Rmq.Options.DEFAULT)) {
+ *     rmq.defineTopic("orders", TopicType.FIXED_TIME, 16);
+ *     rmq.producer().sendFixedTime("orders", order, deadline);
+ *     RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);
+ *     consumer.pollAndHandle(Order.class, (o, delivery) -&gt; close(o));
+ * }
+ * </pre>
+ */
+public final class Rmq implements AutoCloseable {
+
+    /**
+     * Engine-wide settings.
+     *
+     * @param keyPrefix    prefix of every Redis key RMQ writes
+     * @param maxBodyBytes largest serialized body accepted by a send
+     * @param codec        body serialization
+     */
+    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
+
+        public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+        public static final Options DEFAULT = new Options(RmqKeys.DEFAULT_PREFIX, DEFAULT_MAX_BODY_BYTES, new BodyCodec());
+
+        public Options {
+            if (maxBodyBytes < 1 || maxBodyBytes > 512 * 1024 * 1024) {
+                throw new RmqInvalidArgumentException("maxBodyBytes", maxBodyBytes, "must be between 1 and 512 MiB");
+            }
+            if (codec == null) {
+                throw new RmqInvalidArgumentException("codec", null, "must not be null");
+            }
+        }
+
+        public Options withKeyPrefix(String keyPrefix) {
+            return new Options(keyPrefix, maxBodyBytes, codec);
+        }
+
+        public Options withMaxBodyBytes(int maxBodyBytes) {
+            return new Options(keyPrefix, maxBodyBytes, codec);
+        }
+    }
+
+    private final RedisGateway gateway;
+    private final RmqRedis redis;
+    private final TopicRegistry topics;
+    private final Options options;
+    private final RmqProducer producer;
+    private final RmqAdmin admin;
+
+    private Rmq(RedisGateway gateway, Options options) {
+        this.gateway = gateway;
+        this.options = options;
+        this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()));
+        this.topics = new TopicRegistry(definition -> RedisGateway.await(redis.defineTopic(definition),
+                "registering " + definition.describe()));
+        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
+        this.admin = new RmqAdmin(redis, topics);
+    }
+
+    /**
+     * Connects to Redis through a Lettuce {@code RedisClient} (standalone or Sentinel) or {@code RedisClusterClient}
+     * and loads the scripts. The client stays the caller's: {@link #close()} closes only RMQ's connection.
+     */
+    public static Rmq create(AbstractRedisClient client, Options options) {
+        RedisGateway gateway = RedisGateway.connect(client);
+        try {
+            gateway.loadScripts();
+            return new Rmq(gateway, options);
+        }
+        catch (RuntimeException ex) {
+            gateway.close();
+            throw ex;
+        }
+    }
+
+    /** Defines a topic (idempotent); fails when the name is defined differently here or in Redis. */
+    public TopicDefinition defineTopic(TopicDefinition definition) {
+        return topics.define(definition);
+    }
+
+    public TopicDefinition defineTopic(String name, TopicType type, int slotAmount) {
+        return defineTopic(new TopicDefinition(name, type, slotAmount));
+    }
+
+    public TopicRegistry topics() {
+        return topics;
+    }
+
+    public RmqProducer producer() {
+        return producer;
+    }
+
+    /** A consumer of a defined topic. */
+    public RmqConsumer consumer(String topic, ConsumerSettings settings) {
+        return new RmqConsumer(redis, topics.get(topic), settings, options.codec());
+    }
+
+    public RmqAdmin admin() {
+        return admin;
+    }
+
+    public Options options() {
+        return options;
+    }
+
+    /** Low-level Redis access (for tooling and tests). */
+    public RmqRedis redis() {
+        return redis;
+    }
+
+    @Override
+    public void close() {
+        gateway.close();
+    }
+}

@@ -1,0 +1,19 @@
+package io.rmq.admin;
+
+import java.util.List;
+
+/**
+ * Queue sizes of a topic.
+ *
+ * @param topic    topic name
+ * @param waiting  messages in store, plus retries waiting out their backoff
+ * @param inFlight messages leased to consumers (prepare)
+ * @param dead     messages in the dead queue
+ * @param slots    the same figures per slot
+ */
+public record TopicStats(String topic, long waiting, long inFlight, long dead, List<SlotStats> slots) {
+
+    /** Queue sizes of one slot. */
+    public record SlotStats(int slot, long waiting, long inFlight, long dead) {
+    }
+}

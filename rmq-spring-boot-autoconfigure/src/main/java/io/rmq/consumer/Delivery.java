@@ -1,0 +1,73 @@
+package io.rmq.consumer;
+
+import java.nio.charset.StandardCharsets;
+
+import io.rmq.core.RmqKeys.SlotKeys;
+
+/**
+ * One delivery of a message: leased to this consumer until {@link #leaseDeadline()}. The deadline is also the
+ * fencing token: ack, nack and extension succeed only while the prepare entry still carries it.
+ */
+public final class Delivery {
+
+    private final SlotKeys slotKeys;
+    private final byte[] body;
+    private final double score;
+    private final int attempt;
+    private volatile long leaseDeadline;
+
+    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long leaseDeadline) {
+        this.slotKeys = slotKeys;
+        this.body = body;
+        this.score = score;
+        this.attempt = attempt;
+        this.leaseDeadline = leaseDeadline;
+    }
+
+    public String topic() {
+        return slotKeys.topic();
+    }
+
+    public int slot() {
+        return slotKeys.slot();
+    }
+
+    /** The stored body (the message's identity). */
+    public byte[] body() {
+        return body;
+    }
+
+    public String bodyAsString() {
+        return new String(body, StandardCharsets.UTF_8);
+    }
+
+    /** The store score it was popped with: due time in epoch ms (time types) or priority. */
+    public double score() {
+        return score;
+    }
+
+    /** 1 on the first delivery, n + 1 after n failed attempts. */
+    public int attempt() {
+        return attempt;
+    }
+
+    /** Redis-clock ms until which this delivery is leased; the fencing token. */
+    public long leaseDeadline() {
+        return leaseDeadline;
+    }
+
+    SlotKeys slotKeys() {
+        return slotKeys;
+    }
+
+    void leaseExtendedTo(long deadline) {
+        this.leaseDeadline = deadline;
+    }
+
+    @Override
+    public String toString() {
+        String text = bodyAsString();
+        return "Delivery[" + topic() + "/" + slot() + " attempt " + attempt + " score " + (long) score + " body "
+                + (text.length() > 80 ? text.substring(0, 80) + "..." : text) + "]";
+    }
+}

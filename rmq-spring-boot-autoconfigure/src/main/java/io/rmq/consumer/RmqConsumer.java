@@ -1,0 +1,297 @@
+package io.rmq.consumer;
+
+import java.lang.reflect.Type;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
+
+import io.rmq.core.BodyCodec;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicType;
+import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RmqRedis;
+import io.rmq.redis.RmqRedis.PopResult;
+import io.rmq.redis.RmqRedis.Popped;
+
+/**
+ * Two-phase consumption of one topic: {@link #poll()} leases due messages; each then ends in {@link #ack},
+ * {@link #nack} (retry after backoff, or dead past max retries) or lease expiry (found by {@link #sweep()}).
+ * Calls for many slots are pipelined. Thread-safe; no threads of its own (containers drive it).
+ */
+public final class RmqConsumer {
+
+    /** Longest error text kept with a failed message. */
+    static final int MAX_REASON_CHARS = 2000;
+
+    private final RmqRedis redis;
+    private final TopicDefinition topic;
+    private final ConsumerSettings settings;
+    private final BodyCodec codec;
+    private final SlotKeys[] slots;
+    private final int[] allSlots;
+    private final boolean priority;
+
+    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec) {
+        this.redis = redis;
+        this.topic = topic;
+        this.settings = settings;
+        this.codec = codec;
+        this.slots = redis.keys().slots(topic);
+        this.allSlots = new int[slots.length];
+        for (int i = 0; i < allSlots.length; i++) {
+            allSlots[i] = i;
+        }
+        this.priority = topic.type() == TopicType.PRIORITY;
+    }
+
+    public TopicDefinition topic() {
+        return topic;
+    }
+
+    public ConsumerSettings settings() {
+        return settings;
+    }
+
+    // ---------------------------------------------------------------- pop
+
+    /** Leases up to {@code batchSize} due messages from every slot of the topic. */
+    public PollResult poll() {
+        return RedisGateway.await(pollAsync(allSlots, settings.batchSize()), "polling topic '" + topic.name() + "'");
+    }
+
+    /**
+     * Leases up to {@code batchPerSlot} due messages from each of the given slots, one pipelined script call per
+     * slot.
+     */
+    public CompletableFuture<PollResult> pollAsync(int[] slotNumbers, int batchPerSlot) {
+        List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
+        long leaseMillis = settings.lease().toMillis();
+        for (int slot : slotNumbers) {
+            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis));
+        }
+        return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<Delivery> deliveries = new ArrayList<>();
+            long nextDue = -1;
+            long now = Long.MAX_VALUE;
+            for (CompletableFuture<PopResult> pop : pops) {
+                PopResult result = pop.join();
+                now = Math.min(now, result.leaseDeadline() - leaseMillis);
+                if (result.nextDue() >= 0 && (nextDue < 0 || result.nextDue() < nextDue)) {
+                    nextDue = result.nextDue();
+                }
+                for (Popped popped : result.messages()) {
+                    deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
+                            result.leaseDeadline()));
+                }
+            }
+            if (priority) {
+                deliveries.sort(Comparator.comparingDouble(Delivery::score).reversed());
+            }
+            else {
+                deliveries.sort(Comparator.comparingDouble(Delivery::score));
+            }
+            return new PollResult(deliveries, now == Long.MAX_VALUE ? -1 : now, nextDue);
+        });
+    }
+
+    // ---------------------------------------------------------------- outcomes
+
+    /** Acknowledges one delivery; false when the lease was no longer held (nothing was removed). */
+    public boolean ack(Delivery delivery) {
+        return ackAll(List.of(delivery)) == 1;
+    }
+
+    /** Acknowledges many deliveries, one pipelined call per slot; returns how many were still held and removed. */
+    public int ackAll(List<Delivery> deliveries) {
+        return RedisGateway.await(ackAllAsync(deliveries), "acknowledging on topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
+        return perSlot(deliveries, (slot, group) -> redis.ack(slot, bodies(group), tokens(group)))
+                .thenApply(results -> {
+                    int acked = 0;
+                    for (List<Long> codes : results.values()) {
+                        for (long code : codes) {
+                            acked += (int) code;
+                        }
+                    }
+                    return acked;
+                });
+    }
+
+    /** Fails one attempt: retried after its backoff, or dead past max retries. */
+    public NackOutcome nack(Delivery delivery, Throwable error) {
+        return nack(delivery, describe(error));
+    }
+
+    public NackOutcome nack(Delivery delivery, String reason) {
+        return RedisGateway.await(failAsync(delivery, reason, false), "failing a delivery on topic '" + topic.name() + "'");
+    }
+
+    /** Sends a delivery straight to the dead queue (e.g. its body cannot be read, so retrying cannot help). */
+    public NackOutcome deadLetter(Delivery delivery, String reason) {
+        return RedisGateway.await(failAsync(delivery, reason, true), "dead-lettering on topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, boolean forceDead) {
+        return redis.nack(delivery.slotKeys(), priority, settings.retry(), forceDead, List.of(delivery.body()),
+                List.of(delivery.leaseDeadline()), List.of(truncate(reason)))
+                .thenApply(codes -> NackOutcome.of(codes.get(0)));
+    }
+
+    /** Extends the lease of a delivery still being handled; false when it was no longer held. */
+    public boolean extend(Delivery delivery) {
+        return extendAll(List.of(delivery)) == 1;
+    }
+
+    /** Extends many leases, pipelined per slot; each held delivery gets its new deadline (token). */
+    public int extendAll(List<Delivery> deliveries) {
+        return RedisGateway.await(extendAllAsync(deliveries), "extending leases on topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<Integer> extendAllAsync(List<Delivery> deliveries) {
+        long leaseMillis = settings.lease().toMillis();
+        return perSlot(deliveries, (slot, group) -> redis.extend(slot, leaseMillis, bodies(group), tokens(group))
+                .thenApply(tokens -> {
+                    int extended = 0;
+                    for (int i = 0; i < group.size(); i++) {
+                        if (tokens.get(i) > 0) {
+                            group.get(i).leaseExtendedTo(tokens.get(i));
+                            extended++;
+                        }
+                    }
+                    return List.of((long) extended);
+                })).thenApply(results -> results.values().stream().mapToInt(r -> r.get(0).intValue()).sum());
+    }
+
+    /**
+     * Moves every expired lease of the topic back as a failed attempt (or to dead past max retries). Safe to call
+     * from any number of consumers at once.
+     *
+     * @return {retried, dead}
+     */
+    public long[] sweep() {
+        return RedisGateway.await(sweepAsync(allSlots), "sweeping expired leases of topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<long[]> sweepAsync(int[] slotNumbers) {
+        List<CompletableFuture<long[]>> sweeps = new ArrayList<>(slotNumbers.length);
+        for (int slot : slotNumbers) {
+            sweeps.add(redis.sweep(slots[slot], priority, settings.retry(), 1000));
+        }
+        return CompletableFuture.allOf(sweeps.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            long[] total = new long[2];
+            for (CompletableFuture<long[]> sweep : sweeps) {
+                total[0] += sweep.join()[0];
+                total[1] += sweep.join()[1];
+            }
+            return total;
+        });
+    }
+
+    // ---------------------------------------------------------------- a complete step
+
+    /**
+     * Polls once and handles every delivery on the calling thread: converts the body to {@code payloadType}
+     * (unreadable → dead queue with the reason), calls the handler, then acks (normal return) or nacks (exception).
+     *
+     * @return how many deliveries were handled (whatever their outcome)
+     */
+    public <T> int pollAndHandle(Class<T> payloadType, MessageHandler<T> handler) {
+        return pollAndHandle((Type) payloadType, handler);
+    }
+
+    /** As {@link #pollAndHandle(Class, MessageHandler)}, for generic payload types such as {@code List<Order>}. */
+    public <T> int pollAndHandle(Type payloadType, MessageHandler<T> handler) {
+        List<Delivery> deliveries = poll().deliveries();
+        for (Delivery delivery : deliveries) {
+            handle(delivery, payloadType, handler);
+        }
+        return deliveries.size();
+    }
+
+    /** Converts, handles and settles one delivery (see {@link #pollAndHandle}). */
+    public <T> void handle(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
+        T payload;
+        try {
+            payload = codec.decode(delivery.body(), payloadType);
+        }
+        catch (RuntimeException ex) {
+            deadLetter(delivery, "unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
+                    + describe(ex));
+            return;
+        }
+        try {
+            handler.handle(payload, delivery);
+        }
+        catch (Exception | Error ex) {
+            if (ex instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            nack(delivery, ex);
+            return;
+        }
+        ack(delivery);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private <R> CompletableFuture<Map<SlotKeys, R>> perSlot(List<Delivery> deliveries,
+            BiFunction<SlotKeys, List<Delivery>, CompletableFuture<R>> call) {
+        Map<SlotKeys, List<Delivery>> bySlot = new LinkedHashMap<>();
+        for (Delivery delivery : deliveries) {
+            bySlot.computeIfAbsent(delivery.slotKeys(), s -> new ArrayList<>()).add(delivery);
+        }
+        Map<SlotKeys, CompletableFuture<R>> calls = new LinkedHashMap<>();
+        bySlot.forEach((slot, group) -> calls.put(slot, call.apply(slot, group)));
+        return CompletableFuture.allOf(calls.values().toArray(CompletableFuture[]::new)).thenApply(v -> {
+            Map<SlotKeys, R> out = new LinkedHashMap<>();
+            calls.forEach((slot, future) -> out.put(slot, future.join()));
+            return out;
+        });
+    }
+
+    private static List<byte[]> bodies(List<Delivery> group) {
+        List<byte[]> out = new ArrayList<>(group.size());
+        for (Delivery d : group) {
+            out.add(d.body());
+        }
+        return out;
+    }
+
+    private static List<Long> tokens(List<Delivery> group) {
+        List<Long> out = new ArrayList<>(group.size());
+        for (Delivery d : group) {
+            out.add(d.leaseDeadline());
+        }
+        return out;
+    }
+
+    /** Error text kept with a failed message: exception class and message, and its causes. */
+    public static String describe(Throwable error) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable t = error; t != null && text.length() < MAX_REASON_CHARS; t = t.getCause()) {
+            if (!text.isEmpty()) {
+                text.append("; caused by ");
+            }
+            text.append(t.getClass().getName());
+            if (t.getMessage() != null) {
+                text.append(": ").append(t.getMessage());
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return truncate(text.toString());
+    }
+
+    private static String truncate(String reason) {
+        String text = reason == null ? "(no reason given)" : reason;
+        return text.length() > MAX_REASON_CHARS ? text.substring(0, MAX_REASON_CHARS) + "..." : text;
+    }
+}

@@ -1,0 +1,76 @@
+package io.rmq.core;
+
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Turns bodies into the bytes that are a message's identity, and back. {@code byte[]} and {@code String} are stored
+ * as they are; anything else as canonical JSON (properties and map keys sorted, no indentation) so that equal
+ * objects serialize byte-identically and merge.
+ */
+public final class BodyCodec {
+
+    private final JsonMapper mapper;
+
+    /**
+     * @param mapper the application's mapper (its modules and settings are kept); canonical ordering is forced on a
+     *               copy
+     */
+    public BodyCodec(JsonMapper mapper) {
+        this.mapper = mapper.rebuild()
+                .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
+                .disable(MapperFeature.SORT_CREATOR_PROPERTIES_FIRST)
+                .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+                .disable(SerializationFeature.INDENT_OUTPUT)
+                .build();
+    }
+
+    public BodyCodec() {
+        this(JsonMapper.builder().findAndAddModules().build());
+    }
+
+    public byte[] encode(Object body) {
+        if (body == null) {
+            throw new RmqInvalidArgumentException("body", null, "must not be null");
+        }
+        if (body instanceof byte[] bytes) {
+            return bytes;
+        }
+        if (body instanceof String text) {
+            return text.getBytes(StandardCharsets.UTF_8);
+        }
+        try {
+            return mapper.writeValueAsBytes(body);
+        }
+        catch (RuntimeException ex) {
+            throw new RmqInvalidArgumentException("body", body.getClass().getName(),
+                    "must be serializable to JSON: " + ex.getMessage());
+        }
+    }
+
+    /**
+     * Converts stored bytes to {@code type}; {@code byte[]} and {@code String} get the bytes as they are.
+     *
+     * @throws RuntimeException when the bytes cannot be read as {@code type} (the caller dead-letters the message)
+     */
+    @SuppressWarnings("unchecked")
+    public <T> T decode(byte[] body, Type type) {
+        if (type == byte[].class) {
+            return (T) body;
+        }
+        if (type == String.class || type == CharSequence.class) {
+            return (T) new String(body, StandardCharsets.UTF_8);
+        }
+        JavaType javaType = mapper.constructType(type);
+        return mapper.readValue(body, javaType);
+    }
+
+    public JsonMapper mapper() {
+        return mapper;
+    }
+}

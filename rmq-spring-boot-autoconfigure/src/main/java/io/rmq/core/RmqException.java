@@ -1,0 +1,15 @@
+package io.rmq.core;
+
+/**
+ * A failure talking to Redis or an unexpected reply; the message says which operation failed.
+ */
+public class RmqException extends RuntimeException {
+
+    public RmqException(String message) {
+        super(message);
+    }
+
+    public RmqException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,30 @@
+package io.rmq.core;
+
+/**
+ * Bad input, named precisely: which field, which value, which rule it breaks.
+ */
+public class RmqInvalidArgumentException extends IllegalArgumentException {
+
+    private final String field;
+    private final transient Object value;
+    private final String rule;
+
+    public RmqInvalidArgumentException(String field, Object value, String rule) {
+        super("Invalid " + field + " '" + value + "': " + rule);
+        this.field = field;
+        this.value = value;
+        this.rule = rule;
+    }
+
+    public String getField() {
+        return field;
+    }
+
+    public Object getValue() {
+        return value;
+    }
+
+    public String getRule() {
+        return rule;
+    }
+}

@@ -1,0 +1,102 @@
+package io.rmq.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The Redis key layout (a contract: operators and other-language clients rely on it). All keys of one slot share
+ * the hash tag {@code {<topic>:<slot>}} so every script touches a single Redis Cluster slot.
+ *
+ * <pre>
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:store       ZSET member=body score=due time (ms) or priority
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:prepare     ZSET member=body score=lease deadline (ms), the fencing token
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead        ZSET member=body score=time it died (ms)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:attempts    HASH body -&gt; failed attempts so far (only bodies that failed or are in flight after a failure)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
+ * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount"
+ * </pre>
+ */
+public final class RmqKeys {
+
+    public static final String DEFAULT_PREFIX = "rmq";
+
+    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority"};
+
+    private final String prefix;
+    private final Map<TopicDefinition, SlotKeys[]> slotsByTopic = new ConcurrentHashMap<>();
+
+    public RmqKeys(String prefix) {
+        if (prefix == null || prefix.isEmpty() || prefix.contains("{") || prefix.contains("}")) {
+            throw new RmqInvalidArgumentException("key prefix", prefix, "must be non-empty and contain no braces");
+        }
+        this.prefix = prefix;
+    }
+
+    public String prefix() {
+        return prefix;
+    }
+
+    public byte[] topics() {
+        return bytes(prefix + ":topics");
+    }
+
+    /** The keys of one slot, in the fixed order the Lua scripts expect (see each script's header). */
+    public SlotKeys slot(String topic, int slot) {
+        String base = prefix + ":{" + topic + ":" + slot + "}:";
+        byte[][] keys = new byte[SUFFIXES.length][];
+        for (int i = 0; i < SUFFIXES.length; i++) {
+            keys[i] = bytes(base + SUFFIXES[i]);
+        }
+        return new SlotKeys(topic, slot, keys);
+    }
+
+    /** The keys of every slot of a topic, indexed by slot (cached). */
+    public SlotKeys[] slots(TopicDefinition topic) {
+        return slotsByTopic.computeIfAbsent(topic, t -> {
+            SlotKeys[] all = new SlotKeys[t.slotAmount()];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = slot(t.name(), i);
+            }
+            return all;
+        });
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The keys of one slot. Arrays are shared: do not modify. */
+    public record SlotKeys(String topic, int slot, byte[][] all) {
+
+        public byte[] store() {
+            return all[0];
+        }
+
+        public byte[] prepare() {
+            return all[1];
+        }
+
+        public byte[] dead() {
+            return all[2];
+        }
+
+        public byte[] attempts() {
+            return all[3];
+        }
+
+        public byte[] deadInfo() {
+            return all[4];
+        }
+
+        public byte[] retry() {
+            return all[5];
+        }
+
+        public byte[] priority() {
+            return all[6];
+        }
+    }
+}

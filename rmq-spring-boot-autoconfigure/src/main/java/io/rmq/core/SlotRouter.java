@@ -1,0 +1,21 @@
+package io.rmq.core;
+
+import java.util.zip.CRC32;
+
+/**
+ * Routes a message to a slot: {@code CRC32(slotBasis ?: body) & (slotAmount - 1)}.
+ */
+public final class SlotRouter {
+
+    private SlotRouter() {
+    }
+
+    public static int slot(byte[] basis, int slotAmount) {
+        if (slotAmount == 1) {
+            return 0;
+        }
+        CRC32 crc = new CRC32();
+        crc.update(basis, 0, basis.length);
+        return (int) (crc.getValue() & (slotAmount - 1));
+    }
+}

@@ -1,0 +1,137 @@
+package io.rmq.producer;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import io.rmq.core.BodyCodec;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.SlotRouter;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicRegistry;
+import io.rmq.core.TopicType;
+import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RmqRedis;
+
+/**
+ * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
+ * merge rule of its topic type. Thread-safe.
+ */
+public final class RmqProducer {
+
+    /** Members per Redis command in a batch, so one huge batch does not stall other clients. */
+    private static final int CHUNK = 1000;
+
+    private final RmqRedis redis;
+    private final TopicRegistry topics;
+    private final BodyCodec codec;
+    private final int maxBodyBytes;
+
+    public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
+        this.redis = redis;
+        this.topics = topics;
+        this.codec = codec;
+        this.maxBodyBytes = maxBodyBytes;
+    }
+
+    public SendResult sendRangeMerge(String topic, Object body, Duration timeRange) {
+        return send(OutgoingMessage.rangeMerge(topic, body, timeRange));
+    }
+
+    public SendResult sendPriority(String topic, Object body, long priority) {
+        return send(OutgoingMessage.priority(topic, body, priority));
+    }
+
+    public SendResult sendFixedTime(String topic, Object body, Instant fixedTime) {
+        return send(OutgoingMessage.fixedTime(topic, body, fixedTime));
+    }
+
+    public SendResult send(OutgoingMessage message) {
+        return RedisGateway.await(sendAsync(message), "sending to topic '" + message.topic() + "'");
+    }
+
+    /** Validation errors are thrown at once; Redis failures complete the future exceptionally. */
+    public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
+        Encoded encoded = encode(message);
+        return write(encoded.slot, List.of(encoded)).thenApply(added -> new SendResult(message.topic(),
+                encoded.slot.slot(), added == 0));
+    }
+
+    public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
+        return RedisGateway.await(sendBatchAsync(messages), "sending a batch of " + messages.size() + " messages");
+    }
+
+    /**
+     * Groups the messages by slot and writes each group with one multi-member command, all pipelined. Every message
+     * is validated before anything is written.
+     */
+    public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
+        Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
+        for (OutgoingMessage message : messages) {
+            Encoded encoded = encode(message);
+            bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
+        }
+        List<CompletableFuture<Long>> writes = new ArrayList<>();
+        bySlot.forEach((slot, group) -> {
+            for (int from = 0; from < group.size(); from += CHUNK) {
+                writes.add(write(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
+            }
+        });
+        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            long added = 0;
+            for (CompletableFuture<Long> write : writes) {
+                added += write.join();
+            }
+            return new BatchResult(messages.size(), added);
+        });
+    }
+
+    private CompletableFuture<Long> write(SlotKeys slot, List<Encoded> group) {
+        List<byte[]> members = new ArrayList<>(group.size());
+        for (Encoded e : group) {
+            members.add(e.member);
+        }
+        if (group.get(0).type == TopicType.RANGE_MERGE) {
+            List<Long> ranges = new ArrayList<>(group.size());
+            for (Encoded e : group) {
+                ranges.add(e.parameter);
+            }
+            return redis.addRangeMerge(slot, members, ranges);
+        }
+        List<Double> scores = new ArrayList<>(group.size());
+        for (Encoded e : group) {
+            scores.add((double) e.parameter);
+        }
+        return redis.addWithScores(slot, members, scores);
+    }
+
+    private Encoded encode(OutgoingMessage message) {
+        TopicDefinition topic = topics.get(message.topic());
+        if (topic.type() != message.type()) {
+            throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
+                    + "; send " + topic.type() + " messages to it");
+        }
+        byte[] member = codec.encode(message.body());
+        if (member.length > maxBodyBytes) {
+            throw new RmqInvalidArgumentException("body", member.length + " bytes",
+                    "must be at most " + maxBodyBytes + " bytes after serialization (rmq.max-body-size; topic '"
+                            + topic.name() + "')");
+        }
+        if (member.length == 0) {
+            throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topic.name() + "')");
+        }
+        byte[] basis = message.slotBasis() == null ? member : message.slotBasis().getBytes(StandardCharsets.UTF_8);
+        SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(basis, topic.slotAmount())];
+        return new Encoded(slot, topic.type(), member, message.parameter());
+    }
+
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter) {
+    }
+}

@@ -1,0 +1,112 @@
+package io.rmq.redis;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.rmq.core.RmqException;
+
+/**
+ * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
+ * values. Lettuce's async API pipelines by itself: commands issued without waiting share round trips.
+ */
+public final class RedisGateway implements AutoCloseable {
+
+    private static final long SYNC_TIMEOUT_SECONDS = 60;
+
+    private final StatefulConnection<byte[], byte[]> connection;
+    private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+    private final boolean cluster;
+
+    private RedisGateway(StatefulConnection<byte[], byte[]> connection, RedisClusterAsyncCommands<byte[], byte[]> commands,
+            boolean cluster) {
+        this.connection = connection;
+        this.commands = commands;
+        this.cluster = cluster;
+    }
+
+    /** Opens a connection on a {@link RedisClient} or {@link RedisClusterClient}; the caller keeps owning the client. */
+    public static RedisGateway connect(AbstractRedisClient client) {
+        if (client instanceof RedisClusterClient clusterClient) {
+            StatefulRedisClusterConnection<byte[], byte[]> connection = clusterClient.connect(ByteArrayCodec.INSTANCE);
+            return new RedisGateway(connection, connection.async(), true);
+        }
+        if (client instanceof RedisClient redisClient) {
+            StatefulRedisConnection<byte[], byte[]> connection = redisClient.connect(ByteArrayCodec.INSTANCE);
+            return new RedisGateway(connection, connection.async(), false);
+        }
+        throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
+    }
+
+    /** The async commands; for standalone and cluster alike (cluster routes each command by its key's slot). */
+    RedisClusterAsyncCommands<byte[], byte[]> commands() {
+        return commands;
+    }
+
+    public boolean isCluster() {
+        return cluster;
+    }
+
+    /** Loads every script into the script cache (all masters of a cluster) so EVALSHA finds them. */
+    public void loadScripts() {
+        CompletableFuture<?>[] loads = new CompletableFuture<?>[RmqScript.values().length];
+        for (RmqScript script : RmqScript.values()) {
+            loads[script.ordinal()] = commands.scriptLoad(script.source()).toCompletableFuture();
+        }
+        await(CompletableFuture.allOf(loads), "loading Lua scripts");
+    }
+
+    /**
+     * Runs a script by its SHA; where the server lost its script cache (restart, failover, new node) it falls back
+     * to EVAL with the source, which also caches it again.
+     */
+    <T> CompletableFuture<T> eval(RmqScript script, ScriptOutputType output, byte[][] keys, byte[]... args) {
+        CompletableFuture<T> bySha = commands.<T>evalsha(script.sha(), output, keys, args).toCompletableFuture();
+        return bySha.exceptionallyCompose(ex -> {
+            Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+            if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
+                return commands.<T>eval(script.source(), output, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.failedFuture(new RmqException(
+                    "Redis script " + script.file() + " failed: " + cause.getMessage(), cause));
+        });
+    }
+
+    /** Waits for a future with the client's sync timeout, unwrapping failures. */
+    public static <T> T await(CompletableFuture<T> future, String what) {
+        try {
+            return future.get(SYNC_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new RmqException("Interrupted while " + what, ex);
+        }
+        catch (ExecutionException ex) {
+            Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new RmqException("Failed " + what + ": " + cause, cause);
+        }
+        catch (TimeoutException ex) {
+            throw new RmqException("Timed out after " + SYNC_TIMEOUT_SECONDS + "s " + what, ex);
+        }
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+    }
+}

@@ -1,0 +1,254 @@
+package io.rmq.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.lettuce.core.ScoredValue;
+import io.lettuce.core.ScriptOutputType;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.RmqException;
+import io.rmq.core.RmqKeys;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.TopicDefinition;
+
+/**
+ * Every Redis command RMQ issues goes through this class (one place to read what RMQ does to Redis). Methods are
+ * asynchronous; calls made without waiting in between are pipelined by Lettuce.
+ */
+public final class RmqRedis {
+
+    private static final byte[] ONE = bytes("1");
+    private static final byte[] ZERO = bytes("0");
+
+    private final RedisGateway gateway;
+    private final RmqKeys keys;
+
+    public RmqRedis(RedisGateway gateway, RmqKeys keys) {
+        this.gateway = gateway;
+        this.keys = keys;
+    }
+
+    public RmqKeys keys() {
+        return keys;
+    }
+
+    public RedisGateway gateway() {
+        return gateway;
+    }
+
+    // ---------------------------------------------------------------- topics
+
+    /** Registers the definition unless the name is taken; returns the definition Redis holds for the name. */
+    public CompletableFuture<TopicDefinition> defineTopic(TopicDefinition definition) {
+        CompletableFuture<byte[]> registered = gateway.eval(RmqScript.DEFINE_TOPIC, ScriptOutputType.VALUE,
+                new byte[][] {keys.topics()}, bytes(definition.name()), bytes(definition.encode()));
+        return registered.thenApply(encoded -> TopicDefinition.decode(definition.name(), string(encoded)));
+    }
+
+    /** All topic definitions registered in Redis. */
+    public CompletableFuture<Map<String, TopicDefinition>> topics() {
+        return gateway.commands().hgetall(keys.topics()).toCompletableFuture().thenApply(raw -> {
+            Map<String, TopicDefinition> out = new LinkedHashMap<>();
+            raw.forEach((name, def) -> out.put(string(name), TopicDefinition.decode(string(name), string(def))));
+            return out;
+        });
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /** ZADD of members with explicit scores (PRIORITY and FIXED_TIME: the latest score wins). Returns how many were new. */
+    public CompletableFuture<Long> addWithScores(SlotKeys slot, List<byte[]> members, List<Double> scores) {
+        @SuppressWarnings("unchecked")
+        ScoredValue<byte[]>[] values = new ScoredValue[members.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = ScoredValue.just(scores.get(i), members.get(i));
+        }
+        return gateway.commands().zadd(slot.store(), values).toCompletableFuture();
+    }
+
+    /** RANGE_MERGE: due at Redis-now + timeRange unless already waiting (then merged). Returns how many were new. */
+    public CompletableFuture<Long> addRangeMerge(SlotKeys slot, List<byte[]> members, List<Long> timeRanges) {
+        byte[][] args = new byte[members.size() * 2][];
+        for (int i = 0; i < members.size(); i++) {
+            args[2 * i] = bytes(timeRanges.get(i));
+            args[2 * i + 1] = members.get(i);
+        }
+        return gateway.eval(RmqScript.SEND_RANGE_MERGE, ScriptOutputType.INTEGER, slot.all(), args);
+    }
+
+    // ---------------------------------------------------------------- consuming
+
+    /** A message moved from store to prepare. */
+    public record Popped(byte[] member, double score, int attempt) {
+    }
+
+    /**
+     * @param leaseDeadline the lease token of every popped message (Redis ms)
+     * @param nextDue       when the slot next has something due (Redis ms; {@code <=} now means more is due), -1 if empty
+     */
+    public record PopResult(SlotKeys slot, long leaseDeadline, long nextDue, List<Popped> messages) {
+    }
+
+    public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.all(),
+                priority ? ONE : ZERO, bytes(batch), bytes(leaseMillis));
+        return reply.thenApply(items -> {
+            List<Popped> popped = new ArrayList<>((items.size() - 2) / 3);
+            for (int i = 2; i + 2 < items.size(); i += 3) {
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2))));
+            }
+            return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)), popped);
+        });
+    }
+
+    /** Returns 1 (acked) or 0 (fenced) per member. */
+    public CompletableFuture<List<Long>> ack(SlotKeys slot, List<byte[]> members, List<Long> tokens) {
+        byte[][] args = new byte[members.size() * 2][];
+        for (int i = 0; i < members.size(); i++) {
+            args[2 * i] = members.get(i);
+            args[2 * i + 1] = bytes(tokens.get(i));
+        }
+        return gateway.eval(RmqScript.ACK, ScriptOutputType.MULTI, slot.all(), args);
+    }
+
+    /** Returns per member 0 (fenced), 1 (retry scheduled) or 2 (dead). */
+    public CompletableFuture<List<Long>> nack(SlotKeys slot, boolean priority, RetryPolicy retry, boolean forceDead,
+            List<byte[]> members, List<Long> tokens, List<String> reasons) {
+        byte[][] args = new byte[8 + members.size() * 3][];
+        fillRetryArgs(args, priority, retry);
+        args[7] = forceDead ? ONE : ZERO;
+        for (int i = 0; i < members.size(); i++) {
+            args[8 + 3 * i] = members.get(i);
+            args[9 + 3 * i] = bytes(tokens.get(i));
+            args[10 + 3 * i] = bytes(reasons.get(i));
+        }
+        return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.all(), args);
+    }
+
+    /** Returns per member the new token, or 0 when fenced. */
+    public CompletableFuture<List<Long>> extend(SlotKeys slot, long leaseMillis, List<byte[]> members, List<Long> tokens) {
+        byte[][] args = new byte[1 + members.size() * 2][];
+        args[0] = bytes(leaseMillis);
+        for (int i = 0; i < members.size(); i++) {
+            args[1 + 2 * i] = members.get(i);
+            args[2 + 2 * i] = bytes(tokens.get(i));
+        }
+        return gateway.eval(RmqScript.EXTEND, ScriptOutputType.MULTI, slot.all(), args);
+    }
+
+    /** Moves expired leases back as failed attempts. Returns {retried, dead}. */
+    public CompletableFuture<long[]> sweep(SlotKeys slot, boolean priority, RetryPolicy retry, int limit) {
+        byte[][] args = new byte[8][];
+        fillRetryArgs(args, priority, retry);
+        args[7] = bytes(limit);
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.SWEEP, ScriptOutputType.MULTI, slot.all(), args);
+        return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
+    }
+
+    private static void fillRetryArgs(byte[][] args, boolean priority, RetryPolicy retry) {
+        args[0] = priority ? ONE : ZERO;
+        args[1] = bytes(retry.maxRetries());
+        args[2] = bytes(retry.backoff().initial().toMillis());
+        args[3] = bytes(Double.toString(retry.backoff().multiplier()));
+        args[4] = bytes(retry.backoff().max().toMillis());
+        args[5] = bytes(Double.toString(retry.backoff().jitter()));
+        args[6] = bytes(Double.toString(ThreadLocalRandom.current().nextDouble()));
+    }
+
+    // ---------------------------------------------------------------- dead queue and introspection
+
+    /** A dead message as stored. */
+    public record DeadEntry(byte[] member, long diedAt, int attempts, String priority, String lastError) {
+    }
+
+    public CompletableFuture<List<DeadEntry>> deadPage(SlotKeys slot, long offset, int count) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_PAGE, ScriptOutputType.MULTI, slot.all(),
+                bytes(offset), bytes(count));
+        return reply.thenApply(items -> {
+            List<DeadEntry> out = new ArrayList<>(items.size() / 3);
+            for (int i = 0; i + 2 < items.size(); i += 3) {
+                String[] info = string((byte[]) items.get(i + 2)).split("\n", 3);
+                int attempts = info.length == 3 && !info[0].isEmpty() ? Integer.parseInt(info[0]) : 0;
+                out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), attempts,
+                        info.length == 3 ? info[1] : "", info.length == 3 ? info[2] : ""));
+            }
+            return out;
+        });
+    }
+
+    /** Requeues the given members, or up to {@code limit} oldest when none are given. Returns how many moved. */
+    public CompletableFuture<Long> deadRequeue(SlotKeys slot, boolean priority, int limit, List<byte[]> members) {
+        byte[][] args = new byte[2 + members.size()][];
+        args[0] = priority ? ONE : ZERO;
+        args[1] = bytes(limit);
+        for (int i = 0; i < members.size(); i++) {
+            args[2 + i] = members.get(i);
+        }
+        return gateway.eval(RmqScript.DEAD_REQUEUE, ScriptOutputType.INTEGER, slot.all(), args);
+    }
+
+    /** Deletes the given members, or up to {@code limit} oldest when none are given. Returns how many went. */
+    public CompletableFuture<Long> deadDelete(SlotKeys slot, int limit, List<byte[]> members) {
+        byte[][] args = new byte[1 + members.size()][];
+        args[0] = bytes(limit);
+        for (int i = 0; i < members.size(); i++) {
+            args[1 + i] = members.get(i);
+        }
+        return gateway.eval(RmqScript.DEAD_DELETE, ScriptOutputType.INTEGER, slot.all(), args);
+    }
+
+    /** Sizes of one slot: {waiting (store + backing off), in flight (prepare), dead}. */
+    public CompletableFuture<long[]> sizes(SlotKeys slot) {
+        var c = gateway.commands();
+        CompletableFuture<Long> store = c.zcard(slot.store()).toCompletableFuture();
+        CompletableFuture<Long> retry = c.zcard(slot.retry()).toCompletableFuture();
+        CompletableFuture<Long> prepare = c.zcard(slot.prepare()).toCompletableFuture();
+        CompletableFuture<Long> dead = c.zcard(slot.dead()).toCompletableFuture();
+        return CompletableFuture.allOf(store, retry, prepare, dead)
+                .thenApply(v -> new long[] {store.join() + retry.join(), prepare.join(), dead.join()});
+    }
+
+    /** The score of a member in a slot's store (null when absent). For tests and tooling. */
+    public CompletableFuture<Double> storeScore(SlotKeys slot, byte[] member) {
+        return gateway.commands().zscore(slot.store(), member).toCompletableFuture();
+    }
+
+    /** The score of a member in a slot's prepare (its lease token; null when absent). */
+    public CompletableFuture<Double> prepareScore(SlotKeys slot, byte[] member) {
+        return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
+    }
+
+    /** Raw ZADD into a slot's store, bypassing validation and encoding. For tests and migration tooling. */
+    public CompletableFuture<Long> rawAdd(SlotKeys slot, byte[] member, double score) {
+        return gateway.commands().zadd(slot.store(), score, member).toCompletableFuture();
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static double number(Object reply) {
+        if (reply instanceof Long l) {
+            return l;
+        }
+        if (reply instanceof byte[] b) {
+            return Double.parseDouble(string(b));
+        }
+        throw new RmqException("Unexpected Redis reply " + reply);
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] bytes(long n) {
+        return bytes(Long.toString(n));
+    }
+
+    static String string(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,87 @@
+package io.rmq.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+import io.rmq.core.RmqException;
+
+/**
+ * The Lua scripts, each a commented {@code .lua} resource next to this class. A line {@code --#include NAME} pastes
+ * a shared helper file in, so shared logic (clock, backoff, failure routing) exists once.
+ */
+enum RmqScript {
+
+    POP("pop.lua"),
+    ACK("ack.lua"),
+    NACK("nack.lua"),
+    EXTEND("extend.lua"),
+    SWEEP("sweep.lua"),
+    SEND_RANGE_MERGE("send_range_merge.lua"),
+    DEAD_PAGE("dead_page.lua"),
+    DEAD_REQUEUE("dead_requeue.lua"),
+    DEAD_DELETE("dead_delete.lua"),
+    DEFINE_TOPIC("define_topic.lua");
+
+    private static final String INCLUDE = "--#include ";
+
+    private final String file;
+    private final String source;
+    private final String sha;
+
+    RmqScript(String file) {
+        this.file = file;
+        this.source = resolveIncludes(read(file));
+        this.sha = sha1(source);
+    }
+
+    String file() {
+        return file;
+    }
+
+    String source() {
+        return source;
+    }
+
+    /** The SHA1 Redis uses to identify the script in EVALSHA. */
+    String sha() {
+        return sha;
+    }
+
+    private static String resolveIncludes(String text) {
+        StringBuilder out = new StringBuilder(text.length() * 2);
+        for (String line : text.split("\n", -1)) {
+            if (line.startsWith(INCLUDE)) {
+                out.append(read(line.substring(INCLUDE.length()).trim())).append('\n');
+            }
+            else {
+                out.append(line).append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    private static String read(String file) {
+        try (InputStream in = RmqScript.class.getResourceAsStream("scripts/" + file)) {
+            if (in == null) {
+                throw new IllegalStateException("Missing Lua script resource io/rmq/redis/scripts/" + file);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        catch (IOException ex) {
+            throw new RmqException("Cannot read Lua script " + file, ex);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        }
+        catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+}

@@ -1,0 +1,57 @@
+-- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
+-- Slot keys always come in this order (KEYS[1..7]):
+--   store, prepare, dead, attempts, dead-info, retry, priority   (all under one hash tag {topic:slot})
+
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+
+-- "Now" always comes from Redis's clock, never from a client host.
+local function now_ms()
+    local t = redis.call('TIME')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Delay before the next attempt after `failures` failures:
+-- min(max, initial * multiplier^(failures-1)), shortened by up to `jitter` * delay using `rnd` in [0,1).
+local function backoff_ms(failures, initial, multiplier, max, jitter, rnd)
+    local delay = initial * (multiplier ^ (failures - 1))
+    if delay > max then delay = max end
+    return math.floor(delay * (1 - jitter * rnd))
+end
+
+-- Records one failed attempt of `member`, which the caller has already taken out of prepare, and sends it
+-- back for a retry after its backoff or, past max_retries (or when force_dead), to the dead queue.
+-- PRIORITY messages wait out their backoff in the retry ZSET and return with their priority (kept in the
+-- priority HASH); time-ordered messages go straight back to store with score = due time (ZADD LT: if a newer
+-- duplicate is already waiting, the earlier of the two times wins and the two merge).
+-- Returns 1 (retry scheduled) or 2 (dead).
+local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, force_dead)
+    local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
+    if force_dead or failures > max_retries then
+        local priority = ''
+        if is_priority then
+            priority = redis.call('HGET', K_PRIORITY, member) or ''
+            if not redis.call('ZSCORE', K_RETRY, member) then
+                redis.call('HDEL', K_PRIORITY, member)
+            end
+        end
+        redis.call('HDEL', K_ATTEMPTS, member)
+        redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
+        redis.call('ZADD', K_DEAD, now, member)
+        return 2
+    end
+    local due = now + backoff_ms(failures, initial, multiplier, max, jitter, rnd)
+    if is_priority then
+        redis.call('ZADD', K_RETRY, due, member)
+    else
+        redis.call('ZADD', K_STORE, 'LT', due, member)
+    end
+    return 1
+end
+
+-- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
+-- depend on Redis's own PRNG, which older versions seed identically on every call).
+local function spread(rnd, i)
+    local x = rnd + i * 0.6180339887498949
+    return x - math.floor(x)
+end

@@ -1,0 +1,22 @@
+-- Deletes messages from the dead queue of one slot, with their details.
+--
+-- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- ARGV[1]: when no members follow, the most entries to delete (oldest first)
+-- ARGV[2..]: the members to delete
+-- Returns: the number deleted
+--#include _common.lua
+
+local members = {}
+if #ARGV > 1 then
+    for i = 2, #ARGV do members[#members + 1] = ARGV[i] end
+else
+    members = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[1]) - 1)
+end
+local deleted = 0
+for _, member in ipairs(members) do
+    if redis.call('ZREM', K_DEAD, member) == 1 then
+        redis.call('HDEL', K_DEAD_INFO, member)
+        deleted = deleted + 1
+    end
+end
+return deleted

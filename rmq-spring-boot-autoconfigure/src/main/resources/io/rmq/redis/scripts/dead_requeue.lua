@@ -1,0 +1,34 @@
+-- Takes messages out of the dead queue of one slot and makes them deliverable again with a fresh attempt count:
+-- time-ordered topics due now, PRIORITY topics with the priority they had. A duplicate already waiting in store
+-- merges (time-ordered: the earlier time wins; PRIORITY: the waiting one keeps its priority).
+--
+-- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[2]: when no members follow, the most entries to requeue (oldest first)
+-- ARGV[3..]: the members to requeue (those not in dead are ignored)
+-- Returns: the number requeued
+--#include _common.lua
+
+local is_priority = ARGV[1] == '1'
+local members = {}
+if #ARGV > 2 then
+    for i = 3, #ARGV do members[#members + 1] = ARGV[i] end
+else
+    members = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[2]) - 1)
+end
+local now = now_ms()
+local moved = 0
+for _, member in ipairs(members) do
+    if redis.call('ZREM', K_DEAD, member) == 1 then
+        local info = redis.call('HGET', K_DEAD_INFO, member) or ''
+        redis.call('HDEL', K_DEAD_INFO, member)
+        if is_priority then
+            local priority = string.match(info, '^[^\n]*\n([^\n]*)\n') or ''
+            redis.call('ZADD', K_STORE, 'NX', tonumber(priority) or 0, member)
+        else
+            redis.call('ZADD', K_STORE, 'LT', now, member)
+        end
+        moved = moved + 1
+    end
+end
+return moved

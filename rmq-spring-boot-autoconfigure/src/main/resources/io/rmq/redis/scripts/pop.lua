@@ -1,0 +1,74 @@
+-- Two-phase pop: moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
+-- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
+-- bringing back retries whose backoff has ended (with their priority).
+-- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
+-- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
+--
+-- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[2]: batch, the most messages to take
+-- ARGV[3]: lease in ms
+-- Returns: { lease deadline (= fencing token), next due hint, member1, score1, attempt1, member2, ... }
+--   next due hint: ms when the slot next has something due (<= now: more is due now), or -1 when it is empty.
+--   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
+--#include _common.lua
+
+local is_priority = ARGV[1] == '1'
+local batch = tonumber(ARGV[2])
+local now = now_ms()
+local deadline = now + tonumber(ARGV[3])
+
+if is_priority then
+    local due = redis.call('ZRANGEBYSCORE', K_RETRY, '-inf', now, 'LIMIT', 0, 1000)
+    for _, member in ipairs(due) do
+        local priority = redis.call('HGET', K_PRIORITY, member) or 0
+        -- NX: a duplicate sent during the backoff is newer and keeps its own priority.
+        redis.call('ZADD', K_STORE, 'NX', priority, member)
+        redis.call('ZREM', K_RETRY, member)
+    end
+end
+
+local out = { deadline, -1 }
+local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
+while taken < batch and skipped < max_skipped do
+    local want = batch - taken
+    local page
+    if is_priority then
+        page = redis.call('ZREVRANGE', K_STORE, skipped, skipped + want - 1, 'WITHSCORES')
+    else
+        page = redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
+    end
+    for i = 1, #page, 2 do
+        local member, score = page[i], page[i + 1]
+        if redis.call('ZSCORE', K_PREPARE, member) then
+            skipped = skipped + 1
+        else
+            redis.call('ZREM', K_STORE, member)
+            redis.call('ZADD', K_PREPARE, deadline, member)
+            if is_priority then
+                redis.call('HSET', K_PRIORITY, member, score)
+            end
+            local failures = tonumber(redis.call('HGET', K_ATTEMPTS, member) or '0')
+            out[#out + 1] = member
+            out[#out + 1] = score
+            out[#out + 1] = failures + 1
+            taken = taken + 1
+        end
+    end
+    if #page < 2 * want then break end
+end
+
+local next_due = -1
+if is_priority then
+    if redis.call('ZCARD', K_STORE) > skipped then
+        next_due = now
+    else
+        local first = redis.call('ZRANGE', K_RETRY, 0, 0, 'WITHSCORES')
+        if #first > 0 then next_due = first[2] end
+    end
+else
+    local first = redis.call('ZRANGE', K_STORE, skipped, skipped, 'WITHSCORES')
+    if #first > 0 then next_due = first[2] end
+end
+out[2] = next_due
+return out
