@@ -1,0 +1,233 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.NackOutcome;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class AtLeastOnceTest extends EngineTestSupport {
+
+    AtLeastOnceTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @Test
+    void eightThreadsPoppingTenThousandMessagesHandleEachExactlyOnce() throws Exception {
+        rmq.defineTopic("load", TopicType.PRIORITY, 16);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            batch.add(OutgoingMessage.priority("load", "{\"id\":" + i + "}", i % 10));
+        }
+        assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(10_000);
+
+        Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+        AtomicInteger fencedAcks = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            // each thread is its own consumer, as separate processes would be
+            RmqConsumer consumer = rmq.consumer("load", new ConsumerSettings(16, Duration.ofSeconds(60), RetryPolicy.DEFAULT));
+            workers.add(pool.submit(() -> {
+                int emptyPolls = 0;
+                while (emptyPolls < 3) {
+                    List<Delivery> got = consumer.poll().deliveries();
+                    if (got.isEmpty()) {
+                        emptyPolls++;
+                        continue;
+                    }
+                    emptyPolls = 0;
+                    for (Delivery d : got) {
+                        handled.computeIfAbsent(d.bodyAsString(), k -> new AtomicInteger()).incrementAndGet();
+                    }
+                    fencedAcks.addAndGet(got.size() - consumer.ackAll(got));
+                }
+                return null;
+            }));
+        }
+        for (Future<?> worker : workers) {
+            worker.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        assertThat(handled).hasSize(10_000);
+        assertThat(handled.values()).allSatisfy(count -> assertThat(count.get()).isEqualTo(1));
+        assertThat(fencedAcks.get()).isZero();
+        var stats = rmq.admin().stats("load");
+        assertThat(stats.waiting() + stats.inFlight() + stats.dead()).isZero();
+    }
+
+    @Test
+    void crashedConsumerLeaseExpiresAndTheMessageIsRedeliveredThenDiesAfterMaxRetries() throws Exception {
+        rmq.defineTopic("orders", TopicType.FIXED_TIME, 4);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200),
+                new RetryPolicy(2, BackoffPolicy.fixed(Duration.ZERO)));
+        rmq.producer().sendFixedTime("orders", "order-9", java.time.Instant.now().plusMillis(20));
+        Thread.sleep(40);
+
+        RmqConsumer crashing = rmq.consumer("orders", settings);
+        Delivery first = crashing.poll().deliveries().get(0);
+        assertThat(first.attempt()).isEqualTo(1);
+        // no ack: the consumer "dies". Before the lease passes, the sweep moves nothing and nobody else gets it.
+        RmqConsumer survivor = newEngine().consumer("orders", settings);
+        assertThat(survivor.sweep()).containsExactly(0, 0);
+        assertThat(survivor.poll().deliveries()).isEmpty();
+
+        Thread.sleep(250);
+        assertThat(survivor.sweep()).containsExactly(1, 0);
+        assertThat(survivor.sweep()).as("idempotent").containsExactly(0, 0);
+        Delivery second = survivor.poll().deliveries().get(0);
+        assertThat(second.bodyAsString()).isEqualTo("order-9");
+        assertThat(second.attempt()).isEqualTo(2);
+
+        Thread.sleep(250);
+        survivor.sweep();
+        Delivery third = survivor.poll().deliveries().get(0);
+        assertThat(third.attempt()).isEqualTo(3);
+
+        Thread.sleep(250);
+        assertThat(survivor.sweep()).containsExactly(0, 1);
+        var stats = rmq.admin().stats("orders");
+        assertThat(stats.dead()).isEqualTo(1);
+        assertThat(stats.waiting() + stats.inFlight()).isZero();
+        var dead = rmq.admin().deadMessages("orders", 0, 10);
+        assertThat(dead).singleElement().satisfies(m -> {
+            assertThat(m.bodyAsString()).isEqualTo("order-9");
+            assertThat(m.attempts()).isEqualTo(3);
+            assertThat(m.lastError()).contains("lease expired");
+        });
+    }
+
+    @Test
+    void handlerFailuresEndInDeadWithTheLastError() {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 2);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofSeconds(5),
+                new RetryPolicy(3, BackoffPolicy.fixed(Duration.ZERO)));
+        RmqConsumer consumer = rmq.consumer("pr", settings);
+        rmq.producer().sendPriority("pr", "bad", 5);
+        List<NackOutcome> outcomes = new ArrayList<>();
+        List<Integer> attempts = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Delivery d = consumer.poll().deliveries().get(0);
+            attempts.add(d.attempt());
+            outcomes.add(consumer.nack(d, new IllegalArgumentException("attempt " + d.attempt() + " failed")));
+        }
+        assertThat(attempts).containsExactly(1, 2, 3, 4);
+        assertThat(outcomes).containsExactly(NackOutcome.RETRY, NackOutcome.RETRY, NackOutcome.RETRY, NackOutcome.DEAD);
+        assertThat(consumer.poll().deliveries()).isEmpty();
+        var dead = rmq.admin().deadMessages("pr", 0, 10).get(0);
+        assertThat(dead.attempts()).isEqualTo(4);
+        assertThat(dead.priority()).isEqualTo(5L);
+        assertThat(dead.lastError()).isEqualTo("java.lang.IllegalArgumentException: attempt 4 failed");
+    }
+
+    @Test
+    void lateAckFromAnExpiredLeaseDoesNotRemoveTheNewerDelivery() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(150),
+                new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO)));
+        RmqConsumer slow = rmq.consumer("rm", settings);
+        RmqConsumer other = newEngine().consumer("rm", settings);
+        rmq.producer().sendRangeMerge("rm", "picture-1", Duration.ofMillis(1));
+        Thread.sleep(10);
+        Delivery stale = slow.poll().deliveries().get(0);
+        Thread.sleep(200); // a GC pause: the lease passes
+        other.sweep();
+        Delivery fresh = other.poll().deliveries().get(0);
+        assertThat(fresh.leaseDeadline()).isGreaterThan(stale.leaseDeadline());
+
+        assertThat(slow.extend(stale)).as("stale extension is fenced").isFalse();
+        assertThat(slow.ack(stale)).as("stale ack is fenced").isFalse();
+        assertThat(slow.nack(stale, "late failure")).isEqualTo(NackOutcome.FENCED);
+        assertThat(rmq.admin().stats("rm").inFlight()).isEqualTo(1);
+
+        assertThat(other.extend(fresh)).isTrue();
+        assertThat(other.ack(fresh)).isTrue();
+        assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+    }
+
+    @Test
+    void extensionKeepsASlowHandlersMessageFromBeingRedelivered() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200), RetryPolicy.DEFAULT);
+        RmqConsumer consumer = rmq.consumer("rm", settings);
+        rmq.producer().sendRangeMerge("rm", "slow-job", Duration.ofMillis(1));
+        Thread.sleep(10);
+        Delivery d = consumer.poll().deliveries().get(0);
+        for (int i = 0; i < 5; i++) {
+            Thread.sleep(100);
+            assertThat(consumer.extend(d)).isTrue();
+            assertThat(consumer.sweep()).containsExactly(0, 0);
+        }
+        assertThat(consumer.ack(d)).isTrue();
+    }
+
+    @Test
+    void duplicateSentWhileInFlightIsDeliveredAfterwardsAndNeitherAckErasesTheOther() throws Exception {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 1);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofSeconds(5), RetryPolicy.DEFAULT);
+        RmqConsumer a = rmq.consumer("pr", settings);
+        RmqConsumer b = newEngine().consumer("pr", settings);
+        rmq.producer().sendPriority("pr", "item-1", 3);
+        Delivery inFlight = a.poll().deliveries().get(0);
+
+        // The same body again while the first delivery is in prepare: it waits in store, not merged away.
+        assertThat(rmq.producer().sendPriority("pr", "item-1", 8).merged()).isFalse();
+        var stats = rmq.admin().stats("pr");
+        assertThat(stats.waiting()).isEqualTo(1);
+        assertThat(stats.inFlight()).isEqualTo(1);
+        // While the first is in flight the duplicate is held back (one delivery of a body at a time).
+        assertThat(b.poll().deliveries()).isEmpty();
+
+        assertThat(a.ack(inFlight)).isTrue();
+        assertThat(rmq.admin().stats("pr").waiting()).as("the ack left the duplicate alone").isEqualTo(1);
+        Delivery second = b.poll().deliveries().get(0);
+        assertThat(second.bodyAsString()).isEqualTo("item-1");
+        assertThat(second.score()).isEqualTo(8.0);
+        assertThat(second.attempt()).isEqualTo(1);
+        assertThat(a.ack(inFlight)).as("an old token cannot ack the second delivery").isFalse();
+        assertThat(b.ack(second)).isTrue();
+        stats = rmq.admin().stats("pr");
+        assertThat(stats.waiting() + stats.inFlight() + stats.dead()).isZero();
+    }
+
+    @Test
+    void failedInFlightMessageMergesWithItsWaitingDuplicate() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 1);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofSeconds(5),
+                new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO)));
+        RmqConsumer consumer = rmq.consumer("ft", settings);
+        rmq.producer().sendFixedTime("ft", "close-order-1", java.time.Instant.now().plusMillis(20));
+        Thread.sleep(40);
+        Delivery first = consumer.poll().deliveries().get(0);
+        rmq.producer().sendFixedTime("ft", "close-order-1", java.time.Instant.now().plusSeconds(60));
+        // The failure retries now (backoff 0), earlier than the duplicate's time: the two merge, earlier time wins.
+        assertThat(consumer.nack(first, "db down")).isEqualTo(NackOutcome.RETRY);
+        assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(1);
+        Thread.sleep(5);
+        Delivery retry = consumer.poll().deliveries().get(0);
+        assertThat(retry.attempt()).isEqualTo(2);
+        assertThat(consumer.ack(retry)).isTrue();
+    }
+}

@@ -1,0 +1,69 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.rmq.Rmq;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Base of the engine tests: each concrete class runs once against a standalone Redis and once against a 3-master
+ * Redis Cluster (annotate it with {@code @ParameterizedClass @EnumSource(RedisTopology.class)}). Every test gets its
+ * own key prefix, so tests never see each other's keys and need no FLUSHALL.
+ */
+@ExtendWith(RedisServersExtension.class)
+abstract class EngineTestSupport {
+
+    /** Fast settings for tests: short lease, small backoff. */
+    static final ConsumerSettings FAST = new ConsumerSettings(50, Duration.ofSeconds(5),
+            new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
+
+    final RedisTopology topology;
+    AbstractRedisClient client;
+    Rmq rmq;
+    String prefix;
+
+    EngineTestSupport(RedisTopology topology) {
+        this.topology = topology;
+    }
+
+    @BeforeEach
+    void openEngine() {
+        client = topology.newClient();
+        prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
+        rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+    }
+
+    private final List<Rmq> engines = new ArrayList<>();
+
+    /** Another engine (another "process") on the same Redis and key prefix, with the topics defined so far. */
+    Rmq newEngine() {
+        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        engines.add(engine);
+        if (rmq != null) {
+            rmq.topics().all().values().forEach(engine::defineTopic);
+        }
+        return engine;
+    }
+
+    @AfterEach
+    void closeEngine() {
+        engines.forEach(Rmq::close);
+        if (rmq != null) {
+            rmq.close();
+        }
+        if (client != null) {
+            client.shutdown();
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.PollResult;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.producer.SendResult;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class MergeTest extends EngineTestSupport {
+
+    MergeTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    record Price(long itemId, String currency, long cents) {
+    }
+
+    @Test
+    void thousandSendsOfOneBodyAreOneMessageForEveryType() {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 16);
+        rmq.defineTopic("pr", TopicType.PRIORITY, 16);
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 16);
+        Instant at = Instant.now().plusSeconds(60);
+        int merged = 0;
+        for (int i = 0; i < 1000; i++) {
+            Price body = new Price(42, "EUR", 1999);
+            merged += rmq.producer().sendRangeMerge("rm", body, Duration.ofMinutes(1)).merged() ? 1 : 0;
+            rmq.producer().sendPriority("pr", body, i % 7);
+            rmq.producer().sendFixedTime("ft", body, at.plusMillis(i));
+        }
+        assertThat(merged).isEqualTo(999);
+        assertThat(rmq.admin().stats("rm").waiting()).isEqualTo(1);
+        assertThat(rmq.admin().stats("pr").waiting()).isEqualTo(1);
+        assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(1);
+    }
+
+    @Test
+    void batchOfDuplicatesMergesToo() {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 16);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            batch.add(OutgoingMessage.rangeMerge("rm", "item-" + (i % 10), Duration.ofMinutes(1)));
+        }
+        var result = rmq.producer().sendBatch(batch);
+        assertThat(result.sent()).isEqualTo(1000);
+        assertThat(result.added()).isEqualTo(10);
+        assertThat(rmq.admin().stats("rm").waiting()).isEqualTo(10);
+    }
+
+    @Test
+    void rangeMergeKeepsTheTimeOfTheFirstSend() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
+        SendResult first = rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400));
+        var slot = rmq.redis().keys().slot("rm", first.slot());
+        double firstDue = rmq.redis().storeScore(slot, "sku-1".getBytes()).get();
+        Thread.sleep(150);
+        assertThat(rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400)).merged()).isTrue();
+        assertThat(rmq.redis().storeScore(slot, "sku-1".getBytes()).get()).isEqualTo(firstDue);
+
+        RmqConsumer consumer = rmq.consumer("rm", FAST);
+        List<Delivery> got = new ArrayList<>();
+        long deadline = System.currentTimeMillis() + 5000;
+        PollResult poll = null;
+        while (got.isEmpty() && System.currentTimeMillis() < deadline) {
+            poll = consumer.poll();
+            got.addAll(poll.deliveries());
+            Thread.sleep(10);
+        }
+        assertThat(got).hasSize(1);
+        assertThat(got.get(0).score()).isEqualTo(firstDue);
+        assertThat(poll.redisNow()).isGreaterThanOrEqualTo((long) firstDue);
+    }
+
+    @Test
+    void priorityAndFixedTimeTakeTheLatestValue() throws Exception {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 4);
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        rmq.producer().sendPriority("pr", "merchant-7", 1);
+        SendResult pr = rmq.producer().sendPriority("pr", "merchant-7", 9);
+        assertThat(pr.merged()).isTrue();
+        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("pr", pr.slot()), "merchant-7".getBytes()).get())
+                .isEqualTo(9.0);
+
+        Instant later = Instant.now().plusSeconds(120);
+        Instant sooner = Instant.now().plusSeconds(30);
+        rmq.producer().sendFixedTime("ft", "order-1", later);
+        SendResult ft = rmq.producer().sendFixedTime("ft", "order-1", sooner);
+        assertThat(ft.merged()).isTrue();
+        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("ft", ft.slot()), "order-1".getBytes()).get())
+                .isEqualTo((double) sooner.toEpochMilli());
+    }
+
+    @Test
+    void equalObjectsSerializeIdenticallyWhateverTheirMapOrder() {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 16);
+        Map<String, Object> a = new LinkedHashMap<>();
+        a.put("zeta", 1);
+        a.put("alpha", Map.of("y", 2, "x", 1));
+        Map<String, Object> b = new java.util.HashMap<>();
+        b.put("zeta", 1);
+        b.put("alpha", new TreeMap<>(Map.of("x", 1, "y", 2)));
+        rmq.producer().sendPriority("pr", a, 1);
+        assertThat(rmq.producer().sendPriority("pr", b, 2).merged()).isTrue();
+        assertThat(rmq.options().codec().encode(a)).asString().isEqualTo("{\"alpha\":{\"x\":1,\"y\":2},\"zeta\":1}");
+    }
+
+    @Test
+    void asyncSendsAndSlotBasisRouting() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 16);
+        Instant at = Instant.now().plusSeconds(60);
+        var futures = new ArrayList<java.util.concurrent.CompletableFuture<SendResult>>();
+        for (int i = 0; i < 200; i++) {
+            futures.add(rmq.producer().sendAsync(OutgoingMessage.fixedTime("ft", "order-" + i, at).withSlotBasis("merchant-3")));
+        }
+        int slot = futures.get(0).get().slot();
+        for (var f : futures) {
+            assertThat(f.get().slot()).isEqualTo(slot);
+            assertThat(f.get().merged()).isFalse();
+        }
+        assertThat(rmq.admin().stats("ft").slots().get(slot).waiting()).isEqualTo(200);
+        assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(200);
+    }
+}
