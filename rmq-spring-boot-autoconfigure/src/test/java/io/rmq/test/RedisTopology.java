@@ -1,0 +1,65 @@
+package io.rmq.test;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** Which Redis deployment a test runs against. */
+public enum RedisTopology {
+
+    /** One Redis server. */
+    STANDALONE,
+
+    /** A Redis Cluster of three masters (no replicas). */
+    CLUSTER;
+
+    /**
+     * A new Lettuce client for this topology's test server(s): a {@link RedisClient} for {@link #STANDALONE},
+     * a {@link RedisClusterClient} for {@link #CLUSTER}. Servers start lazily, once per JVM.
+     * <p>
+     * The client shares one per-JVM {@code ClientResources}; the caller shuts the client down with
+     * {@code shutdown()}, which leaves the shared resources alone.
+     */
+    public AbstractRedisClient newClient() {
+        return switch (this) {
+            case STANDALONE -> TestRedisServers.newStandaloneClient();
+            case CLUSTER -> TestRedisServers.newClusterClient();
+        };
+    }
+
+    /** FLUSHALL on the standalone server, or on every master of the cluster. */
+    public void flushAll() {
+        switch (this) {
+            case STANDALONE -> TestRedisServers.flushStandalone();
+            case CLUSTER -> TestRedisServers.flushCluster();
+        }
+    }
+
+    /**
+     * Spring Boot properties pointing at the server(s): {@code spring.data.redis.host}/{@code port}
+     * (plus {@code username}/{@code password}/{@code database} when {@code RMQ_TEST_REDIS_URL} carries them),
+     * or {@code spring.data.redis.cluster.nodes=host:port,host:port,host:port}.
+     */
+    public Map<String, String> springProperties() {
+        Map<String, String> props = new LinkedHashMap<>();
+        switch (this) {
+            case STANDALONE -> {
+                RedisEndpoint endpoint = TestRedisServers.standalone();
+                props.put("spring.data.redis.host", endpoint.host());
+                props.put("spring.data.redis.port", Integer.toString(endpoint.port()));
+                props.putAll(TestRedisServers.standaloneCredentialProperties());
+            }
+            case CLUSTER -> {
+                List<RedisEndpoint> nodes = TestRedisServers.clusterNodes();
+                props.put("spring.data.redis.cluster.nodes",
+                        nodes.stream().map(RedisEndpoint::hostPort).collect(Collectors.joining(",")));
+            }
+        }
+        return Map.copyOf(props);
+    }
+}
