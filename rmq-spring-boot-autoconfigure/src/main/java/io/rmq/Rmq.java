@@ -13,6 +13,7 @@ import io.rmq.core.TopicType;
 import io.rmq.producer.RmqProducer;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
+import io.rmq.redis.WakeUpSubscriber;
 
 /**
  * The RMQ engine, usable without Spring: one Redis connection, the topic registry, a producer, consumers and the
@@ -66,15 +67,18 @@ public final class Rmq implements AutoCloseable {
     private final Options options;
     private final RmqProducer producer;
     private final RmqAdmin admin;
+    private final WakeUpSubscriber wakeUps;
 
-    private Rmq(RedisGateway gateway, Options options) {
+    private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
         this.options = options;
         this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()));
-        this.topics = new TopicRegistry(definition -> RedisGateway.await(redis.defineTopic(definition),
-                "registering " + definition.describe()));
+        this.topics = new TopicRegistry(
+                definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
+                name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
         this.admin = new RmqAdmin(redis, topics);
+        this.wakeUps = new WakeUpSubscriber(client, redis.keys());
     }
 
     /**
@@ -85,7 +89,7 @@ public final class Rmq implements AutoCloseable {
         RedisGateway gateway = RedisGateway.connect(client);
         try {
             gateway.loadScripts();
-            return new Rmq(gateway, options);
+            return new Rmq(client, gateway, options);
         }
         catch (RuntimeException ex) {
             gateway.close();
@@ -123,6 +127,11 @@ public final class Rmq implements AutoCloseable {
         return options;
     }
 
+    /** Announcements of newly due messages, for sleeping consumers (subscribes on first registration). */
+    public WakeUpSubscriber wakeUps() {
+        return wakeUps;
+    }
+
     /** Low-level Redis access (for tooling and tests). */
     public RmqRedis redis() {
         return redis;
@@ -130,6 +139,7 @@ public final class Rmq implements AutoCloseable {
 
     @Override
     public void close() {
+        wakeUps.close();
         gateway.close();
     }
 }

@@ -49,6 +49,11 @@ public final class RmqConsumer {
         this.priority = topic.type() == TopicType.PRIORITY;
     }
 
+    /** The slot numbers of the topic, 0 to slotAmount - 1. */
+    public int[] allSlots() {
+        return allSlots.clone();
+    }
+
     public TopicDefinition topic() {
         return topic;
     }
@@ -72,14 +77,16 @@ public final class RmqConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis));
+            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry()));
         }
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).thenApply(v -> {
             List<Delivery> deliveries = new ArrayList<>();
             long nextDue = -1;
             long now = Long.MAX_VALUE;
-            for (CompletableFuture<PopResult> pop : pops) {
-                PopResult result = pop.join();
+            long[] slotNextDue = new long[pops.size()];
+            for (int i = 0; i < pops.size(); i++) {
+                PopResult result = pops.get(i).join();
+                slotNextDue[i] = result.nextDue();
                 now = Math.min(now, result.leaseDeadline() - leaseMillis);
                 if (result.nextDue() >= 0 && (nextDue < 0 || result.nextDue() < nextDue)) {
                     nextDue = result.nextDue();
@@ -95,7 +102,8 @@ public final class RmqConsumer {
             else {
                 deliveries.sort(Comparator.comparingDouble(Delivery::score));
             }
-            return new PollResult(deliveries, now == Long.MAX_VALUE ? -1 : now, nextDue);
+            return new PollResult(deliveries, now == Long.MAX_VALUE ? -1 : now, nextDue, slotNumbers.clone(),
+                    slotNextDue);
         });
     }
 
@@ -142,6 +150,24 @@ public final class RmqConsumer {
         return redis.nack(delivery.slotKeys(), priority, settings.retry(), forceDead, List.of(delivery.body()),
                 List.of(delivery.leaseDeadline()), List.of(truncate(reason)))
                 .thenApply(codes -> NackOutcome.of(codes.get(0)));
+    }
+
+    /**
+     * Returns deliveries that were fetched but will not be handled (shutdown) to the store at once, with the score
+     * they were popped with; no attempt is counted. Returns how many were still held and moved.
+     */
+    public int release(List<Delivery> deliveries) {
+        return RedisGateway.await(releaseAsync(deliveries), "releasing deliveries of topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<Integer> releaseAsync(List<Delivery> deliveries) {
+        return perSlot(deliveries, (slot, group) -> {
+            List<Double> scores = new ArrayList<>(group.size());
+            for (Delivery d : group) {
+                scores.add(d.score());
+            }
+            return redis.release(slot, priority, bodies(group), tokens(group), scores);
+        }).thenApply(results -> results.values().stream().mapToInt(Long::intValue).sum());
     }
 
     /** Extends the lease of a delivery still being handled; false when it was no longer held. */

@@ -12,12 +12,16 @@ public final class TopicRegistry {
 
     private final Map<String, TopicDefinition> topics = new ConcurrentHashMap<>();
     private final Function<TopicDefinition, TopicDefinition> redisRegistration;
+    private final Function<String, TopicDefinition> redisLookup;
 
     /**
      * @param redisRegistration registers a definition in Redis and returns the one Redis holds for that name
+     * @param redisLookup       the definition Redis holds for a name, or null
      */
-    public TopicRegistry(Function<TopicDefinition, TopicDefinition> redisRegistration) {
+    public TopicRegistry(Function<TopicDefinition, TopicDefinition> redisRegistration,
+            Function<String, TopicDefinition> redisLookup) {
         this.redisRegistration = redisRegistration;
+        this.redisLookup = redisLookup;
     }
 
     public TopicDefinition define(TopicDefinition definition) {
@@ -39,14 +43,22 @@ public final class TopicRegistry {
         return definition;
     }
 
-    /** The definition of a topic defined earlier; a clear error otherwise. */
+    /**
+     * The definition of a topic: defined in this process, or else registered in Redis by another process (then
+     * cached here). A clear error when neither has it.
+     */
     public TopicDefinition get(String name) {
         TopicDefinition definition = topics.get(TopicDefinition.validateName(name));
-        if (definition == null) {
-            throw new RmqInvalidArgumentException("topic", name,
-                    "is not defined; define it first (rmq.topics." + name + ".type / .slot-amount, or Rmq.defineTopic)");
+        if (definition != null) {
+            return definition;
         }
-        return definition;
+        TopicDefinition registered = redisLookup.apply(name);
+        if (registered == null) {
+            throw new RmqInvalidArgumentException("topic", name, "is not defined here nor registered in Redis; define"
+                    + " it first (rmq.topics." + name + ".type and .slot-amount, or Rmq.defineTopic)");
+        }
+        TopicDefinition raced = topics.putIfAbsent(name, registered);
+        return raced != null ? raced : registered;
     }
 
     public Map<String, TopicDefinition> all() {

@@ -95,21 +95,13 @@ public final class RmqProducer {
 
     private CompletableFuture<Long> write(SlotKeys slot, List<Encoded> group) {
         List<byte[]> members = new ArrayList<>(group.size());
+        List<Long> parameters = new ArrayList<>(group.size());
         for (Encoded e : group) {
             members.add(e.member);
+            parameters.add(e.parameter);
         }
-        if (group.get(0).type == TopicType.RANGE_MERGE) {
-            List<Long> ranges = new ArrayList<>(group.size());
-            for (Encoded e : group) {
-                ranges.add(e.parameter);
-            }
-            return redis.addRangeMerge(slot, members, ranges);
-        }
-        List<Double> scores = new ArrayList<>(group.size());
-        for (Encoded e : group) {
-            scores.add((double) e.parameter);
-        }
-        return redis.addWithScores(slot, members, scores);
+        TopicType type = group.get(0).type;
+        return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members, parameters);
     }
 
     private Encoded encode(OutgoingMessage message) {

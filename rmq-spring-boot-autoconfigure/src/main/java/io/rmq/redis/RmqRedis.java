@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
-import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
@@ -24,6 +23,11 @@ public final class RmqRedis {
 
     private static final byte[] ONE = bytes("1");
     private static final byte[] ZERO = bytes("0");
+    private static final byte[] RANGE = bytes("range");
+    private static final byte[] SCORE = bytes("score");
+
+    /** Expired leases a pop sweeps before it pops. */
+    private static final int SWEEP_PER_POP = 100;
 
     private final RedisGateway gateway;
     private final RmqKeys keys;
@@ -50,6 +54,12 @@ public final class RmqRedis {
         return registered.thenApply(encoded -> TopicDefinition.decode(definition.name(), string(encoded)));
     }
 
+    /** The definition registered in Redis for a topic name, or null. */
+    public CompletableFuture<TopicDefinition> topic(String name) {
+        return gateway.commands().hget(keys.topics(), bytes(name)).toCompletableFuture()
+                .thenApply(encoded -> encoded == null ? null : TopicDefinition.decode(name, string(encoded)));
+    }
+
     /** All topic definitions registered in Redis. */
     public CompletableFuture<Map<String, TopicDefinition>> topics() {
         return gateway.commands().hgetall(keys.topics()).toCompletableFuture().thenApply(raw -> {
@@ -61,24 +71,22 @@ public final class RmqRedis {
 
     // ---------------------------------------------------------------- sending
 
-    /** ZADD of members with explicit scores (PRIORITY and FIXED_TIME: the latest score wins). Returns how many were new. */
-    public CompletableFuture<Long> addWithScores(SlotKeys slot, List<byte[]> members, List<Double> scores) {
-        @SuppressWarnings("unchecked")
-        ScoredValue<byte[]>[] values = new ScoredValue[members.size()];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = ScoredValue.just(scores.get(i), members.get(i));
-        }
-        return gateway.commands().zadd(slot.store(), values).toCompletableFuture();
-    }
-
-    /** RANGE_MERGE: due at Redis-now + timeRange unless already waiting (then merged). Returns how many were new. */
-    public CompletableFuture<Long> addRangeMerge(SlotKeys slot, List<byte[]> members, List<Long> timeRanges) {
-        byte[][] args = new byte[members.size() * 2][];
+    /**
+     * Writes messages into one slot with the merge rule of the topic type (see send.lua). Returns how many were new.
+     *
+     * @param rangeMerge true for RANGE_MERGE (parameters are time ranges), false for explicit scores
+     * @param priority   true for PRIORITY topics
+     */
+    public CompletableFuture<Long> send(SlotKeys slot, boolean rangeMerge, boolean priority, List<byte[]> members,
+            List<Long> parameters) {
+        byte[][] args = new byte[2 + members.size() * 2][];
+        args[0] = rangeMerge ? RANGE : SCORE;
+        args[1] = priority ? ONE : ZERO;
         for (int i = 0; i < members.size(); i++) {
-            args[2 * i] = bytes(timeRanges.get(i));
-            args[2 * i + 1] = members.get(i);
+            args[2 + 2 * i] = bytes(parameters.get(i));
+            args[3 + 2 * i] = members.get(i);
         }
-        return gateway.eval(RmqScript.SEND_RANGE_MERGE, ScriptOutputType.INTEGER, slot.all(), args);
+        return gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
     // ---------------------------------------------------------------- consuming
@@ -94,9 +102,18 @@ public final class RmqRedis {
     public record PopResult(SlotKeys slot, long leaseDeadline, long nextDue, List<Popped> messages) {
     }
 
-    public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.all(),
-                priority ? ONE : ZERO, bytes(batch), bytes(leaseMillis));
+    /** Sweeps expired leases of the slot (as {@link #sweep}), then pops (see pop.lua). */
+    public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
+            RetryPolicy retry) {
+        byte[][] args = new byte[10][];
+        byte[][] retryArgs = new byte[7][];
+        fillRetryArgs(retryArgs, priority, retry);
+        args[0] = retryArgs[0];
+        args[1] = bytes(batch);
+        args[2] = bytes(leaseMillis);
+        System.arraycopy(retryArgs, 1, args, 3, 6);
+        args[9] = bytes(SWEEP_PER_POP);
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.all(), args);
         return reply.thenApply(items -> {
             List<Popped> popped = new ArrayList<>((items.size() - 2) / 3);
             for (int i = 2; i + 2 < items.size(); i += 3) {
@@ -128,6 +145,20 @@ public final class RmqRedis {
             args[10 + 3 * i] = bytes(reasons.get(i));
         }
         return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.all(), args);
+    }
+
+    /** Returns deliveries to store without counting an attempt (see release.lua); returns how many moved. */
+    public CompletableFuture<Long> release(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens,
+            List<Double> scores) {
+        byte[][] args = new byte[1 + members.size() * 3][];
+        args[0] = priority ? ONE : ZERO;
+        for (int i = 0; i < members.size(); i++) {
+            args[1 + 3 * i] = members.get(i);
+            args[2 + 3 * i] = bytes(tokens.get(i));
+            double score = scores.get(i);
+            args[3 + 3 * i] = bytes(score == Math.rint(score) ? Long.toString((long) score) : Double.toString(score));
+        }
+        return gateway.eval(RmqScript.RELEASE, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
     /** Returns per member the new token, or 0 when fenced. */

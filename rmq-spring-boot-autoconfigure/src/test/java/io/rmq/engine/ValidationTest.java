@@ -68,7 +68,7 @@ class ValidationTest extends EngineTestSupport {
         assertThatThrownBy(() -> rmq.producer().sendPriority("rm", "x", 1))
                 .hasMessageContaining("Invalid type 'PRIORITY'").hasMessageContaining("topic 'rm' type=RANGE_MERGE");
         assertThatThrownBy(() -> rmq.producer().sendPriority("nope", "x", 1))
-                .hasMessageContaining("Invalid topic 'nope': is not defined");
+                .hasMessageContaining("Invalid topic 'nope': is not defined here nor registered in Redis");
         assertThatThrownBy(() -> rmq.producer().sendPriority("bad:name", "x", 1)).hasMessageContaining("topic name");
         assertThatThrownBy(() -> rmq.producer().sendRangeMerge("rm", null, Duration.ofSeconds(1)))
                 .hasMessageContaining("Invalid body 'null'");

@@ -11,6 +11,29 @@ local function now_ms()
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Consumers sleep until the earliest due time they know of and SUBSCRIBE to "<prefix>:wake". When a write makes
+-- `member` the first message of this slot's store (something is due sooner than any sleeper planned for), tell
+-- them: the message is "<store key>|<due ms>" (PRIORITY: due now). Under a backlog the new member is rarely first,
+-- so busy topics publish almost nothing.
+local WAKE_CHANNEL = string.match(K_STORE, '^(.*):{') .. ':wake'
+
+local function wake_if_first(member, is_priority, now)
+    if is_priority then
+        if redis.call('ZCARD', K_STORE) == 1 then
+            redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
+        end
+    elseif redis.call('ZRANK', K_STORE, member) == 0 then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. redis.call('ZSCORE', K_STORE, member))
+    end
+end
+
+-- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
+-- depend on Redis's own PRNG, which older versions seed identically on every call).
+local function spread(rnd, i)
+    local x = rnd + i * 0.6180339887498949
+    return x - math.floor(x)
+end
+
 -- Delay before the next attempt after `failures` failures:
 -- min(max, initial * multiplier^(failures-1)), shortened by up to `jitter` * delay using `rnd` in [0,1).
 local function backoff_ms(failures, initial, multiplier, max, jitter, rnd)
@@ -43,15 +66,32 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
     local due = now + backoff_ms(failures, initial, multiplier, max, jitter, rnd)
     if is_priority then
         redis.call('ZADD', K_RETRY, due, member)
+        -- the retry comes back through pop; wake sleepers when it is the first retry due
+        local first = redis.call('ZRANGE', K_RETRY, 0, 0)
+        if first[1] == member and redis.call('ZCARD', K_STORE) == 0 then
+            redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. due)
+        end
     else
         redis.call('ZADD', K_STORE, 'LT', due, member)
+        wake_if_first(member, false, now)
     end
     return 1
 end
 
--- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
--- depend on Redis's own PRNG, which older versions seed identically on every call).
-local function spread(rnd, i)
-    local x = rnd + i * 0.6180339887498949
-    return x - math.floor(x)
+-- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is
+-- retried after its backoff, or moved to dead past max retries. Returns retried, dead.
+local function sweep_expired(now, limit, is_priority, max_retries, initial, multiplier, max, jitter, rnd)
+    local expired = redis.call('ZRANGEBYSCORE', K_PREPARE, '-inf', '(' .. now, 'LIMIT', 0, limit)
+    local retried, dead = 0, 0
+    for i, member in ipairs(expired) do
+        redis.call('ZREM', K_PREPARE, member)
+        if fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, i),
+                'lease expired (consumer died, stalled or lost its connection)', false) == 2 then
+            dead = dead + 1
+        else
+            retried = retried + 1
+        end
+    end
+    return retried, dead
 end
+

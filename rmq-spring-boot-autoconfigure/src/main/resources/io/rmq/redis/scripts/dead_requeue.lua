@@ -28,6 +28,7 @@ for _, member in ipairs(members) do
         else
             redis.call('ZADD', K_STORE, 'LT', now, member)
         end
+        wake_if_first(member, is_priority, now)
         moved = moved + 1
     end
 end

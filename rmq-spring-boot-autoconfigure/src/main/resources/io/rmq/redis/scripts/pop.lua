@@ -1,4 +1,4 @@
--- Two-phase pop: moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
+-- Two-phase pop: first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
@@ -8,8 +8,12 @@
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
+-- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
+-- ARGV[10]: the most expired leases to sweep first
 -- Returns: { lease deadline (= fencing token), next due hint, member1, score1, attempt1, member2, ... }
---   next due hint: ms when the slot next has something due (<= now: more is due now), or -1 when it is empty.
+--   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
+--   earliest of the first waiting message, the first PRIORITY retry, and the first lease deadline (its expiry
+--   must be swept).
 --   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
 --#include _common.lua
 
@@ -17,6 +21,9 @@ local is_priority = ARGV[1] == '1'
 local batch = tonumber(ARGV[2])
 local now = now_ms()
 local deadline = now + tonumber(ARGV[3])
+
+sweep_expired(now, tonumber(ARGV[10]), is_priority, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
+    tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
 
 if is_priority then
     local due = redis.call('ZRANGEBYSCORE', K_RETRY, '-inf', now, 'LIMIT', 0, 1000)
@@ -69,6 +76,10 @@ if is_priority then
 else
     local first = redis.call('ZRANGE', K_STORE, skipped, skipped, 'WITHSCORES')
     if #first > 0 then next_due = first[2] end
+end
+local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
+if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then
+    next_due = lease_end[2]
 end
 out[2] = next_due
 return out

@@ -1,0 +1,32 @@
+-- Returns fetched-but-unhandled deliveries to store at once (graceful shutdown): no attempt is counted and no
+-- backoff applies. Fenced like ack: only entries whose prepare score still equals the consumer's token move.
+-- Each goes back with the score it was popped with; a duplicate waiting meanwhile merges (time-ordered: the
+-- earlier time wins; PRIORITY: the waiting, newer one keeps its priority).
+--
+-- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...
+-- Returns: the number of deliveries returned to store
+--#include _common.lua
+
+local is_priority = ARGV[1] == '1'
+local now = now_ms()
+local released = 0
+for i = 2, #ARGV, 3 do
+    local member, token, score = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
+    local current = redis.call('ZSCORE', K_PREPARE, member)
+    if current and tonumber(current) == token then
+        redis.call('ZREM', K_PREPARE, member)
+        if is_priority then
+            redis.call('ZADD', K_STORE, 'NX', score, member)
+            if not redis.call('ZSCORE', K_RETRY, member) then
+                redis.call('HDEL', K_PRIORITY, member)
+            end
+        else
+            redis.call('ZADD', K_STORE, 'LT', score, member)
+        end
+        wake_if_first(member, is_priority, now)
+        released = released + 1
+    end
+end
+return released
