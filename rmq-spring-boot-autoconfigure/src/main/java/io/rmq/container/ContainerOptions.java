@@ -1,0 +1,41 @@
+package io.rmq.container;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadFactory;
+
+import io.rmq.core.RmqInvalidArgumentException;
+
+/**
+ * How a listener container runs.
+ *
+ * @param id              container id (thread names, logs, registry)
+ * @param concurrency     handler threads; also how many messages are handled at once
+ * @param maxIdle         longest sleep without polling every slot, a safety net for lost wake-up announcements
+ * @param shutdownTimeout how long a stop waits for running handlers before abandoning them to lease expiry
+ * @param threadFactory   makes the poller and handler threads (virtual threads where the application uses them)
+ */
+public record ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
+        ThreadFactory threadFactory) {
+
+    public ContainerOptions {
+        if (id == null || id.isBlank()) {
+            throw new RmqInvalidArgumentException("id", id, "must not be blank");
+        }
+        if (concurrency < 1 || concurrency > 1000) {
+            throw new RmqInvalidArgumentException("concurrency", concurrency, "must be between 1 and 1000 (listener '" + id + "')");
+        }
+        if (maxIdle == null || maxIdle.toMillis() < 10) {
+            throw new RmqInvalidArgumentException("maxIdle", maxIdle, "must be at least 10 ms (listener '" + id + "')");
+        }
+        if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
+            throw new RmqInvalidArgumentException("shutdownTimeout", shutdownTimeout, "must be zero or positive");
+        }
+        if (threadFactory == null) {
+            threadFactory = Thread::new;
+        }
+    }
+
+    public static ContainerOptions of(String id, int concurrency) {
+        return new ContainerOptions(id, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(30), null);
+    }
+}

@@ -1,0 +1,333 @@
+package io.rmq.container;
+
+import java.lang.reflect.Type;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.MessageHandler;
+import io.rmq.consumer.PollResult;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.redis.WakeUpSubscriber;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one listener: a poller thread leases due messages (pipelined across slots) into a small local queue, and
+ * {@code concurrency} handler threads convert, handle and settle them (ack / retry / dead). The poller also extends
+ * the leases of everything fetched, and sleeps when idle: until the earliest due time it knows of, until a wake-up
+ * announcement names a sooner one, or at most {@code maxIdle}.
+ * <p>
+ * {@link #stop()} is graceful: fetching stops, fetched-but-unstarted messages go back to the store at once (no
+ * attempt counted), running handlers get up to {@code shutdownTimeout} to finish while their leases are kept alive.
+ */
+public final class RmqListenerContainer {
+
+    private static final Logger log = LoggerFactory.getLogger(RmqListenerContainer.class);
+
+    private static final long ERROR_PAUSE_MILLIS = 1000;
+
+    private final RmqConsumer consumer;
+    private final WakeUpSubscriber wakeUps;
+    private final Type payloadType;
+    private final MessageHandler<Object> handler;
+    private final ContainerOptions options;
+    private final int capacity;
+    private final long extendEveryMillis;
+
+    private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    private final Set<Delivery> outstanding = ConcurrentHashMap.newKeySet();
+    private final WakeUpSubscriber.Listener wakeListener = this::wake;
+    private final Object lifecycle = new Object();
+
+    /** Per slot: Redis ms when it next needs a pop; -1 when empty; 0 at start (unknown: poll). */
+    private volatile long[] slotNextDue;
+    /** Estimated Redis clock minus local clock, from the last poll. */
+    private volatile long clockOffset;
+    private final AtomicLong plannedWake = new AtomicLong();
+
+    private volatile boolean running;
+    private volatile boolean stopping;
+    private volatile Thread poller;
+    private final List<Thread> workers = new ArrayList<>();
+
+    @SuppressWarnings("unchecked")
+    public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+            MessageHandler<T> handler, ContainerOptions options) {
+        this.consumer = consumer;
+        this.wakeUps = wakeUps;
+        this.payloadType = payloadType;
+        this.handler = (MessageHandler<Object>) handler;
+        this.options = options;
+        this.capacity = options.concurrency() + consumer.settings().batchSize();
+        this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
+    }
+
+    public String id() {
+        return options.id();
+    }
+
+    public String topic() {
+        return consumer.topic().name();
+    }
+
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Messages fetched and not yet settled (queued or being handled). */
+    public int outstanding() {
+        return outstanding.size();
+    }
+
+    public void start() {
+        synchronized (lifecycle) {
+            if (running) {
+                return;
+            }
+            running = true;
+            stopping = false;
+            slotNextDue = new long[consumer.topic().slotAmount()];
+            wakeUps.register(topic(), wakeListener);
+            workers.clear();
+            for (int i = 0; i < options.concurrency(); i++) {
+                Thread worker = options.threadFactory().newThread(this::work);
+                worker.setName(options.id() + "-handler-" + i);
+                workers.add(worker);
+                worker.start();
+            }
+            Thread pollerThread = options.threadFactory().newThread(this::pollLoop);
+            pollerThread.setName(options.id() + "-poller");
+            poller = pollerThread;
+            pollerThread.start();
+            log.debug("Started RMQ listener container '{}' on topic '{}' with {} handler threads", id(), topic(),
+                    options.concurrency());
+        }
+    }
+
+    /** Graceful stop; returns when the container has stopped (or the shutdown timeout has passed). */
+    public void stop() {
+        synchronized (lifecycle) {
+            if (!running) {
+                return;
+            }
+            stopping = true;
+            wakeUps.unregister(topic(), wakeListener);
+            Thread pollerThread = poller;
+            LockSupport.unpark(pollerThread);
+            long deadline = System.nanoTime() + options.shutdownTimeout().toNanos() + TimeUnit.SECONDS.toNanos(5);
+            joinUntil(pollerThread, deadline);
+            for (Thread worker : workers) {
+                worker.interrupt();
+            }
+            for (Thread worker : workers) {
+                joinUntil(worker, System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
+            }
+            running = false;
+            log.debug("Stopped RMQ listener container '{}'", id());
+        }
+    }
+
+    private static void joinUntil(Thread thread, long deadlineNanos) {
+        try {
+            long millis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            thread.join(Math.max(1, millis));
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ------------------------------------------------------------------ poller
+
+    private void pollLoop() {
+        long nextExtension = System.currentTimeMillis() + extendEveryMillis;
+        long nextFullPoll = 0;
+        while (!stopping) {
+            try {
+                long now = System.currentTimeMillis();
+                if (now >= nextExtension) {
+                    extendLeases();
+                    nextExtension = now + extendEveryMillis;
+                }
+                int free = capacity - outstanding.size();
+                int[] due = dueSlots(now >= nextFullPoll);
+                if (free > 0 && due.length > 0) {
+                    if (due.length == slotNextDue.length) {
+                        nextFullPoll = now + options.maxIdle().toMillis();
+                    }
+                    poll(due, free);
+                    continue;
+                }
+                long wakeAt = Math.min(nextFullPoll, outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension);
+                if (free > 0) {
+                    wakeAt = Math.min(wakeAt, earliestDueLocal());
+                }
+                park(wakeAt);
+            }
+            catch (RuntimeException ex) {
+                if (stopping) {
+                    break;
+                }
+                log.warn("RMQ listener container '{}' failed to poll topic '{}'; retrying in {} ms", id(), topic(),
+                        ERROR_PAUSE_MILLIS, ex);
+                park(System.currentTimeMillis() + ERROR_PAUSE_MILLIS);
+            }
+        }
+        drainOnStop();
+    }
+
+    private int[] dueSlots(boolean all) {
+        long[] next = slotNextDue;
+        if (all) {
+            int[] every = new int[next.length];
+            for (int i = 0; i < every.length; i++) {
+                every[i] = i;
+            }
+            return every;
+        }
+        long redisNow = System.currentTimeMillis() + clockOffset;
+        int count = 0;
+        int[] due = new int[next.length];
+        for (int i = 0; i < next.length; i++) {
+            if (next[i] >= 0 && next[i] <= redisNow) {
+                due[count++] = i;
+            }
+        }
+        return java.util.Arrays.copyOf(due, count);
+    }
+
+    private void poll(int[] slots, int free) {
+        int perSlot = Math.max(1, Math.min(consumer.settings().batchSize(), (free + slots.length - 1) / slots.length));
+        PollResult result = consumer.pollAsync(slots, perSlot).join();
+        clockOffset = result.redisNow() - System.currentTimeMillis();
+        long[] next = slotNextDue;
+        for (int i = 0; i < result.slots().length; i++) {
+            next[result.slots()[i]] = result.slotNextDue()[i];
+        }
+        for (Delivery delivery : result.deliveries()) {
+            outstanding.add(delivery);
+            queue.add(delivery);
+        }
+    }
+
+    private long earliestDueLocal() {
+        long earliest = Long.MAX_VALUE;
+        for (long due : slotNextDue) {
+            if (due >= 0 && due < earliest) {
+                earliest = due;
+            }
+        }
+        return earliest == Long.MAX_VALUE ? earliest : earliest - clockOffset;
+    }
+
+    private void park(long wakeAtMillis) {
+        plannedWake.set(wakeAtMillis);
+        long now = System.currentTimeMillis();
+        if (wakeAtMillis > now && !stopping) {
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(wakeAtMillis - now, 60_000)));
+        }
+        plannedWake.set(0);
+    }
+
+    /** A wake-up announcement: a slot got a new first message due at {@code due} (Redis clock). */
+    private void wake(int slot, long due) {
+        long[] next = slotNextDue;
+        if (slot < 0 || slot >= next.length) {
+            return;
+        }
+        if (next[slot] < 0 || due < next[slot]) {
+            next[slot] = due;
+        }
+        long planned = plannedWake.get();
+        if (planned != 0 && due - clockOffset < planned) {
+            LockSupport.unpark(poller);
+        }
+    }
+
+    private void extendLeases() {
+        if (outstanding.isEmpty()) {
+            return;
+        }
+        int extended = consumer.extendAllAsync(new ArrayList<>(outstanding)).join();
+        if (extended < outstanding.size()) {
+            log.debug("Container '{}': {} of {} leases could not be extended (already expired)", id(),
+                    outstanding.size() - extended, outstanding.size());
+        }
+    }
+
+    /** Stop: give back what was fetched but not started, then keep running handlers' leases alive until they end. */
+    private void drainOnStop() {
+        List<Delivery> unstarted = new ArrayList<>();
+        queue.drainTo(unstarted);
+        if (!unstarted.isEmpty()) {
+            try {
+                int released = consumer.release(unstarted);
+                log.debug("Container '{}' returned {} unstarted messages to the store", id(), released);
+            }
+            catch (RuntimeException ex) {
+                log.warn("Container '{}' could not return {} unstarted messages; their leases will expire and they"
+                        + " will be redelivered", id(), unstarted.size(), ex);
+            }
+            unstarted.forEach(outstanding::remove);
+        }
+        long deadline = System.currentTimeMillis() + options.shutdownTimeout().toMillis();
+        long nextExtension = System.currentTimeMillis() + extendEveryMillis;
+        while (!outstanding.isEmpty() && System.currentTimeMillis() < deadline) {
+            if (System.currentTimeMillis() >= nextExtension) {
+                try {
+                    extendLeases();
+                }
+                catch (RuntimeException ex) {
+                    log.debug("Container '{}': lease extension failed during shutdown", id(), ex);
+                }
+                nextExtension = System.currentTimeMillis() + extendEveryMillis;
+            }
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(20, extendEveryMillis)));
+        }
+        if (!outstanding.isEmpty()) {
+            log.warn("Container '{}' stopped with {} handlers still running after {}; their messages will be"
+                    + " redelivered when their leases expire", id(), outstanding.size(), options.shutdownTimeout());
+        }
+    }
+
+    // ------------------------------------------------------------------ handlers
+
+    private void work() {
+        while (true) {
+            Delivery delivery;
+            try {
+                delivery = queue.poll(50, TimeUnit.MILLISECONDS);
+            }
+            catch (InterruptedException ex) {
+                return;
+            }
+            if (delivery == null) {
+                if (stopping) {
+                    return;
+                }
+                continue;
+            }
+            try {
+                consumer.handle(delivery, payloadType, handler);
+            }
+            catch (RuntimeException ex) {
+                // settling failed (Redis unreachable): the lease expires and the message is redelivered
+                log.warn("Container '{}' could not settle {}; it will be redelivered after its lease", id(), delivery, ex);
+            }
+            finally {
+                outstanding.remove(delivery);
+                Thread pollerThread = poller;
+                if (pollerThread != null) {
+                    LockSupport.unpark(pollerThread);
+                }
+            }
+        }
+    }
+}

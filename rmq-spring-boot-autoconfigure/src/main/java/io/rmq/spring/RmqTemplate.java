@@ -1,0 +1,113 @@
+package io.rmq.spring;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.rmq.Rmq;
+import io.rmq.admin.DeadMessage;
+import io.rmq.admin.TopicStats;
+import io.rmq.producer.BatchResult;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.producer.SendResult;
+
+/**
+ * Sends messages and operates queues: the one RMQ bean application code needs. Thread-safe.
+ * <p>
+ * Each send validates its input at once (topic defined, parameter valid for the topic type, body within
+ * {@code rmq.max-body-size}) and throws {@link io.rmq.core.RmqInvalidArgumentException} naming the field, the value
+ * and the rule. Async and batch sends pipeline their Redis commands.
+ */
+public class RmqTemplate {
+
+    private final Rmq rmq;
+
+    public RmqTemplate(Rmq rmq) {
+        this.rmq = rmq;
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /** RANGE_MERGE: delivered {@code timeRange} after the first send; identical bodies sent meanwhile merge into it. */
+    public SendResult sendRangeMerge(String topic, Object body, Duration timeRange) {
+        return send(OutgoingMessage.rangeMerge(topic, body, timeRange));
+    }
+
+    public SendResult sendRangeMerge(String topic, Object body, Duration timeRange, String slotBasis) {
+        return send(OutgoingMessage.rangeMerge(topic, body, timeRange).withSlotBasis(slotBasis));
+    }
+
+    /** PRIORITY: higher first; an identical waiting body merges and takes this priority. */
+    public SendResult sendPriority(String topic, Object body, long priority) {
+        return send(OutgoingMessage.priority(topic, body, priority));
+    }
+
+    public SendResult sendPriority(String topic, Object body, long priority, String slotBasis) {
+        return send(OutgoingMessage.priority(topic, body, priority).withSlotBasis(slotBasis));
+    }
+
+    /** FIXED_TIME: delivered at {@code fixedTime} (must be in the future); an identical waiting body takes this time. */
+    public SendResult sendFixedTime(String topic, Object body, Instant fixedTime) {
+        return send(OutgoingMessage.fixedTime(topic, body, fixedTime));
+    }
+
+    public SendResult sendFixedTime(String topic, Object body, Instant fixedTime, String slotBasis) {
+        return send(OutgoingMessage.fixedTime(topic, body, fixedTime).withSlotBasis(slotBasis));
+    }
+
+    public SendResult send(OutgoingMessage message) {
+        return rmq.producer().send(message);
+    }
+
+    public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
+        return rmq.producer().sendAsync(message);
+    }
+
+    /** Validates all, then writes grouped by slot with one multi-member command per slot, pipelined. */
+    public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
+        return rmq.producer().sendBatch(messages);
+    }
+
+    public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
+        return rmq.producer().sendBatchAsync(messages);
+    }
+
+    // ------------------------------------------------------------------ introspection and dead queue
+
+    /** Waiting, in-flight and dead counts of a topic, in total and per slot. */
+    public TopicStats stats(String topic) {
+        return rmq.admin().stats(topic);
+    }
+
+    public long deadCount(String topic) {
+        return rmq.admin().deadCount(topic);
+    }
+
+    /** A page of dead messages (body, attempts, last error, time of death). */
+    public List<DeadMessage> deadMessages(String topic, long offset, int limit) {
+        return rmq.admin().deadMessages(topic, offset, limit);
+    }
+
+    public boolean requeueDead(DeadMessage message) {
+        return rmq.admin().requeueDead(message);
+    }
+
+    public long requeueAllDead(String topic) {
+        return rmq.admin().requeueAllDead(topic);
+    }
+
+    public boolean deleteDead(DeadMessage message) {
+        return rmq.admin().deleteDead(message);
+    }
+
+    public long purgeDead(String topic) {
+        return rmq.admin().purgeDead(topic);
+    }
+
+    /** The engine behind this template. */
+    public Rmq getRmq() {
+        return rmq;
+    }
+}

@@ -1,0 +1,64 @@
+package io.rmq.spring.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a bean method as the handler of an RMQ topic. The method takes exactly one parameter: the payload (converted
+ * from the stored body to the declared type, generics included; {@code String} and {@code byte[]} get the body as it
+ * is) or an {@link io.rmq.spring.RmqMessage RmqMessage&lt;T&gt;} with the delivery details. Returning normally
+ * acknowledges the message; an exception fails the attempt: it is retried after a backoff, and after
+ * {@code maxRetries} it moves to the dead queue with the error.
+ * <p>
+ * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
+ */
+@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface RmqListener {
+
+    /** Topic name. */
+    String topic();
+
+    /** Container id for the registry; default {@code <beanName>.<methodName>}. */
+    String id() default "";
+
+    /**
+     * Topic type (RANGE_MERGE, PRIORITY, FIXED_TIME) to define the topic here; empty: the topic must be defined in
+     * {@code rmq.topics} or already registered in Redis.
+     */
+    String type() default "";
+
+    /** Slot amount when {@link #type()} defines the topic here (power of two); empty: 16. */
+    String slotAmount() default "";
+
+    /** Handler threads; empty: {@code rmq.consumer.concurrency}. */
+    String concurrency() default "";
+
+    /** Most messages popped from one slot per call; empty: {@code rmq.consumer.batch-size}. */
+    String batchSize() default "";
+
+    /** Lease, e.g. {@code 30s}; empty: {@code rmq.consumer.lease}. */
+    String lease() default "";
+
+    /** Retries after the first attempt; empty: {@code rmq.consumer.max-retries}. */
+    String maxRetries() default "";
+
+    /** First retry delay, e.g. {@code 1s}; empty: {@code rmq.consumer.backoff.initial}. */
+    String backoffInitial() default "";
+
+    /** Delay growth per retry (1 = fixed); empty: {@code rmq.consumer.backoff.multiplier}. */
+    String backoffMultiplier() default "";
+
+    /** Longest retry delay; empty: {@code rmq.consumer.backoff.max}. */
+    String backoffMax() default "";
+
+    /** Random shortening of delays, 0 to 1; empty: {@code rmq.consumer.backoff.jitter}. */
+    String backoffJitter() default "";
+
+    /** Whether the container starts with the application context; empty: true. */
+    String autoStartup() default "";
+}

@@ -1,0 +1,92 @@
+package io.rmq.spring.listener;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.rmq.container.RmqListenerContainer;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Holds the listener containers by id; starts those with auto-startup with the context and stops all gracefully
+ * before the Redis connection goes. Use it to start and stop listeners at runtime.
+ */
+public class RmqListenerEndpointRegistry implements SmartLifecycle {
+
+    /** Late start, early stop: after Redis is up, before it goes. */
+    public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 100;
+
+    private final Map<String, RmqListenerContainer> containers = new ConcurrentHashMap<>();
+    private final Set<String> autoStartup = ConcurrentHashMap.newKeySet();
+    private volatile boolean running;
+
+    /** Registers a container; its id must be unique. Starts it at once if the registry runs and it auto-starts. */
+    public void registerListenerContainer(RmqListenerContainer container, boolean startWithContext) {
+        RmqListenerContainer previous = containers.putIfAbsent(container.id(), container);
+        if (previous != null) {
+            throw new IllegalStateException("Another @RmqListener container already has the id '" + container.id()
+                    + "' (topic '" + previous.topic() + "'); set a unique id");
+        }
+        if (startWithContext) {
+            autoStartup.add(container.id());
+            if (running) {
+                container.start();
+            }
+        }
+    }
+
+    public RmqListenerContainer getListenerContainer(String id) {
+        return containers.get(id);
+    }
+
+    public Set<String> getListenerContainerIds() {
+        return Set.copyOf(containers.keySet());
+    }
+
+    public Collection<RmqListenerContainer> getListenerContainers() {
+        return List.copyOf(containers.values());
+    }
+
+    @Override
+    public void start() {
+        for (RmqListenerContainer container : containers.values()) {
+            if (autoStartup.contains(container.id())) {
+                container.start();
+            }
+        }
+        running = true;
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+        // stop in parallel so the shutdown timeout applies once, not once per container
+        List<Thread> stoppers = new java.util.ArrayList<>();
+        for (RmqListenerContainer container : containers.values()) {
+            Thread stopper = new Thread(container::stop, "rmq-stop-" + container.id());
+            stoppers.add(stopper);
+            stopper.start();
+        }
+        for (Thread stopper : stoppers) {
+            try {
+                stopper.join();
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+}
