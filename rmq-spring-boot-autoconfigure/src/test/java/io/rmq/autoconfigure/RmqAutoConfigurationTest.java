@@ -1,0 +1,180 @@
+package io.rmq.autoconfigure;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.core.TopicConflictException;
+import io.rmq.core.TopicType;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
+import io.rmq.spring.listener.RmqListenerContainerFactory;
+import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ExtendWith(RedisServersExtension.class)
+class RmqAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
+                    RmqAutoConfiguration.class))
+            .withPropertyValues(props(RedisTopology.STANDALONE))
+            .withPropertyValues("rmq.key-prefix=ac-" + UUID.randomUUID());
+
+    private static String[] props(RedisTopology topology) {
+        return topology.springProperties().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .toArray(String[]::new);
+    }
+
+    @Test
+    void withoutARedisConnectionFactoryThereAreNoRmqBeans() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RmqAutoConfiguration.class))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(Rmq.class);
+                    assertThat(context).doesNotHaveBean(RmqTemplate.class);
+                    assertThat(context).doesNotHaveBean(RmqListenerAnnotationBeanPostProcessor.class);
+                });
+    }
+
+    @Test
+    void rmqEnabledFalseTurnsItOff() {
+        runner.withPropertyValues("rmq.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(Rmq.class);
+            assertThat(context).doesNotHaveBean(RmqTemplate.class);
+            assertThat(context).doesNotHaveBean(RmqListenerEndpointRegistry.class);
+        });
+    }
+
+    @Test
+    void defaultBeansAreCreatedOnTheApplicationsRedis() {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.slot-amount=8")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(Rmq.class);
+                    assertThat(context).hasSingleBean(RmqTemplate.class);
+                    assertThat(context).hasSingleBean(RmqListenerContainerFactory.class);
+                    assertThat(context).hasSingleBean(RmqListenerEndpointRegistry.class);
+                    assertThat(context).hasSingleBean(RmqListenerAnnotationBeanPostProcessor.class);
+                    RmqTemplate template = context.getBean(RmqTemplate.class);
+                    assertThat(template.getRmq().topics().get("orders").slotAmount()).isEqualTo(8);
+                    template.sendFixedTime("orders", "o-1", java.time.Instant.now().plusSeconds(60));
+                    assertThat(template.stats("orders").waiting()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void propertiesBind() {
+        runner.withPropertyValues("rmq.key-prefix=myapp", "rmq.max-body-size=2KB",
+                "rmq.topics.prices.type=RANGE_MERGE", "rmq.topics.prices.slot-amount=32",
+                "rmq.consumer.concurrency=4", "rmq.consumer.batch-size=10", "rmq.consumer.lease=45s",
+                "rmq.consumer.max-retries=3", "rmq.consumer.backoff.initial=250ms", "rmq.consumer.backoff.multiplier=3",
+                "rmq.consumer.backoff.max=1m", "rmq.consumer.backoff.jitter=0", "rmq.consumer.max-idle=5s",
+                "rmq.shutdown-timeout=7s").run(context -> {
+                    RmqProperties p = context.getBean(RmqProperties.class);
+                    assertThat(p.keyPrefix()).isEqualTo("myapp");
+                    assertThat(p.maxBodySize().toBytes()).isEqualTo(2048);
+                    assertThat(p.topics().get("prices").type()).isEqualTo(TopicType.RANGE_MERGE);
+                    assertThat(p.topics().get("prices").slotAmount()).isEqualTo(32);
+                    assertThat(p.consumer().concurrency()).isEqualTo(4);
+                    assertThat(p.consumer().maxIdle()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(p.shutdownTimeout()).isEqualTo(Duration.ofSeconds(7));
+                    RmqListenerContainerFactory factory = context.getBean(RmqListenerContainerFactory.class);
+                    assertThat(factory.getDefaultConcurrency()).isEqualTo(4);
+                    assertThat(factory.getDefaultSettings().batchSize()).isEqualTo(10);
+                    assertThat(factory.getDefaultSettings().lease()).isEqualTo(Duration.ofSeconds(45));
+                    assertThat(factory.getDefaultSettings().retry().maxRetries()).isEqualTo(3);
+                    assertThat(factory.getDefaultSettings().retry().backoff().initial()).isEqualTo(Duration.ofMillis(250));
+                    assertThat(factory.getDefaultSettings().retry().backoff().multiplier()).isEqualTo(3.0);
+                    Rmq rmq = context.getBean(Rmq.class);
+                    assertThat(rmq.options().keyPrefix()).isEqualTo("myapp");
+                    assertThat(rmq.options().maxBodyBytes()).isEqualTo(2048);
+                    rmq.redis().gateway(); // connected
+                });
+    }
+
+    @Test
+    void defaultsMatchTheDocumentedValues() {
+        runner.run(context -> {
+            RmqProperties p = context.getBean(RmqProperties.class);
+            assertThat(p.enabled()).isTrue();
+            assertThat(p.maxBodySize().toKilobytes()).isEqualTo(64);
+            assertThat(p.consumer().concurrency()).isEqualTo(1);
+            assertThat(p.consumer().batchSize()).isEqualTo(64);
+            assertThat(p.consumer().lease()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(p.consumer().maxRetries()).isEqualTo(16);
+            assertThat(p.consumer().backoff().initial()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(p.consumer().backoff().max()).isEqualTo(Duration.ofMinutes(10));
+            assertThat(p.consumer().maxIdle()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(p.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
+        });
+    }
+
+    @Test
+    void userBeansWin() {
+        runner.withUserConfiguration(UserBeans.class).run(context -> {
+            assertThat(context).hasSingleBean(RmqTemplate.class);
+            assertThat(context.getBean(RmqTemplate.class)).isSameAs(context.getBean(UserBeans.class).template);
+            assertThat(context).hasSingleBean(RmqListenerEndpointRegistry.class);
+            assertThat(context.getBean(RmqListenerEndpointRegistry.class)).isInstanceOf(CustomRegistry.class);
+        });
+    }
+
+    @Test
+    void conflictingTopicDefinitionFailsStartUpNamingBoth() {
+        String prefix = "conflict-" + UUID.randomUUID();
+        runner.withPropertyValues("rmq.key-prefix=" + prefix, "rmq.topics.orders.type=FIXED_TIME").run(first -> {
+            assertThat(first).hasNotFailed();
+            runner.withPropertyValues("rmq.key-prefix=" + prefix, "rmq.topics.orders.type=PRIORITY").run(second -> {
+                assertThat(second).hasFailed();
+                assertThat(second.getStartupFailure()).rootCause().isInstanceOf(TopicConflictException.class)
+                        .hasMessageContaining("type=FIXED_TIME slotAmount=16 (registered in Redis)")
+                        .hasMessageContaining("type=PRIORITY slotAmount=16 (requested)");
+            });
+        });
+    }
+
+    @Test
+    void invalidTopicPropertiesFailWithTheFieldNamed() {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.slot-amount=12")
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("Invalid slotAmount '12': must be a power of two"));
+        runner.withPropertyValues("rmq.topics.orders.slot-amount=4")
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("rmq.topics.orders.type"));
+        runner.withPropertyValues("rmq.topics.[orders{eu}].type=PRIORITY")
+                .run(context -> assertThat(context.getStartupFailure()).rootCause()
+                        .hasMessageContaining("Invalid topic name 'orders{eu}'"));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserBeans {
+
+        RmqTemplate template;
+
+        @Bean
+        RmqTemplate myTemplate(Rmq rmq) {
+            template = new RmqTemplate(rmq);
+            return template;
+        }
+
+        @Bean
+        RmqListenerEndpointRegistry myRegistry() {
+            return new CustomRegistry();
+        }
+    }
+
+    static class CustomRegistry extends RmqListenerEndpointRegistry {
+    }
+}

@@ -1,0 +1,73 @@
+package io.rmq.spring;
+
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+
+import io.rmq.spring.annotation.RmqListener;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+
+/** A small application with one listener per case the integration tests check. */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+class ListenerTestApplication {
+
+    record Price(long itemId, String currency, long cents) {
+    }
+
+    /** Received deliveries, per listener. */
+    static class Listeners {
+
+        final BlockingQueue<Price> ranges = new LinkedBlockingQueue<>();
+        final BlockingQueue<RmqMessage<List<Price>>> priorities = new LinkedBlockingQueue<>();
+        final BlockingQueue<String> fixed = new LinkedBlockingQueue<>();
+        final BlockingQueue<Long> fixedLateness = new LinkedBlockingQueue<>();
+        final BlockingQueue<byte[]> bytes = new LinkedBlockingQueue<>();
+        final List<Integer> failingAttempts = new CopyOnWriteArrayList<>();
+        final List<Long> failingTimes = new CopyOnWriteArrayList<>();
+        final BlockingQueue<String> manual = new LinkedBlockingQueue<>();
+
+        @RmqListener(topic = "${it.topics.range}", type = "RANGE_MERGE", slotAmount = "4")
+        void onRange(Price price) {
+            ranges.add(price);
+        }
+
+        @RmqListener(topic = "it-priority", type = "PRIORITY", concurrency = "${it.priority-concurrency:2}")
+        public void onPriority(RmqMessage<List<Price>> message) {
+            priorities.add(message);
+        }
+
+        /** Defined in properties (rmq.topics.it-fixed). */
+        @RmqListener(topic = "it-fixed")
+        public void onFixed(RmqMessage<String> message) {
+            fixed.add(message.payload());
+            fixedLateness.add(System.currentTimeMillis() - (long) message.score());
+        }
+
+        @RmqListener(topic = "it-bytes", type = "PRIORITY", slotAmount = "1")
+        public void onBytes(byte[] body) {
+            bytes.add(body);
+        }
+
+        @RmqListener(topic = "it-failing", type = "RANGE_MERGE", maxRetries = "2", backoffInitial = "200ms",
+                backoffMultiplier = "2", backoffJitter = "0", lease = "5s")
+        public void onFailing(RmqMessage<String> message) {
+            failingAttempts.add(message.attempt());
+            failingTimes.add(System.nanoTime());
+            throw new IllegalStateException("cannot handle " + message.payload());
+        }
+
+        @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")
+        public void onManual(String text) {
+            manual.add(text);
+        }
+    }
+
+    @Bean
+    Listeners listeners() {
+        return new Listeners();
+    }
+}

@@ -1,0 +1,161 @@
+package io.rmq.spring;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.rmq.Rmq;
+import io.rmq.admin.DeadMessage;
+import io.rmq.container.RmqListenerContainer;
+import io.rmq.spring.ListenerTestApplication.Listeners;
+import io.rmq.spring.ListenerTestApplication.Price;
+import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * End to end through Spring Boot: {@code @RmqListener} methods on a real Redis, standalone and cluster (the two
+ * nested subclasses at the bottom).
+ */
+@ExtendWith(RedisServersExtension.class)
+@SpringBootTest(classes = ListenerTestApplication.class, properties = {"it.topics.range=it-range",
+        "rmq.topics.it-fixed.type=FIXED_TIME", "rmq.topics.it-fixed.slot-amount=8"})
+abstract class RmqListenerIntegrationTests {
+
+    @Autowired
+    RmqTemplate template;
+
+    @Autowired
+    Listeners listeners;
+
+    @Autowired
+    RmqListenerEndpointRegistry registry;
+
+    @Autowired
+    Rmq rmq;
+
+    static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
+        topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
+        registry.add("rmq.key-prefix", () -> "it-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+    }
+
+    @Test
+    void rangeMergeReachesTheMethodOnceWithTheConvertedPayload() throws Exception {
+        Price price = new Price(7, "EUR", 1999);
+        int merged = 0;
+        for (int i = 0; i < 20; i++) {
+            merged += template.sendRangeMerge("it-range", price, Duration.ofMillis(300)).merged() ? 1 : 0;
+        }
+        assertThat(merged).isEqualTo(19);
+        assertThat(listeners.ranges.poll(10, TimeUnit.SECONDS)).isEqualTo(price);
+        assertThat(listeners.ranges.poll(500, TimeUnit.MILLISECONDS)).as("merged duplicates are not delivered").isNull();
+    }
+
+    @Test
+    void priorityListenerGetsGenericPayloadAndDeliveryDetails() throws Exception {
+        List<Price> prices = List.of(new Price(1, "EUR", 100), new Price(2, "USD", 200));
+        template.sendPriority("it-priority", prices, 42);
+        RmqMessage<List<Price>> message = listeners.priorities.poll(10, TimeUnit.SECONDS);
+        assertThat(message).isNotNull();
+        assertThat(message.payload()).isEqualTo(prices);
+        assertThat(message.payload().get(0)).isInstanceOf(Price.class);
+        assertThat(message.topic()).isEqualTo("it-priority");
+        assertThat(message.attempt()).isEqualTo(1);
+        assertThat(message.score()).isEqualTo(42.0);
+        assertThat(message.slot()).isBetween(0, 15);
+    }
+
+    @Test
+    void fixedTimeIsDeliveredAtItsTimeNotBeforeEvenWhenTheListenerIsIdle() throws Exception {
+        Instant due = Instant.now().plusMillis(700);
+        template.sendFixedTime("it-fixed", "close-order-" + due.toEpochMilli(), due);
+        // The listener sleeps (max idle 30s); the send announces the new first message and wakes it for the due time.
+        String got = listeners.fixed.poll(10, TimeUnit.SECONDS);
+        assertThat(got).isEqualTo("close-order-" + due.toEpochMilli());
+        assertThat(listeners.fixedLateness.poll(5, TimeUnit.SECONDS)).as("lateness in ms, by the Redis clock").isGreaterThanOrEqualTo(-50L);
+    }
+
+    @Test
+    void byteArrayListenerGetsTheBodyAsItIs() throws Exception {
+        byte[] body = {0, 1, 2, (byte) 0xff, 'x'};
+        template.sendPriority("it-bytes", body, 1);
+        assertThat(listeners.bytes.poll(10, TimeUnit.SECONDS)).isEqualTo(body);
+        template.sendPriority("it-bytes", "plain text", 1);
+        assertThat(new String(listeners.bytes.poll(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("plain text");
+    }
+
+    @Test
+    void failingListenerRetriesWithBackoffThenTheMessageIsDeadWithTheError() {
+        template.sendRangeMerge("it-failing", "job-1", Duration.ofMillis(1));
+        await().atMost(Duration.ofSeconds(15)).until(() -> template.deadCount("it-failing") == 1);
+        assertThat(listeners.failingAttempts).containsExactly(1, 2, 3);
+        long firstGap = TimeUnit.NANOSECONDS.toMillis(listeners.failingTimes.get(1) - listeners.failingTimes.get(0));
+        long secondGap = TimeUnit.NANOSECONDS.toMillis(listeners.failingTimes.get(2) - listeners.failingTimes.get(1));
+        assertThat(firstGap).as("first backoff 200ms").isGreaterThanOrEqualTo(190);
+        assertThat(secondGap).as("second backoff 400ms").isGreaterThanOrEqualTo(390);
+        DeadMessage dead = template.deadMessages("it-failing", 0, 10).get(0);
+        assertThat(dead.bodyAsString()).isEqualTo("job-1");
+        assertThat(dead.attempts()).isEqualTo(3);
+        assertThat(dead.lastError()).isEqualTo("java.lang.IllegalStateException: cannot handle job-1");
+        assertThat(template.stats("it-failing").waiting() + template.stats("it-failing").inFlight()).isZero();
+    }
+
+    @Test
+    void registryFindsStartsAndStopsContainersById() throws Exception {
+        assertThat(registry.getListenerContainerIds()).contains("manual", "listeners.onRange", "listeners.onPriority",
+                "listeners.onFixed", "listeners.onBytes", "listeners.onFailing");
+        RmqListenerContainer manual = registry.getListenerContainer("manual");
+        assertThat(manual.isRunning()).as("autoStartup=false").isFalse();
+        assertThat(registry.getListenerContainer("listeners.onRange").isRunning()).isTrue();
+        template.sendPriority("it-manual", "hello", 1);
+        assertThat(listeners.manual.poll(300, TimeUnit.MILLISECONDS)).isNull();
+        manual.start();
+        try {
+            assertThat(listeners.manual.poll(10, TimeUnit.SECONDS)).isEqualTo("hello");
+        }
+        finally {
+            manual.stop();
+        }
+        assertThat(manual.isRunning()).isFalse();
+        template.sendPriority("it-manual", "after stop", 1);
+        assertThat(listeners.manual.poll(300, TimeUnit.MILLISECONDS)).isNull();
+        assertThat(template.stats("it-manual").waiting()).isEqualTo(1);
+    }
+
+    @Test
+    void listenerAttributesAndPlaceholdersWereApplied() {
+        RmqListenerContainer priority = registry.getListenerContainer("listeners.onPriority");
+        assertThat(priority.topic()).isEqualTo("it-priority");
+        assertThat(registry.getListenerContainer("listeners.onRange").topic()).isEqualTo("it-range");
+        assertThat(rmq.topics().get("it-range").slotAmount()).isEqualTo(4);
+        assertThat(rmq.topics().get("it-fixed").slotAmount()).isEqualTo(8);
+    }
+
+    static class StandaloneTest extends RmqListenerIntegrationTests {
+
+        @DynamicPropertySource
+        static void redis(DynamicPropertyRegistry registry) {
+            redis(registry, RedisTopology.STANDALONE);
+        }
+    }
+
+    static class ClusterTest extends RmqListenerIntegrationTests {
+
+        @DynamicPropertySource
+        static void redis(DynamicPropertyRegistry registry) {
+            redis(registry, RedisTopology.CLUSTER);
+        }
+    }
+}
