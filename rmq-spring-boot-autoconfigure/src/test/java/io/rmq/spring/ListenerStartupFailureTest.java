@@ -1,0 +1,155 @@
+package io.rmq.spring;
+
+import java.util.List;
+import java.util.UUID;
+
+import io.rmq.autoconfigure.RmqAutoConfiguration;
+import io.rmq.spring.annotation.RmqListener;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Unusable listeners fail start-up with the bean, the method and the problem named. */
+@ExtendWith(RedisServersExtension.class)
+class ListenerStartupFailureTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
+                    RmqAutoConfiguration.class))
+            .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
+                    .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
+            .withPropertyValues("rmq.key-prefix=sf-" + UUID.randomUUID());
+
+    static class TwoParameters {
+        @RmqListener(topic = "t", type = "PRIORITY")
+        void handle(String a, String b) {
+        }
+    }
+
+    static class NoParameter {
+        @RmqListener(topic = "t", type = "PRIORITY")
+        void handle() {
+        }
+    }
+
+    static class UndefinedTopic {
+        @RmqListener(topic = "never-defined")
+        void handle(String body) {
+        }
+    }
+
+    static class BadConcurrency {
+        @RmqListener(topic = "t", type = "PRIORITY", concurrency = "many")
+        void handle(String body) {
+        }
+    }
+
+    static class BadSlotAmount {
+        @RmqListener(topic = "t", type = "PRIORITY", slotAmount = "10")
+        void handle(String body) {
+        }
+    }
+
+    static class ConflictsWithProperties {
+        @RmqListener(topic = "orders", type = "PRIORITY")
+        void handle(String body) {
+        }
+    }
+
+    static class Wildcard {
+        @RmqListener(topic = "t", type = "PRIORITY")
+        void handle(List<?> body) {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Beans {
+    }
+
+    private void assertFailure(Class<?> listenerClass, String... fragments) {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME")
+                .withBean("myListener", listenerClass).run(context -> {
+                    assertThat(context).hasFailed();
+                    Throwable failure = context.getStartupFailure();
+                    StringBuilder messages = new StringBuilder();
+                    for (Throwable t = failure; t != null; t = t.getCause()) {
+                        messages.append(t.getMessage()).append('\n');
+                    }
+                    assertThat(messages.toString()).contains("@RmqListener on bean 'myListener' method '"
+                            + listenerClass.getSimpleName() + ".handle'");
+                    for (String fragment : fragments) {
+                        assertThat(messages.toString()).contains(fragment);
+                    }
+                });
+    }
+
+    @Test
+    void twoParameters() {
+        assertFailure(TwoParameters.class, "must take exactly one parameter", "takes 2");
+    }
+
+    @Test
+    void noParameter() {
+        assertFailure(NoParameter.class, "takes 0");
+    }
+
+    @Test
+    void undefinedTopic() {
+        assertFailure(UndefinedTopic.class, "Invalid topic 'never-defined'", "rmq.topics.never-defined.type");
+    }
+
+    @Test
+    void unreadableAttribute() {
+        assertFailure(BadConcurrency.class, "attribute concurrency 'many' cannot be read");
+    }
+
+    @Test
+    void slotAmountNotAPowerOfTwo() {
+        assertFailure(BadSlotAmount.class, "Invalid slotAmount '10': must be a power of two");
+    }
+
+    @Test
+    void definitionConflictingWithProperties() {
+        assertFailure(ConflictsWithProperties.class, "topic 'orders' type=FIXED_TIME slotAmount=16",
+                "topic 'orders' type=PRIORITY slotAmount=16");
+    }
+
+    @Test
+    void wildcardPayloadIsStillConcrete() {
+        runner.withBean("myListener", Wildcard.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void duplicateContainerIds() {
+        runner.withBean("a", DuplicateIdA.class).withBean("b", DuplicateIdB.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining("already has the id 'same'");
+        });
+    }
+
+    static class DuplicateIdA {
+        @RmqListener(id = "same", topic = "t1", type = "PRIORITY")
+        void handle(String body) {
+        }
+    }
+
+    static class DuplicateIdB {
+        @RmqListener(id = "same", topic = "t2", type = "PRIORITY")
+        void handle(String body) {
+        }
+    }
+
+    @Bean
+    Beans unused() {
+        return new Beans();
+    }
+}
