@@ -13,13 +13,13 @@ import org.springframework.util.unit.DataSize;
 /**
  * Configuration of RMQ ({@code rmq.*}).
  *
- * @param enabled         whether RMQ is auto-configured at all
- * @param keyPrefix       prefix of every Redis key RMQ writes ({@code <prefix>:{<topic>:<slot>}:store} ...)
- * @param maxBodySize     largest serialized message body a send accepts
- * @param topics          topic definitions by name: type and slot amount; registered in Redis at start-up and checked
- *                        against definitions made elsewhere
- * @param consumer        defaults of every {@code @RmqListener} (each may override them)
- * @param shutdownTimeout how long stopping a listener waits for running handlers to finish
+ * @param enabled         Whether RMQ is auto-configured.
+ * @param keyPrefix       Prefix of every Redis key RMQ writes, as in prefix:{topic:slot}:store.
+ * @param maxBodySize     Largest serialized message body a send accepts.
+ * @param topics          Topic definitions by name (type and slot amount), registered in Redis at start-up and checked
+ *                        against definitions made elsewhere.
+ * @param consumer        Defaults of every @RmqListener (each may override them).
+ * @param shutdownTimeout How long stopping a listener waits for running handlers to finish.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -33,8 +33,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     /**
      * One topic definition.
      *
-     * @param type       what the score means: RANGE_MERGE, PRIORITY or FIXED_TIME
-     * @param slotAmount how many sorted sets the topic is split into (a power of two)
+     * @param type       What the score means: RANGE_MERGE, PRIORITY or FIXED_TIME.
+     * @param slotAmount How many sorted sets the topic is split into (a power of two).
      */
     public record Topic(TopicType type, @DefaultValue("16") int slotAmount) {
     }
@@ -42,14 +42,14 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     /**
      * Listener defaults.
      *
-     * @param concurrency handler threads per listener
-     * @param batchSize   most messages popped from one slot in one call
-     * @param lease       how long a popped message stays reserved; extended while its handler runs
-     * @param maxRetries  retries after the first attempt; the failure after the last one moves the message to the
-     *                    dead queue
-     * @param backoff     wait before each retry
-     * @param maxIdle     longest an idle listener sleeps before polling every slot again (new messages normally
-     *                    wake it at once)
+     * @param concurrency Handler threads per listener.
+     * @param batchSize   Most messages popped from one slot in one call.
+     * @param lease       How long a popped message stays reserved; extended while its handler runs.
+     * @param maxRetries  Retries after the first attempt; the failure after the last one moves the message to the
+     *                    dead queue.
+     * @param backoff     Wait before each retry.
+     * @param maxIdle     Longest an idle listener sleeps before polling every slot again (new messages normally
+     *                    wake it at once).
      */
     public record Consumer(@DefaultValue("1") int concurrency, @DefaultValue("64") int batchSize,
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
@@ -64,10 +64,10 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * Retry backoff: {@code min(max, initial * multiplier^(failures-1))}, shortened by a random fraction up to
      * {@code jitter}.
      *
-     * @param initial    delay after the first failure
-     * @param multiplier growth per further failure (1 = fixed delay)
-     * @param max        longest delay
-     * @param jitter     fraction (0 to 1) by which delays are randomly shortened
+     * @param initial    Delay after the first failure.
+     * @param multiplier Growth per further failure (1 = fixed delay).
+     * @param max        Longest delay.
+     * @param jitter     Fraction (0 to 1) by which delays are randomly shortened.
      */
     public record Backoff(@DefaultValue("1s") Duration initial, @DefaultValue("2.0") double multiplier,
             @DefaultValue("10m") Duration max, @DefaultValue("0.2") double jitter) {

@@ -25,6 +25,8 @@ import io.rmq.redis.RmqRedis.Popped;
  */
 public final class RmqConsumer {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqConsumer.class);
+
     /** Longest error text kept with a failed message. */
     static final int MAX_REASON_CHARS = 2000;
 
@@ -79,13 +81,25 @@ public final class RmqConsumer {
         for (int slot : slotNumbers) {
             pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry()));
         }
-        return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).thenApply(v -> {
+        // handle, not thenApply: one failed slot must not hide what the other slots already leased
+        return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
             List<Delivery> deliveries = new ArrayList<>();
             long nextDue = -1;
             long now = Long.MAX_VALUE;
             long[] slotNextDue = new long[pops.size()];
+            RuntimeException firstFailure = null;
+            int failed = 0;
             for (int i = 0; i < pops.size(); i++) {
-                PopResult result = pops.get(i).join();
+                PopResult result;
+                try {
+                    result = pops.get(i).join();
+                }
+                catch (RuntimeException ex) {
+                    firstFailure = firstFailure == null ? ex : firstFailure;
+                    failed++;
+                    slotNextDue[i] = 0; // unknown: poll it again
+                    continue;
+                }
                 slotNextDue[i] = result.nextDue();
                 now = Math.min(now, result.leaseDeadline() - leaseMillis);
                 if (result.nextDue() >= 0 && (nextDue < 0 || result.nextDue() < nextDue)) {
@@ -95,6 +109,13 @@ public final class RmqConsumer {
                     deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
                             result.leaseDeadline()));
                 }
+            }
+            if (failed == pops.size() && firstFailure != null) {
+                throw firstFailure;
+            }
+            if (firstFailure != null) {
+                log.warn("Polling {} of {} slots of topic '{}' failed; the rest was delivered", failed, pops.size(),
+                        topic.name(), firstFailure);
             }
             if (priority) {
                 deliveries.sort(Comparator.comparingDouble(Delivery::score).reversed());
@@ -248,8 +269,8 @@ public final class RmqConsumer {
             payload = codec.decode(delivery.body(), payloadType);
         }
         catch (RuntimeException ex) {
-            deadLetter(delivery, "unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
-                    + describe(ex));
+            String reason = "unreadable message: cannot convert body to " + payloadType.getTypeName() + ": " + describe(ex);
+            settle(delivery, d -> deadLetter(d, reason) != NackOutcome.FENCED);
             return;
         }
         try {
@@ -259,10 +280,31 @@ public final class RmqConsumer {
             if (ex instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            nack(delivery, ex);
+            if (!settle(delivery, d -> nack(d, ex) != NackOutcome.FENCED)) {
+                log.warn("{} failed after its lease had expired; its redelivery decides its fate", delivery);
+            }
             return;
         }
-        ack(delivery);
+        if (!settle(delivery, this::ack)) {
+            log.warn("{} was handled after its lease had expired (handler slower than the lease and its extension);"
+                    + " it may be delivered again", delivery);
+        }
+    }
+
+    /**
+     * Acks or nacks, retrying when a lease extension changed the token while the call was under way (the extension
+     * reply is processed before the settle reply on the same connection, so a changed token is visible then).
+     */
+    private static boolean settle(Delivery delivery, java.util.function.Predicate<Delivery> call) {
+        while (true) {
+            long token = delivery.leaseDeadline();
+            if (call.test(delivery)) {
+                return true;
+            }
+            if (delivery.leaseDeadline() == token) {
+                return false;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- helpers

@@ -51,6 +51,8 @@ public final class RmqListenerContainer {
     /** Estimated Redis clock minus local clock, from the last poll. */
     private volatile long clockOffset;
     private final AtomicLong plannedWake = new AtomicLong();
+    /** Wake-up announcements not yet merged into slotNextDue: {slot, due}. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> wakeEvents = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private volatile boolean running;
     private volatile boolean stopping;
@@ -151,6 +153,7 @@ public final class RmqListenerContainer {
         long nextFullPoll = 0;
         while (!stopping) {
             try {
+                mergeWakeEvents();
                 long now = System.currentTimeMillis();
                 if (now >= nextExtension) {
                     extendLeases();
@@ -230,24 +233,33 @@ public final class RmqListenerContainer {
     private void park(long wakeAtMillis) {
         plannedWake.set(wakeAtMillis);
         long now = System.currentTimeMillis();
-        if (wakeAtMillis > now && !stopping) {
+        // an announcement that came after the last merge would otherwise wait for this sleep to end
+        if (wakeAtMillis > now && !stopping && wakeEvents.isEmpty()) {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(wakeAtMillis - now, 60_000)));
         }
         plannedWake.set(0);
     }
 
-    /** A wake-up announcement: a slot got a new first message due at {@code due} (Redis clock). */
+    /**
+     * A wake-up announcement: a slot got a new first message due at {@code due} (Redis clock). Queued and merged by
+     * the poller itself, so a poll in progress cannot overwrite it with an older view of the slot.
+     */
     private void wake(int slot, long due) {
-        long[] next = slotNextDue;
-        if (slot < 0 || slot >= next.length) {
-            return;
-        }
-        if (next[slot] < 0 || due < next[slot]) {
-            next[slot] = due;
-        }
+        wakeEvents.add(new long[] {slot, due});
         long planned = plannedWake.get();
         if (planned != 0 && due - clockOffset < planned) {
             LockSupport.unpark(poller);
+        }
+    }
+
+    private void mergeWakeEvents() {
+        long[] next = slotNextDue;
+        long[] event;
+        while ((event = wakeEvents.poll()) != null) {
+            int slot = (int) event[0];
+            if (slot >= 0 && slot < next.length && (next[slot] < 0 || event[1] < next[slot])) {
+                next[slot] = event[1];
+            }
         }
     }
 

@@ -1,0 +1,161 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import io.rmq.Rmq;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.RmqListenerContainer;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The engine's listener container and the pieces it relies on, without Spring. */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class ContainerTest extends EngineTestSupport {
+
+    ContainerTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    private RmqListenerContainer container(String topic, int concurrency, Duration maxIdle,
+            io.rmq.consumer.MessageHandler<String> handler) {
+        RmqConsumer consumer = rmq.consumer(topic, FAST);
+        return new RmqListenerContainer(consumer, rmq.wakeUps(), String.class, handler,
+                new ContainerOptions("c-" + topic, concurrency, maxIdle, Duration.ofSeconds(5), null));
+    }
+
+    @Test
+    void releasedDeliveriesGoBackAtOnceWithoutCountingAnAttempt() {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 2);
+        RmqConsumer consumer = rmq.consumer("pr", FAST);
+        rmq.producer().sendPriority("pr", "a", 5);
+        rmq.producer().sendPriority("pr", "b", 7);
+        List<Delivery> got = consumer.poll().deliveries();
+        assertThat(got).hasSize(2);
+        assertThat(consumer.release(got)).isEqualTo(2);
+        assertThat(consumer.release(got)).as("fenced: already released").isZero();
+        List<Delivery> again = consumer.poll().deliveries();
+        assertThat(again).extracting(Delivery::bodyAsString).containsExactly("b", "a");
+        assertThat(again).extracting(Delivery::attempt).containsOnly(1);
+        assertThat(again).extracting(Delivery::score).containsExactly(7.0, 5.0);
+    }
+
+    @Test
+    void aTopicDefinedByAnotherProcessIsFoundInTheRedisRegistry() {
+        rmq.defineTopic("shared", TopicType.FIXED_TIME, 8);
+        try (Rmq other = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+            TopicDefinition found = other.topics().get("shared");
+            assertThat(found).isEqualTo(new TopicDefinition("shared", TopicType.FIXED_TIME, 8));
+            assertThat(other.producer().sendFixedTime("shared", "x", Instant.now().plusSeconds(5)).merged()).isFalse();
+        }
+    }
+
+    @Test
+    void newFirstMessageIsAnnouncedToSleepingConsumers() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
+        rmq.wakeUps().register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
+        Instant later = Instant.now().plusSeconds(60);
+        var first = rmq.producer().send(OutgoingMessage.fixedTime("ft", "x", later).withSlotBasis("k"));
+        long[] wake = heard.poll(5, TimeUnit.SECONDS);
+        assertThat(wake).containsExactly(first.slot(), later.toEpochMilli());
+        // a later message in the same slot is not first: no announcement
+        rmq.producer().send(OutgoingMessage.fixedTime("ft", "y", later.plusSeconds(1)).withSlotBasis("k"));
+        // a sooner one is
+        Instant sooner = Instant.now().plusSeconds(30);
+        rmq.producer().send(OutgoingMessage.fixedTime("ft", "z", sooner).withSlotBasis("k"));
+        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(first.slot(), sooner.toEpochMilli());
+        assertThat(heard.poll(300, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void containerHandlesEverythingWithItsConcurrencyAndStopsGracefully() throws Exception {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 16);
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        Set<String> threads = ConcurrentHashMap.newKeySet();
+        RmqListenerContainer container = container("pr", 4, Duration.ofSeconds(30), (body, d) -> {
+            threads.add(Thread.currentThread().getName());
+            Thread.sleep(2);
+            seen.add(body);
+        });
+        container.start();
+        try {
+            List<OutgoingMessage> batch = new ArrayList<>();
+            for (int i = 0; i < 2000; i++) {
+                batch.add(OutgoingMessage.priority("pr", "m" + i, i % 3));
+            }
+            rmq.producer().sendBatch(batch);
+            await().atMost(Duration.ofSeconds(60)).until(() -> seen.size() == 2000);
+            assertThat(threads).hasSize(4).allSatisfy(name -> assertThat(name).startsWith("c-pr-handler-"));
+        }
+        finally {
+            container.stop();
+        }
+        assertThat(container.isRunning()).isFalse();
+        await().atMost(Duration.ofSeconds(5)).until(() -> rmq.admin().stats("pr").inFlight() == 0);
+    }
+
+    @Test
+    void idleContainerWakesForANewMessageWithoutPolling() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 16);
+        BlockingQueue<Long> lateness = new LinkedBlockingQueue<>();
+        RmqListenerContainer container = container("ft", 1, Duration.ofMinutes(5), (body, d) ->
+                lateness.add(System.currentTimeMillis() - (long) d.score()));
+        container.start();
+        try {
+            Thread.sleep(300); // first full poll done; now it sleeps up to 5 minutes
+            rmq.producer().sendFixedTime("ft", "close-order", Instant.now().plusMillis(500));
+            Long late = lateness.poll(20, TimeUnit.SECONDS);
+            assertThat(late).as("delivered long before the 5-minute idle poll").isNotNull();
+            assertThat(late).as("not before due (local clock vs Redis clock on the same host)").isGreaterThan(-50L);
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    @Test
+    void leaseIsExtendedWhileASlowHandlerRuns() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        CountDownLatch done = new CountDownLatch(1);
+        List<Integer> attempts = new ArrayList<>();
+        RmqConsumer consumer = rmq.consumer("rm", FAST.withLease(Duration.ofMillis(300)));
+        RmqListenerContainer container = new RmqListenerContainer(consumer, rmq.wakeUps(), String.class,
+                (String body, Delivery d) -> {
+                    attempts.add(d.attempt());
+                    Thread.sleep(1200); // four leases long
+                    done.countDown();
+                }, new ContainerOptions("slow", 1, Duration.ofSeconds(30), Duration.ofSeconds(5), null));
+        container.start();
+        try {
+            rmq.producer().sendRangeMerge("rm", "slow-job", Duration.ofMillis(1));
+            assertThat(done.await(20, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(5)).until(() -> rmq.admin().stats("rm").inFlight() == 0);
+            Thread.sleep(500);
+            assertThat(attempts).containsExactly(1);
+            assertThat(rmq.admin().stats("rm").waiting()).isZero();
+        }
+        finally {
+            container.stop();
+        }
+    }
+}
