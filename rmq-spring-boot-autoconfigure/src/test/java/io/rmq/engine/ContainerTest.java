@@ -134,6 +134,36 @@ class ContainerTest extends EngineTestSupport {
     }
 
     @Test
+    void idleContainerDoesNotBusyPoll() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "one server to count on");
+        rmq.defineTopic("idle", TopicType.FIXED_TIME, 16);
+        rmq.producer().sendFixedTime("idle", "far-future", Instant.now().plusSeconds(3600));
+        RmqListenerContainer container = container("idle", 4, Duration.ofSeconds(30), (body, d) -> { });
+        container.start();
+        try (var stats = ((io.lettuce.core.RedisClient) client).connect()) {
+            Thread.sleep(500); // the start-up poll is done
+            long before = commandsProcessed(stats.sync().info("stats"));
+            Thread.sleep(3000);
+            long after = commandsProcessed(stats.sync().info("stats"));
+            // Whole server, including other idle test contexts in this JVM: a busy-polling container would issue
+            // thousands of commands in 3 s; a sleeping one none.
+            assertThat(after - before).isLessThan(60);
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    private static long commandsProcessed(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("total_commands_processed:")) {
+                return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        throw new AssertionError("no total_commands_processed in INFO");
+    }
+
+    @Test
     void leaseIsExtendedWhileASlowHandlerRuns() throws Exception {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
         CountDownLatch done = new CountDownLatch(1);
