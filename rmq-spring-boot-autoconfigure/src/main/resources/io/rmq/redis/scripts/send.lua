@@ -1,5 +1,5 @@
--- Sends messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when a
--- message becomes the first of the slot.
+-- Sends messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when the
+-- slot's first message changed (see wake_if_first in _common.lua; checked once per call, not per message).
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
 --                          its original due time (ZADD NX).
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
@@ -14,14 +14,30 @@
 local range = ARGV[1] == 'range'
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
+
+local was_empty = redis.call('ZCARD', K_STORE) == 0
+local first_before = nil
+if not is_priority and not was_empty then
+    first_before = redis.call('ZRANGE', K_STORE, 0, 0, 'WITHSCORES')
+end
+
 local added = 0
 for i = 3, #ARGV, 2 do
-    local member = ARGV[i + 1]
     if range then
-        added = added + redis.call('ZADD', K_STORE, 'NX', now + tonumber(ARGV[i]), member)
+        added = added + redis.call('ZADD', K_STORE, 'NX', now + tonumber(ARGV[i]), ARGV[i + 1])
     else
-        added = added + redis.call('ZADD', K_STORE, ARGV[i], member)
+        added = added + redis.call('ZADD', K_STORE, ARGV[i], ARGV[i + 1])
     end
-    wake_if_first(member, is_priority, now)
+end
+
+if is_priority then
+    if was_empty then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
+    end
+else
+    local first = redis.call('ZRANGE', K_STORE, 0, 0, 'WITHSCORES')
+    if was_empty or first[1] ~= first_before[1] or first[2] ~= first_before[2] then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. first[2])
+    end
 end
 return added
