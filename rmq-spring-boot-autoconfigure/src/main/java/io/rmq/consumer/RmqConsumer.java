@@ -270,7 +270,9 @@ public final class RmqConsumer {
         }
         catch (RuntimeException ex) {
             String reason = "unreadable message: cannot convert body to " + payloadType.getTypeName() + ": " + describe(ex);
-            settle(delivery, d -> deadLetter(d, reason) != NackOutcome.FENCED);
+            if (settle(delivery, d -> deadLetter(d, reason) != NackOutcome.FENCED)) {
+                log.error("{} moved to the dead queue: {}", delivery, reason);
+            }
             return;
         }
         try {
@@ -280,8 +282,14 @@ public final class RmqConsumer {
             if (ex instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            if (!settle(delivery, d -> nack(d, ex) != NackOutcome.FENCED)) {
-                log.warn("{} failed after its lease had expired; its redelivery decides its fate", delivery);
+            NackOutcome[] outcome = {NackOutcome.FENCED};
+            settle(delivery, d -> (outcome[0] = nack(d, ex)) != NackOutcome.FENCED);
+            switch (outcome[0]) {
+                case RETRY -> log.warn("{} failed; retrying after backoff: {}", delivery, describe(ex),
+                        log.isDebugEnabled() ? ex : null);
+                case DEAD -> log.error("{} failed for the last time; moved to the dead queue", delivery, ex);
+                case FENCED -> log.warn("{} failed after its lease had expired; its redelivery decides its fate: {}",
+                        delivery, describe(ex));
             }
             return;
         }

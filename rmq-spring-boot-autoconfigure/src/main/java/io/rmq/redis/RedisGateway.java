@@ -107,6 +107,9 @@ public final class RedisGateway implements AutoCloseable {
 
     @Override
     public void close() {
-        connection.close();
+        // Spring stops the connection factory (shutting its client down) before it destroys this bean
+        if (connection.isOpen()) {
+            connection.close();
+        }
     }
 }

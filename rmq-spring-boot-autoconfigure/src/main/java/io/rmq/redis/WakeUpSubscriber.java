@@ -107,7 +107,9 @@ public final class WakeUpSubscriber implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (connection != null) {
-            connection.close();
+            if (connection.isOpen()) {
+                connection.close();
+            }
             connection = null;
         }
     }

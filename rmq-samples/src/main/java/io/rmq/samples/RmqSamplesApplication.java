@@ -1,0 +1,28 @@
+package io.rmq.samples;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * RMQ samples: the three stories of the original RMQ design, played by {@link SampleDriver} against the listeners in
+ * {@code render}, {@code merchant} and {@code order}.
+ * <p>
+ * Without {@code spring.data.redis.*} connection properties an embedded Redis is started (see
+ * {@link io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor}). With {@code rmq.samples.exit-when-done=true}
+ * (the default) the application exits when the scenario has finished, with exit code 0 when every story ended as
+ * expected and 1 otherwise; with {@code false} it keeps listening.
+ */
+@SpringBootApplication
+@EnableConfigurationProperties(SamplesProperties.class)
+public class RmqSamplesApplication {
+
+    public static void main(String[] args) {
+        ConfigurableApplicationContext context = SpringApplication.run(RmqSamplesApplication.class, args);
+        if (context.getBean(SamplesProperties.class).exitWhenDone()) {
+            // closes the context first (listeners stop, Redis connections close, the embedded Redis stops), then exits
+            System.exit(SpringApplication.exit(context));
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.rmq.samples;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * What the scenario sent and what came of it, filled in by {@link SampleDriver}; the summary is printed from it and
+ * tests read it.
+ */
+@Component
+public class ScenarioReport {
+
+    /**
+     * One burst of price changes (story 1).
+     *
+     * @param name           e.g. "burst 1"
+     * @param batched        sent with one {@code sendBatch} instead of single sends
+     * @param requestsSent   render requests sent (one per price change)
+     * @param merged         of these, how many merged into a waiting identical request
+     * @param rendersPerItem successful renders per item id during the burst
+     * @param latestPrices   each item's price after the burst
+     * @param renderedPrices the price each item's render showed (its last render in the burst)
+     */
+    public record Burst(String name, boolean batched, int requestsSent, long merged, Map<Long, Integer> rendersPerItem,
+            Map<Long, Long> latestPrices, Map<Long, Long> renderedPrices) {
+    }
+
+    private final List<Burst> bursts = new ArrayList<>();
+    private final List<String> problems = new ArrayList<>();
+    private int backlogTasks;
+    private boolean upgradeMerged;
+    private boolean orderExtensionMerged;
+    private boolean finished;
+    private long elapsedMillis;
+
+    public synchronized void addBurst(Burst burst) {
+        bursts.add(burst);
+    }
+
+    public synchronized List<Burst> bursts() {
+        return List.copyOf(bursts);
+    }
+
+    public synchronized void backlog(int tasks, boolean upgradeMerged) {
+        this.backlogTasks = tasks;
+        this.upgradeMerged = upgradeMerged;
+    }
+
+    public synchronized int backlogTasks() {
+        return backlogTasks;
+    }
+
+    public synchronized boolean upgradeMerged() {
+        return upgradeMerged;
+    }
+
+    public synchronized void orderExtensionMerged(boolean merged) {
+        this.orderExtensionMerged = merged;
+    }
+
+    public synchronized boolean orderExtensionMerged() {
+        return orderExtensionMerged;
+    }
+
+    public synchronized void problem(String problem) {
+        problems.add(problem);
+    }
+
+    public synchronized List<String> problems() {
+        return List.copyOf(problems);
+    }
+
+    public synchronized void finish(long elapsedMillis) {
+        this.finished = true;
+        this.elapsedMillis = elapsedMillis;
+    }
+
+    /** True once the driver has played every story (successfully or not). */
+    public synchronized boolean finished() {
+        return finished;
+    }
+
+    public synchronized boolean succeeded() {
+        return finished && problems.isEmpty();
+    }
+
+    public synchronized long elapsedMillis() {
+        return elapsedMillis;
+    }
+}

@@ -1,0 +1,43 @@
+package io.rmq.samples.order;
+
+import io.rmq.spring.RmqMessage;
+import io.rmq.spring.annotation.RmqListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * Story 3, FIXED_TIME: every unpaid order has a close scheduled at its payment deadline. When it falls due, orders
+ * that were paid in the meantime are left alone; unpaid ones are closed, right at the deadline.
+ */
+@Component
+public class OrderTimeoutHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(OrderTimeoutHandler.class);
+
+    private final OrderBook orders;
+
+    public OrderTimeoutHandler(OrderBook orders) {
+        this.orders = orders;
+    }
+
+    @RmqListener(topic = "order-timeout", id = "order-timeout", concurrency = "2")
+    public void onPaymentDeadline(RmqMessage<CloseOrder> message) {
+        String id = message.payload().orderId();
+        long now = System.currentTimeMillis();
+        OrderBook.Outcome outcome = orders.closeIfUnpaid(id, now);
+        switch (outcome) {
+            case CLOSED -> {
+                OrderBook.Order order = orders.get(id);
+                log.info("  <- order {} unpaid at its deadline: CLOSED, {} ms after the deadline", id,
+                        now - order.deadline());
+            }
+            case ALREADY_PAID -> log.info("  <- order {} was paid in time: nothing to close, skipped", id);
+            case ALREADY_CLOSED -> log.info("  <- order {} is closed already: skipped", id);
+            case DEADLINE_MOVED -> log.info("  <- order {}: its deadline moved; the newer close message will handle it",
+                    id);
+            case UNKNOWN -> log.warn("order {} does not exist; its close message is dropped", id);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package io.rmq.samples;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+import io.rmq.admin.TopicStats;
+import io.rmq.samples.merchant.MerchantTaskWorker;
+import io.rmq.samples.merchant.MerchantTaskWorker.HandledTask;
+import io.rmq.samples.merchant.MerchantTier;
+import io.rmq.samples.order.OrderBook;
+import io.rmq.samples.order.OrderBook.Order;
+import io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor;
+import io.rmq.samples.render.PictureRenderer;
+import io.rmq.samples.render.PictureRenderer.FailedAttempt;
+import io.rmq.samples.render.PictureRenderer.Render;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.env.Environment;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the whole sample application against the test Redis (the driver plays the scenario while the context starts,
+ * as {@code CommandLineRunner}) and checks each story's outcome. Subclasses choose the topology.
+ */
+@SpringBootTest(classes = RmqSamplesApplication.class, properties = "rmq.samples.exit-when-done=false")
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+abstract class SampleScenarioTestSupport {
+
+    private static final List<Long> ITEMS = List.of(1001L, 1002L, 1003L, 1004L);
+
+    @Autowired
+    ScenarioReport report;
+
+    @Autowired
+    PictureRenderer renderer;
+
+    @Autowired
+    MerchantTaskWorker merchantWorker;
+
+    @Autowired
+    OrderBook orders;
+
+    @Autowired
+    RmqTemplate rmq;
+
+    @Autowired
+    Environment environment;
+
+    /** The topology's spring.data.redis.* properties and a key prefix of this run's own. */
+    static void redisProperties(DynamicPropertyRegistry registry, RedisTopology topology) {
+        topology.springProperties().forEach((name, value) -> registry.add(name, () -> value));
+        String prefix = "rmq-samples-test-" + UUID.randomUUID();
+        registry.add("rmq.key-prefix", () -> prefix);
+    }
+
+    @Test
+    void theScenarioFinishesWithoutProblems() {
+        assertThat(report.finished()).isTrue();
+        assertThat(report.problems()).isEmpty();
+        assertThat(report.succeeded()).isTrue();
+        for (String topic : List.of(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC, SampleDriver.ORDER_TOPIC)) {
+            TopicStats stats = rmq.stats(topic);
+            assertThat(stats.waiting()).as(topic + " waiting").isZero();
+            assertThat(stats.inFlight()).as(topic + " in flight").isZero();
+            assertThat(stats.dead()).as(topic + " dead").isZero();
+        }
+    }
+
+    @Test
+    void theConfiguredRedisIsUsedAndNoEmbeddedOneIsStarted() {
+        assertThat(EmbeddedRedisEnvironmentPostProcessor.embeddedRedisPort(environment)).isEmpty();
+        assertThat(environment.getProperty("spring.data.redis.host") != null
+                || environment.getProperty("spring.data.redis.cluster.nodes") != null).isTrue();
+    }
+
+    @Test
+    void rangeMergeRendersEachItemOncePerBurstAtItsLatestPrice() {
+        List<ScenarioReport.Burst> bursts = report.bursts();
+        assertThat(bursts).extracting(ScenarioReport.Burst::name).containsExactly("burst 1", "burst 2");
+        assertThat(bursts).extracting(ScenarioReport.Burst::batched).containsExactly(false, true);
+        for (ScenarioReport.Burst burst : bursts) {
+            assertThat(burst.rendersPerItem()).as(burst.name() + " renders per item")
+                    .containsOnlyKeys(ITEMS).allSatisfy((item, renders) -> assertThat(renders).isEqualTo(1));
+            assertThat(burst.merged()).as(burst.name() + " merged").isEqualTo(burst.requestsSent() - ITEMS.size());
+            assertThat(burst.renderedPrices()).as(burst.name() + " rendered prices").isEqualTo(burst.latestPrices());
+        }
+        assertThat(bursts.get(0).requestsSent()).isEqualTo(12);
+        assertThat(bursts.get(0).merged()).isEqualTo(8);
+        assertThat(bursts.get(1).requestsSent()).isEqualTo(6);
+        assertThat(bursts.get(1).merged()).isEqualTo(2);
+
+        // independently of the driver's bookkeeping: 2 bursts x 4 items = 8 renders, two per item
+        Map<Long, Long> rendersPerItem = renderer.renders().stream()
+                .collect(Collectors.groupingBy(Render::itemId, Collectors.counting()));
+        assertThat(rendersPerItem).containsOnlyKeys(ITEMS).allSatisfy((item, renders) -> assertThat(renders).isEqualTo(2));
+    }
+
+    @Test
+    void aFailedRenderIsRetriedAfterItsBackoff() {
+        List<FailedAttempt> failures = renderer.failures();
+        assertThat(failures).hasSize(1);
+        FailedAttempt failure = failures.get(0);
+        assertThat(failure.itemId()).isEqualTo(1003L);
+        assertThat(failure.attempt()).isEqualTo(1);
+        Render retried = renderer.renders().stream().filter(r -> r.itemId() == 1003L).findFirst().orElseThrow();
+        assertThat(retried.attempt()).isEqualTo(2);
+        // backoff 500 ms, no jitter (allow for clock granularity)
+        assertThat(retried.renderedAt() - failure.failedAt()).isGreaterThanOrEqualTo(450);
+        assertThat(renderer.renders()).filteredOn(r -> r.itemId() != 1003L)
+                .allSatisfy(r -> assertThat(r.attempt()).isEqualTo(1));
+    }
+
+    @Test
+    void priorityServesKeyAccountsFirstFromTheBacklog() {
+        List<HandledTask> handled = merchantWorker.handled();
+        assertThat(handled).hasSize(report.backlogTasks()).hasSize(9);
+        assertThat(handled).extracting(HandledTask::priority).isSortedAccordingTo(Comparator.reverseOrder());
+        assertThat(handled).extracting(HandledTask::tier).containsExactly(MerchantTier.KA, MerchantTier.KA,
+                MerchantTier.KA, MerchantTier.KA, MerchantTier.REGULAR, MerchantTier.REGULAR, MerchantTier.LONG_TAIL,
+                MerchantTier.LONG_TAIL, MerchantTier.LONG_TAIL);
+        // Corner Books was upgraded while waiting: its re-send merged and took the KA priority
+        assertThat(report.upgradeMerged()).isTrue();
+        assertThat(handled.subList(0, 4)).extracting(HandledTask::merchant)
+                .containsExactlyInAnyOrder("Acme Electronics", "Acme Electronics", "MegaMart", "Corner Books");
+        assertThat(handled).extracting(HandledTask::merchant).containsOnlyOnce("Corner Books");
+    }
+
+    @Test
+    void fixedTimeClosesUnpaidOrdersAtTheirDeadlineAndSkipsPaidOnes() {
+        Map<String, Order> byId = orders.orders().stream().collect(Collectors.toMap(Order::id, o -> o));
+        assertThat(byId).containsOnlyKeys("A-1001", "A-1002", "A-1003", "A-1004", "A-1005", "A-1006");
+        for (String id : List.of("A-1001", "A-1003", "A-1006")) {
+            Order order = byId.get(id);
+            assertThat(order.status()).as(id).isEqualTo(OrderBook.Status.CLOSED);
+            assertThat(order.closedAt()).as(id + " closed not before its deadline").isGreaterThanOrEqualTo(order.deadline());
+            assertThat(order.closedAt() - order.deadline()).as(id + " lateness (ms)").isLessThan(2_000);
+        }
+        for (String id : List.of("A-1002", "A-1004", "A-1005")) {
+            Order order = byId.get(id);
+            assertThat(order.status()).as(id).isEqualTo(OrderBook.Status.PAID);
+            assertThat(order.closedAt()).as(id + " never closed").isZero();
+            assertThat(order.paidAt()).as(id + " paid before its deadline").isLessThan(order.deadline());
+            assertThat(order.checkedAt()).as(id + " checked at its deadline, then skipped")
+                    .isGreaterThanOrEqualTo(order.deadline());
+        }
+        // A-1006 got one more second: its close merged and moved to the new deadline, 2.5 s after A-1001's (not 1.5 s)
+        assertThat(report.orderExtensionMerged()).isTrue();
+        assertThat(byId.get("A-1006").deadline() - byId.get("A-1001").deadline()).isEqualTo(2_500);
+    }
+}
