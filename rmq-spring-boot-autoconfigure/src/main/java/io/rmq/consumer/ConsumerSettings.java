@@ -17,8 +17,8 @@ public record ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry)
     public static final ConsumerSettings DEFAULT = new ConsumerSettings(64, Duration.ofSeconds(30), RetryPolicy.DEFAULT);
 
     public ConsumerSettings {
-        if (batchSize < 1 || batchSize > 10_000) {
-            throw new RmqInvalidArgumentException("batchSize", batchSize, "must be between 1 and 10000");
+        if (batchSize < 1 || batchSize > 1000) {
+            throw new RmqInvalidArgumentException("batchSize", batchSize, "must be between 1 and 1000");
         }
         if (lease == null || lease.toMillis() < 100) {
             throw new RmqInvalidArgumentException("lease", lease, "must be at least 100 ms");

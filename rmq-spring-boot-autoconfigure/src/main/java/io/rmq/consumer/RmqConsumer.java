@@ -17,6 +17,7 @@ import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.RmqRedis.PopResult;
 import io.rmq.redis.RmqRedis.Popped;
+import io.rmq.redis.SlotBatcher;
 
 /**
  * Two-phase consumption of one topic: {@link #poll()} leases due messages; each then ends in {@link #ack},
@@ -37,6 +38,8 @@ public final class RmqConsumer {
     private final SlotKeys[] slots;
     private final int[] allSlots;
     private final boolean priority;
+    /** Acks to a slot that arrive while one is under way go out together. */
+    private final SlotBatcher<Delivery, Long> acks;
 
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec) {
         this.redis = redis;
@@ -49,6 +52,7 @@ public final class RmqConsumer {
             allSlots[i] = i;
         }
         this.priority = topic.type() == TopicType.PRIORITY;
+        this.acks = new SlotBatcher<>(1000, (slot, group) -> redis.ack(slot, bodies(group), tokens(group)));
     }
 
     /** The slot numbers of the topic, 0 to slotAmount - 1. */
@@ -151,6 +155,20 @@ public final class RmqConsumer {
                     }
                     return acked;
                 });
+    }
+
+    /**
+     * Acknowledges one delivery, batched with other acks to the same slot that are under way; true when acked, false
+     * when the lease was no longer held. Retries when a lease extension changed the token meanwhile.
+     */
+    public CompletableFuture<Boolean> ackAsync(Delivery delivery) {
+        long token = delivery.leaseDeadline();
+        return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> {
+            if (code == 1) {
+                return CompletableFuture.completedFuture(true);
+            }
+            return delivery.leaseDeadline() != token ? ackAsync(delivery) : CompletableFuture.completedFuture(false);
+        });
     }
 
     /** Fails one attempt: retried after its backoff, or dead past max retries. */
@@ -264,6 +282,15 @@ public final class RmqConsumer {
 
     /** Converts, handles and settles one delivery (see {@link #pollAndHandle}). */
     public <T> void handle(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
+        handleAsync(delivery, payloadType, handler).join();
+    }
+
+    /**
+     * Converts and handles one delivery on the calling thread, then settles it: ack (batched, asynchronous) on a
+     * normal return, nack on an exception (retry or dead), dead queue when the body cannot be converted. The future
+     * completes when the outcome is written to Redis.
+     */
+    public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
         T payload;
         try {
             payload = codec.decode(delivery.body(), payloadType);
@@ -273,7 +300,7 @@ public final class RmqConsumer {
             if (settle(delivery, d -> deadLetter(d, reason) != NackOutcome.FENCED)) {
                 log.error("{} moved to the dead queue: {}", delivery, reason);
             }
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         try {
             handler.handle(payload, delivery);
@@ -291,12 +318,14 @@ public final class RmqConsumer {
                 case FENCED -> log.warn("{} failed after its lease had expired; its redelivery decides its fate: {}",
                         delivery, describe(ex));
             }
-            return;
+            return CompletableFuture.completedFuture(null);
         }
-        if (!settle(delivery, this::ack)) {
-            log.warn("{} was handled after its lease had expired (handler slower than the lease and its extension);"
-                    + " it may be delivered again", delivery);
-        }
+        return ackAsync(delivery).thenAccept(acked -> {
+            if (!acked) {
+                log.warn("{} was handled after its lease had expired (handler slower than the lease and its"
+                        + " extension); it may be delivered again", delivery);
+            }
+        });
     }
 
     /**

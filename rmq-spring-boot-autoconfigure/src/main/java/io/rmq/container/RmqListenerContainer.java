@@ -4,6 +4,7 @@ import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +40,11 @@ public final class RmqListenerContainer {
     private final MessageHandler<Object> handler;
     private final ContainerOptions options;
     private final int capacity;
+    /** The poller fetches again once outstanding messages fall to this many, so each fetch is a decent batch. */
+    private final int lowWater;
     private final long extendEveryMillis;
+    /** Rotates which due slots a partial poll starts with, so no slot waits behind the others. */
+    private int slotCursor;
 
     private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
     private final Set<Delivery> outstanding = ConcurrentHashMap.newKeySet();
@@ -67,7 +72,8 @@ public final class RmqListenerContainer {
         this.payloadType = payloadType;
         this.handler = (MessageHandler<Object>) handler;
         this.options = options;
-        this.capacity = options.concurrency() + consumer.settings().batchSize();
+        this.capacity = options.concurrency() + 2 * consumer.settings().batchSize();
+        this.lowWater = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
     }
 
@@ -160,16 +166,17 @@ public final class RmqListenerContainer {
                     nextExtension = now + extendEveryMillis;
                 }
                 int free = capacity - outstanding.size();
-                int[] due = dueSlots(now >= nextFullPoll);
-                if (free > 0 && due.length > 0) {
-                    if (due.length == slotNextDue.length) {
+                boolean fullPoll = now >= nextFullPoll;
+                int[] due = dueSlots(fullPoll);
+                if (free >= capacity - lowWater && due.length > 0) {
+                    if (fullPoll) {
                         nextFullPoll = now + options.maxIdle().toMillis();
                     }
-                    poll(due, free);
+                    poll(fullPoll ? due : pick(due, free), free);
                     continue;
                 }
                 long wakeAt = Math.min(nextFullPoll, outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension);
-                if (free > 0) {
+                if (free >= capacity - lowWater) {
                     wakeAt = Math.min(wakeAt, earliestDueLocal());
                 }
                 park(wakeAt);
@@ -204,6 +211,25 @@ public final class RmqListenerContainer {
             }
         }
         return java.util.Arrays.copyOf(due, count);
+    }
+
+    /**
+     * The due slots to poll now: enough of them that each returns a reasonable batch (a pop call has a fixed cost),
+     * starting at a rotating position.
+     */
+    private int[] pick(int[] due, int free) {
+        int perSlot = Math.min(consumer.settings().batchSize(), 16);
+        int count = Math.max(1, Math.min(due.length, free / perSlot));
+        if (count == due.length) {
+            return due;
+        }
+        int[] picked = new int[count];
+        int start = Math.floorMod(slotCursor, due.length);
+        for (int i = 0; i < count; i++) {
+            picked[i] = due[(start + i) % due.length];
+        }
+        slotCursor = start + count;
+        return picked;
     }
 
     private void poll(int[] slots, int free) {
@@ -326,20 +352,28 @@ public final class RmqListenerContainer {
                 }
                 continue;
             }
+            CompletableFuture<Void> settled;
             try {
-                consumer.handle(delivery, payloadType, handler);
+                settled = consumer.handleAsync(delivery, payloadType, handler);
             }
             catch (RuntimeException ex) {
-                // settling failed (Redis unreachable): the lease expires and the message is redelivered
-                log.warn("Container '{}' could not settle {}; it will be redelivered after its lease", id(), delivery, ex);
+                settled = CompletableFuture.failedFuture(ex);
             }
-            finally {
-                outstanding.remove(delivery);
-                Thread pollerThread = poller;
-                if (pollerThread != null) {
-                    LockSupport.unpark(pollerThread);
+            // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written
+            settled.whenComplete((v, ex) -> {
+                if (ex != null) {
+                    // settling failed (Redis unreachable): the lease expires and the message is redelivered
+                    log.warn("Container '{}' could not settle {}; it will be redelivered after its lease", id(),
+                            delivery, ex);
                 }
-            }
+                outstanding.remove(delivery);
+                if (outstanding.size() <= lowWater) {
+                    Thread pollerThread = poller;
+                    if (pollerThread != null) {
+                        LockSupport.unpark(pollerThread);
+                    }
+                }
+            });
         }
     }
 }

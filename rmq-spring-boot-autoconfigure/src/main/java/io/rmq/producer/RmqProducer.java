@@ -19,6 +19,7 @@ import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
+import io.rmq.redis.SlotBatcher;
 
 /**
  * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
@@ -33,12 +34,15 @@ public final class RmqProducer {
     private final TopicRegistry topics;
     private final BodyCodec codec;
     private final int maxBodyBytes;
+    /** Single sends to a slot that arrive while one is under way go out together. */
+    private final SlotBatcher<Encoded, Long> singles;
 
     public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
         this.maxBodyBytes = maxBodyBytes;
+        this.singles = new SlotBatcher<>(CHUNK, this::write);
     }
 
     public SendResult sendRangeMerge(String topic, Object body, Duration timeRange) {
@@ -57,11 +61,14 @@ public final class RmqProducer {
         return RedisGateway.await(sendAsync(message), "sending to topic '" + message.topic() + "'");
     }
 
-    /** Validation errors are thrown at once; Redis failures complete the future exceptionally. */
+    /**
+     * Validation errors are thrown at once; Redis failures complete the future exceptionally. Sends to one slot that
+     * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
+     */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
         Encoded encoded = encode(message);
-        return write(encoded.slot, List.of(encoded)).thenApply(added -> new SendResult(message.topic(),
-                encoded.slot.slot(), added == 0));
+        return singles.submit(encoded.slot, encoded)
+                .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
     }
 
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
@@ -78,7 +85,7 @@ public final class RmqProducer {
             Encoded encoded = encode(message);
             bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
         }
-        List<CompletableFuture<Long>> writes = new ArrayList<>();
+        List<CompletableFuture<List<Long>>> writes = new ArrayList<>();
         bySlot.forEach((slot, group) -> {
             for (int from = 0; from < group.size(); from += CHUNK) {
                 writes.add(write(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
@@ -86,14 +93,16 @@ public final class RmqProducer {
         });
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long added = 0;
-            for (CompletableFuture<Long> write : writes) {
-                added += write.join();
+            for (CompletableFuture<List<Long>> write : writes) {
+                for (long one : write.join()) {
+                    added += one;
+                }
             }
             return new BatchResult(messages.size(), added);
         });
     }
 
-    private CompletableFuture<Long> write(SlotKeys slot, List<Encoded> group) {
+    private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
         List<byte[]> members = new ArrayList<>(group.size());
         List<Long> parameters = new ArrayList<>(group.size());
         for (Encoded e : group) {

@@ -72,13 +72,14 @@ public final class RmqRedis {
     // ---------------------------------------------------------------- sending
 
     /**
-     * Writes messages into one slot with the merge rule of the topic type (see send.lua). Returns how many were new.
+     * Writes messages into one slot with the merge rule of the topic type (see send.lua). Returns per message 1 (new)
+     * or 0 (merged).
      *
      * @param rangeMerge true for RANGE_MERGE (parameters are time ranges), false for explicit scores
      * @param priority   true for PRIORITY topics
      */
-    public CompletableFuture<Long> send(SlotKeys slot, boolean rangeMerge, boolean priority, List<byte[]> members,
-            List<Long> parameters) {
+    public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters) {
         byte[][] args = new byte[2 + members.size() * 2][];
         args[0] = rangeMerge ? RANGE : SCORE;
         args[1] = priority ? ONE : ZERO;
@@ -86,7 +87,7 @@ public final class RmqRedis {
             args[2 + 2 * i] = bytes(parameters.get(i));
             args[3 + 2 * i] = members.get(i);
         }
-        return gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), args);
+        return gateway.eval(RmqScript.SEND, ScriptOutputType.MULTI, slot.all(), args);
     }
 
     // ---------------------------------------------------------------- consuming

@@ -7,20 +7,32 @@
 -- Returns: array with 1 (acked) or 0 (fenced: lease no longer held) per member
 --#include _common.lua
 
-local out = {}
-for i = 1, #ARGV, 2 do
-    local member, token = ARGV[i], tonumber(ARGV[i + 1])
-    local score = redis.call('ZSCORE', K_PREPARE, member)
-    if score and tonumber(score) == token then
-        redis.call('ZREM', K_PREPARE, member)
-        -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
-        if not redis.call('ZSCORE', K_RETRY, member) then
-            redis.call('HDEL', K_ATTEMPTS, member)
-            redis.call('HDEL', K_PRIORITY, member)
-        end
-        out[#out + 1] = 1
+local members = {}
+for i = 1, #ARGV, 2 do members[#members + 1] = ARGV[i] end
+local current = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+local out, acked = {}, {}
+for j, member in ipairs(members) do
+    if current[j] and tonumber(current[j]) == tonumber(ARGV[2 * j]) then
+        acked[#acked + 1] = member
+        out[j] = 1
     else
-        out[#out + 1] = 0
+        out[j] = 0
+    end
+end
+if #acked > 0 then
+    redis.call('ZREM', K_PREPARE, unpack(acked))
+    -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
+    local forget = acked
+    if redis.call('EXISTS', K_RETRY) == 1 then
+        forget = {}
+        local retrying = redis.call('ZMSCORE', K_RETRY, unpack(acked))
+        for j, member in ipairs(acked) do
+            if not retrying[j] then forget[#forget + 1] = member end
+        end
+    end
+    if #forget > 0 then
+        redis.call('HDEL', K_ATTEMPTS, unpack(forget))
+        redis.call('HDEL', K_PRIORITY, unpack(forget))
     end
 end
 return out

@@ -37,6 +37,7 @@ end
 
 local out = { deadline, -1 }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
+-- Multi-member commands per page (ZMSCORE, ZREM, ZADD, HMGET): a pop costs a handful of calls, not a few per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
     local page
@@ -45,22 +46,36 @@ while taken < batch and skipped < max_skipped do
     else
         page = redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
     end
-    for i = 1, #page, 2 do
-        local member, score = page[i], page[i + 1]
-        if redis.call('ZSCORE', K_PREPARE, member) then
+    if #page == 0 then break end
+    local members = {}
+    for i = 1, #page, 2 do members[#members + 1] = page[i] end
+    local in_flight = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+    local take, scores, lease_args, priority_args = {}, {}, {}, {}
+    for j, member in ipairs(members) do
+        if in_flight[j] then
             skipped = skipped + 1
         else
-            redis.call('ZREM', K_STORE, member)
-            redis.call('ZADD', K_PREPARE, deadline, member)
-            if is_priority then
-                redis.call('HSET', K_PRIORITY, member, score)
-            end
-            local failures = tonumber(redis.call('HGET', K_ATTEMPTS, member) or '0')
-            out[#out + 1] = member
-            out[#out + 1] = score
-            out[#out + 1] = failures + 1
-            taken = taken + 1
+            take[#take + 1] = member
+            scores[#scores + 1] = page[2 * j]
+            lease_args[#lease_args + 1] = deadline
+            lease_args[#lease_args + 1] = member
+            priority_args[#priority_args + 1] = member
+            priority_args[#priority_args + 1] = page[2 * j]
         end
+    end
+    if #take > 0 then
+        redis.call('ZREM', K_STORE, unpack(take))
+        redis.call('ZADD', K_PREPARE, unpack(lease_args))
+        if is_priority then
+            redis.call('HSET', K_PRIORITY, unpack(priority_args))
+        end
+        local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
+        for j, member in ipairs(take) do
+            out[#out + 1] = member
+            out[#out + 1] = scores[j]
+            out[#out + 1] = tonumber(failures[j] or '0') + 1
+        end
+        taken = taken + #take
     end
     if #page < 2 * want then break end
 end

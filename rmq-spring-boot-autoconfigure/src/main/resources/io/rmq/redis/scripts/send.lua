@@ -8,7 +8,7 @@
 -- ARGV[1]: 'range' or 'score'
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
--- Returns: the number of messages added (the rest merged into waiting ones)
+-- Returns: per message 1 (added) or 0 (merged into a waiting one, or repeated within this call)
 --#include _common.lua
 
 local range = ARGV[1] == 'range'
@@ -21,12 +21,12 @@ if not is_priority and not was_empty then
     first_before = redis.call('ZRANGE', K_STORE, 0, 0, 'WITHSCORES')
 end
 
-local added = 0
+local added = {}
 for i = 3, #ARGV, 2 do
     if range then
-        added = added + redis.call('ZADD', K_STORE, 'NX', now + tonumber(ARGV[i]), ARGV[i + 1])
+        added[#added + 1] = redis.call('ZADD', K_STORE, 'NX', now + tonumber(ARGV[i]), ARGV[i + 1])
     else
-        added = added + redis.call('ZADD', K_STORE, ARGV[i], ARGV[i + 1])
+        added[#added + 1] = redis.call('ZADD', K_STORE, ARGV[i], ARGV[i + 1])
     end
 end
 
