@@ -21,12 +21,28 @@ if not is_priority and not was_empty then
     first_before = redis.call('ZRANGE', K_STORE, 0, 0, 'WITHSCORES')
 end
 
-local added = {}
+-- One ZMSCORE and one multi-member ZADD per call (calls per message are what a script pays for), up to 1000
+-- messages (ARGV stays well under Lua's unpack limit).
+local members, zadd_args, seen = {}, {}, {}
 for i = 3, #ARGV, 2 do
-    if range then
-        added[#added + 1] = redis.call('ZADD', K_STORE, 'NX', now + tonumber(ARGV[i]), ARGV[i + 1])
+    local member = ARGV[i + 1]
+    members[#members + 1] = member
+    zadd_args[#zadd_args + 1] = range and (now + tonumber(ARGV[i])) or ARGV[i]
+    zadd_args[#zadd_args + 1] = member
+end
+local existing = redis.call('ZMSCORE', K_STORE, unpack(members))
+if range then
+    redis.call('ZADD', K_STORE, 'NX', unpack(zadd_args))
+else
+    redis.call('ZADD', K_STORE, unpack(zadd_args))
+end
+local added = {}
+for j, member in ipairs(members) do
+    if existing[j] or seen[member] then
+        added[j] = 0
     else
-        added[#added + 1] = redis.call('ZADD', K_STORE, ARGV[i], ARGV[i + 1])
+        added[j] = 1
+        seen[member] = true
     end
 end
 

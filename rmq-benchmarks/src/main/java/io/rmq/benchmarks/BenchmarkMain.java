@@ -1,0 +1,419 @@
+package io.rmq.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.rmq.test.RedisEndpoint;
+import io.rmq.test.TestRedisServers;
+
+/**
+ * Runs workloads W1-W3 (DESIGN.md) for RMQ and each available peer on one fresh Redis on loopback, each figure over
+ * several runs, and prints (and writes) a table of medians, ranges and RMQ/peer ratios. Every workload runs in its
+ * own peer process (PROTOCOL.md); Redis is flushed before each.
+ */
+public final class BenchmarkMain {
+
+    record Peer(String name, List<String> command, String missing) {
+    }
+
+    /** One figure: its label, unit, and whether higher is better. */
+    enum Metric {
+        W1A_BATCH("W1A produce, batch API", "msgs/s", true),
+        W1A_SINGLE("W1A produce, one at a time (async)", "msgs/s", true),
+        W1B_CONSUME("W1B consume, concurrency 8", "msgs/s", true),
+        W1C_BOTH("W1C produce + consume at once", "msgs/s", true),
+        W2_BYTES("W2 Redis memory per queued message", "bytes", false),
+        W3_P50("W3 lateness p50", "ms", false),
+        W3_P99("W3 lateness p99", "ms", false),
+        W3_MAX("W3 lateness max", "ms", false),
+        W3_IDLE("W3 idle consumer Redis commands", "cmds/s", false);
+
+        final String label;
+        final String unit;
+        final boolean higherIsBetter;
+
+        Metric(String label, String unit, boolean higherIsBetter) {
+            this.label = label;
+            this.unit = unit;
+            this.higherIsBetter = higherIsBetter;
+        }
+    }
+
+    private final Map<String, String> options;
+    private final int runs;
+    private final int w1;
+    private final int w2;
+    private final int w3;
+    private final int cap;
+    private final int delaySeconds;
+    private final int idleSeconds;
+    private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
+    private final Map<String, List<String>> notes = new LinkedHashMap<>();
+    private RedisCommands<String, String> redis;
+    private RedisEndpoint endpoint;
+
+    BenchmarkMain(Map<String, String> options) {
+        this.options = options;
+        this.runs = intOption("runs", 2);
+        this.w1 = intOption("w1", 200_000);
+        this.w2 = intOption("w2", 1_000_000);
+        this.w3 = intOption("w3", 10_000);
+        this.cap = intOption("cap-seconds", 90);
+        this.delaySeconds = intOption("delay-seconds", 10);
+        this.idleSeconds = intOption("idle-seconds", 10);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        String table = new BenchmarkMain(options).runAll();
+        System.out.println();
+        System.out.println(table);
+        System.exit(0);
+    }
+
+    private int intOption(String name, int fallback) {
+        return Integer.parseInt(options.getOrDefault(name, Integer.toString(fallback)));
+    }
+
+    String runAll() throws Exception {
+        endpoint = TestRedisServers.standalone();
+        RedisClient client = RedisClient.create(RedisURI.create(endpoint.host(), endpoint.port()));
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            redis = connection.sync();
+            String version = info("server", "redis_version");
+            log("Redis " + version + " on " + endpoint.host() + ":" + endpoint.port() + ", " + runs + " run(s)");
+            List<Peer> peers = peers();
+            for (Peer peer : peers) {
+                if (peer.missing() != null) {
+                    log("skipping " + peer.name() + ": " + peer.missing());
+                    note(peer.name(), "not run: " + peer.missing());
+                }
+            }
+            for (int run = 1; run <= runs; run++) {
+                for (Peer peer : peers) {
+                    if (peer.missing() == null) {
+                        log("run " + run + "/" + runs + ": " + peer.name());
+                        runPeer(peer);
+                    }
+                }
+            }
+            String table = table(version, peers);
+            Path out = Path.of(options.getOrDefault("out", "rmq-benchmarks/target/benchmark-results.md"));
+            Files.createDirectories(out.toAbsolutePath().getParent());
+            Files.writeString(out, table);
+            log("table written to " + out);
+            return table;
+        }
+        finally {
+            client.shutdown();
+        }
+    }
+
+    // ------------------------------------------------------------------ peers
+
+    List<Peer> peers() {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path root = Path.of(options.getOrDefault("root", "."));
+        List<Peer> all = new ArrayList<>();
+        all.add(new Peer("RMQ", List.of(java, "-Xmx2g", "-cp", System.getProperty("java.class.path"),
+                RmqPeer.class.getName()), null));
+        all.add(jarPeer("Redisson", java, root.resolve("rmq-benchmarks/peers/redisson/target/redisson-peer.jar")));
+        Path bullmq = root.resolve("rmq-benchmarks/peers/bullmq");
+        all.add(new Peer("BullMQ", List.of("node", bullmq.resolve("peer.mjs").toString()),
+                Files.isDirectory(bullmq.resolve("node_modules/bullmq")) ? null
+                        : "npm packages not installed (" + bullmq + "/node_modules)"));
+        all.add(jarPeer("Rqueue", java, root.resolve("rmq-benchmarks/peers/rqueue/target/rqueue-peer.jar")));
+        all.add(jarPeer("dyno-queues", java, root.resolve("rmq-benchmarks/peers/dyno/target/dyno-peer.jar")));
+        String only = options.get("peers");
+        if (only != null) {
+            List<String> wanted = List.of(only.toLowerCase(Locale.ROOT).split(","));
+            all.removeIf(p -> !wanted.contains(p.name().toLowerCase(Locale.ROOT)));
+        }
+        return all;
+    }
+
+    private static Peer jarPeer(String name, String java, Path jar) {
+        return new Peer(name, List.of(java, "-Xmx2g", "-jar", jar.toString()),
+                Files.isRegularFile(jar) ? null : "not built (" + jar + ")");
+    }
+
+    private void runPeer(Peer peer) throws Exception {
+        Map<String, String> r;
+        flush();
+        r = workload(peer, "produce-batch", w1, cap);
+        double batchRate = number(r, "rate");
+        record(peer, Metric.W1A_BATCH, batchRate);
+        if (r != null) {
+            r = workload(peer, "consume", w1, cap);
+            record(peer, Metric.W1B_CONSUME, number(r, "rate"));
+            capped(peer, "W1B", r, w1);
+        }
+        flush();
+        r = workload(peer, "produce-single", w1, cap);
+        record(peer, Metric.W1A_SINGLE, number(r, "rate"));
+        flush();
+        r = workload(peer, "produce-consume", w1, cap);
+        record(peer, Metric.W1C_BOTH, number(r, "rate"));
+        capped(peer, "W1C", r, w1);
+
+        flush();
+        int fill = w2;
+        if (batchRate > 0 && w2 / batchRate > 60) {
+            fill = (int) Math.max(10_000, Math.min(w2, batchRate * 60));
+            note(peer.name(), "W2 measured with " + fill + " messages (its batch produce rate would need "
+                    + Math.round(w2 / batchRate) + " s for " + w2 + ")");
+        }
+        long before = Long.parseLong(info("memory", "used_memory"));
+        r = workload(peer, "fill", fill, cap);
+        long after = Long.parseLong(info("memory", "used_memory"));
+        double filled = number(r, "count");
+        record(peer, Metric.W2_BYTES, filled > 0 ? (after - before) / filled : Double.NaN);
+
+        flush();
+        r = workload(peer, "delay", w3, delaySeconds);
+        record(peer, Metric.W3_P50, number(r, "p50"));
+        record(peer, Metric.W3_P99, number(r, "p99"));
+        record(peer, Metric.W3_MAX, number(r, "max"));
+        if (r != null && number(r, "count") < w3) {
+            note(peer.name(), "W3 handled only " + Math.round(number(r, "count")) + " of " + w3 + " in time");
+        }
+
+        flush();
+        record(peer, Metric.W3_IDLE, idle(peer));
+    }
+
+    private void capped(Peer peer, String what, Map<String, String> r, int expected) {
+        if (r != null && number(r, "count") < expected) {
+            note(peer.name(), what + " stopped at the " + cap + " s cap after " + Math.round(number(r, "count"))
+                    + " of " + expected + " messages (rate over that time)");
+        }
+    }
+
+    /** Runs one workload process; returns its RESULT fields, or null when it failed or timed out. */
+    private Map<String, String> workload(Peer peer, String workload, int messages, int seconds) throws Exception {
+        List<String> command = new ArrayList<>(peer.command());
+        command.addAll(List.of(workload, "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
+                "--messages", Integer.toString(messages), "--concurrency", "8", "--seconds", Integer.toString(seconds)));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        CompletableFuture<String> result = readResult(process, null);
+        long timeout = seconds * 3L + 180;
+        if (!process.waitFor(timeout, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            log("  " + workload + ": timed out after " + timeout + " s");
+            note(peer.name(), workload + " timed out after " + timeout + " s");
+            return null;
+        }
+        String line = result.get(10, TimeUnit.SECONDS);
+        if (line == null || process.exitValue() != 0) {
+            log("  " + workload + ": failed (exit " + process.exitValue() + ")");
+            note(peer.name(), workload + " failed (exit " + process.exitValue() + ")");
+            return null;
+        }
+        log("  " + workload + " " + line);
+        return parse(line);
+    }
+
+    /** Reads a peer's output until its RESULT line; calls {@code onReady} at READY. Keeps the last lines for errors. */
+    private CompletableFuture<String> readResult(Process process, Runnable onReady) {
+        return CompletableFuture.supplyAsync(() -> {
+            List<String> tail = new ArrayList<>();
+            try (BufferedReader reader = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                String result = null;
+                while ((line = reader.readLine()) != null) {
+                    if (line.startsWith("RESULT ")) {
+                        result = line.substring(7).trim();
+                    }
+                    else if (line.trim().equals("READY") && onReady != null) {
+                        onReady.run();
+                    }
+                    else {
+                        tail.add(line);
+                        if (tail.size() > 15) {
+                            tail.remove(0);
+                        }
+                    }
+                }
+                if (result == null) {
+                    tail.forEach(l -> log("    | " + l));
+                }
+                return result;
+            }
+            catch (IOException ex) {
+                return null;
+            }
+        });
+    }
+
+    /** Starts the idle workload and counts Redis commands over the measuring window after READY. */
+    private double idle(Peer peer) throws Exception {
+        List<String> command = new ArrayList<>(peer.command());
+        command.addAll(List.of("idle", "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
+                "--concurrency", "8", "--seconds", Integer.toString(idleSeconds + 4)));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        CompletableFuture<String> result = readResult(process, () -> ready.complete(null));
+        try {
+            ready.get(120, TimeUnit.SECONDS);
+        }
+        catch (Exception ex) {
+            process.destroyForcibly();
+            note(peer.name(), "idle: no READY");
+            return Double.NaN;
+        }
+        long start = Long.parseLong(info("stats", "total_commands_processed"));
+        Thread.sleep(idleSeconds * 1000L);
+        long end = Long.parseLong(info("stats", "total_commands_processed"));
+        double perSecond = (end - start - 1) / (double) idleSeconds; // minus our own INFO
+        process.waitFor(idleSeconds + 120L, TimeUnit.SECONDS);
+        result.getNow(null);
+        log(String.format(Locale.ROOT, "  idle %.1f cmds/s", perSecond));
+        return perSecond;
+    }
+
+    // ------------------------------------------------------------------ results
+
+    private void record(Peer peer, Metric metric, double value) {
+        results.computeIfAbsent(peer.name(), p -> new LinkedHashMap<>())
+                .computeIfAbsent(metric, m -> new ArrayList<>()).add(value);
+    }
+
+    private void note(String peer, String text) {
+        List<String> list = notes.computeIfAbsent(peer, p -> new ArrayList<>());
+        if (!list.contains(text)) {
+            list.add(text);
+        }
+    }
+
+    static double median(List<Double> values) {
+        List<Double> sorted = values.stream().filter(v -> !v.isNaN()).sorted().toList();
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    static String format(double value) {
+        if (Double.isNaN(value)) {
+            return "n/a";
+        }
+        if (Math.abs(value) >= 100) {
+            return String.format(Locale.ROOT, "%,.0f", value);
+        }
+        return String.format(Locale.ROOT, "%.1f", value);
+    }
+
+    static String cell(List<Double> values) {
+        if (values == null || values.stream().allMatch(v -> v.isNaN())) {
+            return "n/a";
+        }
+        List<Double> valid = values.stream().filter(v -> !v.isNaN()).sorted().toList();
+        String median = format(median(valid));
+        return valid.size() < 2 ? median : median + " (" + format(valid.get(0)) + "–" + format(valid.get(valid.size() - 1)) + ")";
+    }
+
+    String table(String version, List<Peer> peers) {
+        List<String> measured = peers.stream().filter(p -> p.missing() == null).map(Peer::name).toList();
+        StringBuilder out = new StringBuilder();
+        out.append("## RMQ and peers, W1-W3 (DESIGN.md)\n\n");
+        out.append(String.format(Locale.ROOT, "Redis %s on loopback, flushed before every workload; %d run(s) per figure: median"
+                + " (min–max). Machine: %d cores, Java %s. Ratio = RMQ / peer (for bytes, ms and cmds/s lower is"
+                + " better, so a ratio below 1 favours RMQ there).%n%n", version, runs,
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
+        out.append("| figure | unit |");
+        for (String name : measured) {
+            out.append(' ').append(name).append(" |");
+            if (!name.equals("RMQ")) {
+                out.append(" RMQ/").append(name).append(" |");
+            }
+        }
+        out.append('\n').append("| --- | --- |");
+        for (String name : measured) {
+            out.append(" ---: |");
+            if (!name.equals("RMQ")) {
+                out.append(" ---: |");
+            }
+        }
+        out.append('\n');
+        Map<Metric, List<Double>> rmq = results.getOrDefault("RMQ", Map.of());
+        for (Metric metric : Metric.values()) {
+            out.append("| ").append(metric.label).append(" | ").append(metric.unit).append(" |");
+            double rmqMedian = rmq.containsKey(metric) ? median(rmq.get(metric)) : Double.NaN;
+            for (String name : measured) {
+                List<Double> values = results.getOrDefault(name, Map.of()).get(metric);
+                out.append(' ').append(cell(values)).append(" |");
+                if (!name.equals("RMQ")) {
+                    double peerMedian = values == null ? Double.NaN : median(values);
+                    double ratio = rmqMedian / peerMedian;
+                    out.append(' ').append(Double.isNaN(ratio) || Double.isInfinite(ratio) ? "n/a"
+                            : String.format(Locale.ROOT, "%.2f", ratio)).append(" |");
+                }
+            }
+            out.append('\n');
+        }
+        if (!notes.isEmpty()) {
+            out.append("\nNotes:\n");
+            notes.forEach((peer, list) -> list.forEach(n -> out.append("- ").append(peer).append(": ").append(n).append('\n')));
+        }
+        return out.toString();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void flush() {
+        redis.flushall();
+    }
+
+    private String info(String section, String field) {
+        for (String line : redis.info(section).split("\\r?\\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        throw new IllegalStateException("no " + field + " in INFO " + section);
+    }
+
+    private static final Pattern FIELD = Pattern.compile("\"(\\w+)\"\\s*:\\s*\"?([-0-9.eE]+)\"?");
+
+    static Map<String, String> parse(String json) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        Matcher m = FIELD.matcher(json);
+        while (m.find()) {
+            fields.put(m.group(1), m.group(2));
+        }
+        return fields;
+    }
+
+    static double number(Map<String, String> fields, String name) {
+        if (fields == null || !fields.containsKey(name)) {
+            return Double.NaN;
+        }
+        return Double.parseDouble(fields.get(name));
+    }
+
+    private static void log(String text) {
+        System.err.println("[bench] " + text);
+    }
+}

@@ -1,0 +1,44 @@
+package io.rmq.benchmarks;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Command line of a peer (see PROTOCOL.md): {@code <workload> --host H --port P [--messages N] [--concurrency C]
+ * [--seconds S]}.
+ */
+record PeerArgs(String workload, String host, int port, int messages, int concurrency, int seconds) {
+
+    static PeerArgs parse(String[] args) {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S]");
+        }
+        Map<String, String> options = new HashMap<>();
+        for (int i = 1; i + 1 < args.length; i += 2) {
+            options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        String workload = args[0];
+        int defaultMessages = switch (workload) {
+            case "delay" -> 10_000;
+            case "fill" -> 1_000_000;
+            default -> 200_000;
+        };
+        int defaultSeconds = switch (workload) {
+            case "delay" -> 10;
+            case "idle" -> 12;
+            default -> 120;
+        };
+        return new PeerArgs(workload, options.getOrDefault("host", "127.0.0.1"),
+                Integer.parseInt(options.getOrDefault("port", "6379")),
+                Integer.parseInt(options.getOrDefault("messages", Integer.toString(defaultMessages))),
+                Integer.parseInt(options.getOrDefault("concurrency", "8")),
+                Integer.parseInt(options.getOrDefault("seconds", Integer.toString(defaultSeconds))));
+    }
+
+    /** The W1/W2 body: {"id":i,"body":"<80 characters>"}, about 100 bytes. */
+    static String body(long id) {
+        return "{\"id\":" + id + ",\"body\":\"" + FILLER + "\"}";
+    }
+
+    static final String FILLER = "lorem-ipsum-dolor-sit-amet-consectetur-adipiscing-elit-sed-do-eiusmod-tempor-inc";
+}
