@@ -1,0 +1,455 @@
+package io.rmq.benchmarks.peers.dyno;
+
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.netflix.dyno.queues.DynoQueue;
+import com.netflix.dyno.queues.Message;
+import com.netflix.dyno.queues.redis.RedisQueues;
+import com.netflix.dyno.queues.shard.SingleShardSupplier;
+import com.netflix.servo.DefaultMonitorRegistry;
+import com.netflix.servo.monitor.Monitor;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPool;
+import redis.clients.jedis.JedisPoolConfig;
+import redis.clients.jedis.commands.JedisCommands;
+
+/**
+ * Benchmark peer for Netflix dyno-queues (see rmq-benchmarks/PROTOCOL.md).
+ *
+ * <pre>
+ * java -jar dyno-peer.jar &lt;workload&gt; --host H --port P [--messages N] [--concurrency C] [--seconds S]
+ *                         [--chunk K] [--pop-count K] [--pop-wait-ms W]
+ * </pre>
+ *
+ * Queue: the production recipe {@code RedisQueues} / {@code RedisDynoQueue} (v1, no pipelining) over one plain Redis.
+ * It takes Jedis {@link JedisCommands} for its "quorum" and "non-quorum" connections; against plain Redis both are the
+ * same {@link JedisPool}, wrapped so that every call borrows a connection (what Netflix Conductor's standalone-Redis
+ * mode does with its {@code JedisStandalone}). One shard ("a"). Layout per queue: a hash with the message JSON, a
+ * sorted set scored by due time (the queue shard), a sorted set of unacked ids.
+ * <p>
+ * Options beyond the protocol: {@code --chunk} messages per {@code push(List)} (default 1000), {@code --pop-count}
+ * / {@code --pop-wait-ms}: each consumer thread loops {@code pop(count, wait, MILLISECONDS)} + {@code ack(id)}
+ * (defaults 10 and 100).
+ */
+public final class DynoPeer {
+
+    static final String KEY_PREFIX = "bench-dyno";
+    static final String QUEUE = "queue";
+    static final int UNACK_TIMEOUT_MS = 60_000;
+    static final int UNACK_HANDLER_INTERVAL_MS = 60_000;
+
+    private static final String FILLER =
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+    private final String workload;
+    private final String host;
+    private final int port;
+    private final Integer messagesArg;
+    private final int concurrency;
+    private final Integer secondsArg;
+    private final int chunk;
+    private final int popCount;
+    private final int popWaitMs;
+
+    private JedisPool pool;
+    private RedisQueues queues;
+    private volatile boolean stopping;
+
+    private DynoPeer(String[] args) {
+        if (args.length < 1) {
+            throw new IllegalArgumentException(
+                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S]");
+        }
+        workload = args[0];
+        String h = "127.0.0.1";
+        int p = 6379;
+        Integer n = null;
+        int c = 8;
+        Integer s = null;
+        int k = 1000;
+        int pc = 10;
+        int pw = 100;
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("missing value for " + a);
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--host" -> h = v;
+                case "--port" -> p = Integer.parseInt(v);
+                case "--messages" -> n = Integer.parseInt(v);
+                case "--concurrency" -> c = Integer.parseInt(v);
+                case "--seconds" -> s = Integer.parseInt(v);
+                case "--chunk" -> k = Integer.parseInt(v);
+                case "--pop-count" -> pc = Integer.parseInt(v);
+                case "--pop-wait-ms" -> pw = Integer.parseInt(v);
+                default -> log("ignoring unknown option " + a + " " + v);
+            }
+        }
+        host = h;
+        port = p;
+        messagesArg = n;
+        concurrency = Math.max(1, c);
+        secondsArg = s;
+        chunk = Math.max(1, k);
+        popCount = Math.max(1, pc);
+        popWaitMs = Math.max(0, pw);
+    }
+
+    public static void main(String[] args) {
+        int rc = 0;
+        DynoPeer peer = null;
+        try {
+            peer = new DynoPeer(args);
+            peer.run();
+        } catch (Throwable t) {
+            System.err.println("dyno-peer: failed: " + t);
+            t.printStackTrace();
+            rc = 1;
+        } finally {
+            if (peer != null) {
+                peer.shutdown();
+            }
+        }
+        System.out.flush();
+        System.exit(rc);
+    }
+
+    private void run() throws Exception {
+        JedisPoolConfig config = new JedisPoolConfig();
+        config.setMaxTotal(concurrency + 8);
+        config.setMaxIdle(concurrency + 8);
+        pool = new JedisPool(config, host, port, 10_000);
+        JedisCommands conn = pooled(pool);
+        queues = new RedisQueues(conn, conn, KEY_PREFIX, new SingleShardSupplier("a"), UNACK_TIMEOUT_MS,
+                UNACK_HANDLER_INTERVAL_MS);
+        DynoQueue queue = queues.get(QUEUE);
+        switch (workload) {
+            case "produce-batch" -> produceBatch(queue);
+            case "produce-single" -> produceSingle(queue);
+            case "consume" -> consume(queue);
+            case "produce-consume" -> produceConsume(queue);
+            case "fill" -> fill(queue);
+            case "delay" -> delay(queue);
+            case "idle" -> idle(queue);
+            default -> throw new IllegalArgumentException("unknown workload " + workload);
+        }
+    }
+
+    /**
+     * A thread-safe {@link JedisCommands} over a {@link JedisPool}: each call borrows a connection, runs the same
+     * command on it and returns it (the library needs one shared {@code JedisCommands}; a bare {@link Jedis} is a
+     * single, non-thread-safe connection).
+     */
+    static JedisCommands pooled(JedisPool pool) {
+        return (JedisCommands) Proxy.newProxyInstance(DynoPeer.class.getClassLoader(),
+                new Class<?>[] {JedisCommands.class}, (proxy, method, args) -> {
+                    if (method.getDeclaringClass() == Object.class) {
+                        return switch (method.getName()) {
+                            case "equals" -> proxy == args[0];
+                            case "hashCode" -> System.identityHashCode(proxy);
+                            default -> "PooledJedisCommands(" + pool + ")";
+                        };
+                    }
+                    try (Jedis jedis = pool.getResource()) {
+                        return method.invoke(jedis, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    // ---------------------------------------------------------------------------------------------------- workloads
+
+    private void produceBatch(DynoQueue queue) {
+        int n = messages(100_000);
+        List<Message> msgs = messagesFor(n);
+        long t0 = System.nanoTime();
+        pushAll(queue, msgs);
+        long t1 = System.nanoTime();
+        log("produce-batch: " + n + " messages in " + ms(t1 - t0) + " ms (push(List) chunks of " + chunk + ")");
+        result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
+    }
+
+    private void produceSingle(DynoQueue queue) {
+        int n = messages(100_000);
+        List<Message> msgs = messagesFor(n);
+        long t0 = System.nanoTime();
+        for (Message m : msgs) { // no async API: one synchronous push per message
+            queue.push(Collections.singletonList(m));
+        }
+        long t1 = System.nanoTime();
+        log("produce-single: " + n + " synchronous push calls in " + ms(t1 - t0) + " ms");
+        result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
+    }
+
+    private void consume(DynoQueue queue) throws InterruptedException {
+        int n = messages(100_000);
+        int seconds = seconds(120);
+        Consumers consumers = new Consumers(queue, n, null);
+        long t0 = System.nanoTime();
+        consumers.start();
+        boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
+        int handled = Math.min(n, consumers.handled.get());
+        long end = all ? consumers.lastHandledNanos.get() : System.nanoTime();
+        log("consume: " + handled + "/" + n + " handled in " + ms(end - t0) + " ms by " + concurrency
+                + " threads, pop(" + popCount + ", " + popWaitMs + " ms)" + (all ? "" : " (timed out)") + misses());
+        result("{\"rate\":" + rate(handled, end - t0) + ",\"count\":" + handled + "}");
+    }
+
+    private void produceConsume(DynoQueue queue) throws InterruptedException {
+        int n = messages(100_000);
+        int seconds = seconds(120);
+        List<Message> msgs = messagesFor(n);
+        Consumers consumers = new Consumers(queue, n, null);
+        consumers.start();
+        consumers.started.await();
+        Thread.sleep(200);
+        long t0 = System.nanoTime();
+        for (Message m : msgs) {
+            queue.push(Collections.singletonList(m));
+        }
+        long sent = System.nanoTime();
+        boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
+        int handled = Math.min(n, consumers.handled.get());
+        long end = all ? consumers.lastHandledNanos.get() : System.nanoTime();
+        log("produce-consume: sent " + n + " in " + ms(sent - t0) + " ms, " + handled + " handled after " + ms(end - t0)
+                + " ms" + (all ? "" : " (timed out)") + misses());
+        result("{\"rate\":" + rate(handled, end - t0) + ",\"count\":" + handled + "}");
+    }
+
+    private void fill(DynoQueue queue) {
+        int n = messages(100_000);
+        pushAll(queue, messagesFor(n));
+        log("fill: " + n + " messages queued, size " + queue.size());
+        result("{\"count\":" + n + "}");
+    }
+
+    private void delay(DynoQueue queue) throws InterruptedException {
+        int n = messages(10_000);
+        int seconds = seconds(10);
+        long[] lateness = new long[n];
+        Consumers consumers = new Consumers(queue, n, lateness);
+        consumers.start();
+        consumers.started.await();
+        Thread.sleep(200);
+        long spanMs = seconds * 1000L;
+        long startMs = System.currentTimeMillis();
+        long t0 = System.nanoTime();
+        int late = 0;
+        for (int i = 0; i < n; i++) {
+            long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
+            long now = System.currentTimeMillis();
+            if (planned < now) {
+                late++; // the sender fell behind: measure from the send instead, not the sender's lag
+            }
+            long delayMs = Math.max(0, planned - now);
+            String body = body(i);
+            Message m = new Message(String.valueOf(i),
+                    body.substring(0, body.length() - 1) + ",\"due\":" + (now + delayMs) + "}");
+            m.setTimeout(delayMs, TimeUnit.MILLISECONDS); // stored in ms: score = now + timeout (+ priority/100)
+            queue.push(Collections.singletonList(m));
+        }
+        log("delay: " + n + " delayed pushes done " + ms(System.nanoTime() - t0) + " ms after the first, due over "
+                + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; due = send time for those)" : ""));
+        boolean all = consumers.done.await(2L * seconds + 30, TimeUnit.SECONDS);
+        int handled = Math.min(n, consumers.handled.get());
+        long[] sorted = Arrays.copyOf(lateness, handled);
+        Arrays.sort(sorted);
+        log("delay: " + handled + "/" + n + " handled" + (all ? "" : " (timed out)")
+                + (handled > 0 ? ", min lateness " + sorted[0] + " ms" : "") + misses());
+        result("{\"p50\":" + nearestRank(sorted, 50) + ",\"p99\":" + nearestRank(sorted, 99) + ",\"max\":"
+                + (handled > 0 ? sorted[handled - 1] : 0) + ",\"count\":" + handled + "}");
+    }
+
+    private void idle(DynoQueue queue) throws InterruptedException {
+        int seconds = seconds(12);
+        Consumers consumers = new Consumers(queue, Integer.MAX_VALUE, null);
+        consumers.start();
+        consumers.started.await();
+        Thread.sleep(200);
+        System.out.println("READY");
+        System.out.flush();
+        Thread.sleep(seconds * 1000L);
+        result("{\"count\":" + consumers.handled.get() + "}");
+    }
+
+    // ---------------------------------------------------------------------------------------------------- consumers
+
+    /** {@code concurrency} threads, each looping {@code pop(popCount, popWaitMs)} then {@code ack} per message. */
+    private final class Consumers {
+        final DynoQueue queue;
+        final long[] lateness; // null: no lateness recording
+        final AtomicInteger handled = new AtomicInteger();
+        final AtomicLong lastHandledNanos = new AtomicLong();
+        final CountDownLatch done;
+        final CountDownLatch started = new CountDownLatch(concurrency);
+
+        Consumers(DynoQueue queue, int target, long[] lateness) {
+            this.queue = queue;
+            this.lateness = lateness;
+            this.done = new CountDownLatch(target == Integer.MAX_VALUE ? 1 : target);
+        }
+
+        void start() {
+            for (int t = 0; t < concurrency; t++) {
+                Thread thread = new Thread(this::loop, "dyno-consumer-" + t);
+                thread.setDaemon(true);
+                thread.start();
+            }
+        }
+
+        private void loop() {
+            started.countDown();
+            while (!stopping && done.getCount() > 0) {
+                List<Message> popped;
+                try {
+                    popped = queue.pop(popCount, popWaitMs, TimeUnit.MILLISECONDS);
+                } catch (RuntimeException e) {
+                    if (stopping) {
+                        return;
+                    }
+                    log("consumer error: " + e);
+                    sleepQuietly(100);
+                    continue;
+                }
+                for (Message m : popped) {
+                    long nowMs = System.currentTimeMillis();
+                    try {
+                        queue.ack(m.getId());
+                    } catch (RuntimeException e) {
+                        if (stopping) {
+                            return;
+                        }
+                        log("ack error: " + e);
+                    }
+                    int k = handled.getAndIncrement();
+                    if (lateness != null && k < lateness.length) {
+                        lateness[k] = nowMs - dueOf(m.getPayload());
+                    }
+                    lastHandledNanos.accumulateAndGet(System.nanoTime(), Math::max);
+                    done.countDown();
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- helpers
+
+    private void pushAll(DynoQueue queue, List<Message> msgs) {
+        for (int from = 0; from < msgs.size(); from += chunk) {
+            queue.push(msgs.subList(from, Math.min(msgs.size(), from + chunk)));
+        }
+    }
+
+    private int messages(int dflt) {
+        return messagesArg != null ? messagesArg : dflt;
+    }
+
+    private int seconds(int dflt) {
+        return secondsArg != null ? secondsArg : dflt;
+    }
+
+    /** {@code {"id":i,"body":"<80 characters>"}}, each body distinct (it starts with the id). */
+    static String body(int i) {
+        String head = "m" + i + "-";
+        return "{\"id\":" + i + ",\"body\":\"" + head + FILLER.substring(0, 80 - head.length()) + "\"}";
+    }
+
+    /** Message id = the index (ids must be unique per queue: they are the sorted-set members and hash fields). */
+    static List<Message> messagesFor(int n) {
+        List<Message> list = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            list.add(new Message(String.valueOf(i), body(i)));
+        }
+        return list;
+    }
+
+    static long dueOf(String payload) {
+        int at = payload == null ? -1 : payload.lastIndexOf("\"due\":");
+        if (at < 0) {
+            return System.currentTimeMillis();
+        }
+        int from = at + 6;
+        int to = from;
+        while (to < payload.length() && Character.isDigit(payload.charAt(to))) {
+            to++;
+        }
+        return Long.parseLong(payload.substring(from, to));
+    }
+
+    static long nearestRank(long[] sorted, int percentile) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int rank = (int) Math.ceil(percentile / 100.0 * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+    }
+
+    /** The library's own miss counter (pops that lost a race for a prefetched id), for the log. */
+    private static String misses() {
+        try {
+            for (Monitor<?> m : DefaultMonitorRegistry.getInstance().getRegisteredMonitors()) {
+                if ("queue_miss".equals(m.getConfig().getName())) {
+                    return ", queue_miss " + m.getValue();
+                }
+            }
+        } catch (RuntimeException e) {
+            // metrics are only for the log
+        }
+        return "";
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String rate(int count, long nanos) {
+        double secs = Math.max(nanos, 1) / 1e9;
+        return String.format(Locale.ROOT, "%.1f", count / secs);
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static void result(String json) {
+        System.out.println("RESULT " + json);
+        System.out.flush();
+    }
+
+    private static void log(String line) {
+        System.err.println("dyno-peer: " + line);
+    }
+
+    private void shutdown() {
+        stopping = true;
+        if (queues != null) {
+            try {
+                queues.close();
+            } catch (IOException | RuntimeException e) {
+                log("close: " + e);
+            }
+        }
+        if (pool != null) {
+            pool.close();
+        }
+    }
+}

@@ -1,0 +1,396 @@
+package io.rmq.benchmarks.peers.redisson;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.redisson.Redisson;
+import org.redisson.api.RBlockingQueue;
+import org.redisson.api.RDelayedQueue;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+
+/**
+ * Benchmark peer for Redisson (see rmq-benchmarks/PROTOCOL.md).
+ *
+ * <pre>
+ * java -jar redisson-peer.jar &lt;workload&gt; --host H --port P [--messages N] [--concurrency C] [--seconds S] [--chunk K]
+ * </pre>
+ *
+ * Queue: {@code RBlockingQueue<String>} with {@link StringCodec} (bodies are the JSON strings, stored verbatim as one
+ * Redis list). Delayed delivery: {@code RDelayedQueue} in front of that same blocking queue (Redisson keeps the delayed
+ * entries in a sorted set and moves due ones to the list with a client-side transfer task).
+ * {@code --chunk K} (not part of the protocol) splits {@code addAll} into calls of K messages; default: one call.
+ */
+public final class RedissonPeer {
+
+    /** Process-independent names: {@code consume} reads what {@code produce-batch} left in the previous process. */
+    static final String QUEUE = "bench:redisson:queue";
+
+    private static final String FILLER =
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+    private final String workload;
+    private final String host;
+    private final int port;
+    private final Integer messagesArg;
+    private final int concurrency;
+    private final Integer secondsArg;
+    private final int chunk;
+
+    private RedissonClient redisson;
+    private volatile boolean stopping;
+
+    private RedissonPeer(String[] args) {
+        if (args.length < 1) {
+            throw new IllegalArgumentException(
+                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S] [--chunk K]");
+        }
+        workload = args[0];
+        String h = "127.0.0.1";
+        int p = 6379;
+        Integer n = null;
+        int c = 8;
+        Integer s = null;
+        int k = 0;
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("missing value for " + a);
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--host" -> h = v;
+                case "--port" -> p = Integer.parseInt(v);
+                case "--messages" -> n = Integer.parseInt(v);
+                case "--concurrency" -> c = Integer.parseInt(v);
+                case "--seconds" -> s = Integer.parseInt(v);
+                case "--chunk" -> k = Integer.parseInt(v);
+                default -> log("ignoring unknown option " + a + " " + v);
+            }
+        }
+        host = h;
+        port = p;
+        messagesArg = n;
+        concurrency = Math.max(1, c);
+        secondsArg = s;
+        chunk = k;
+    }
+
+    public static void main(String[] args) {
+        int rc = 0;
+        RedissonPeer peer = null;
+        try {
+            peer = new RedissonPeer(args);
+            peer.run();
+        } catch (Throwable t) {
+            System.err.println("redisson-peer: failed: " + t);
+            t.printStackTrace();
+            rc = 1;
+        } finally {
+            if (peer != null) {
+                peer.shutdown();
+            }
+        }
+        System.out.flush();
+        System.exit(rc);
+    }
+
+    private void run() throws Exception {
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://" + host + ":" + port);
+        redisson = Redisson.create(config);
+        RBlockingQueue<String> queue = redisson.getBlockingQueue(QUEUE, StringCodec.INSTANCE);
+        switch (workload) {
+            case "produce-batch" -> produceBatch(queue);
+            case "produce-single" -> produceSingle(queue);
+            case "consume" -> consume(queue);
+            case "produce-consume" -> produceConsume(queue);
+            case "fill" -> fill(queue);
+            case "delay" -> delay(queue);
+            case "idle" -> idle(queue);
+            default -> throw new IllegalArgumentException("unknown workload " + workload);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- workloads
+
+    private void produceBatch(RBlockingQueue<String> queue) {
+        int n = messages(100_000);
+        List<String> bodies = bodies(n);
+        long t0 = System.nanoTime();
+        addAll(queue, bodies);
+        long t1 = System.nanoTime();
+        log("produce-batch: " + n + " messages in " + ms(t1 - t0) + " ms (" + (chunk > 0 ? "chunks of " + chunk : "one addAll") + ")");
+        result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
+    }
+
+    private void produceSingle(RBlockingQueue<String> queue) {
+        int n = messages(100_000);
+        List<String> bodies = bodies(n);
+        long t0 = System.nanoTime();
+        CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
+        for (int i = 0; i < n; i++) {
+            acks[i] = queue.offerAsync(bodies.get(i)).toCompletableFuture();
+        }
+        CompletableFuture.allOf(acks).join();
+        long t1 = System.nanoTime();
+        log("produce-single: " + n + " offerAsync acknowledged in " + ms(t1 - t0) + " ms");
+        result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
+    }
+
+    private void consume(RBlockingQueue<String> queue) throws InterruptedException {
+        int n = messages(100_000);
+        int seconds = seconds(120);
+        Consumers consumers = new Consumers(queue, n, null);
+        long t0 = System.nanoTime();
+        consumers.start();
+        boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
+        int handled = Math.min(n, consumers.handled.get());
+        long end = all ? consumers.lastHandledNanos.get() : System.nanoTime();
+        log("consume: " + handled + "/" + n + " handled in " + ms(end - t0) + " ms by " + concurrency + " threads"
+                + (all ? "" : " (timed out)"));
+        result("{\"rate\":" + rate(handled, end - t0) + ",\"count\":" + handled + "}");
+    }
+
+    private void produceConsume(RBlockingQueue<String> queue) throws InterruptedException {
+        int n = messages(100_000);
+        int seconds = seconds(120);
+        List<String> bodies = bodies(n);
+        Consumers consumers = new Consumers(queue, n, null);
+        consumers.start();
+        consumers.started.await();
+        Thread.sleep(200); // let every consumer sit in its blocking poll before the clock starts
+        long t0 = System.nanoTime();
+        CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
+        for (int i = 0; i < n; i++) {
+            acks[i] = queue.offerAsync(bodies.get(i)).toCompletableFuture();
+        }
+        CompletableFuture.allOf(acks).join();
+        long sent = System.nanoTime();
+        boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
+        int handled = Math.min(n, consumers.handled.get());
+        long end = all ? consumers.lastHandledNanos.get() : System.nanoTime();
+        log("produce-consume: sent " + n + " in " + ms(sent - t0) + " ms, " + handled + " handled after " + ms(end - t0)
+                + " ms" + (all ? "" : " (timed out)"));
+        result("{\"rate\":" + rate(handled, end - t0) + ",\"count\":" + handled + "}");
+    }
+
+    private void fill(RBlockingQueue<String> queue) {
+        int n = messages(100_000);
+        addAll(queue, bodies(n));
+        log("fill: " + n + " messages queued, LLEN " + queue.size());
+        result("{\"count\":" + n + "}");
+    }
+
+    private void delay(RBlockingQueue<String> queue) throws InterruptedException {
+        int n = messages(10_000);
+        int seconds = seconds(10);
+        RDelayedQueue<String> delayed = redisson.getDelayedQueue(queue);
+        try {
+            long[] lateness = new long[n];
+            Consumers consumers = new Consumers(queue, n, lateness);
+            consumers.start();
+            consumers.started.await();
+            Thread.sleep(200);
+            long spanMs = seconds * 1000L;
+            long startMs = System.currentTimeMillis();
+            long t0 = System.nanoTime();
+            // offerAsync (same call as offer, not waiting per message) so that sending never lags the due times
+            CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
+            int late = 0;
+            for (int i = 0; i < n; i++) {
+                long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
+                long now = System.currentTimeMillis();
+                if (planned < now) {
+                    late++; // the sender fell behind: measure from the send instead, not the sender's lag
+                }
+                long delayMs = Math.max(0, planned - now);
+                String body = body(i);
+                String msg = body.substring(0, body.length() - 1) + ",\"due\":" + (now + delayMs) + "}";
+                acks[i] = delayed.offerAsync(msg, delayMs, TimeUnit.MILLISECONDS).toCompletableFuture();
+            }
+            CompletableFuture.allOf(acks).join();
+            log("delay: " + n + " delayed offers acknowledged " + ms(System.nanoTime() - t0) + " ms after the first, due over "
+                    + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; due = send time for those)" : ""));
+            boolean all = consumers.done.await(2L * seconds + 30, TimeUnit.SECONDS);
+            int handled = Math.min(n, consumers.handled.get());
+            long[] sorted = Arrays.copyOf(lateness, handled);
+            Arrays.sort(sorted);
+            log("delay: " + handled + "/" + n + " handled" + (all ? "" : " (timed out)")
+                    + (handled > 0 ? ", min lateness " + sorted[0] + " ms" : ""));
+            result("{\"p50\":" + nearestRank(sorted, 50) + ",\"p99\":" + nearestRank(sorted, 99) + ",\"max\":"
+                    + (handled > 0 ? sorted[handled - 1] : 0) + ",\"count\":" + handled + "}");
+        } finally {
+            stopping = true;
+            delayed.destroy();
+        }
+    }
+
+    private void idle(RBlockingQueue<String> queue) throws InterruptedException {
+        int seconds = seconds(12);
+        // the delayed front exists too (its transfer task runs), as it would for a queue that takes delayed messages
+        RDelayedQueue<String> delayed = redisson.getDelayedQueue(queue);
+        try {
+            Consumers consumers = new Consumers(queue, Integer.MAX_VALUE, null);
+            consumers.useTake = true;
+            consumers.start();
+            consumers.started.await();
+            Thread.sleep(200);
+            System.out.println("READY");
+            System.out.flush();
+            Thread.sleep(seconds * 1000L);
+            result("{\"count\":" + consumers.handled.get() + "}");
+        } finally {
+            stopping = true;
+            delayed.destroy();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- consumers
+
+    /** {@code concurrency} threads, each looping a blocking poll (BLPOP) on the queue; no-op handler. */
+    private final class Consumers {
+        final RBlockingQueue<String> queue;
+        final int target;
+        final long[] lateness; // null: no lateness recording
+        final AtomicInteger handled = new AtomicInteger();
+        final AtomicLong lastHandledNanos = new AtomicLong();
+        final CountDownLatch done;
+        final CountDownLatch started = new CountDownLatch(concurrency);
+        boolean useTake;
+
+        Consumers(RBlockingQueue<String> queue, int target, long[] lateness) {
+            this.queue = queue;
+            this.target = target;
+            this.lateness = lateness;
+            this.done = new CountDownLatch(target == Integer.MAX_VALUE ? 1 : target);
+        }
+
+        void start() {
+            for (int t = 0; t < concurrency; t++) {
+                Thread thread = new Thread(this::loop, "redisson-consumer-" + t);
+                thread.setDaemon(true);
+                thread.start();
+            }
+        }
+
+        private void loop() {
+            started.countDown();
+            while (!stopping && done.getCount() > 0) {
+                String msg;
+                try {
+                    msg = useTake ? queue.take() : queue.poll(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    if (!stopping) {
+                        log("consumer error: " + e);
+                    }
+                    return;
+                }
+                if (msg == null) {
+                    continue;
+                }
+                long nowMs = System.currentTimeMillis();
+                int k = handled.getAndIncrement();
+                if (lateness != null && k < lateness.length) {
+                    lateness[k] = nowMs - dueOf(msg);
+                }
+                lastHandledNanos.accumulateAndGet(System.nanoTime(), Math::max);
+                done.countDown();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- helpers
+
+    private void addAll(RBlockingQueue<String> queue, List<String> bodies) {
+        if (chunk <= 0 || chunk >= bodies.size()) {
+            queue.addAll(bodies); // one RPUSH with every element
+            return;
+        }
+        for (int from = 0; from < bodies.size(); from += chunk) {
+            queue.addAll(bodies.subList(from, Math.min(bodies.size(), from + chunk)));
+        }
+    }
+
+    private int messages(int dflt) {
+        return messagesArg != null ? messagesArg : dflt;
+    }
+
+    private int seconds(int dflt) {
+        return secondsArg != null ? secondsArg : dflt;
+    }
+
+    /** {@code {"id":i,"body":"<80 characters>"}}, each body distinct (it starts with the id). */
+    static String body(int i) {
+        String head = "m" + i + "-";
+        return "{\"id\":" + i + ",\"body\":\"" + head + FILLER.substring(0, 80 - head.length()) + "\"}";
+    }
+
+    static List<String> bodies(int n) {
+        List<String> list = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            list.add(body(i));
+        }
+        return list;
+    }
+
+    static long dueOf(String msg) {
+        int at = msg.lastIndexOf("\"due\":");
+        if (at < 0) {
+            return System.currentTimeMillis();
+        }
+        int from = at + 6;
+        int to = from;
+        while (to < msg.length() && Character.isDigit(msg.charAt(to))) {
+            to++;
+        }
+        return Long.parseLong(msg.substring(from, to));
+    }
+
+    static long nearestRank(long[] sorted, int percentile) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        int rank = (int) Math.ceil(percentile / 100.0 * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
+    }
+
+    private static String rate(int count, long nanos) {
+        double secs = Math.max(nanos, 1) / 1e9;
+        return String.format(Locale.ROOT, "%.1f", count / secs);
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static void result(String json) {
+        System.out.println("RESULT " + json);
+        System.out.flush();
+    }
+
+    private static void log(String line) {
+        System.err.println("redisson-peer: " + line);
+    }
+
+    private void shutdown() {
+        stopping = true;
+        if (redisson != null) {
+            try {
+                redisson.shutdown(0, 2, TimeUnit.SECONDS);
+            } catch (RuntimeException e) {
+                log("shutdown: " + e);
+            }
+        }
+    }
+}
