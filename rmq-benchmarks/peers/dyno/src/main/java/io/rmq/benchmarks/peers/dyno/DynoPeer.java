@@ -254,17 +254,17 @@ public final class DynoPeer {
             long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
             long now = System.currentTimeMillis();
             if (planned < now) {
-                late++; // the sender fell behind: measure from the send instead, not the sender's lag
+                late++; // the sender fell behind: it still counts from the planned due time, as for every peer
             }
             long delayMs = Math.max(0, planned - now);
             String body = body(i);
             Message m = new Message(String.valueOf(i),
-                    body.substring(0, body.length() - 1) + ",\"due\":" + (now + delayMs) + "}");
+                    body.substring(0, body.length() - 1) + ",\"due\":" + planned + "}");
             m.setTimeout(delayMs, TimeUnit.MILLISECONDS); // stored in ms: score = now + timeout (+ priority/100)
             queue.push(Collections.singletonList(m));
         }
         log("delay: " + n + " delayed pushes done " + ms(System.nanoTime() - t0) + " ms after the first, due over "
-                + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; due = send time for those)" : ""));
+                + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; lateness still counts from the planned due time)" : ""));
         boolean all = consumers.done.await(2L * seconds + 30, TimeUnit.SECONDS);
         int handled = Math.min(n, consumers.handled.get());
         long[] sorted = Arrays.copyOf(lateness, handled);
