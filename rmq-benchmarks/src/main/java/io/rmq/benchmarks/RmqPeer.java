@@ -112,23 +112,18 @@ public final class RmqPeer {
     }
 
     static String consume(Rmq rmq, PeerArgs args) throws InterruptedException {
-        CountDownLatch done = new CountDownLatch(args.messages());
-        AtomicInteger handled = new AtomicInteger();
-        RmqListenerContainer container = container(rmq, QUEUE, Payload.class, args.concurrency(),
-                (Payload p, io.rmq.consumer.Delivery d) -> {
-                    handled.incrementAndGet();
-                    done.countDown();
-                });
-        long start = System.nanoTime();
-        container.start();
-        done.await(args.seconds(), TimeUnit.SECONDS);
-        long elapsed = System.nanoTime() - start;
-        int count = handled.get();
-        container.stop();
-        return rate(elapsed, count);
+        return timedConsumption(rmq, args, false);
     }
 
     static String produceConsume(Rmq rmq, PeerArgs args) throws InterruptedException {
+        return timedConsumption(rmq, args, true);
+    }
+
+    /**
+     * Runs a no-op listener until N messages are handled (or the time cap passes): over the pre-filled queue, or
+     * while this process sends them one at a time. The clock starts at the container start or the first send.
+     */
+    static String timedConsumption(Rmq rmq, PeerArgs args, boolean produce) throws InterruptedException {
         CountDownLatch done = new CountDownLatch(args.messages());
         AtomicInteger handled = new AtomicInteger();
         RmqListenerContainer container = container(rmq, QUEUE, Payload.class, args.concurrency(),
@@ -136,10 +131,13 @@ public final class RmqPeer {
                     handled.incrementAndGet();
                     done.countDown();
                 });
-        container.start();
-        Thread.sleep(200);
         long start = System.nanoTime();
-        produceSingle(rmq, args.messages());
+        container.start();
+        if (produce) {
+            Thread.sleep(200);
+            start = System.nanoTime();
+            produceSingle(rmq, args.messages());
+        }
         done.await(args.seconds(), TimeUnit.SECONDS);
         long elapsed = System.nanoTime() - start;
         int count = handled.get();

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -16,6 +17,8 @@ import tools.jackson.databind.json.JsonMapper;
 public final class BodyCodec {
 
     private final JsonMapper mapper;
+    /** Readers per payload type: resolving the type and its deserializer once, not per message. */
+    private final java.util.Map<Type, ObjectReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param mapper the application's mapper (its modules and settings are kept); canonical ordering is forced on a
@@ -66,8 +69,12 @@ public final class BodyCodec {
         if (type == String.class || type == CharSequence.class) {
             return (T) new String(body, StandardCharsets.UTF_8);
         }
-        JavaType javaType = mapper.constructType(type);
-        return mapper.readValue(body, javaType);
+        ObjectReader reader = readers.get(type);
+        if (reader == null) {
+            JavaType javaType = mapper.constructType(type);
+            reader = readers.computeIfAbsent(type, t -> mapper.readerFor(javaType));
+        }
+        return reader.readValue(body);
     }
 
     public JsonMapper mapper() {

@@ -30,8 +30,11 @@ if #acked > 0 then
             if not retrying[j] then forget[#forget + 1] = member end
         end
     end
-    if #forget > 0 then
+    -- most slots have no failures and no priorities to forget: skip the multi-member HDELs then
+    if #forget > 0 and redis.call('EXISTS', K_ATTEMPTS) == 1 then
         redis.call('HDEL', K_ATTEMPTS, unpack(forget))
+    end
+    if #forget > 0 and redis.call('EXISTS', K_PRIORITY) == 1 then
         redis.call('HDEL', K_PRIORITY, unpack(forget))
     end
 end

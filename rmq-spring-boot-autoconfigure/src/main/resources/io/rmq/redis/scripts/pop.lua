@@ -37,6 +37,10 @@ end
 
 local out = { deadline, -1 }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
+-- Number-to-string conversion of arguments is costly in scripts: convert the deadline once.
+local deadline_arg = string.format('%d', deadline)
+-- Most slots have no failed messages: skip the per-message attempt lookup then.
+local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
 -- Multi-member commands per page (ZMSCORE, ZREM, ZADD, HMGET): a pop costs a handful of calls, not a few per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
@@ -57,7 +61,7 @@ while taken < batch and skipped < max_skipped do
         else
             take[#take + 1] = member
             scores[#scores + 1] = page[2 * j]
-            lease_args[#lease_args + 1] = deadline
+            lease_args[#lease_args + 1] = deadline_arg
             lease_args[#lease_args + 1] = member
             priority_args[#priority_args + 1] = member
             priority_args[#priority_args + 1] = page[2 * j]
@@ -69,7 +73,7 @@ while taken < batch and skipped < max_skipped do
         if is_priority then
             redis.call('HSET', K_PRIORITY, unpack(priority_args))
         end
-        local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
+        local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take)) or {}
         for j, member in ipairs(take) do
             out[#out + 1] = member
             out[#out + 1] = scores[j]
