@@ -131,12 +131,22 @@ public final class BenchmarkMain {
 
     // ------------------------------------------------------------------ peers
 
+    /**
+     * JVM options of every Java peer alike. C1 only by default: on 2 cores shared with Redis, C2 compilation of a
+     * few-second run takes most of a core (measured: 12 s of compiler CPU in a 12 s RMQ consume run).
+     */
+    List<String> jvm() {
+        return List.of(options.getOrDefault("jvm-opts", "-Xmx2g -XX:TieredStopAtLevel=1").trim().split("\\s+"));
+    }
+
     List<Peer> peers() {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path root = Path.of(options.getOrDefault("root", "."));
         List<Peer> all = new ArrayList<>();
-        all.add(new Peer("RMQ", List.of(java, "-Xmx2g", "-cp", System.getProperty("java.class.path"),
-                RmqPeer.class.getName()), null));
+        List<String> rmq = new ArrayList<>(List.of(java));
+        rmq.addAll(jvm());
+        rmq.addAll(List.of("-cp", System.getProperty("java.class.path"), RmqPeer.class.getName()));
+        all.add(new Peer("RMQ", rmq, null));
         all.add(jarPeer("Redisson", java, root.resolve("rmq-benchmarks/peers/redisson/target/redisson-peer.jar")));
         Path bullmq = root.resolve("rmq-benchmarks/peers/bullmq");
         all.add(new Peer("BullMQ", List.of("node", bullmq.resolve("peer.mjs").toString()),
@@ -152,9 +162,11 @@ public final class BenchmarkMain {
         return all;
     }
 
-    private static Peer jarPeer(String name, String java, Path jar) {
-        return new Peer(name, List.of(java, "-Xmx2g", "-jar", jar.toString()),
-                Files.isRegularFile(jar) ? null : "not built (" + jar + ")");
+    private Peer jarPeer(String name, String java, Path jar) {
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(jvm());
+        command.addAll(List.of("-jar", jar.toString()));
+        return new Peer(name, command, Files.isRegularFile(jar) ? null : "not built (" + jar + ")");
     }
 
     private void runPeer(Peer peer) throws Exception {
@@ -340,8 +352,8 @@ public final class BenchmarkMain {
         out.append("## RMQ and peers, W1-W3 (DESIGN.md)\n\n");
         out.append(String.format(Locale.ROOT, "Redis %s on loopback, flushed before every workload; %d run(s) per figure: median"
                 + " (min–max). Machine: %d cores, Java %s. Ratio = RMQ / peer (for bytes, ms and cmds/s lower is"
-                + " better, so a ratio below 1 favours RMQ there).%n%n", version, runs,
-                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version")));
+                + " better, so a ratio below 1 favours RMQ there). Java peers run with %s.%n%n", version, runs,
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), String.join(" ", jvm())));
         out.append("| figure | unit |");
         for (String name : measured) {
             out.append(' ').append(name).append(" |");

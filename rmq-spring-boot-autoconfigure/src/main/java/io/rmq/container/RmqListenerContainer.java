@@ -72,7 +72,8 @@ public final class RmqListenerContainer {
         this.payloadType = payloadType;
         this.handler = (MessageHandler<Object>) handler;
         this.options = options;
-        this.capacity = options.concurrency() + 2 * consumer.settings().batchSize();
+        // room for a few pops' worth: a pop call has a fixed cost, so fetch in batches of about batchSize per slot
+        this.capacity = options.concurrency() + 4 * consumer.settings().batchSize();
         this.lowWater = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
     }
@@ -175,10 +176,11 @@ public final class RmqListenerContainer {
                     poll(fullPoll ? due : pick(due, free), free);
                     continue;
                 }
-                long wakeAt = Math.min(nextFullPoll, outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension);
+                long wakeAt = outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension;
                 if (free >= capacity - lowWater) {
-                    wakeAt = Math.min(wakeAt, earliestDueLocal());
+                    wakeAt = Math.min(wakeAt, Math.min(nextFullPoll, earliestDueLocal()));
                 }
+                // with the buffer full, a handler finishing (or the next lease extension) wakes the poller
                 park(wakeAt);
             }
             catch (RuntimeException ex) {
@@ -218,8 +220,7 @@ public final class RmqListenerContainer {
      * starting at a rotating position.
      */
     private int[] pick(int[] due, int free) {
-        int perSlot = Math.min(consumer.settings().batchSize(), 16);
-        int count = Math.max(1, Math.min(due.length, free / perSlot));
+        int count = Math.max(1, Math.min(due.length, free / consumer.settings().batchSize()));
         if (count == due.length) {
             return due;
         }
