@@ -27,6 +27,18 @@ local function wake_if_first(member, is_priority, now)
     end
 end
 
+-- Puts a message that comes back (retry, release, requeue from dead) into store with `score`, merging with a
+-- duplicate that is already waiting: PRIORITY keeps the waiting one's priority (it is newer, NX); time-ordered
+-- topics keep the earlier of the two due times (LT). Then wakes sleepers if it became the slot's first message.
+local function return_to_store(member, score, is_priority, now)
+    if is_priority then
+        redis.call('ZADD', K_STORE, 'NX', score, member)
+    else
+        redis.call('ZADD', K_STORE, 'LT', score, member)
+    end
+    wake_if_first(member, is_priority, now)
+end
+
 -- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
 -- depend on Redis's own PRNG, which older versions seed identically on every call).
 local function spread(rnd, i)
@@ -72,8 +84,7 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
             redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. due)
         end
     else
-        redis.call('ZADD', K_STORE, 'LT', due, member)
-        wake_if_first(member, false, now)
+        return_to_store(member, due, false, now)
     end
     return 1
 end

@@ -22,13 +22,11 @@ for _, member in ipairs(members) do
     if redis.call('ZREM', K_DEAD, member) == 1 then
         local info = redis.call('HGET', K_DEAD_INFO, member) or ''
         redis.call('HDEL', K_DEAD_INFO, member)
+        local score = now
         if is_priority then
-            local priority = string.match(info, '^[^\n]*\n([^\n]*)\n') or ''
-            redis.call('ZADD', K_STORE, 'NX', tonumber(priority) or 0, member)
-        else
-            redis.call('ZADD', K_STORE, 'LT', now, member)
+            score = tonumber(string.match(info, '^[^\n]*\n([^\n]*)\n') or '') or 0
         end
-        wake_if_first(member, is_priority, now)
+        return_to_store(member, score, is_priority, now)
         moved = moved + 1
     end
 end

@@ -17,15 +17,10 @@ for i = 2, #ARGV, 3 do
     local current = redis.call('ZSCORE', K_PREPARE, member)
     if current and tonumber(current) == token then
         redis.call('ZREM', K_PREPARE, member)
-        if is_priority then
-            redis.call('ZADD', K_STORE, 'NX', score, member)
-            if not redis.call('ZSCORE', K_RETRY, member) then
-                redis.call('HDEL', K_PRIORITY, member)
-            end
-        else
-            redis.call('ZADD', K_STORE, 'LT', score, member)
+        return_to_store(member, score, is_priority, now)
+        if is_priority and not redis.call('ZSCORE', K_RETRY, member) then
+            redis.call('HDEL', K_PRIORITY, member)
         end
-        wake_if_first(member, is_priority, now)
         released = released + 1
     end
 end
