@@ -76,8 +76,9 @@ public final class RmqProducer {
     }
 
     /**
-     * Groups the messages by slot and writes each group with one multi-member command, all pipelined. Every message
-     * is validated before anything is written.
+     * Groups the messages by slot and writes each group with one native multi-member ZADD, all pipelined. Every
+     * message is validated before anything is written. RANGE_MERGE due times come from an estimate of Redis's clock
+     * (see {@code RedisClock}); single sends compute them inside Redis.
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
@@ -85,32 +86,49 @@ public final class RmqProducer {
             Encoded encoded = encode(message);
             bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
         }
-        List<CompletableFuture<List<Long>>> writes = new ArrayList<>();
+        List<CompletableFuture<Long>> writes = new ArrayList<>();
         bySlot.forEach((slot, group) -> {
             for (int from = 0; from < group.size(); from += CHUNK) {
-                writes.add(write(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
+                writes.add(writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
             }
         });
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long added = 0;
-            for (CompletableFuture<List<Long>> write : writes) {
-                for (long one : write.join()) {
-                    added += one;
-                }
+            for (CompletableFuture<Long> write : writes) {
+                added += write.join();
             }
             return new BatchResult(messages.size(), added);
         });
     }
 
+    /** Single sends: send.lua reports per message whether it merged. */
     private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
+        TopicType type = group.get(0).type;
+        return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                parameters(group));
+    }
+
+    /** Batches: a native ZADD, only the count of new messages. */
+    private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
+        TopicType type = group.get(0).type;
+        return redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                parameters(group));
+    }
+
+    private static List<byte[]> members(List<Encoded> group) {
         List<byte[]> members = new ArrayList<>(group.size());
-        List<Long> parameters = new ArrayList<>(group.size());
         for (Encoded e : group) {
             members.add(e.member);
+        }
+        return members;
+    }
+
+    private static List<Long> parameters(List<Encoded> group) {
+        List<Long> parameters = new ArrayList<>(group.size());
+        for (Encoded e : group) {
             parameters.add(e.parameter);
         }
-        TopicType type = group.get(0).type;
-        return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members, parameters);
+        return parameters;
     }
 
     private Encoded encode(OutgoingMessage message) {

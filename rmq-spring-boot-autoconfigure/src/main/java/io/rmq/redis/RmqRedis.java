@@ -9,6 +9,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandKeyword;
+import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqKeys;
@@ -31,6 +36,7 @@ public final class RmqRedis {
 
     private final RedisGateway gateway;
     private final RmqKeys keys;
+    private final RedisClock clock = new RedisClock(this::redisMillis);
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
         this.gateway = gateway;
@@ -88,6 +94,42 @@ public final class RmqRedis {
             args[3 + 2 * i] = members.get(i);
         }
         return gateway.eval(RmqScript.SEND, ScriptOutputType.MULTI, slot.all(), args);
+    }
+
+    /**
+     * Writes a batch into one slot with a native multi-member ZADD (a script would pay per argument; measured 3.2 vs
+     * 1.4 µs of Redis time per message), then runs wake_after_batch.lua on the same connection, so in order. Merge
+     * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
+     * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value. Returns how many were new.
+     *
+     * @param parameters per member: timeRange ms (RANGE_MERGE), priority, or due ms (FIXED_TIME)
+     */
+    public CompletableFuture<Long> sendBatch(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters) {
+        CompletableFuture<Long> redisNow = rangeMerge ? clock.now(slot) : CompletableFuture.completedFuture(0L);
+        return redisNow.thenCompose(now -> {
+            CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(slot.store());
+            if (rangeMerge) {
+                args.add(CommandKeyword.NX);
+            }
+            long lowest = Long.MAX_VALUE;
+            for (int i = 0; i < members.size(); i++) {
+                long score = rangeMerge ? now + parameters.get(i) : parameters.get(i);
+                lowest = Math.min(lowest, score);
+                args.add(score).addValue(members.get(i));
+            }
+            CompletableFuture<Long> added = gateway.commands()
+                    .dispatch(CommandType.ZADD, new IntegerOutput<>(ByteArrayCodec.INSTANCE), args).toCompletableFuture();
+            CompletableFuture<Long> woke = gateway.eval(RmqScript.WAKE_AFTER_BATCH, ScriptOutputType.INTEGER,
+                    slot.all(), priority ? ONE : ZERO, bytes(lowest));
+            // a lost wake-up only delays sleepers until their next full poll (max-idle); the batch itself is written
+            return added.thenCombine(woke.exceptionally(ex -> 0L), (count, ignored) -> count);
+        });
+    }
+
+    /** Redis's clock (ms) on the master that owns the slot. */
+    CompletableFuture<Long> redisMillis(SlotKeys slot) {
+        return gateway.eval(RmqScript.CLOCK, ScriptOutputType.INTEGER, slot.all());
     }
 
     // ---------------------------------------------------------------- consuming

@@ -88,6 +88,30 @@ class ContainerTest extends EngineTestSupport {
     }
 
     @Test
+    void aBatchThatHoldsTheFirstMessageIsAnnouncedOncePerSlot() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
+        rmq.wakeUps().register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
+        Instant later = Instant.now().plusSeconds(60);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            batch.add(OutgoingMessage.fixedTime("ft", "m" + i, later.plusMillis(i)).withSlotBasis("k"));
+        }
+        int slot = rmq.producer().send(OutgoingMessage.fixedTime("ft", "probe", later.plusSeconds(5))
+                .withSlotBasis("k")).slot();
+        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(slot, later.plusSeconds(5).toEpochMilli());
+        assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(50);
+        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(slot, later.toEpochMilli());
+        // a batch entirely behind the first message announces nothing
+        List<OutgoingMessage> behind = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            behind.add(OutgoingMessage.fixedTime("ft", "n" + i, later.plusSeconds(1).plusMillis(i)).withSlotBasis("k"));
+        }
+        assertThat(rmq.producer().sendBatch(behind).added()).isEqualTo(50);
+        assertThat(heard.poll(300, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
     void containerHandlesEverythingWithItsConcurrencyAndStopsGracefully() throws Exception {
         rmq.defineTopic("pr", TopicType.PRIORITY, 16);
         Set<String> seen = ConcurrentHashMap.newKeySet();

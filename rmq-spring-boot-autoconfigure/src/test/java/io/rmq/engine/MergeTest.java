@@ -89,6 +89,36 @@ class MergeTest extends EngineTestSupport {
     }
 
     @Test
+    void batchSendsDueRangeMergeMessagesByRedisClockAndKeepTheFirstTime() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            batch.add(OutgoingMessage.rangeMerge("rm", "sku-" + i, Duration.ofSeconds(30)));
+        }
+        SendResult probe = rmq.producer().sendRangeMerge("rm", "probe", Duration.ofSeconds(30));
+        var probeSlot = rmq.redis().keys().slot("rm", probe.slot());
+        double scriptDue = rmq.redis().storeScore(probeSlot, "probe".getBytes()).get();
+        assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(100);
+        for (int i = 0; i < 100; i++) {
+            byte[] member = ("sku-" + i).getBytes();
+            double due = -1;
+            for (var slot : rmq.redis().keys().slots(rmq.topics().get("rm"))) {
+                Double score = rmq.redis().storeScore(slot, member).get();
+                if (score != null) {
+                    due = score;
+                }
+            }
+            // computed from the estimated Redis clock: within a few ms of a due time Redis computed itself
+            assertThat(due).isBetween(scriptDue - 5, scriptDue + 5_000);
+        }
+        double firstDue = rmq.redis().storeScore(probeSlot, "probe".getBytes()).get();
+        Thread.sleep(20);
+        assertThat(rmq.producer().sendBatch(List.of(OutgoingMessage.rangeMerge("rm", "probe", Duration.ofSeconds(30))))
+                .added()).isZero();
+        assertThat(rmq.redis().storeScore(probeSlot, "probe".getBytes()).get()).isEqualTo(firstDue);
+    }
+
+    @Test
     void priorityAndFixedTimeTakeTheLatestValue() throws Exception {
         rmq.defineTopic("pr", TopicType.PRIORITY, 4);
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);

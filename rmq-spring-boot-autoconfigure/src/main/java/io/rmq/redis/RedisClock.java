@@ -1,0 +1,56 @@
+package io.rmq.redis;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import io.rmq.core.RmqKeys.SlotKeys;
+
+/**
+ * Estimates Redis's clock on the master of each slot from this host, so batch sends can compute RANGE_MERGE due
+ * times ("Redis now + timeRange") without a script. Each slot's offset is read with one round trip and trusted for
+ * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be
+ * written (both well under the 1 ms resolution of due times on a local network).
+ */
+final class RedisClock {
+
+    /** How long an offset reading is used before it is read again (clocks drift, NTP steps them). */
+    static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    /** Redis ms minus local ms, and when it was read. */
+    private record Reading(long offsetMillis, long readAtNanos) {
+    }
+
+    private final Function<SlotKeys, CompletableFuture<Long>> readRedisMillis;
+    private final Map<SlotKeys, CompletableFuture<Reading>> readings = new ConcurrentHashMap<>();
+
+    RedisClock(Function<SlotKeys, CompletableFuture<Long>> readRedisMillis) {
+        this.readRedisMillis = readRedisMillis;
+    }
+
+    /** Redis's current time (ms) on the slot's master, as estimated here; completes at once after the first read. */
+    CompletableFuture<Long> now(SlotKeys slot) {
+        CompletableFuture<Reading> reading = readings.get(slot);
+        if (reading == null || reading.isCompletedExceptionally()) {
+            reading = read(slot);
+        }
+        else if (reading.isDone() && System.nanoTime() - reading.join().readAtNanos() > REFRESH_NANOS) {
+            read(slot); // the stale reading serves this call; the fresh one the next
+        }
+        return reading.thenApply(r -> System.currentTimeMillis() + r.offsetMillis());
+    }
+
+    private CompletableFuture<Reading> read(SlotKeys slot) {
+        long localMillis = System.currentTimeMillis();
+        long sentNanos = System.nanoTime();
+        CompletableFuture<Reading> reading = readRedisMillis.apply(slot).thenApply(redisMillis -> {
+            long receivedNanos = System.nanoTime();
+            long halfTripMillis = TimeUnit.NANOSECONDS.toMillis(receivedNanos - sentNanos) / 2;
+            return new Reading(redisMillis - (localMillis + halfTripMillis), receivedNanos);
+        });
+        readings.put(slot, reading);
+        return reading;
+    }
+}
