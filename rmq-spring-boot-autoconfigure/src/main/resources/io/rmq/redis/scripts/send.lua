@@ -1,5 +1,6 @@
--- Single sends (batched per slot by SlotBatcher; sendBatch uses a native ZADD + wake_after_batch.lua): sends messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when the
--- slot's first message changed (see wake_if_first in _common.lua; checked once per call, not per message).
+-- Single sends (grouped per slot by SlotBatcher; sendBatch uses a native ZADD + wake_after_batch.lua instead): writes
+-- messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when the slot's
+-- first message changed (see wake_if_first in _common.lua; checked once per call, not per message).
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
 --                          its original due time (ZADD NX).
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
