@@ -47,6 +47,8 @@ public final class RmqListenerContainer {
     private int slotCursor;
 
     private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    /** The most messages a handler thread takes from the queue at once (a fair share of what is queued). */
+    private static final int HANDLER_TAKE = 16;
     private final Set<Delivery> outstanding = ConcurrentHashMap.newKeySet();
     private final WakeUpSubscriber.Listener wakeListener = this::wake;
     private final Object lifecycle = new Object();
@@ -72,8 +74,9 @@ public final class RmqListenerContainer {
         this.payloadType = payloadType;
         this.handler = (MessageHandler<Object>) handler;
         this.options = options;
-        // room for a few pops' worth: a pop call has a fixed cost, so fetch in batches of about batchSize per slot
-        this.capacity = options.concurrency() + 4 * consumer.settings().batchSize();
+        // room for several pops' worth: a pop call has a fixed cost, so fetch in batches of about batchSize per slot,
+        // and keep enough in hand that handlers never wait for the next pop (8 batches: +20% over 4 in W1B here)
+        this.capacity = options.concurrency() + 8 * consumer.settings().batchSize();
         this.lowWater = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
     }
@@ -103,6 +106,7 @@ public final class RmqListenerContainer {
             running = true;
             stopping = false;
             slotNextDue = new long[consumer.topic().slotAmount()];
+            consumer.preparePayloadType(payloadType);
             wakeUps.register(topic(), wakeListener);
             workers.clear();
             for (int i = 0; i < options.concurrency(); i++) {
@@ -339,42 +343,54 @@ public final class RmqListenerContainer {
     // ------------------------------------------------------------------ handlers
 
     private void work() {
+        List<Delivery> taken = new ArrayList<>(HANDLER_TAKE);
         while (true) {
-            Delivery delivery;
+            Delivery first;
             try {
-                delivery = queue.poll(50, TimeUnit.MILLISECONDS);
+                first = queue.poll(50, TimeUnit.MILLISECONDS);
             }
             catch (InterruptedException ex) {
                 return;
             }
-            if (delivery == null) {
+            if (first == null) {
                 if (stopping) {
                     return;
                 }
                 continue;
             }
-            CompletableFuture<Void> settled;
-            try {
-                settled = consumer.handleAsync(delivery, payloadType, handler);
+            // take a few more without blocking: one wake-up per few messages, not one per message (on a small box
+            // the thread hand-offs cost more than a no-op handler)
+            taken.add(first);
+            queue.drainTo(taken, Math.min(HANDLER_TAKE, Math.max(0, queue.size() / options.concurrency())) - 1);
+            for (Delivery delivery : taken) {
+                handle(delivery);
             }
-            catch (RuntimeException ex) {
-                settled = CompletableFuture.failedFuture(ex);
-            }
-            // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written
-            settled.whenComplete((v, ex) -> {
-                if (ex != null) {
-                    // settling failed (Redis unreachable): the lease expires and the message is redelivered
-                    log.warn("Container '{}' could not settle {}; it will be redelivered after its lease", id(),
-                            delivery, ex);
-                }
-                outstanding.remove(delivery);
-                if (outstanding.size() <= lowWater) {
-                    Thread pollerThread = poller;
-                    if (pollerThread != null) {
-                        LockSupport.unpark(pollerThread);
-                    }
-                }
-            });
+            taken.clear();
         }
+    }
+
+    private void handle(Delivery delivery) {
+        CompletableFuture<Void> settled;
+        try {
+            settled = consumer.handleAsync(delivery, payloadType, handler);
+        }
+        catch (RuntimeException ex) {
+            settled = CompletableFuture.failedFuture(ex);
+        }
+        // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written
+        settled.whenComplete((v, ex) -> {
+            if (ex != null) {
+                // settling failed (Redis unreachable): the lease expires and the message is redelivered
+                log.warn("Container '{}' could not settle {}; it will be redelivered after its lease", id(),
+                        delivery, ex);
+            }
+            outstanding.remove(delivery);
+            if (outstanding.size() <= lowWater) {
+                Thread pollerThread = poller;
+                if (pollerThread != null) {
+                    LockSupport.unpark(pollerThread);
+                }
+            }
+        });
     }
 }
