@@ -285,6 +285,11 @@ public final class RmqConsumer {
         handleAsync(delivery, payloadType, handler).join();
     }
 
+    /** Resolves the conversion to {@code payloadType} ahead of the first message (see {@link BodyCodec#prepare}). */
+    public void preparePayloadType(Type payloadType) {
+        codec.prepare(payloadType);
+    }
+
     /**
      * Converts and handles one delivery on the calling thread, then settles it: ack (batched, asynchronous) on a
      * normal return, nack on an exception (retry or dead), dead queue when the body cannot be converted. The future
