@@ -181,9 +181,9 @@ async function delay() {
   });
   const queue = newQueue();
   await Promise.all([w.worker.waitUntilReady(), queue.waitUntilReady()]);
-  // Due times spread uniformly over the next --seconds, starting 200 ms from now (as the RMQ peer does). Sent with
+  // Due times spread uniformly over --seconds, starting 1 s from now (PROTOCOL.md, as every peer). Sent with
   // addBulk in chunks; each job's `delay` is computed just before its chunk is sent.
-  const base = Date.now() + 200;
+  const base = Date.now() + 1000;
   const spread = args.seconds * 1000;
   const limit = timeout((2 * args.seconds + 30) * 1000);
   for (let from = 0; from < n; from += CHUNK) {
@@ -196,7 +196,7 @@ async function delay() {
     }
     await queue.addBulk(jobs);
   }
-  log(`sent ${n} delayed jobs in ${Date.now() - base + 200} ms`);
+  log(`sent ${n} delayed jobs in ${Date.now() - base + 1000} ms`);
   await Promise.race([w.done, limit.promise]);
   limit.cancel();
   await w.worker.close();

@@ -160,7 +160,7 @@ public final class RmqPeer {
                 });
         container.start();
         Thread.sleep(200);
-        long base = System.currentTimeMillis() + 200;
+        long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
         long spreadMillis = args.seconds() * 1000L;
         List<OutgoingMessage> batch = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {

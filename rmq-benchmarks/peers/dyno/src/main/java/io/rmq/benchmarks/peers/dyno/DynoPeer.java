@@ -247,7 +247,7 @@ public final class DynoPeer {
         consumers.started.await();
         Thread.sleep(200);
         long spanMs = seconds * 1000L;
-        long startMs = System.currentTimeMillis();
+        long startMs = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
         long t0 = System.nanoTime();
         int late = 0;
         for (int i = 0; i < n; i++) {

@@ -201,7 +201,7 @@ public final class RedissonPeer {
             consumers.started.await();
             Thread.sleep(200);
             long spanMs = seconds * 1000L;
-            long startMs = System.currentTimeMillis();
+            long startMs = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
             long t0 = System.nanoTime();
             // offerAsync (same call as offer, not waiting per message) so that sending never lags the due times
             CompletableFuture<?>[] acks = new CompletableFuture<?>[n];

@@ -323,7 +323,7 @@ public class RqueuePeer {
         BenchStats.lateness = new long[n];
         BenchStats.dueMillis = due;
         awaitContainer();
-        long base = System.currentTimeMillis();
+        long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
         long spanMs = seconds * 1000L;
         for (int i = 0; i < n; i++) {
             due[i] = base + (n == 1 ? 0 : (spanMs * i) / (n - 1));
