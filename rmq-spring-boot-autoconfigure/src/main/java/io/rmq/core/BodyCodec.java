@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -19,6 +20,8 @@ public final class BodyCodec {
     private final JsonMapper mapper;
     /** Readers per payload type: resolving the type and its deserializer once, not per message. */
     private final java.util.Map<Type, ObjectReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Writers per body class, likewise: the serializer is found once, not on every send. */
+    private final java.util.Map<Class<?>, ObjectWriter> writers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param mapper the application's mapper (its modules and settings are kept); canonical ordering is forced on a
@@ -48,7 +51,11 @@ public final class BodyCodec {
             return text.getBytes(StandardCharsets.UTF_8);
         }
         try {
-            return mapper.writeValueAsBytes(body);
+            ObjectWriter writer = writers.get(body.getClass());
+            if (writer == null) {
+                writer = writers.computeIfAbsent(body.getClass(), mapper::writerFor);
+            }
+            return writer.writeValueAsBytes(body);
         }
         catch (RuntimeException ex) {
             throw new RmqInvalidArgumentException("body", body.getClass().getName(),

@@ -1,6 +1,5 @@
 package io.rmq.core;
 
-import java.util.regex.Pattern;
 
 /**
  * A topic: its name, what its scores mean, and how many sorted sets ("slots") it is split into.
@@ -12,7 +11,6 @@ import java.util.regex.Pattern;
 public record TopicDefinition(String name, TopicType type, int slotAmount) {
 
     /** Slot keys carry the topic name inside a hash tag, so braces and colons are forbidden. */
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
     public static final int MAX_SLOT_AMOUNT = 16384;
 
@@ -29,11 +27,27 @@ public record TopicDefinition(String name, TopicType type, int slotAmount) {
 
     /** Checks a topic name against the naming rule. */
     public static String validateName(String name) {
-        if (name == null || !NAME.matcher(name).matches()) {
+        if (!isValidName(name)) {
             throw new RmqInvalidArgumentException("topic name", name,
                     "must be 1-100 characters of letters, digits, '.', '_' or '-' (no braces, colons or spaces)");
         }
         return name;
+    }
+
+    /** [A-Za-z0-9._-]{1,100}, as a loop: it runs for every message sent (a regex match cost ~20% of a send). */
+    private static boolean isValidName(String name) {
+        if (name == null || name.isEmpty() || name.length() > 100) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            boolean allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+                    || c == '_' || c == '-';
+            if (!allowed) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The form stored in Redis's topic registry, e.g. {@code PRIORITY:16}. */

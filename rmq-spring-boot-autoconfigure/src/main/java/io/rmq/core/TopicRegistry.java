@@ -48,10 +48,11 @@ public final class TopicRegistry {
      * cached here). A clear error when neither has it.
      */
     public TopicDefinition get(String name) {
-        TopicDefinition definition = topics.get(TopicDefinition.validateName(name));
+        TopicDefinition definition = name == null ? null : topics.get(name);
         if (definition != null) {
-            return definition;
+            return definition; // a known name was validated when it was defined
         }
+        TopicDefinition.validateName(name);
         TopicDefinition registered = redisLookup.apply(name);
         if (registered == null) {
             throw new RmqInvalidArgumentException("topic", name, "is not defined here nor registered in Redis; define"
