@@ -112,6 +112,44 @@ class ContainerTest extends EngineTestSupport {
     }
 
     @Test
+    void leaseExtensionsRacingAcksNeverCauseARedelivery() throws Exception {
+        // A 300 ms lease is extended every 100 ms while acks stream out: every extension races with acks in flight.
+        // An ack fenced by an extension it had not yet seen must be retried with the new token; if it were not, the
+        // message would stay in prepare, be swept after its lease and delivered a second time.
+        rmq.defineTopic("race", TopicType.RANGE_MERGE, 16);
+        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(300), FAST.retry());
+        java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
+        int messages = 20_000;
+        CountDownLatch all = new CountDownLatch(messages);
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("race", settings), rmq.wakeUps(),
+                String.class, (String body, Delivery d) -> {
+                    if (handled.merge(body, 1, Integer::sum) == 1) {
+                        all.countDown();
+                    }
+                    if (body.hashCode() % 50 == 0) {
+                        Thread.sleep(1); // some handlers hold their message across an extension
+                    }
+                }, new ContainerOptions("c-race", 8, Duration.ofSeconds(5), Duration.ofSeconds(5), null));
+        container.start();
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < messages; i++) {
+            batch.add(OutgoingMessage.rangeMerge("race", "m-" + i, Duration.ofMillis(1)));
+            if (batch.size() == 1000) {
+                rmq.producer().sendBatch(batch);
+                batch = new ArrayList<>();
+                Thread.sleep(40); // spread the load over several extension rounds
+            }
+        }
+        assertThat(all.await(60, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(1000); // longer than a lease: a fenced ack would have been swept and redelivered by now
+        container.stop();
+        assertThat(handled).hasSize(messages);
+        assertThat(handled.values()).as("deliveries per message").containsOnly(1);
+        assertThat(rmq.admin().stats("race").inFlight()).isZero();
+        assertThat(rmq.admin().stats("race").waiting()).isZero();
+    }
+
+    @Test
     void containerHandlesEverythingWithItsConcurrencyAndStopsGracefully() throws Exception {
         rmq.defineTopic("pr", TopicType.PRIORITY, 16);
         Set<String> seen = ConcurrentHashMap.newKeySet();
