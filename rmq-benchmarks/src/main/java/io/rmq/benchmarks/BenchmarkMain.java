@@ -64,6 +64,7 @@ public final class BenchmarkMain {
     private final int cap;
     private final int delaySeconds;
     private final int idleSeconds;
+    private final int warmupSeconds;
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
     private RedisCommands<String, String> redis;
@@ -78,6 +79,7 @@ public final class BenchmarkMain {
         this.cap = intOption("cap-seconds", 90);
         this.delaySeconds = intOption("delay-seconds", 10);
         this.idleSeconds = intOption("idle-seconds", 10);
+        this.warmupSeconds = intOption("warmup-seconds", 3);
     }
 
     public static void main(String[] args) throws Exception {
@@ -226,9 +228,12 @@ public final class BenchmarkMain {
         List<String> command = new ArrayList<>(peer.command());
         command.addAll(List.of(workload, "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
                 "--messages", Integer.toString(messages), "--concurrency", "8", "--seconds", Integer.toString(seconds)));
+        if (!workload.equals("fill")) {
+            command.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));
+        }
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<String> result = readResult(process, null);
-        long timeout = seconds * 3L + 180;
+        long timeout = seconds * 3L + warmupSeconds * 2L + 180;
         if (!process.waitFor(timeout, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             log("  " + workload + ": timed out after " + timeout + " s");
@@ -352,8 +357,10 @@ public final class BenchmarkMain {
         out.append("## RMQ and peers, W1-W3 (DESIGN.md)\n\n");
         out.append(String.format(Locale.ROOT, "Redis %s on loopback, flushed before every workload; %d run(s) per figure: median"
                 + " (min–max). Machine: %d cores, Java %s. Ratio = RMQ / peer (for bytes, ms and cmds/s lower is"
-                + " better, so a ratio below 1 favours RMQ there). Java peers run with %s.%n%n", version, runs,
-                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), String.join(" ", jvm())));
+                + " better, so a ratio below 1 favours RMQ there). Java peers run with %s. Every peer warms up for %d s"
+                + " (same operations, own keys, not measured) before each W1 and W3 workload.%n%n", version, runs,
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), String.join(" ", jvm()),
+                warmupSeconds));
         out.append("| figure | unit |");
         for (String name : measured) {
             out.append(' ').append(name).append(" |");

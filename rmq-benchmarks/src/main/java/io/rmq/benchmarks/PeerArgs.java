@@ -5,9 +5,10 @@ import java.util.Map;
 
 /**
  * Command line of a peer (see PROTOCOL.md): {@code <workload> --host H --port P [--messages N] [--concurrency C]
- * [--seconds S]}.
+ * [--seconds S] [--warmup-seconds W]}.
  */
-record PeerArgs(String workload, String host, int port, int messages, int concurrency, int seconds) {
+record PeerArgs(String workload, String host, int port, int messages, int concurrency, int seconds,
+        int warmupSeconds) {
 
     static PeerArgs parse(String[] args) {
         if (args.length == 0) {
@@ -32,7 +33,8 @@ record PeerArgs(String workload, String host, int port, int messages, int concur
                 Integer.parseInt(options.getOrDefault("port", "6379")),
                 Integer.parseInt(options.getOrDefault("messages", Integer.toString(defaultMessages))),
                 Integer.parseInt(options.getOrDefault("concurrency", "8")),
-                Integer.parseInt(options.getOrDefault("seconds", Integer.toString(defaultSeconds))));
+                Integer.parseInt(options.getOrDefault("seconds", Integer.toString(defaultSeconds))),
+                Integer.parseInt(options.getOrDefault("warmup-seconds", "0")));
     }
 
     /** The W1/W2 body: {"id":i,"body":"<80 characters>"}, about 100 bytes. */

@@ -39,6 +39,9 @@ public final class RmqPeer {
 
     static final String QUEUE = "bench";
     static final String DELAYED = "bench-delay";
+    /** Warm-up topics (PROTOCOL.md): same types, own keys, deleted before the measured phase. */
+    static final String WARM_QUEUE = "bench-warmup";
+    static final String WARM_DELAYED = "bench-delay-warmup";
     static final Duration RANGE = Duration.ofMillis(1);
 
     public static void main(String[] argv) throws Exception {
@@ -48,6 +51,7 @@ public final class RmqPeer {
         try (Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT)) {
             rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, 16);
             rmq.defineTopic(DELAYED, TopicType.FIXED_TIME, 16);
+            warmUp(rmq, client, args);
             String result = run(rmq, args);
             System.out.println("RESULT " + result);
         }
@@ -63,23 +67,23 @@ public final class RmqPeer {
 
     static String run(Rmq rmq, PeerArgs args) throws Exception {
         return switch (args.workload()) {
-            case "produce-batch", "fill" -> rate(produceBatch(rmq, args.messages()), args.messages());
-            case "produce-single" -> rate(produceSingle(rmq, args.messages()), args.messages());
-            case "consume" -> consume(rmq, args);
-            case "produce-consume" -> produceConsume(rmq, args);
-            case "delay" -> delay(rmq, args);
+            case "produce-batch", "fill" -> rate(produceBatch(rmq, QUEUE, args.messages()), args.messages());
+            case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
+            case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
+            case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
+            case "delay" -> delay(rmq, DELAYED, args.messages(), args.seconds(), args.concurrency());
             case "idle" -> idle(rmq, args);
             default -> throw new IllegalArgumentException("unknown workload " + args.workload());
         };
     }
 
     /** sendBatch in chunks of 10,000 (validated whole, grouped by slot, multi-member script calls, pipelined). */
-    static long produceBatch(Rmq rmq, int n) {
+    static long produceBatch(Rmq rmq, String topic, int n) {
         long start = System.nanoTime();
         List<OutgoingMessage> chunk = new ArrayList<>(10_000);
         List<CompletableFuture<?>> inFlight = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            chunk.add(OutgoingMessage.rangeMerge(QUEUE, new Payload(i, PeerArgs.FILLER), RANGE));
+            chunk.add(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
             if (chunk.size() == 10_000 || i == n - 1) {
                 inFlight.add(rmq.producer().sendBatchAsync(chunk));
                 chunk = new ArrayList<>(10_000);
@@ -90,11 +94,11 @@ public final class RmqPeer {
     }
 
     /** One sendAsync per message, all in flight (bounded window), then wait for every acknowledgement. */
-    static long produceSingle(Rmq rmq, int n) {
+    static long produceSingle(Rmq rmq, String topic, int n) {
         long start = System.nanoTime();
         List<CompletableFuture<?>> window = new ArrayList<>(5_000);
         for (int i = 0; i < n; i++) {
-            window.add(rmq.producer().sendAsync(OutgoingMessage.rangeMerge(QUEUE, new Payload(i, PeerArgs.FILLER), RANGE)));
+            window.add(rmq.producer().sendAsync(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE)));
             if (window.size() == 5_000) {
                 CompletableFuture.allOf(window.toArray(CompletableFuture[]::new)).join();
                 window.clear();
@@ -111,22 +115,15 @@ public final class RmqPeer {
                 new ContainerOptions("bench-" + topic, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(10), null));
     }
 
-    static String consume(Rmq rmq, PeerArgs args) throws InterruptedException {
-        return timedConsumption(rmq, args, false);
-    }
-
-    static String produceConsume(Rmq rmq, PeerArgs args) throws InterruptedException {
-        return timedConsumption(rmq, args, true);
-    }
-
     /**
      * Runs a no-op listener until N messages are handled (or the time cap passes): over the pre-filled queue, or
      * while this process sends them one at a time. The clock starts at the container start or the first send.
      */
-    static String timedConsumption(Rmq rmq, PeerArgs args, boolean produce) throws InterruptedException {
-        CountDownLatch done = new CountDownLatch(args.messages());
+    static String timedConsumption(Rmq rmq, String topic, int n, int seconds, int concurrency, boolean produce)
+            throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(n);
         AtomicInteger handled = new AtomicInteger();
-        RmqListenerContainer container = container(rmq, QUEUE, Payload.class, args.concurrency(),
+        RmqListenerContainer container = container(rmq, topic, Payload.class, concurrency,
                 (Payload p, io.rmq.consumer.Delivery d) -> {
                     handled.incrementAndGet();
                     done.countDown();
@@ -136,21 +133,20 @@ public final class RmqPeer {
         if (produce) {
             Thread.sleep(200);
             start = System.nanoTime();
-            produceSingle(rmq, args.messages());
+            produceSingle(rmq, topic, n);
         }
-        done.await(args.seconds(), TimeUnit.SECONDS);
+        done.await(seconds, TimeUnit.SECONDS);
         long elapsed = System.nanoTime() - start;
         int count = handled.get();
         container.stop();
         return rate(elapsed, count);
     }
 
-    static String delay(Rmq rmq, PeerArgs args) throws InterruptedException {
-        int n = args.messages();
+    static String delay(Rmq rmq, String topic, int n, int seconds, int concurrency) throws InterruptedException {
         long[] lateness = new long[n];
         AtomicInteger handled = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(n);
-        RmqListenerContainer container = container(rmq, DELAYED, Timed.class, args.concurrency(),
+        RmqListenerContainer container = container(rmq, topic, Timed.class, concurrency,
                 (Timed t, io.rmq.consumer.Delivery d) -> {
                     int k = handled.getAndIncrement();
                     if (k < n) {
@@ -161,20 +157,65 @@ public final class RmqPeer {
         container.start();
         Thread.sleep(200);
         long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
-        long spreadMillis = args.seconds() * 1000L;
+        long spreadMillis = seconds * 1000L;
         List<OutgoingMessage> batch = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long due = base + (spreadMillis * i) / n;
-            batch.add(OutgoingMessage.fixedTime(DELAYED, new Timed(i, due), Instant.ofEpochMilli(due)));
+            batch.add(OutgoingMessage.fixedTime(topic, new Timed(i, due), Instant.ofEpochMilli(due)));
         }
         rmq.producer().sendBatch(batch);
-        done.await(2L * args.seconds() + 30, TimeUnit.SECONDS);
+        done.await(2L * seconds + 30, TimeUnit.SECONDS);
         container.stop();
         int count = Math.min(n, handled.get());
         long[] got = Arrays.copyOf(lateness, count);
         Arrays.sort(got);
         return String.format(Locale.ROOT, "{\"p50\":%d,\"p99\":%d,\"max\":%d,\"count\":%d}", percentile(got, 50),
                 percentile(got, 99), count == 0 ? -1 : got[count - 1], count);
+    }
+
+    /**
+     * The warm-up phase of PROTOCOL.md: for {@code --warmup-seconds}, the same operations as the workload on the
+     * warm-up topics (for W1 a listener running while batches and single sends go in; for W3 short delay runs), then
+     * their keys are deleted. Nothing here is measured; it only lets the JIT compile the paths the measurement uses.
+     */
+    static void warmUp(Rmq rmq, RedisClient client, PeerArgs args) throws InterruptedException {
+        if (args.warmupSeconds() <= 0 || args.workload().equals("fill") || args.workload().equals("idle")) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(args.warmupSeconds());
+        int rounds = 0;
+        if (args.workload().equals("delay")) {
+            rmq.defineTopic(WARM_DELAYED, TopicType.FIXED_TIME, 16);
+            while (System.nanoTime() < deadline) {
+                delay(rmq, WARM_DELAYED, 1_000, 1, args.concurrency());
+                rounds++;
+            }
+        }
+        else {
+            rmq.defineTopic(WARM_QUEUE, TopicType.RANGE_MERGE, 16);
+            AtomicInteger handled = new AtomicInteger();
+            RmqListenerContainer container = container(rmq, WARM_QUEUE, Payload.class, args.concurrency(),
+                    (Payload p, io.rmq.consumer.Delivery d) -> handled.incrementAndGet());
+            container.start();
+            while (System.nanoTime() < deadline) {
+                produceBatch(rmq, WARM_QUEUE, 10_000);
+                produceSingle(rmq, WARM_QUEUE, 10_000);
+                rounds++;
+            }
+            while (handled.get() < rounds * 10_000 && System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(2)) {
+                Thread.sleep(10);
+            }
+            container.stop();
+        }
+        try (var connection = client.connect()) {
+            var redis = connection.sync();
+            var keys = redis.keys(rmq.options().keyPrefix() + ":{bench*-warmup:*");
+            if (!keys.isEmpty()) {
+                redis.del(keys.toArray(String[]::new));
+            }
+            redis.hdel(rmq.options().keyPrefix() + ":topics", WARM_QUEUE, WARM_DELAYED);
+        }
+        System.err.println("rmq-peer: warmed up in " + rounds + " round(s)");
     }
 
     static String idle(Rmq rmq, PeerArgs args) throws InterruptedException {

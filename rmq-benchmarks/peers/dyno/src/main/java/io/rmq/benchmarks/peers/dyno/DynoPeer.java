@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,7 +31,7 @@ import redis.clients.jedis.commands.JedisCommands;
  *
  * <pre>
  * java -jar dyno-peer.jar &lt;workload&gt; --host H --port P [--messages N] [--concurrency C] [--seconds S]
- *                         [--chunk K] [--pop-count K] [--pop-wait-ms W]
+ *                         [--warmup-seconds W] [--chunk K] [--pop-count K] [--pop-wait-ms W]
  * </pre>
  *
  * Queue: the production recipe {@code RedisQueues} / {@code RedisDynoQueue} (v1, no pipelining) over one plain Redis.
@@ -41,12 +42,17 @@ import redis.clients.jedis.commands.JedisCommands;
  * <p>
  * Options beyond the protocol: {@code --chunk} messages per {@code push(List)} (default 1000), {@code --pop-count}
  * / {@code --pop-wait-ms}: each consumer thread loops {@code pop(count, wait, MILLISECONDS)} + {@code ack(id)}
- * (defaults 10 and 100).
+ * (defaults 10 and 100). {@code --warmup-seconds W} (default 0): a JIT warm-up on separate keys before the measured
+ * phase, see {@link #warmUp}.
  */
 public final class DynoPeer {
 
     static final String KEY_PREFIX = "bench-dyno";
     static final String QUEUE = "queue";
+    /** The warm-up queue ({@code QUEUE + "-warmup"}: its own shard, unack and message keys), deleted afterwards. */
+    static final String WARMUP_QUEUE = QUEUE + "-warmup";
+    /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
+    static final List<String> WARMED_UP = List.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
     static final int UNACK_TIMEOUT_MS = 60_000;
     static final int UNACK_HANDLER_INTERVAL_MS = 60_000;
 
@@ -62,6 +68,7 @@ public final class DynoPeer {
     private final int chunk;
     private final int popCount;
     private final int popWaitMs;
+    private final int warmupSeconds;
 
     private JedisPool pool;
     private RedisQueues queues;
@@ -70,7 +77,7 @@ public final class DynoPeer {
     private DynoPeer(String[] args) {
         if (args.length < 1) {
             throw new IllegalArgumentException(
-                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S]");
+                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S] [--warmup-seconds W]");
         }
         workload = args[0];
         String h = "127.0.0.1";
@@ -81,6 +88,7 @@ public final class DynoPeer {
         int k = 1000;
         int pc = 10;
         int pw = 100;
+        int w = 0;
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -96,6 +104,7 @@ public final class DynoPeer {
                 case "--chunk" -> k = Integer.parseInt(v);
                 case "--pop-count" -> pc = Integer.parseInt(v);
                 case "--pop-wait-ms" -> pw = Integer.parseInt(v);
+                case "--warmup-seconds" -> w = Integer.parseInt(v);
                 default -> log("ignoring unknown option " + a + " " + v);
             }
         }
@@ -107,6 +116,7 @@ public final class DynoPeer {
         chunk = Math.max(1, k);
         popCount = Math.max(1, pc);
         popWaitMs = Math.max(0, pw);
+        warmupSeconds = Math.max(0, w);
     }
 
     public static void main(String[] args) {
@@ -136,6 +146,9 @@ public final class DynoPeer {
         JedisCommands conn = pooled(pool);
         queues = new RedisQueues(conn, conn, KEY_PREFIX, new SingleShardSupplier("a"), UNACK_TIMEOUT_MS,
                 UNACK_HANDLER_INTERVAL_MS);
+        if (warmupSeconds > 0 && WARMED_UP.contains(workload)) {
+            warmUp(); // before the measured queue is touched and before any measured clock starts
+        }
         DynoQueue queue = queues.get(QUEUE);
         switch (workload) {
             case "produce-batch" -> produceBatch(queue);
@@ -188,9 +201,7 @@ public final class DynoPeer {
         int n = messages(100_000);
         List<Message> msgs = messagesFor(n);
         long t0 = System.nanoTime();
-        for (Message m : msgs) { // no async API: one synchronous push per message
-            queue.push(Collections.singletonList(m));
-        }
+        pushEach(queue, msgs);
         long t1 = System.nanoTime();
         log("produce-single: " + n + " synchronous push calls in " + ms(t1 - t0) + " ms");
         result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
@@ -219,9 +230,7 @@ public final class DynoPeer {
         consumers.started.await();
         Thread.sleep(200);
         long t0 = System.nanoTime();
-        for (Message m : msgs) {
-            queue.push(Collections.singletonList(m));
-        }
+        pushEach(queue, msgs);
         long sent = System.nanoTime();
         boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
         int handled = Math.min(n, consumers.handled.get());
@@ -249,20 +258,7 @@ public final class DynoPeer {
         long spanMs = seconds * 1000L;
         long startMs = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
         long t0 = System.nanoTime();
-        int late = 0;
-        for (int i = 0; i < n; i++) {
-            long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
-            long now = System.currentTimeMillis();
-            if (planned < now) {
-                late++; // the sender fell behind: it still counts from the planned due time, as for every peer
-            }
-            long delayMs = Math.max(0, planned - now);
-            String body = body(i);
-            Message m = new Message(String.valueOf(i),
-                    body.substring(0, body.length() - 1) + ",\"due\":" + planned + "}");
-            m.setTimeout(delayMs, TimeUnit.MILLISECONDS); // stored in ms: score = now + timeout (+ priority/100)
-            queue.push(Collections.singletonList(m));
-        }
+        int late = pushDelayed(queue, 0, n, startMs, spanMs);
         log("delay: " + n + " delayed pushes done " + ms(System.nanoTime() - t0) + " ms after the first, due over "
                 + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; lateness still counts from the planned due time)" : ""));
         boolean all = consumers.done.await(2L * seconds + 30, TimeUnit.SECONDS);
@@ -287,19 +283,87 @@ public final class DynoPeer {
         result("{\"count\":" + consumers.handled.get() + "}");
     }
 
+    // ---------------------------------------------------------------------------------------------------- warm-up
+
+    /**
+     * JIT warm-up ({@code --warmup-seconds}, PROTOCOL.md): for W seconds, runs the measured workload's own code paths
+     * (the same {@link Consumers}, {@code push(List)} chunks, single pushes, delayed pushes) against
+     * {@link #WARMUP_QUEUE}, so that the measured phase runs compiled code instead of the interpreter. Nothing of it
+     * is measured; afterwards its consumers are stopped and joined, the queue is cleared and closed and every
+     * warm-up key is deleted.
+     */
+    private void warmUp() throws InterruptedException {
+        long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(warmupSeconds);
+        boolean delay = workload.equals("delay");
+        DynoQueue queue = queues.get(WARMUP_QUEUE);
+        // delay: the lateness path runs too (new long[0]: computed, not kept)
+        Consumers consumers = new Consumers(queue, Integer.MAX_VALUE, delay ? new long[0] : null);
+        int sent = 0; // also the next message id: ids must be unique per queue
+        try {
+            consumers.start();
+            consumers.started.await();
+            while (before(deadline)) {
+                if (delay) {
+                    // a round of 1,000 delayed messages due over the next second, then wait for them
+                    pushDelayed(queue, sent, 1_000, System.currentTimeMillis(), 1_000);
+                    sent += 1_000;
+                    long until = deadline + TimeUnit.SECONDS.toNanos(2);
+                    while (consumers.handled.get() < sent && before(until)) {
+                        Thread.sleep(5);
+                    }
+                    continue;
+                }
+                List<Message> batch = messagesFor(sent, 10_000);
+                for (int from = 0; from < batch.size() && before(deadline); from += chunk) {
+                    List<Message> part = batch.subList(from, Math.min(batch.size(), from + chunk));
+                    pushAll(queue, part); // as produce-batch (one push(List) per chunk), deadline checked per chunk
+                    sent += part.size();
+                }
+                for (int i = 0; i < 10_000 && before(deadline); i += 1_000) {
+                    pushEach(queue, messagesFor(sent, 1_000)); // as produce-single, in windows to check the deadline
+                    sent += 1_000;
+                }
+            }
+        } finally {
+            consumers.stop();
+            try {
+                queue.clear(); // its queue shard, unack set and message hash
+                queue.close(); // its unack scheduler and monitor executor
+            } catch (IOException e) {
+                log("warm-up close: " + e);
+            }
+            try (Jedis jedis = pool.getResource()) {
+                Set<String> left = jedis.keys(KEY_PREFIX + ".*." + WARMUP_QUEUE + "*");
+                if (!left.isEmpty()) {
+                    jedis.del(left.toArray(new String[0]));
+                }
+            }
+        }
+        log("warmed up: " + sent + " sent, " + consumers.handled.get() + " handled in " + ms(System.nanoTime() - t0)
+                + " ms");
+    }
+
     // ---------------------------------------------------------------------------------------------------- consumers
 
-    /** {@code concurrency} threads, each looping {@code pop(popCount, popWaitMs)} then {@code ack} per message. */
+    /**
+     * {@code concurrency} threads, each looping {@code pop(popCount, popWaitMs)} then {@code ack} per message. A target
+     * of {@code Integer.MAX_VALUE} means: run until {@link #stop} (or the end of the process).
+     */
     private final class Consumers {
         final DynoQueue queue;
+        final int target;
         final long[] lateness; // null: no lateness recording
         final AtomicInteger handled = new AtomicInteger();
         final AtomicLong lastHandledNanos = new AtomicLong();
         final CountDownLatch done;
         final CountDownLatch started = new CountDownLatch(concurrency);
+        final List<Thread> threads = new ArrayList<>();
+        volatile boolean stopped;
 
         Consumers(DynoQueue queue, int target, long[] lateness) {
             this.queue = queue;
+            this.target = target;
             this.lateness = lateness;
             this.done = new CountDownLatch(target == Integer.MAX_VALUE ? 1 : target);
         }
@@ -308,13 +372,22 @@ public final class DynoPeer {
             for (int t = 0; t < concurrency; t++) {
                 Thread thread = new Thread(this::loop, "dyno-consumer-" + t);
                 thread.setDaemon(true);
+                threads.add(thread);
                 thread.start();
+            }
+        }
+
+        /** Ends these consumers (each notices after its current pop and acks) and joins their threads. */
+        void stop() throws InterruptedException {
+            stopped = true;
+            for (Thread thread : threads) {
+                thread.join();
             }
         }
 
         private void loop() {
             started.countDown();
-            while (!stopping && done.getCount() > 0) {
+            while (!stopping && !stopped && (target == Integer.MAX_VALUE || done.getCount() > 0)) {
                 List<Message> popped;
                 try {
                     popped = queue.pop(popCount, popWaitMs, TimeUnit.MILLISECONDS);
@@ -337,8 +410,11 @@ public final class DynoPeer {
                         log("ack error: " + e);
                     }
                     int k = handled.getAndIncrement();
-                    if (lateness != null && k < lateness.length) {
-                        lateness[k] = nowMs - dueOf(m.getPayload());
+                    if (lateness != null) {
+                        long late = nowMs - dueOf(m.getPayload());
+                        if (k < lateness.length) {
+                            lateness[k] = late;
+                        }
                     }
                     lastHandledNanos.accumulateAndGet(System.nanoTime(), Math::max);
                     done.countDown();
@@ -348,6 +424,35 @@ public final class DynoPeer {
     }
 
     // ---------------------------------------------------------------------------------------------------- helpers
+
+    /** No async API: one synchronous {@code push} per message. */
+    private static void pushEach(DynoQueue queue, List<Message> msgs) {
+        for (Message m : msgs) {
+            queue.push(Collections.singletonList(m));
+        }
+    }
+
+    /**
+     * Pushes the messages (ids) {@code from..from+n-1} one per call, due uniformly over {@code spanMs} after
+     * {@code startMs} (each body carries its planned due time); returns how many were sent after their due time.
+     */
+    private static int pushDelayed(DynoQueue queue, int from, int n, long startMs, long spanMs) {
+        int late = 0;
+        for (int i = 0; i < n; i++) {
+            long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
+            long now = System.currentTimeMillis();
+            if (planned < now) {
+                late++; // the sender fell behind: it still counts from the planned due time, as for every peer
+            }
+            long delayMs = Math.max(0, planned - now);
+            String body = body(from + i);
+            Message m = new Message(String.valueOf(from + i),
+                    body.substring(0, body.length() - 1) + ",\"due\":" + planned + "}");
+            m.setTimeout(delayMs, TimeUnit.MILLISECONDS); // stored in ms: score = now + timeout (+ priority/100)
+            queue.push(Collections.singletonList(m));
+        }
+        return late;
+    }
 
     private void pushAll(DynoQueue queue, List<Message> msgs) {
         for (int from = 0; from < msgs.size(); from += chunk) {
@@ -371,11 +476,21 @@ public final class DynoPeer {
 
     /** Message id = the index (ids must be unique per queue: they are the sorted-set members and hash fields). */
     static List<Message> messagesFor(int n) {
+        return messagesFor(0, n);
+    }
+
+    /** The messages (ids) {@code from..from+n-1}. */
+    static List<Message> messagesFor(int from, int n) {
         List<Message> list = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < from + n; i++) {
             list.add(new Message(String.valueOf(i), body(i)));
         }
         return list;
+    }
+
+    /** Whether {@code System.nanoTime()} is still before {@code deadlineNanos}. */
+    private static boolean before(long deadlineNanos) {
+        return System.nanoTime() - deadlineNanos < 0;
     }
 
     static long dueOf(String payload) {
@@ -399,11 +514,15 @@ public final class DynoPeer {
         return sorted[Math.max(0, Math.min(sorted.length, rank) - 1)];
     }
 
-    /** The library's own miss counter (pops that lost a race for a prefetched id), for the log. */
+    /**
+     * The library's own miss counter (pops that lost a race for a prefetched id) of the measured queue, for the log
+     * (the warm-up queue registers one too; servo keeps it registered after close).
+     */
     private static String misses() {
         try {
             for (Monitor<?> m : DefaultMonitorRegistry.getInstance().getRegisteredMonitors()) {
-                if ("queue_miss".equals(m.getConfig().getName())) {
+                if ("queue_miss".equals(m.getConfig().getName())
+                        && QUEUE.equals(m.getConfig().getTags().getValue("queueName"))) {
                     return ", queue_miss " + m.getValue();
                 }
             }

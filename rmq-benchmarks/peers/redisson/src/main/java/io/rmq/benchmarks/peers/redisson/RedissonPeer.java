@@ -21,18 +21,24 @@ import org.redisson.config.Config;
  * Benchmark peer for Redisson (see rmq-benchmarks/PROTOCOL.md).
  *
  * <pre>
- * java -jar redisson-peer.jar &lt;workload&gt; --host H --port P [--messages N] [--concurrency C] [--seconds S] [--chunk K]
+ * java -jar redisson-peer.jar &lt;workload&gt; --host H --port P [--messages N] [--concurrency C] [--seconds S]
+ *                             [--warmup-seconds W] [--chunk K]
  * </pre>
  *
  * Queue: {@code RBlockingQueue<String>} with {@link StringCodec} (bodies are the JSON strings, stored verbatim as one
  * Redis list). Delayed delivery: {@code RDelayedQueue} in front of that same blocking queue (Redisson keeps the delayed
  * entries in a sorted set and moves due ones to the list with a client-side transfer task).
  * {@code --chunk K} (not part of the protocol) splits {@code addAll} into calls of K messages; default: one call.
+ * {@code --warmup-seconds W} (default 0): a JIT warm-up on separate keys before the measured phase, see {@link #warmUp}.
  */
 public final class RedissonPeer {
 
     /** Process-independent names: {@code consume} reads what {@code produce-batch} left in the previous process. */
     static final String QUEUE = "bench:redisson:queue";
+    /** The warm-up queue (and, for {@code delay}, its delayed front): {@code QUEUE + "-warmup"}, deleted afterwards. */
+    static final String WARMUP_QUEUE = QUEUE + "-warmup";
+    /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
+    static final List<String> WARMED_UP = List.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
 
     private static final String FILLER =
             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -44,6 +50,7 @@ public final class RedissonPeer {
     private final int concurrency;
     private final Integer secondsArg;
     private final int chunk;
+    private final int warmupSeconds;
 
     private RedissonClient redisson;
     private volatile boolean stopping;
@@ -51,7 +58,7 @@ public final class RedissonPeer {
     private RedissonPeer(String[] args) {
         if (args.length < 1) {
             throw new IllegalArgumentException(
-                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S] [--chunk K]");
+                    "usage: <workload> --host H --port P [--messages N] [--concurrency C] [--seconds S] [--warmup-seconds W] [--chunk K]");
         }
         workload = args[0];
         String h = "127.0.0.1";
@@ -60,6 +67,7 @@ public final class RedissonPeer {
         int c = 8;
         Integer s = null;
         int k = 0;
+        int w = 0;
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -73,6 +81,7 @@ public final class RedissonPeer {
                 case "--concurrency" -> c = Integer.parseInt(v);
                 case "--seconds" -> s = Integer.parseInt(v);
                 case "--chunk" -> k = Integer.parseInt(v);
+                case "--warmup-seconds" -> w = Integer.parseInt(v);
                 default -> log("ignoring unknown option " + a + " " + v);
             }
         }
@@ -82,6 +91,7 @@ public final class RedissonPeer {
         concurrency = Math.max(1, c);
         secondsArg = s;
         chunk = k;
+        warmupSeconds = Math.max(0, w);
     }
 
     public static void main(String[] args) {
@@ -107,6 +117,9 @@ public final class RedissonPeer {
         Config config = new Config();
         config.useSingleServer().setAddress("redis://" + host + ":" + port);
         redisson = Redisson.create(config);
+        if (warmupSeconds > 0 && WARMED_UP.contains(workload)) {
+            warmUp(); // before the measured queue is touched and before any measured clock starts
+        }
         RBlockingQueue<String> queue = redisson.getBlockingQueue(QUEUE, StringCodec.INSTANCE);
         switch (workload) {
             case "produce-batch" -> produceBatch(queue);
@@ -136,11 +149,7 @@ public final class RedissonPeer {
         int n = messages(100_000);
         List<String> bodies = bodies(n);
         long t0 = System.nanoTime();
-        CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
-        for (int i = 0; i < n; i++) {
-            acks[i] = queue.offerAsync(bodies.get(i)).toCompletableFuture();
-        }
-        CompletableFuture.allOf(acks).join();
+        offerEach(queue, bodies);
         long t1 = System.nanoTime();
         log("produce-single: " + n + " offerAsync acknowledged in " + ms(t1 - t0) + " ms");
         result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
@@ -169,11 +178,7 @@ public final class RedissonPeer {
         consumers.started.await();
         Thread.sleep(200); // let every consumer sit in its blocking poll before the clock starts
         long t0 = System.nanoTime();
-        CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
-        for (int i = 0; i < n; i++) {
-            acks[i] = queue.offerAsync(bodies.get(i)).toCompletableFuture();
-        }
-        CompletableFuture.allOf(acks).join();
+        offerEach(queue, bodies);
         long sent = System.nanoTime();
         boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
         int handled = Math.min(n, consumers.handled.get());
@@ -203,21 +208,7 @@ public final class RedissonPeer {
             long spanMs = seconds * 1000L;
             long startMs = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
             long t0 = System.nanoTime();
-            // offerAsync (same call as offer, not waiting per message) so that sending never lags the due times
-            CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
-            int late = 0;
-            for (int i = 0; i < n; i++) {
-                long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
-                long now = System.currentTimeMillis();
-                if (planned < now) {
-                    late++; // the sender fell behind: it still counts from the planned due time, as for every peer
-                }
-                long delayMs = Math.max(0, planned - now);
-                String body = body(i);
-                String msg = body.substring(0, body.length() - 1) + ",\"due\":" + planned + "}";
-                acks[i] = delayed.offerAsync(msg, delayMs, TimeUnit.MILLISECONDS).toCompletableFuture();
-            }
-            CompletableFuture.allOf(acks).join();
+            int late = offerDelayed(delayed, 0, n, startMs, spanMs);
             log("delay: " + n + " delayed offers acknowledged " + ms(System.nanoTime() - t0) + " ms after the first, due over "
                     + seconds + " s" + (late > 0 ? " (" + late + " were sent after their planned due time; lateness still counts from the planned due time)" : ""));
             boolean all = consumers.done.await(2L * seconds + 30, TimeUnit.SECONDS);
@@ -254,9 +245,61 @@ public final class RedissonPeer {
         }
     }
 
+    // ---------------------------------------------------------------------------------------------------- warm-up
+
+    /**
+     * JIT warm-up ({@code --warmup-seconds}, PROTOCOL.md): for W seconds, runs the measured workload's own code paths
+     * (the same {@link Consumers}, {@code addAll}, {@code offerAsync}, delayed {@code offerAsync}) against
+     * {@link #WARMUP_QUEUE}, so that the measured phase runs compiled code instead of the interpreter. Nothing of it
+     * is measured; afterwards its consumers are stopped and joined and every warm-up key is deleted.
+     */
+    private void warmUp() throws InterruptedException {
+        long t0 = System.nanoTime();
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(warmupSeconds);
+        RBlockingQueue<String> queue = redisson.getBlockingQueue(WARMUP_QUEUE, StringCodec.INSTANCE);
+        RDelayedQueue<String> delayed = workload.equals("delay") ? redisson.getDelayedQueue(queue) : null;
+        // delay: the lateness path runs too (new long[0]: computed, not kept)
+        Consumers consumers = new Consumers(queue, Integer.MAX_VALUE, delayed != null ? new long[0] : null);
+        int sent = 0;
+        try {
+            consumers.start();
+            consumers.started.await();
+            while (before(deadline)) {
+                if (delayed != null) {
+                    // a round of 1,000 delayed messages due over the next second, then wait for them
+                    offerDelayed(delayed, sent, 1_000, System.currentTimeMillis(), 1_000);
+                    sent += 1_000;
+                    long until = deadline + TimeUnit.SECONDS.toNanos(2);
+                    while (consumers.handled.get() < sent && before(until)) {
+                        Thread.sleep(5);
+                    }
+                    continue;
+                }
+                addAll(queue, bodies(sent, 10_000)); // as produce-batch
+                sent += 10_000;
+                for (int i = 0; i < 10_000 && before(deadline); i += 1_000) {
+                    offerEach(queue, bodies(sent, 1_000)); // as produce-single, in windows to check the deadline
+                    sent += 1_000;
+                }
+            }
+        } finally {
+            consumers.stop();
+            if (delayed != null) {
+                delayed.destroy();
+            }
+            // the list and, for delay, Redisson's delayed-queue zset/list ("redisson_delay_queue*:{<name>}")
+            redisson.getKeys().deleteByPattern("*" + WARMUP_QUEUE + "*");
+        }
+        log("warmed up: " + sent + " sent, " + consumers.handled.get() + " handled in " + ms(System.nanoTime() - t0)
+                + " ms");
+    }
+
     // ---------------------------------------------------------------------------------------------------- consumers
 
-    /** {@code concurrency} threads, each looping a blocking poll (BLPOP) on the queue; no-op handler. */
+    /**
+     * {@code concurrency} threads, each looping a blocking poll (BLPOP) on the queue; no-op handler. A target of
+     * {@code Integer.MAX_VALUE} means: run until {@link #stop} (or the end of the process).
+     */
     private final class Consumers {
         final RBlockingQueue<String> queue;
         final int target;
@@ -265,7 +308,9 @@ public final class RedissonPeer {
         final AtomicLong lastHandledNanos = new AtomicLong();
         final CountDownLatch done;
         final CountDownLatch started = new CountDownLatch(concurrency);
+        final List<Thread> threads = new ArrayList<>();
         boolean useTake;
+        volatile boolean stopped;
 
         Consumers(RBlockingQueue<String> queue, int target, long[] lateness) {
             this.queue = queue;
@@ -278,13 +323,22 @@ public final class RedissonPeer {
             for (int t = 0; t < concurrency; t++) {
                 Thread thread = new Thread(this::loop, "redisson-consumer-" + t);
                 thread.setDaemon(true);
+                threads.add(thread);
                 thread.start();
+            }
+        }
+
+        /** Ends these consumers (each notices within its 1 s poll timeout) and joins their threads. */
+        void stop() throws InterruptedException {
+            stopped = true;
+            for (Thread thread : threads) {
+                thread.join();
             }
         }
 
         private void loop() {
             started.countDown();
-            while (!stopping && done.getCount() > 0) {
+            while (!stopping && !stopped && (target == Integer.MAX_VALUE || done.getCount() > 0)) {
                 String msg;
                 try {
                     msg = useTake ? queue.take() : queue.poll(1, TimeUnit.SECONDS);
@@ -301,8 +355,11 @@ public final class RedissonPeer {
                 }
                 long nowMs = System.currentTimeMillis();
                 int k = handled.getAndIncrement();
-                if (lateness != null && k < lateness.length) {
-                    lateness[k] = nowMs - dueOf(msg);
+                if (lateness != null) {
+                    long late = nowMs - dueOf(msg);
+                    if (k < lateness.length) {
+                        lateness[k] = late;
+                    }
                 }
                 lastHandledNanos.accumulateAndGet(System.nanoTime(), Math::max);
                 done.countDown();
@@ -311,6 +368,38 @@ public final class RedissonPeer {
     }
 
     // ---------------------------------------------------------------------------------------------------- helpers
+
+    /** One {@code offerAsync} (RPUSH) per message, then waits for every ack. */
+    private static void offerEach(RBlockingQueue<String> queue, List<String> bodies) {
+        CompletableFuture<?>[] acks = new CompletableFuture<?>[bodies.size()];
+        for (int i = 0; i < acks.length; i++) {
+            acks[i] = queue.offerAsync(bodies.get(i)).toCompletableFuture();
+        }
+        CompletableFuture.allOf(acks).join();
+    }
+
+    /**
+     * Sends the messages {@code from..from+n-1} through the delayed queue, due uniformly over {@code spanMs} after
+     * {@code startMs} (each body carries its planned due time); waits for every ack; returns how many were sent late.
+     */
+    private static int offerDelayed(RDelayedQueue<String> delayed, int from, int n, long startMs, long spanMs) {
+        // offerAsync (same call as offer, not waiting per message) so that sending never lags the due times
+        CompletableFuture<?>[] acks = new CompletableFuture<?>[n];
+        int late = 0;
+        for (int i = 0; i < n; i++) {
+            long planned = startMs + Math.round((i + 1) * (double) spanMs / n);
+            long now = System.currentTimeMillis();
+            if (planned < now) {
+                late++; // the sender fell behind: it still counts from the planned due time, as for every peer
+            }
+            long delayMs = Math.max(0, planned - now);
+            String body = body(from + i);
+            String msg = body.substring(0, body.length() - 1) + ",\"due\":" + planned + "}";
+            acks[i] = delayed.offerAsync(msg, delayMs, TimeUnit.MILLISECONDS).toCompletableFuture();
+        }
+        CompletableFuture.allOf(acks).join();
+        return late;
+    }
 
     private void addAll(RBlockingQueue<String> queue, List<String> bodies) {
         if (chunk <= 0 || chunk >= bodies.size()) {
@@ -337,11 +426,21 @@ public final class RedissonPeer {
     }
 
     static List<String> bodies(int n) {
+        return bodies(0, n);
+    }
+
+    /** The bodies of ids {@code from..from+n-1}. */
+    static List<String> bodies(int from, int n) {
         List<String> list = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            list.add(body(i));
+            list.add(body(from + i));
         }
         return list;
+    }
+
+    /** Whether {@code System.nanoTime()} is still before {@code deadlineNanos}. */
+    private static boolean before(long deadlineNanos) {
+        return System.nanoTime() - deadlineNanos < 0;
     }
 
     static long dueOf(String msg) {
