@@ -14,7 +14,8 @@ final class BenchStats {
     static final AtomicLong FIRST_NANOS = new AtomicLong();
     /** System.nanoTime() when Rqueue's listener container reported it started, 0 until then. */
     static final AtomicLong CONTAINER_STARTED_NANOS = new AtomicLong();
-    static final CountDownLatch CONTAINER_STARTED = new CountDownLatch(1);
+    /** Opened by the first RqueueBootstrapEvent (startup); replaced by {@link #clear()}. */
+    static volatile CountDownLatch CONTAINER_STARTED = new CountDownLatch(1);
 
     /** Messages to handle before {@link #DONE} opens. */
     static volatile int target = Integer.MAX_VALUE;
@@ -30,6 +31,19 @@ final class BenchStats {
     static void reset(int n) {
         target = n;
         DONE = new CountDownLatch(1);
+    }
+
+    /** Back to the process-start state, after the warm-up phase (its context is closed, its listener stopped). */
+    static void clear() {
+        HANDLED.set(0);
+        DONE_NANOS.set(0);
+        FIRST_NANOS.set(0);
+        CONTAINER_STARTED_NANOS.set(0);
+        CONTAINER_STARTED = new CountDownLatch(1);
+        target = Integer.MAX_VALUE;
+        DONE = new CountDownLatch(1);
+        dueMillis = null;
+        lateness = null;
     }
 
     static void onHandled(BenchMessage m) {
