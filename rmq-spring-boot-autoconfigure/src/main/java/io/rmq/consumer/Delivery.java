@@ -1,6 +1,7 @@
 package io.rmq.consumer;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.RmqKeys.SlotKeys;
 
@@ -15,6 +16,12 @@ public final class Delivery {
     private final double score;
     private final int attempt;
     private volatile long leaseDeadline;
+    /**
+     * Completes once the lease extension under way (if any) has stored its new token here. An ack or nack that Redis
+     * fenced because that extension ran first must wait for it: its reply can be handled before the extension's
+     * token update runs (the thread that sent the extension may attach the update only after the reply arrived).
+     */
+    private volatile CompletableFuture<Void> extension = CompletableFuture.completedFuture(null);
 
     Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long leaseDeadline) {
         this.slotKeys = slotKeys;
@@ -62,6 +69,15 @@ public final class Delivery {
 
     void leaseExtendedTo(long deadline) {
         this.leaseDeadline = deadline;
+    }
+
+    /** Called before an extension of this lease is sent; {@code applied} completes after its token is stored. */
+    void extensionUnderWay(CompletableFuture<Void> applied) {
+        this.extension = applied;
+    }
+
+    CompletableFuture<Void> extension() {
+        return extension;
     }
 
     @Override

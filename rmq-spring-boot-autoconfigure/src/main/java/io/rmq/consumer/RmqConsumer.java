@@ -163,12 +163,9 @@ public final class RmqConsumer {
      */
     public CompletableFuture<Boolean> ackAsync(Delivery delivery) {
         long token = delivery.leaseDeadline();
-        return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> {
-            if (code == 1) {
-                return CompletableFuture.completedFuture(true);
-            }
-            return delivery.leaseDeadline() != token ? ackAsync(delivery) : CompletableFuture.completedFuture(false);
-        });
+        return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> code == 1
+                ? CompletableFuture.completedFuture(true)
+                : afterExtension(delivery, token, () -> ackAsync(delivery), false));
     }
 
     /** Fails one attempt: retried after its backoff, or dead past max retries. */
@@ -221,6 +218,21 @@ public final class RmqConsumer {
 
     public CompletableFuture<Integer> extendAllAsync(List<Delivery> deliveries) {
         long leaseMillis = settings.lease().toMillis();
+        CompletableFuture<Void> applied = new CompletableFuture<>();
+        for (Delivery delivery : deliveries) {
+            delivery.extensionUnderWay(applied);
+        }
+        CompletableFuture<Integer> extended;
+        try {
+            extended = extendAll(deliveries, leaseMillis);
+        }
+        catch (RuntimeException ex) {
+            extended = CompletableFuture.failedFuture(ex);
+        }
+        return extended.whenComplete((count, error) -> applied.complete(null));
+    }
+
+    private CompletableFuture<Integer> extendAll(List<Delivery> deliveries, long leaseMillis) {
         return perSlot(deliveries, (slot, group) -> redis.extend(slot, leaseMillis, bodies(group), tokens(group))
                 .thenApply(tokens -> {
                     int extended = 0;
@@ -334,8 +346,8 @@ public final class RmqConsumer {
     }
 
     /**
-     * Acks or nacks, retrying when a lease extension changed the token while the call was under way (the extension
-     * reply is processed before the settle reply on the same connection, so a changed token is visible then).
+     * Nacks or dead-letters, retrying when a lease extension changed the token while the call was under way (waiting
+     * for an extension still under way to store its new token first).
      */
     private static boolean settle(Delivery delivery, java.util.function.Predicate<Delivery> call) {
         while (true) {
@@ -343,10 +355,22 @@ public final class RmqConsumer {
             if (call.test(delivery)) {
                 return true;
             }
+            delivery.extension().exceptionally(ex -> null).join();
             if (delivery.leaseDeadline() == token) {
                 return false;
             }
         }
+    }
+
+    /**
+     * After Redis fenced an ack sent with {@code token}: retries when a lease extension has changed the token
+     * meanwhile (waiting for an extension still under way to store its token first), else gives {@code fenced}.
+     */
+    private static <R> CompletableFuture<R> afterExtension(Delivery delivery, long token,
+            java.util.function.Supplier<CompletableFuture<R>> retry, R fenced) {
+        return delivery.extension().handle((v, ex) -> null).thenCompose(v -> delivery.leaseDeadline() != token
+                ? retry.get()
+                : CompletableFuture.completedFuture(fenced));
     }
 
     // ---------------------------------------------------------------- helpers

@@ -150,6 +150,36 @@ class ContainerTest extends EngineTestSupport {
     }
 
     @Test
+    void leaseExtensionsRacingATrickleOfAcksNeverCauseARedelivery() throws Exception {
+        // As above, but the W3 shape: messages fall due one per ms, so each ack goes out alone, from the handler
+        // thread, while the poller's extensions (every 100 ms) are in flight.
+        rmq.defineTopic("trickle", TopicType.FIXED_TIME, 16);
+        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(300), FAST.retry());
+        java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
+        int messages = 4_000;
+        CountDownLatch all = new CountDownLatch(messages);
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("trickle", settings), rmq.wakeUps(),
+                String.class, (String body, Delivery d) -> {
+                    if (handled.merge(body, 1, Integer::sum) == 1) {
+                        all.countDown();
+                    }
+                }, new ContainerOptions("c-trickle", 8, Duration.ofSeconds(5), Duration.ofSeconds(5), null));
+        container.start();
+        long base = System.currentTimeMillis() + 500;
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < messages; i++) {
+            batch.add(OutgoingMessage.fixedTime("trickle", "t-" + i, Instant.ofEpochMilli(base + i)));
+        }
+        rmq.producer().sendBatch(batch);
+        assertThat(all.await(60, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(1000); // longer than a lease: a fenced ack would have been swept and redelivered by now
+        container.stop();
+        assertThat(handled).hasSize(messages);
+        assertThat(handled.values()).as("deliveries per message").containsOnly(1);
+        assertThat(rmq.admin().stats("trickle").inFlight()).isZero();
+    }
+
+    @Test
     void containerHandlesEverythingWithItsConcurrencyAndStopsGracefully() throws Exception {
         rmq.defineTopic("pr", TopicType.PRIORITY, 16);
         Set<String> seen = ConcurrentHashMap.newKeySet();
