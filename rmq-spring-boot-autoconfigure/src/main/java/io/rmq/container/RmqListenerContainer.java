@@ -55,8 +55,14 @@ public final class RmqListenerContainer {
 
     /** Per slot: Redis ms when it next needs a pop; -1 when empty; 0 at start (unknown: poll). */
     private volatile long[] slotNextDue;
-    /** Estimated Redis clock minus local clock, from the last poll. */
+    /**
+     * Estimated Redis clock minus local clock. Each pop brackets it: Redis read its clock after the request left and
+     * before the reply arrived, so the offset lies in [redisNow - received, redisNow - sent]. The estimate keeps the
+     * tightest of these lower bounds, clamped into the latest interval (so a clock step is followed at once). Taking
+     * {@code redisNow - received} alone would make every wake-up after a late reply late by that reply's delay.
+     */
     private volatile long clockOffset;
+    private boolean clockOffsetKnown;
     private final AtomicLong plannedWake = new AtomicLong();
     /** Wake-up announcements not yet merged into slotNextDue: {slot, due}. */
     private final java.util.concurrent.ConcurrentLinkedQueue<long[]> wakeEvents = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -240,8 +246,11 @@ public final class RmqListenerContainer {
 
     private void poll(int[] slots, int free) {
         int perSlot = Math.max(1, Math.min(consumer.settings().batchSize(), (free + slots.length - 1) / slots.length));
+        long sent = System.currentTimeMillis();
         PollResult result = consumer.pollAsync(slots, perSlot).join();
-        clockOffset = result.redisNow() - System.currentTimeMillis();
+        if (result.redisNow() >= 0) {
+            updateClockOffset(result.redisNow() - System.currentTimeMillis(), result.redisNow() - sent);
+        }
         long[] next = slotNextDue;
         for (int i = 0; i < result.slots().length; i++) {
             next[result.slots()[i]] = result.slotNextDue()[i];
@@ -250,6 +259,12 @@ public final class RmqListenerContainer {
             outstanding.add(delivery);
             queue.add(delivery);
         }
+    }
+
+    private void updateClockOffset(long lowerBound, long upperBound) {
+        long estimate = clockOffsetKnown ? Math.max(clockOffset, lowerBound) : lowerBound;
+        clockOffset = Math.min(estimate, upperBound);
+        clockOffsetKnown = true;
     }
 
     private long earliestDueLocal() {
