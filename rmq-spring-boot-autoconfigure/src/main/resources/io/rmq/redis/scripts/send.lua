@@ -24,11 +24,22 @@ end
 
 -- One ZMSCORE and one multi-member ZADD per call (calls per message are what a script pays for), up to 1000
 -- messages (ARGV stays well under Lua's unpack limit).
-local members, zadd_args, seen = {}, {}, {}
+-- RANGE_MERGE due times are formatted once per distinct timeRange: a Lua number handed to ZADD is converted to a
+-- string on every call, which cost more than the ZADD itself (most calls carry one timeRange).
+local members, zadd_args, seen, due_of = {}, {}, {}, {}
 for i = 3, #ARGV, 2 do
     local member = ARGV[i + 1]
     members[#members + 1] = member
-    zadd_args[#zadd_args + 1] = range and (now + tonumber(ARGV[i])) or ARGV[i]
+    local score = ARGV[i]
+    if range then
+        local due = due_of[score]
+        if not due then
+            due = string.format('%d', now + tonumber(score))
+            due_of[score] = due
+        end
+        score = due
+    end
+    zadd_args[#zadd_args + 1] = score
     zadd_args[#zadd_args + 1] = member
 end
 local existing = redis.call('ZMSCORE', K_STORE, unpack(members))
