@@ -33,6 +33,7 @@ public final class BodyCodec {
                 .disable(MapperFeature.SORT_CREATOR_PROPERTIES_FIRST)
                 .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
                 .disable(SerializationFeature.INDENT_OUTPUT)
+                .addModule(new DirectCreatorModule())
                 .build();
     }
 
