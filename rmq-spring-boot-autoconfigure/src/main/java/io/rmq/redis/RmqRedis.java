@@ -166,14 +166,26 @@ public final class RmqRedis {
         });
     }
 
-    /** Returns 1 (acked) or 0 (fenced) per member. */
+    /** Returns 1 (acked) or 0 (fenced) per member. Consecutive members with the same token share one run. */
     public CompletableFuture<List<Long>> ack(SlotKeys slot, List<byte[]> members, List<Long> tokens) {
-        byte[][] args = new byte[members.size() * 2][];
+        List<byte[]> args = new ArrayList<>(members.size() + 4);
+        int runStart = -1;
         for (int i = 0; i < members.size(); i++) {
-            args[2 * i] = members.get(i);
-            args[2 * i + 1] = bytes(tokens.get(i));
+            long token = tokens.get(i);
+            if (runStart < 0 || token != tokens.get(i - 1)) {
+                if (runStart >= 0) {
+                    args.set(runStart + 1, bytes(args.size() - runStart - 2));
+                }
+                runStart = args.size();
+                args.add(bytes(token));
+                args.add(null); // the run's length, known when it ends
+            }
+            args.add(members.get(i));
         }
-        return gateway.eval(RmqScript.ACK, ScriptOutputType.MULTI, slot.all(), args);
+        if (runStart >= 0) {
+            args.set(runStart + 1, bytes(args.size() - runStart - 2));
+        }
+        return gateway.eval(RmqScript.ACK, ScriptOutputType.MULTI, slot.all(), args.toArray(byte[][]::new));
     }
 
     /** Returns per member 0 (fenced), 1 (retry scheduled) or 2 (dead). */
@@ -309,9 +321,30 @@ public final class RmqRedis {
             return l;
         }
         if (reply instanceof byte[] b) {
-            return Double.parseDouble(string(b));
+            return parseScore(b);
         }
         throw new RmqException("Unexpected Redis reply " + reply);
+    }
+
+    /**
+     * A score as Redis prints it. Scores are whole numbers in practice (due times, priorities): those are read
+     * straight from the bytes (one per popped message, on the connection's event-loop thread); anything else
+     * ("1.5", "1e+20", "inf") goes through {@link Double#parseDouble}.
+     */
+    static double parseScore(byte[] b) {
+        int i = b.length > 0 && b[0] == '-' ? 1 : 0;
+        if (b.length == i || b.length - i > 15) {
+            return Double.parseDouble(string(b));
+        }
+        long value = 0;
+        for (int k = i; k < b.length; k++) {
+            int digit = b[k] - '0';
+            if (digit < 0 || digit > 9) {
+                return Double.parseDouble(string(b));
+            }
+            value = value * 10 + digit;
+        }
+        return i == 1 ? -value : value;
     }
 
     static byte[] bytes(String s) {

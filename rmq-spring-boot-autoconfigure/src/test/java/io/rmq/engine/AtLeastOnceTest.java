@@ -168,6 +168,35 @@ class AtLeastOnceTest extends EngineTestSupport {
     }
 
     @Test
+    void oneAckCallForDeliveriesOfSeveralPopsChecksEachAgainstItsOwnToken() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        RetryPolicy noBackoff = new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO));
+        RmqConsumer slow = rmq.consumer("rm", new ConsumerSettings(2, Duration.ofMillis(100), noBackoff));
+        RmqConsumer consumer = newEngine().consumer("rm", new ConsumerSettings(2, Duration.ofSeconds(30), noBackoff));
+        rmq.producer().sendRangeMerge("rm", "a", Duration.ofMillis(1));
+        rmq.producer().sendRangeMerge("rm", "b", Duration.ofMillis(1));
+        Thread.sleep(10);
+        List<Delivery> stale = slow.poll().deliveries();
+        Thread.sleep(150); // the slow consumer's lease passes
+        consumer.sweep();
+        List<Delivery> redelivered = consumer.poll().deliveries();
+        rmq.producer().sendRangeMerge("rm", "c", Duration.ofMillis(1));
+        rmq.producer().sendRangeMerge("rm", "d", Duration.ofMillis(1));
+        Thread.sleep(10);
+        List<Delivery> later = consumer.poll().deliveries();
+        assertThat(stale).extracting(Delivery::bodyAsString).containsExactlyInAnyOrder("a", "b");
+        assertThat(redelivered).extracting(Delivery::bodyAsString).containsExactlyInAnyOrder("a", "b");
+        assertThat(later).extracting(Delivery::bodyAsString).containsExactlyInAnyOrder("c", "d");
+        assertThat(later.get(0).leaseDeadline()).isNotEqualTo(redelivered.get(0).leaseDeadline());
+
+        // one call, four runs of tokens (stale, later, redelivered x2, later): only the stale ack is fenced
+        List<Delivery> mixed = List.of(stale.get(0), later.get(0), redelivered.get(0), redelivered.get(1), later.get(1));
+        assertThat(consumer.ackAll(mixed)).isEqualTo(4);
+        assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+        assertThat(slow.ackAll(stale)).as("a run of two stale tokens").isZero();
+    }
+
+    @Test
     void extensionKeepsASlowHandlersMessageFromBeingRedelivered() throws Exception {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
         ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200), RetryPolicy.DEFAULT);

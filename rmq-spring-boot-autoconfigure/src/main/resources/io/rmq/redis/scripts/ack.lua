@@ -3,16 +3,26 @@
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own.
 --
 -- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
--- ARGV: member1, token1, member2, token2, ...
--- Returns: array with 1 (acked) or 0 (fenced: lease no longer held) per member
+-- ARGV: runs of members that hold the same token (the deliveries of one pop share it):
+--       token1, count1, member, member, ..., token2, count2, member, ...
+--       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
+-- Returns: array with 1 (acked) or 0 (fenced: lease no longer held) per member, in argument order
 --#include _common.lua
 
-local members = {}
-for i = 1, #ARGV, 2 do members[#members + 1] = ARGV[i] end
+local members, tokens = {}, {}
+local i = 1
+while i <= #ARGV do
+    local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+    for k = i + 2, i + 1 + count do
+        members[#members + 1] = ARGV[k]
+        tokens[#tokens + 1] = token
+    end
+    i = i + 2 + count
+end
 local current = redis.call('ZMSCORE', K_PREPARE, unpack(members))
 local out, acked = {}, {}
 for j, member in ipairs(members) do
-    if current[j] and tonumber(current[j]) == tonumber(ARGV[2 * j]) then
+    if current[j] and tonumber(current[j]) == tokens[j] then
         acked[#acked + 1] = member
         out[j] = 1
     else
