@@ -23,7 +23,7 @@ const QUEUE = 'bench';
 const WARMUP_QUEUE = `${QUEUE}-warmup`;
 /** Workloads that get a warm-up phase when --warmup-seconds > 0 (never fill and idle). */
 const WARMUP_WORKLOADS = new Set(['produce-batch', 'produce-single', 'consume', 'produce-consume', 'delay']);
-const WARMUP_ROUND = 10_000; // messages per addBulk and per add phase of a W1 warm-up round
+const WARMUP_ROUND = 1_000; // messages per addBulk and per add phase of a W1 warm-up round
 const WARMUP_DELAY_ROUND = 1_000; // delayed jobs per delay warm-up round, due over the next WARMUP_DELAY_SPREAD ms
 const WARMUP_DELAY_SPREAD = 1_000;
 const JOB_NAME = 'msg';

@@ -43,6 +43,8 @@ public final class RmqPeer {
     static final String WARM_QUEUE = "bench-warmup";
     static final String WARM_DELAYED = "bench-delay-warmup";
     static final Duration RANGE = Duration.ofMillis(1);
+    /** Messages per batch and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
+    static final int WARMUP_ROUND = 1_000;
 
     public static void main(String[] argv) throws Exception {
         PeerArgs args = PeerArgs.parse(argv);
@@ -198,11 +200,12 @@ public final class RmqPeer {
                     (Payload p, io.rmq.consumer.Delivery d) -> handled.incrementAndGet());
             container.start();
             while (System.nanoTime() < deadline) {
-                produceBatch(rmq, WARM_QUEUE, 10_000);
-                produceSingle(rmq, WARM_QUEUE, 10_000);
+                produceBatch(rmq, WARM_QUEUE, WARMUP_ROUND);
+                produceSingle(rmq, WARM_QUEUE, WARMUP_ROUND);
                 rounds++;
             }
-            while (handled.get() < rounds * 10_000 && System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(2)) {
+            // the single sends repeat the batch's bodies (ids 0..round-1), so most merge: wait for one round's worth
+            while (handled.get() < rounds * WARMUP_ROUND && System.nanoTime() < deadline + TimeUnit.SECONDS.toNanos(2)) {
                 Thread.sleep(10);
             }
             container.stop();

@@ -51,6 +51,8 @@ public final class DynoPeer {
     static final String QUEUE = "queue";
     /** The warm-up queue ({@code QUEUE + "-warmup"}: its own shard, unack and message keys), deleted afterwards. */
     static final String WARMUP_QUEUE = QUEUE + "-warmup";
+    /** Messages per bulk and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
+    static final int WARMUP_ROUND = 1_000;
     /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
     static final List<String> WARMED_UP = List.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
     static final int UNACK_TIMEOUT_MS = 60_000;
@@ -314,13 +316,13 @@ public final class DynoPeer {
                     }
                     continue;
                 }
-                List<Message> batch = messagesFor(sent, 10_000);
+                List<Message> batch = messagesFor(sent, WARMUP_ROUND);
                 for (int from = 0; from < batch.size() && before(deadline); from += chunk) {
                     List<Message> part = batch.subList(from, Math.min(batch.size(), from + chunk));
                     pushAll(queue, part); // as produce-batch (one push(List) per chunk), deadline checked per chunk
                     sent += part.size();
                 }
-                for (int i = 0; i < 10_000 && before(deadline); i += 1_000) {
+                for (int i = 0; i < WARMUP_ROUND && before(deadline); i += 1_000) {
                     pushEach(queue, messagesFor(sent, 1_000)); // as produce-single, in windows to check the deadline
                     sent += 1_000;
                 }

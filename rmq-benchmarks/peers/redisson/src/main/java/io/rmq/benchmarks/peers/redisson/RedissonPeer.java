@@ -37,6 +37,8 @@ public final class RedissonPeer {
     static final String QUEUE = "bench:redisson:queue";
     /** The warm-up queue (and, for {@code delay}, its delayed front): {@code QUEUE + "-warmup"}, deleted afterwards. */
     static final String WARMUP_QUEUE = QUEUE + "-warmup";
+    /** Messages per bulk and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
+    static final int WARMUP_ROUND = 1_000;
     /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
     static final List<String> WARMED_UP = List.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
 
@@ -275,9 +277,9 @@ public final class RedissonPeer {
                     }
                     continue;
                 }
-                addAll(queue, bodies(sent, 10_000)); // as produce-batch
-                sent += 10_000;
-                for (int i = 0; i < 10_000 && before(deadline); i += 1_000) {
+                addAll(queue, bodies(sent, WARMUP_ROUND)); // as produce-batch
+                sent += WARMUP_ROUND;
+                for (int i = 0; i < WARMUP_ROUND && before(deadline); i += 1_000) {
                     offerEach(queue, bodies(sent, 1_000)); // as produce-single, in windows to check the deadline
                     sent += 1_000;
                 }

@@ -59,7 +59,7 @@ public class RqueuePeer {
     private static final Set<String> WARMUP_WORKLOADS =
             Set.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
     /** Messages per synchronous and per reactive phase of a W1 warm-up round. */
-    private static final int WARMUP_ROUND = 10_000;
+    private static final int WARMUP_ROUND = 1_000;
     /** Delayed messages per delay warm-up round, due uniformly over the next WARMUP_DELAY_SPAN_MS. */
     private static final int WARMUP_DELAY_ROUND = 1_000;
     private static final long WARMUP_DELAY_SPAN_MS = 1_000;
