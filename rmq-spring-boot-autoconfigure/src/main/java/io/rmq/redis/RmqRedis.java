@@ -158,9 +158,12 @@ public final class RmqRedis {
         args[9] = bytes(SWEEP_PER_POP);
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.all(), args);
         return reply.thenApply(items -> {
-            List<Popped> popped = new ArrayList<>((items.size() - 2) / 3);
-            for (int i = 2; i + 2 < items.size(); i += 3) {
-                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2))));
+            boolean withAttempts = (long) number(items.get(2)) == 1;
+            int step = withAttempts ? 3 : 2;
+            List<Popped> popped = new ArrayList<>((items.size() - 3) / step);
+            for (int i = 3; i + step - 1 < items.size(); i += step) {
+                int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt));
             }
             return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)), popped);
         });

@@ -10,7 +10,9 @@
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- Returns: { lease deadline (= fencing token), next due hint, member1, score1, attempt1, member2, ... }
+-- Returns: { lease deadline (= fencing token), next due hint, with attempts (0/1), member1, score1, [attempt1], member2, ... }
+--   with attempts: 1 when the slot has failed messages and each member's score is followed by its attempt; 0 when
+--   it has none (every attempt is 1), to keep the reply short.
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message, the first PRIORITY retry, and the first lease deadline (its expiry
 --   must be swept).
@@ -35,13 +37,14 @@ if is_priority then
     end
 end
 
-local out = { deadline, -1 }
+-- Most slots have no failed messages: skip the per-message attempt lookup (and its reply element) then.
+local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
+local out = { deadline, -1, any_failures and 1 or 0 }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the deadline once.
 local deadline_arg = string.format('%d', deadline)
--- Most slots have no failed messages: skip the per-message attempt lookup then.
-local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
 -- Multi-member commands per page (ZMSCORE, ZREM, ZADD, HMGET): a pop costs a handful of calls, not a few per message.
+-- Tables are built once per page and per message as few as possible: each insert is paid per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
     local page
@@ -54,30 +57,47 @@ while taken < batch and skipped < max_skipped do
     local members = {}
     for i = 1, #page, 2 do members[#members + 1] = page[i] end
     local in_flight = redis.call('ZMSCORE', K_PREPARE, unpack(members))
-    local take, scores, lease_args, priority_args = {}, {}, {}, {}
+    -- take[j] = index into page of the member's score; usually nothing is in flight and take is every member
+    local take, take_index = {}, {}
     for j, member in ipairs(members) do
         if in_flight[j] then
             skipped = skipped + 1
         else
             take[#take + 1] = member
-            scores[#scores + 1] = page[2 * j]
-            lease_args[#lease_args + 1] = deadline_arg
-            lease_args[#lease_args + 1] = member
-            priority_args[#priority_args + 1] = member
-            priority_args[#priority_args + 1] = page[2 * j]
+            take_index[#take_index + 1] = 2 * j
         end
     end
     if #take > 0 then
+        local lease_args = {}
+        for j, member in ipairs(take) do
+            lease_args[2 * j - 1] = deadline_arg
+            lease_args[2 * j] = member
+        end
         redis.call('ZREM', K_STORE, unpack(take))
         redis.call('ZADD', K_PREPARE, unpack(lease_args))
         if is_priority then
+            local priority_args = {}
+            for j, member in ipairs(take) do
+                priority_args[2 * j - 1] = member
+                priority_args[2 * j] = page[take_index[j]]
+            end
             redis.call('HSET', K_PRIORITY, unpack(priority_args))
         end
-        local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take)) or {}
-        for j, member in ipairs(take) do
-            out[#out + 1] = member
-            out[#out + 1] = scores[j]
-            out[#out + 1] = tonumber(failures[j] or '0') + 1
+        local n = #out
+        if any_failures then
+            local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index[j]]
+                out[n + 3] = tonumber(failures[j] or '0') + 1
+                n = n + 3
+            end
+        else
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index[j]]
+                n = n + 2
+            end
         end
         taken = taken + #take
     end
