@@ -16,6 +16,14 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.BooleanOutput;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.NestedMultiOutput;
+import io.lettuce.core.output.ObjectOutput;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.output.ValueOutput;
+import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RmqException;
 
 /**
@@ -73,7 +81,8 @@ public final class RedisGateway implements AutoCloseable {
      * to EVAL with the source, which also caches it again.
      */
     <T> CompletableFuture<T> eval(RmqScript script, ScriptOutputType output, byte[][] keys, byte[]... args) {
-        CompletableFuture<T> bySha = commands.<T>evalsha(script.sha(), output, keys, args).toCompletableFuture();
+        CompletableFuture<T> bySha = commands.dispatch(CommandType.EVALSHA, this.<T>output(output),
+                new EncodedScriptArgs(script.shaBytes(), keys, args)).toCompletableFuture();
         return bySha.exceptionallyCompose(ex -> {
             Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
             if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
@@ -82,6 +91,20 @@ public final class RedisGateway implements AutoCloseable {
             return CompletableFuture.failedFuture(new RmqException(
                     "Redis script " + script.file() + " failed: " + cause.getMessage(), cause));
         });
+    }
+
+    /** The reply decoder Lettuce's own evalsha would use for the output type. */
+    @SuppressWarnings("unchecked")
+    private <T> CommandOutput<byte[], byte[], T> output(ScriptOutputType type) {
+        ByteArrayCodec codec = ByteArrayCodec.INSTANCE;
+        return (CommandOutput<byte[], byte[], T>) switch (type) {
+            case BOOLEAN -> new BooleanOutput<>(codec);
+            case INTEGER -> new IntegerOutput<>(codec);
+            case STATUS -> new StatusOutput<>(codec);
+            case MULTI -> new NestedMultiOutput<>(codec);
+            case VALUE -> new ValueOutput<>(codec);
+            case OBJECT -> new ObjectOutput<>(codec);
+        };
     }
 
     /** Waits for a future with the client's sync timeout, unwrapping failures. */

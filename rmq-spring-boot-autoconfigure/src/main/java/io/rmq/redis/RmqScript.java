@@ -34,11 +34,13 @@ enum RmqScript {
     private final String file;
     private final String source;
     private final String sha;
+    private final byte[] shaBytes;
 
     RmqScript(String file) {
         this.file = file;
         this.source = resolveIncludes(read(file));
         this.sha = sha1(source);
+        this.shaBytes = sha.getBytes(StandardCharsets.US_ASCII);
     }
 
     String file() {
@@ -52,6 +54,11 @@ enum RmqScript {
     /** The SHA1 Redis uses to identify the script in EVALSHA. */
     String sha() {
         return sha;
+    }
+
+    /** {@link #sha()} as the bytes sent (do not modify). */
+    byte[] shaBytes() {
+        return shaBytes;
     }
 
     private static String resolveIncludes(String text) {

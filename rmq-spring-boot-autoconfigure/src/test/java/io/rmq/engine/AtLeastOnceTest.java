@@ -197,6 +197,29 @@ class AtLeastOnceTest extends EngineTestSupport {
     }
 
     @Test
+    void scriptsTheServerLostAreSentAgainInFull() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        RmqConsumer consumer = rmq.consumer("rm", FAST);
+        // a restart or failover empties the script cache: EVALSHA fails with NOSCRIPT, the engine falls back to EVAL
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            try (var connection = cluster.connect()) {
+                cluster.getPartitions().forEach(node -> connection.getConnection(node.getNodeId()).sync().scriptFlush());
+            }
+        }
+        else {
+            try (var connection = ((io.lettuce.core.RedisClient) client).connect()) {
+                connection.sync().scriptFlush();
+            }
+        }
+        assertThat(rmq.producer().sendRangeMerge("rm", "after-a-restart", Duration.ofMillis(1)).merged()).isFalse();
+        Thread.sleep(10);
+        List<Delivery> got = consumer.poll().deliveries();
+        assertThat(got).extracting(Delivery::bodyAsString).containsExactly("after-a-restart");
+        assertThat(consumer.ack(got.get(0))).isTrue();
+        assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+    }
+
+    @Test
     void extensionKeepsASlowHandlersMessageFromBeingRedelivered() throws Exception {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
         ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200), RetryPolicy.DEFAULT);
