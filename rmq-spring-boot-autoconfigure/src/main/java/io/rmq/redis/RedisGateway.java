@@ -82,7 +82,7 @@ public final class RedisGateway implements AutoCloseable {
      */
     <T> CompletableFuture<T> eval(RmqScript script, ScriptOutputType output, byte[][] keys, byte[]... args) {
         CompletableFuture<T> bySha = commands.dispatch(CommandType.EVALSHA, this.<T>output(output),
-                new EncodedScriptArgs(script.shaBytes(), keys, args)).toCompletableFuture();
+                EncodedArgs.script(script.shaBytes(), keys, args)).toCompletableFuture();
         return bySha.exceptionallyCompose(ex -> {
             Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
             if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {

@@ -11,8 +11,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandKeyword;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
@@ -30,6 +28,7 @@ public final class RmqRedis {
     private static final byte[] ZERO = bytes("0");
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
+    private static final byte[] NX = bytes("NX");
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
@@ -108,18 +107,20 @@ public final class RmqRedis {
             List<byte[]> members, List<Long> parameters) {
         CompletableFuture<Long> redisNow = rangeMerge ? clock.now(slot) : CompletableFuture.completedFuture(0L);
         return redisNow.thenCompose(now -> {
-            CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey(slot.store());
+            List<byte[]> parts = new ArrayList<>(2 + 2 * members.size());
+            parts.add(slot.store());
             if (rangeMerge) {
-                args.add(CommandKeyword.NX);
+                parts.add(NX);
             }
             long lowest = Long.MAX_VALUE;
             for (int i = 0; i < members.size(); i++) {
                 long score = rangeMerge ? now + parameters.get(i) : parameters.get(i);
                 lowest = Math.min(lowest, score);
-                args.add(score).addValue(members.get(i));
+                parts.add(bytes(score));
+                parts.add(members.get(i));
             }
-            CompletableFuture<Long> added = gateway.commands()
-                    .dispatch(CommandType.ZADD, new IntegerOutput<>(ByteArrayCodec.INSTANCE), args).toCompletableFuture();
+            CompletableFuture<Long> added = gateway.commands().dispatch(CommandType.ZADD,
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)).toCompletableFuture();
             CompletableFuture<Long> woke = gateway.eval(RmqScript.WAKE_AFTER_BATCH, ScriptOutputType.INTEGER,
                     slot.all(), priority ? ONE : ZERO, bytes(lowest));
             // a lost wake-up only delays sleepers until their next full poll (max-idle); the batch itself is written
