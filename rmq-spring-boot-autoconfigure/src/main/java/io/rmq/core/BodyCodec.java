@@ -3,6 +3,8 @@ package io.rmq.core;
 import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.util.ByteArrayBuilder;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.ObjectReader;
@@ -42,6 +44,70 @@ public final class BodyCodec {
     }
 
     public byte[] encode(Object body) {
+        byte[] raw = raw(body);
+        if (raw != null) {
+            return raw;
+        }
+        try {
+            return writer(body).writeValueAsBytes(body);
+        }
+        catch (RuntimeException ex) {
+            throw notSerializable(body, ex);
+        }
+    }
+
+    /**
+     * An encoder for many bodies in a row (a batch send), on one thread. Same bytes as {@link #encode}, but one JSON
+     * generator and output buffer serve every body: creating them per body was more than half of serialization's
+     * cost for ~100-byte bodies (W1A profile).
+     */
+    public Encoder encoder() {
+        return new Encoder();
+    }
+
+    /** See {@link #encoder()}. Not thread-safe; close it when done. */
+    public final class Encoder implements AutoCloseable {
+
+        private final ByteArrayBuilder buffer = new ByteArrayBuilder(256);
+        private JsonGenerator generator;
+
+        private Encoder() {
+        }
+
+        public byte[] encode(Object body) {
+            byte[] raw = raw(body);
+            if (raw != null) {
+                return raw;
+            }
+            try {
+                ObjectWriter writer = writer(body);
+                if (generator == null) {
+                    generator = writer.createGenerator(buffer);
+                }
+                writer.writeValue(generator, body);
+                generator.flush();
+                byte[] bytes = buffer.toByteArray();
+                buffer.reset();
+                return bytes;
+            }
+            catch (RuntimeException ex) {
+                close(); // a half-written value must not leak into the next body
+                throw notSerializable(body, ex);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (generator != null) {
+                generator.close();
+                generator = null;
+            }
+            buffer.reset();
+        }
+    }
+
+    /** byte[] and String bodies as they are; null when the body needs JSON. */
+    private static byte[] raw(Object body) {
         if (body == null) {
             throw new RmqInvalidArgumentException("body", null, "must not be null");
         }
@@ -51,17 +117,22 @@ public final class BodyCodec {
         if (body instanceof String text) {
             return text.getBytes(StandardCharsets.UTF_8);
         }
-        try {
-            ObjectWriter writer = writers.get(body.getClass());
-            if (writer == null) {
-                writer = writers.computeIfAbsent(body.getClass(), mapper::writerFor);
-            }
-            return writer.writeValueAsBytes(body);
+        return null;
+    }
+
+    private ObjectWriter writer(Object body) {
+        ObjectWriter writer = writers.get(body.getClass());
+        if (writer == null) {
+            // no separator between root values: an Encoder writes many bodies through one generator
+            writer = writers.computeIfAbsent(body.getClass(),
+                    type -> mapper.writerFor(type).withRootValueSeparator((String) null));
         }
-        catch (RuntimeException ex) {
-            throw new RmqInvalidArgumentException("body", body.getClass().getName(),
-                    "must be serializable to JSON: " + ex.getMessage());
-        }
+        return writer;
+    }
+
+    private static RmqInvalidArgumentException notSerializable(Object body, RuntimeException ex) {
+        return new RmqInvalidArgumentException("body", body.getClass().getName(),
+                "must be serializable to JSON: " + ex.getMessage());
     }
 
     /**

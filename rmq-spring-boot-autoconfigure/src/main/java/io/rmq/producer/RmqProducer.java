@@ -66,7 +66,7 @@ public final class RmqProducer {
      * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        Encoded encoded = encode(message);
+        Encoded encoded = encode(message, codec.encode(message.body()));
         return singles.submit(encoded.slot, encoded)
                 .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
     }
@@ -82,9 +82,11 @@ public final class RmqProducer {
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
-        for (OutgoingMessage message : messages) {
-            Encoded encoded = encode(message);
-            bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
+        try (BodyCodec.Encoder encoder = codec.encoder()) {
+            for (OutgoingMessage message : messages) {
+                Encoded encoded = encode(message, encoder.encode(message.body()));
+                bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
+            }
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         bySlot.forEach((slot, group) -> {
@@ -131,13 +133,13 @@ public final class RmqProducer {
         return parameters;
     }
 
-    private Encoded encode(OutgoingMessage message) {
+    /** Validates a message whose body was serialized to {@code member} and routes it to its slot. */
+    private Encoded encode(OutgoingMessage message, byte[] member) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
                     + "; send " + topic.type() + " messages to it");
         }
-        byte[] member = codec.encode(message.body());
         if (member.length > maxBodyBytes) {
             throw new RmqInvalidArgumentException("body", member.length + " bytes",
                     "must be at most " + maxBodyBytes + " bytes after serialization (rmq.max-body-size; topic '"

@@ -70,6 +70,34 @@ class BodyCodecTest {
     }
 
     @Test
+    void aBatchEncoderWritesTheSameBytesAsSingleEncoding() {
+        List<Object> bodies = List.of(new Order(1, "a"), "plain text", new Pojo("p", 2), new Order(2, "b"),
+                new byte[] { 1, 2, 3 }, java.util.Map.of("z", 1, "a", List.of(2, 3)), new Order(3, null));
+        try (BodyCodec.Encoder encoder = codec.encoder()) {
+            for (Object body : bodies) {
+                assertThat(encoder.encode(body)).as(String.valueOf(body)).isEqualTo(codec.encode(body));
+            }
+        }
+    }
+
+    @Test
+    void aBatchEncoderRecoversFromABodyThatCannotBeSerialized() {
+        Object unserializable = new Object() {
+            public Object getSelf() {
+                throw new IllegalStateException("boom");
+            }
+        };
+        try (BodyCodec.Encoder encoder = codec.encoder()) {
+            assertThat(encoder.encode(new Order(1, "a"))).isEqualTo(codec.encode(new Order(1, "a")));
+            assertThatThrownBy(() -> encoder.encode(unserializable))
+                    .isInstanceOf(RmqInvalidArgumentException.class)
+                    .hasMessageContaining("body")
+                    .hasMessageContaining("must be serializable to JSON");
+            assertThat(encoder.encode(new Order(2, "b"))).isEqualTo(codec.encode(new Order(2, "b")));
+        }
+    }
+
+    @Test
     void creatorConstructorsAreCalledDirectly() {
         Traced traced = codec.decode("{\"name\":\"n\"}".getBytes(StandardCharsets.UTF_8), Traced.class);
         assertThat(traced.name()).isEqualTo("n");
