@@ -22,6 +22,8 @@ public final class BodyCodec {
     private final JsonMapper mapper;
     /** Readers per payload type: resolving the type and its deserializer once, not per message. */
     private final java.util.Map<Type, ObjectReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** One-at-a-time serialization state per sending thread (see {@link #encode}). */
+    private final ThreadLocal<Encoder> threadEncoders = ThreadLocal.withInitial(Encoder::new);
     /** Writers per body class, likewise: the serializer is found once, not on every send. */
     private final java.util.Map<Class<?>, ObjectWriter> writers = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -43,17 +45,25 @@ public final class BodyCodec {
         this(JsonMapper.builder().findAndAddModules().build());
     }
 
+    /**
+     * Serializes one body. Each thread keeps an {@link Encoder} for this: one-at-a-time sends are the common case and
+     * pay what a batch saves (see {@link #encoder()}).
+     */
     public byte[] encode(Object body) {
         byte[] raw = raw(body);
         if (raw != null) {
             return raw;
         }
-        try {
-            return writer(body).writeValueAsBytes(body);
+        Encoder encoder = threadEncoders.get();
+        if (encoder.busy) { // a body whose serialization sends a message itself
+            try {
+                return writer(body).writeValueAsBytes(body);
+            }
+            catch (RuntimeException ex) {
+                throw notSerializable(body, ex);
+            }
         }
-        catch (RuntimeException ex) {
-            throw notSerializable(body, ex);
-        }
+        return encoder.encode(body);
     }
 
     /**
@@ -68,8 +78,12 @@ public final class BodyCodec {
     /** See {@link #encoder()}. Not thread-safe; close it when done. */
     public final class Encoder implements AutoCloseable {
 
-        private final ByteArrayBuilder buffer = new ByteArrayBuilder(256);
+        /** Bodies above this size release the buffer afterwards, so a thread does not keep a large one. */
+        private static final int KEEP_BUFFER_BELOW = 64 * 1024;
+
+        private ByteArrayBuilder buffer = new ByteArrayBuilder(256);
         private JsonGenerator generator;
+        private boolean busy;
 
         private Encoder() {
         }
@@ -79,6 +93,7 @@ public final class BodyCodec {
             if (raw != null) {
                 return raw;
             }
+            busy = true;
             try {
                 ObjectWriter writer = writer(body);
                 if (generator == null) {
@@ -88,21 +103,33 @@ public final class BodyCodec {
                 generator.flush();
                 byte[] bytes = buffer.toByteArray();
                 buffer.reset();
+                if (bytes.length >= KEEP_BUFFER_BELOW) {
+                    close();
+                }
                 return bytes;
             }
             catch (RuntimeException ex) {
                 close(); // a half-written value must not leak into the next body
                 throw notSerializable(body, ex);
             }
+            finally {
+                busy = false;
+            }
         }
 
         @Override
         public void close() {
             if (generator != null) {
-                generator.close();
+                JsonGenerator open = generator;
                 generator = null;
+                try {
+                    open.close();
+                }
+                catch (RuntimeException ignored) {
+                    // a generator left broken by a failed body: it is dropped either way
+                }
             }
-            buffer.reset();
+            buffer = new ByteArrayBuilder(256);
         }
     }
 

@@ -26,7 +26,8 @@ public final class RmqKeys {
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority"};
 
     private final String prefix;
-    private final Map<TopicDefinition, SlotKeys[]> slotsByTopic = new ConcurrentHashMap<>();
+    /** Slot keys per topic name (they depend on the name and the slot amount only). */
+    private final Map<String, SlotKeys[]> slotsByTopic = new ConcurrentHashMap<>();
 
     public RmqKeys(String prefix) {
         if (prefix == null || prefix.isEmpty() || prefix.contains("{") || prefix.contains("}")) {
@@ -55,13 +56,18 @@ public final class RmqKeys {
 
     /** The keys of every slot of a topic, indexed by slot (cached). */
     public SlotKeys[] slots(TopicDefinition topic) {
-        return slotsByTopic.computeIfAbsent(topic, t -> {
-            SlotKeys[] all = new SlotKeys[t.slotAmount()];
-            for (int i = 0; i < all.length; i++) {
-                all[i] = slot(t.name(), i);
-            }
-            return all;
-        });
+        // looked up per message sent: keyed by the name (its hash is cached), not by the record (whose hashCode
+        // and equals go through method handles: measured on the producing thread)
+        SlotKeys[] cached = slotsByTopic.get(topic.name());
+        if (cached != null && cached.length == topic.slotAmount()) {
+            return cached;
+        }
+        SlotKeys[] all = new SlotKeys[topic.slotAmount()];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = slot(topic.name(), i);
+        }
+        slotsByTopic.put(topic.name(), all);
+        return all;
     }
 
     private static byte[] bytes(String s) {

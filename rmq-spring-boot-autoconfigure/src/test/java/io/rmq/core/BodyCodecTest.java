@@ -97,6 +97,33 @@ class BodyCodecTest {
         }
     }
 
+    /** Serializing it serializes another body on the same thread (e.g. a getter that sends a message). */
+    public record Nesting(String name) {
+        public String getInner() {
+            return new String(CODEC_FOR_NESTING.encode(new Order(9, name)), StandardCharsets.UTF_8);
+        }
+    }
+
+    static final BodyCodec CODEC_FOR_NESTING = new BodyCodec();
+
+    @Test
+    void oneAtATimeEncodingSurvivesFailuresLargeBodiesAndNesting() {
+        Object unserializable = new Object() {
+            public Object getSelf() {
+                throw new IllegalStateException("boom");
+            }
+        };
+        assertThatThrownBy(() -> codec.encode(unserializable)).isInstanceOf(RmqInvalidArgumentException.class);
+        assertThat(new String(codec.encode(new Order(1, "a")), StandardCharsets.UTF_8)).isEqualTo("{\"id\":1,\"note\":\"a\"}");
+
+        String large = "x".repeat(200_000);
+        assertThat(codec.encode(new Order(2, large))).hasSize(large.length() + "{\"id\":2,\"note\":\"\"}".length());
+        assertThat(new String(codec.encode(new Order(3, "c")), StandardCharsets.UTF_8)).isEqualTo("{\"id\":3,\"note\":\"c\"}");
+
+        assertThat(new String(CODEC_FOR_NESTING.encode(new Nesting("n")), StandardCharsets.UTF_8))
+                .isEqualTo("{\"inner\":\"{\\\"id\\\":9,\\\"note\\\":\\\"n\\\"}\",\"name\":\"n\"}");
+    }
+
     @Test
     void creatorConstructorsAreCalledDirectly() {
         Traced traced = codec.decode("{\"name\":\"n\"}".getBytes(StandardCharsets.UTF_8), Traced.class);
