@@ -92,7 +92,8 @@ public final class RmqRedis {
             args[2 + 2 * i] = bytes(parameters.get(i));
             args[3 + 2 * i] = members.get(i);
         }
-        return gateway.eval(RmqScript.SEND, ScriptOutputType.MULTI, slot.all(), args);
+        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
+        return flags.thenApply(RmqRedis::digits);
     }
 
     /**
@@ -189,7 +190,21 @@ public final class RmqRedis {
         if (runStart >= 0) {
             args.set(runStart + 1, bytes(args.size() - runStart - 2));
         }
-        return gateway.eval(RmqScript.ACK, ScriptOutputType.MULTI, slot.all(), args.toArray(byte[][]::new));
+        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.all(),
+                args.toArray(byte[][]::new));
+        return flags.thenApply(RmqRedis::digits);
+    }
+
+    /** A reply of one decimal digit per item ("1101"), as send.lua and ack.lua write it. */
+    static List<Long> digits(byte[] reply) {
+        List<Long> out = new ArrayList<>(reply.length);
+        for (byte digit : reply) {
+            if (digit < '0' || digit > '9') {
+                throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
+            }
+            out.add((long) (digit - '0'));
+        }
+        return out;
     }
 
     /** Returns per member 0 (fenced), 1 (retry scheduled) or 2 (dead). */

@@ -6,7 +6,8 @@
 -- ARGV: runs of members that hold the same token (the deliveries of one pop share it):
 --       token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
--- Returns: array with 1 (acked) or 0 (fenced: lease no longer held) per member, in argument order
+-- Returns: a string with one digit per member, in argument order: 1 (acked) or 0 (fenced: lease no longer held)
+--          (one reply element instead of one per member: cheaper to build here and to read in the client)
 --#include _common.lua
 
 local members, tokens = {}, {}
@@ -24,9 +25,9 @@ local out, acked = {}, {}
 for j, member in ipairs(members) do
     if current[j] and tonumber(current[j]) == tokens[j] then
         acked[#acked + 1] = member
-        out[j] = 1
+        out[j] = '1'
     else
-        out[j] = 0
+        out[j] = '0'
     end
 end
 if #acked > 0 then
@@ -48,4 +49,4 @@ if #acked > 0 then
         redis.call('HDEL', K_PRIORITY, unpack(forget))
     end
 end
-return out
+return table.concat(out)

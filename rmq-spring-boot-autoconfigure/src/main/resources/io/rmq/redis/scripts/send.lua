@@ -9,7 +9,8 @@
 -- ARGV[1]: 'range' or 'score'
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
--- Returns: per message 1 (added) or 0 (merged into a waiting one, or repeated within this call)
+-- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
+--          call); one reply element instead of one per message
 --#include _common.lua
 
 local range = ARGV[1] == 'range'
@@ -51,9 +52,9 @@ end
 local added = {}
 for j, member in ipairs(members) do
     if existing[j] or seen[member] then
-        added[j] = 0
+        added[j] = '0'
     else
-        added[j] = 1
+        added[j] = '1'
         seen[member] = true
     end
 end
@@ -68,4 +69,4 @@ else
         redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. first[2])
     end
 end
-return added
+return table.concat(added)
