@@ -68,8 +68,7 @@ public final class BodyCodec {
 
     /**
      * An encoder for many bodies in a row (a batch send), on one thread. Same bytes as {@link #encode}, but one JSON
-     * generator and output buffer serve every body: creating them per body was more than half of serialization's
-     * cost for ~100-byte bodies (W1A profile).
+     * generator and output buffer serve every body: creating them per body dominates serializing small bodies.
      */
     public Encoder encoder() {
         return new Encoder();
@@ -180,7 +179,7 @@ public final class BodyCodec {
 
     /**
      * Resolves the deserializer for {@code type} now rather than at the first message: building it takes tens of
-     * milliseconds in a fresh JVM (measured: the first messages of a delay benchmark ~100 ms late without this).
+     * milliseconds in a fresh JVM, which would make the first delayed messages late.
      */
     public void prepare(Type type) {
         if (type != byte[].class && type != String.class && type != CharSequence.class) {

@@ -57,7 +57,7 @@ public final class RmqKeys {
     /** The keys of every slot of a topic, indexed by slot (cached). */
     public SlotKeys[] slots(TopicDefinition topic) {
         // looked up per message sent: keyed by the name (its hash is cached), not by the record (whose hashCode
-        // and equals go through method handles: measured on the producing thread)
+        // and equals go through method handles, costly on the producing thread)
         SlotKeys[] cached = slotsByTopic.get(topic.name());
         if (cached != null && cached.length == topic.slotAmount()) {
             return cached;

@@ -12,9 +12,8 @@ import io.netty.buffer.ByteBuf;
 /**
  * The arguments of one command written out as RESP once, into one array, when the call is made (script calls:
  * {@code sha numkeys key... arg...}; batch sends: {@code key [NX] score member ...}). Lettuce would encode them one
- * by one on the connection's single event-loop thread through a codec and a handful of buffer calls each; for
- * commands carrying batches of ~100-byte members that was ~1 µs per member there (W1 profiles), on the thread every
- * command and reply of the connection goes through.
+ * by one on the connection's single event-loop thread through a codec and a handful of buffer calls each: per
+ * member, on the thread every command and reply of the connection goes through (BENCHMARKS.md has the profile).
  * <p>
  * The key that decides the command's cluster slot is also registered the ordinary way: a cluster connection routes
  * the command by it.

@@ -13,8 +13,8 @@ import tools.jackson.databind.module.SimpleModule;
 
 /**
  * Calls the creator constructor of records and {@code @JsonCreator} classes through reflection's cached accessor
- * instead of Jackson's {@code MethodHandle.invokeWithArguments}, which builds a spreader on every call: measured a
- * third of the time spent decoding a two-field record payload (W1 benchmarks). Anything unusual (factory methods,
+ * instead of Jackson's {@code MethodHandle.invokeWithArguments}, which builds a spreader on every call, a large part
+ * of decoding a small record payload (BENCHMARKS.md). Anything unusual (factory methods,
  * custom instantiators, inaccessible constructors) keeps Jackson's own instantiator; failures are handed back to it
  * so errors read exactly as Jackson reports them.
  */
