@@ -26,8 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * End to end through Spring Boot: {@code @RmqListener} methods on a real Redis, standalone and cluster (the two
- * nested subclasses at the bottom).
+ * End to end through Spring Boot: {@code @RmqListener} methods on a real Redis, standalone and cluster (the
+ * subclasses {@link RmqListenerStandaloneTest} and {@link RmqListenerClusterTest}; top-level classes, since
+ * Surefire skips nested ones).
  */
 @ExtendWith(RedisServersExtension.class)
 @SpringBootTest(classes = ListenerTestApplication.class, properties = {"it.topics.range=it-range",
@@ -141,21 +142,5 @@ abstract class RmqListenerIntegrationTests {
         assertThat(registry.getListenerContainer("listeners.onRange").topic()).isEqualTo("it-range");
         assertThat(rmq.topics().get("it-range").slotAmount()).isEqualTo(4);
         assertThat(rmq.topics().get("it-fixed").slotAmount()).isEqualTo(8);
-    }
-
-    static class StandaloneTest extends RmqListenerIntegrationTests {
-
-        @DynamicPropertySource
-        static void redis(DynamicPropertyRegistry registry) {
-            redis(registry, RedisTopology.STANDALONE);
-        }
-    }
-
-    static class ClusterTest extends RmqListenerIntegrationTests {
-
-        @DynamicPropertySource
-        static void redis(DynamicPropertyRegistry registry) {
-            redis(registry, RedisTopology.CLUSTER);
-        }
     }
 }
