@@ -1,6 +1,7 @@
 package io.rmq.core;
 
 import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
 
 import tools.jackson.databind.BeanDescription;
 import tools.jackson.databind.DeserializationConfig;
@@ -62,8 +63,14 @@ final class DirectCreatorModule extends SimpleModule {
             try {
                 return constructor.newInstance(args);
             }
+            catch (InvocationTargetException ex) {
+                // the constructor ran and threw: report it as Jackson's own path would, without running it again
+                // (its side effects must not happen twice)
+                return context.handleInstantiationProblem(getValueClass(), args, rewrapCtorProblem(context,
+                        ex.getCause() == null ? ex : ex.getCause()));
+            }
             catch (ReflectiveOperationException | IllegalArgumentException ex) {
-                // Jackson's path calls again and wraps or handles the problem as configured
+                // refused before the constructor ran (arguments, access): Jackson's path handles it as configured
                 return super.createFromObjectWith(context, args);
             }
         }

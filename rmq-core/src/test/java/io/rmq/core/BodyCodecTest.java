@@ -138,6 +138,27 @@ class BodyCodecTest {
         assertThat(pojo.getB()).isEqualTo(5);
     }
 
+    /** Counts how often its constructor body ran. */
+    public record Counted(int value) {
+        static final java.util.concurrent.atomic.AtomicInteger CALLS = new java.util.concurrent.atomic.AtomicInteger();
+
+        public Counted {
+            CALLS.incrementAndGet();
+            if (value < 0) {
+                throw new IllegalArgumentException("negative");
+            }
+        }
+    }
+
+    @Test
+    void aThrowingCreatorRunsOnlyOnce() {
+        Counted.CALLS.set(0);
+        assertThatThrownBy(() -> codec.decode("{\"value\":-1}".getBytes(StandardCharsets.UTF_8), Counted.class))
+                .isInstanceOf(ValueInstantiationException.class)
+                .hasRootCauseInstanceOf(IllegalArgumentException.class);
+        assertThat(Counted.CALLS.get()).as("constructor calls (side effects must not run twice)").isEqualTo(1);
+    }
+
     @Test
     void aThrowingCreatorFailsAsJacksonReportsIt() {
         assertThat(codec.<Positive>decode("{\"value\":2}".getBytes(StandardCharsets.UTF_8), Positive.class))
