@@ -43,9 +43,11 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                 }
             }
             case FIXED_TIME -> {
-                if (parameter <= System.currentTimeMillis()) {
-                    throw new RmqInvalidArgumentException("fixedTime", Instant.ofEpochMilli(parameter),
-                            "must be in the future (topic '" + topic + "', now " + Instant.now() + ")");
+                // a time at or before now is due at once (host clocks are not Redis's; a deadline may pass while a
+                // request is processed): only times a score cannot hold exactly are refused
+                if (Math.abs(parameter) > MAX_PRIORITY) {
+                    throw new RmqInvalidArgumentException("fixedTime", parameter + "ms",
+                            "must be within ±2^53 ms of the epoch (topic '" + topic + "')");
                 }
             }
         }
@@ -67,10 +69,13 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         return new OutgoingMessage(topic, body, TopicType.PRIORITY, priority, null);
     }
 
-    /** Delivered at {@code fixedTime} (must be in the future); a duplicate merges and takes the latest time. */
+    /**
+     * Delivered at {@code fixedTime} (Redis's clock); a time at or before now is due at once, oldest first. A duplicate
+     * merges and takes the latest time.
+     */
     public static OutgoingMessage fixedTime(String topic, Object body, Instant fixedTime) {
         if (fixedTime == null) {
-            throw new RmqInvalidArgumentException("fixedTime", null, "must be in the future (topic '" + topic + "')");
+            throw new RmqInvalidArgumentException("fixedTime", null, "must not be null (topic '" + topic + "')");
         }
         return new OutgoingMessage(topic, body, TopicType.FIXED_TIME, fixedTime.toEpochMilli(), null);
     }

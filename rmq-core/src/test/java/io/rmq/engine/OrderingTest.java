@@ -82,6 +82,19 @@ class OrderingTest extends EngineTestSupport {
     }
 
     @Test
+    void aFixedTimeAtOrBeforeNowIsAcceptedAndDueAtOnceOldestFirst() {
+        rmq.defineTopic("late", TopicType.FIXED_TIME, 1);
+        Instant now = Instant.now();
+        rmq.producer().sendFixedTime("late", "an-hour-ago", now.minusSeconds(3600));
+        rmq.producer().sendFixedTime("late", "just-now", now);
+        rmq.producer().sendFixedTime("late", "a-minute-ago", now.minusSeconds(60));
+        rmq.producer().sendFixedTime("late", "later", now.plusSeconds(3600));
+        var consumer = rmq.consumer("late", FAST);
+        assertThat(consumer.poll().deliveries()).extracting(d -> d.bodyAsString())
+                .containsExactly("an-hour-ago", "a-minute-ago", "just-now");
+    }
+
+    @Test
     void nextDueHintTellsWhenToPollAgain() {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 2);
         RmqConsumer consumer = rmq.consumer("ft", FAST);

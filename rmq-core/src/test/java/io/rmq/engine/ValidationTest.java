@@ -60,11 +60,8 @@ class ValidationTest extends EngineTestSupport {
                 .hasMessage("Invalid timeRange '0ms': must be greater than 0 ms (topic 'rm')");
         assertThatThrownBy(() -> rmq.producer().sendRangeMerge("rm", "x", Duration.ofMillis(-5)))
                 .hasMessageContaining("timeRange '-5ms'");
-        Instant past = Instant.now().minusSeconds(1);
-        assertThatThrownBy(() -> rmq.producer().sendFixedTime("ft", "x", past))
-                .isInstanceOf(RmqInvalidArgumentException.class)
-                .hasMessageContaining("fixedTime '" + Instant.ofEpochMilli(past.toEpochMilli()) + "'")
-                .hasMessageContaining("must be in the future");
+        assertThatThrownBy(() -> rmq.producer().sendFixedTime("ft", "x", null))
+                .isInstanceOf(RmqInvalidArgumentException.class).hasMessageContaining("fixedTime 'null'");
         assertThatThrownBy(() -> rmq.producer().sendPriority("rm", "x", 1))
                 .hasMessageContaining("Invalid type 'PRIORITY'").hasMessageContaining("topic 'rm' type=RANGE_MERGE");
         assertThatThrownBy(() -> rmq.producer().sendPriority("nope", "x", 1))

@@ -48,7 +48,10 @@ public class RmqTemplate {
         return send(OutgoingMessage.priority(topic, body, priority).withSlotBasis(slotBasis));
     }
 
-    /** FIXED_TIME: delivered at {@code fixedTime} (must be in the future); an identical waiting body takes this time. */
+    /**
+     * FIXED_TIME: delivered at {@code fixedTime} (a time at or before now is due at once); an identical waiting body
+     * takes this time.
+     */
     public SendResult sendFixedTime(String topic, Object body, Instant fixedTime) {
         return send(OutgoingMessage.fixedTime(topic, body, fixedTime));
     }
