@@ -89,7 +89,9 @@ public final class Rmq implements AutoCloseable {
         RedisGateway gateway = RedisGateway.connect(client);
         try {
             gateway.loadScripts();
-            return new Rmq(client, gateway, options);
+            Rmq rmq = new Rmq(client, gateway, options);
+            rmq.redis.checkPermissions();
+            return rmq;
         }
         catch (RuntimeException ex) {
             gateway.close();

@@ -13,6 +13,7 @@ import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.core.Timeouts;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.RmqRedis.PopResult;
@@ -52,7 +53,8 @@ public final class RmqConsumer {
             allSlots[i] = i;
         }
         this.priority = topic.type() == TopicType.PRIORITY;
-        this.acks = new SlotBatcher<>(1000, (slot, group) -> redis.ack(slot, bodies(group), tokens(group)));
+        this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
+                (slot, group) -> redis.ack(slot, priority, bodies(group), tokens(group)));
     }
 
     /** The slot numbers of the topic, 0 to slotAmount - 1. */
@@ -145,7 +147,7 @@ public final class RmqConsumer {
     }
 
     public CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> redis.ack(slot, bodies(group), tokens(group)))
+        return perSlot(deliveries, (slot, group) -> redis.ack(slot, priority, bodies(group), tokens(group)))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -224,7 +226,9 @@ public final class RmqConsumer {
         }
         CompletableFuture<Integer> extended;
         try {
-            extended = extendAll(deliveries, leaseMillis);
+            // bounded: a fenced ack or nack waits for this extension's token (see Delivery#extension)
+            extended = Timeouts.within(extendAll(deliveries, leaseMillis), RedisGateway.CALL_TIMEOUT_MILLIS,
+                    () -> "extending " + deliveries.size() + " leases of topic '" + topic.name() + "'");
         }
         catch (RuntimeException ex) {
             extended = CompletableFuture.failedFuture(ex);

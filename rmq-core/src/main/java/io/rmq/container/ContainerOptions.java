@@ -13,9 +13,13 @@ import io.rmq.core.RmqInvalidArgumentException;
  * @param maxIdle         longest sleep without polling every slot, a safety net for lost wake-up announcements
  * @param shutdownTimeout how long a stop waits for running handlers before abandoning them to lease expiry
  * @param threadFactory   makes the poller and handler threads (virtual threads where the application uses them)
+ * @param commandTimeout  longest the container waits for any Redis reply (a pop, an extension, a settle) before it
+ *                        gives up on it and moves on; what that call leased comes back through lease expiry
  */
 public record ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-        ThreadFactory threadFactory) {
+        ThreadFactory threadFactory, Duration commandTimeout) {
+
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
     public ContainerOptions {
         if (id == null || id.isBlank()) {
@@ -33,9 +37,26 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
         if (threadFactory == null) {
             threadFactory = Thread::new;
         }
+        if (commandTimeout == null) {
+            commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        }
+        if (commandTimeout.toMillis() < 100) {
+            throw new RmqInvalidArgumentException("commandTimeout", commandTimeout,
+                    "must be at least 100 ms (listener '" + id + "')");
+        }
+    }
+
+    /** With the default command timeout. */
+    public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
+            ThreadFactory threadFactory) {
+        this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, DEFAULT_COMMAND_TIMEOUT);
     }
 
     public static ContainerOptions of(String id, int concurrency) {
         return new ContainerOptions(id, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(30), null);
+    }
+
+    public ContainerOptions withCommandTimeout(Duration commandTimeout) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout);
     }
 }

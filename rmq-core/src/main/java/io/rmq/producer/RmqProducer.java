@@ -42,7 +42,7 @@ public final class RmqProducer {
         this.topics = topics;
         this.codec = codec;
         this.maxBodyBytes = maxBodyBytes;
-        this.singles = new SlotBatcher<>(CHUNK, this::write);
+        this.singles = new SlotBatcher<>(CHUNK, RedisGateway.CALL_TIMEOUT_MILLIS, this::write);
     }
 
     public SendResult sendRangeMerge(String topic, Object body, Duration timeRange) {

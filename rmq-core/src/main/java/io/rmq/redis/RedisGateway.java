@@ -1,5 +1,6 @@
 package io.rmq.redis;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -12,6 +13,8 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -24,6 +27,7 @@ import io.lettuce.core.output.ObjectOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
 import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
 
 /**
@@ -32,7 +36,16 @@ import io.rmq.core.RmqException;
  */
 public final class RedisGateway implements AutoCloseable {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RedisGateway.class);
+
     private static final long SYNC_TIMEOUT_SECONDS = 60;
+
+    /**
+     * Longest an asynchronous call that others queue behind (a batch of sends or acks to one slot) may go without a
+     * reply before it fails: long enough for a failover or a reconnect, short enough that a lost reply does not hold
+     * a slot's later calls back for long.
+     */
+    public static final long CALL_TIMEOUT_MILLIS = 15_000;
 
     private final StatefulConnection<byte[], byte[]> connection;
     private final RedisClusterAsyncCommands<byte[], byte[]> commands;
@@ -48,6 +61,7 @@ public final class RedisGateway implements AutoCloseable {
     /** Opens a connection on a {@link RedisClient} or {@link RedisClusterClient}; the caller keeps owning the client. */
     public static RedisGateway connect(AbstractRedisClient client) {
         if (client instanceof RedisClusterClient clusterClient) {
+            ensureFailoverDetection(clusterClient);
             StatefulRedisClusterConnection<byte[], byte[]> connection = clusterClient.connect(ByteArrayCodec.INSTANCE);
             return new RedisGateway(connection, connection.async(), true);
         }
@@ -74,6 +88,56 @@ public final class RedisGateway implements AutoCloseable {
             loads[script.ordinal()] = commands.scriptLoad(script.source()).toCompletableFuture();
         }
         await(CompletableFuture.allOf(loads), "loading Lua scripts");
+    }
+
+    /**
+     * A reconnect delay for the Lettuce client's {@code ClientResources}: exponential from 50 ms up to {@code max}.
+     * Lettuce's default grows to 30 s, so a consumer could stay disconnected for several seconds after Redis was back
+     * (the Spring Boot starter sets this through {@code rmq.redis.reconnect-delay-max}).
+     */
+    public static Delay reconnectDelay(Duration max) {
+        return Delay.exponential(Duration.ofMillis(50), max, 2, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Topology refresh period, and least time between two adaptive refreshes, that RMQ sets on a cluster client that
+     * has no refresh of its own. The first adaptive refresh after a master dies usually comes before the replica is
+     * promoted; Lettuce's default of 30 s between adaptive refreshes then kept its slots unreachable for that long.
+     */
+    static final Duration REFRESH_PERIOD = Duration.ofSeconds(5);
+    /** Reconnect attempts to one node after which an adaptive topology refresh runs. */
+    static final int RECONNECTS_BEFORE_REFRESH = 2;
+
+    /**
+     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; with
+     * Lettuce's defaults (no periodic refresh, and adaptive refresh only after several reconnect attempts that back
+     * off exponentially) commands for the dead master's slots wait for minutes. Where the application configured
+     * neither, RMQ turns on a periodic refresh and the adaptive triggers (the options belong to the client, so the
+     * application's own connections benefit too; Spring Boot: {@code spring.data.redis.lettuce.cluster.refresh.*}).
+     */
+    static void ensureFailoverDetection(RedisClusterClient client) {
+        ClusterClientOptions options = client.getOptions() instanceof ClusterClientOptions cluster ? cluster
+                : ClusterClientOptions.builder(client.getOptions()).build();
+        ClusterTopologyRefreshOptions refresh = options.getTopologyRefreshOptions();
+        boolean periodic = refresh.isPeriodicRefreshEnabled();
+        boolean reconnects = refresh.getAdaptiveRefreshTriggers()
+                .contains(ClusterTopologyRefreshOptions.RefreshTrigger.PERSISTENT_RECONNECTS);
+        if (periodic && reconnects) {
+            return;
+        }
+        ClusterTopologyRefreshOptions.Builder builder = ClusterTopologyRefreshOptions.builder()
+                .enablePeriodicRefresh(periodic ? refresh.getRefreshPeriod() : REFRESH_PERIOD)
+                .enableAllAdaptiveRefreshTriggers()
+                .refreshTriggersReconnectAttempts(reconnects ? refresh.getRefreshTriggersReconnectAttempts()
+                        : RECONNECTS_BEFORE_REFRESH)
+                .adaptiveRefreshTriggersTimeout(reconnects ? refresh.getAdaptiveRefreshTimeout() : REFRESH_PERIOD)
+                .closeStaleConnections(refresh.isCloseStaleConnections())
+                .dynamicRefreshSources(refresh.useDynamicRefreshSources());
+        client.setOptions(options.mutate().topologyRefreshOptions(builder.build()).build());
+        log.info("RMQ enabled cluster topology refresh on the Redis client (periodic every {}, adaptive on redirects"
+                + " and after {} reconnect attempts) so that a failover is followed within seconds; configure"
+                + " spring.data.redis.lettuce.cluster.refresh.* to choose your own",
+                periodic ? refresh.getRefreshPeriod() : REFRESH_PERIOD, RECONNECTS_BEFORE_REFRESH);
     }
 
     /**

@@ -17,6 +17,7 @@ import io.rmq.core.RmqException;
 import io.rmq.core.RmqKeys;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicType;
 
 /**
  * Every Redis command RMQ issues goes through this class (one place to read what RMQ does to Redis). Methods are
@@ -129,6 +130,29 @@ public final class RmqRedis {
         });
     }
 
+    /**
+     * Checks at start-up that this connection may do what every RMQ script needs, beyond running scripts: reading
+     * Redis's clock inside a script ({@code TIME}). An ACL user without {@code +time} would otherwise start and then
+     * fail every pop and send.
+     */
+    public void checkPermissions() {
+        try {
+            // the keys of a slot of a topic that is never used: they only route the call
+            SlotKeys probe = keys.slots(new TopicDefinition("rmq-permission-check", TopicType.FIXED_TIME, 1))[0];
+            RedisGateway.await(gateway.eval(RmqScript.CLOCK, ScriptOutputType.INTEGER, probe.all()),
+                    "reading Redis's clock in a script");
+        }
+        catch (RuntimeException ex) {
+            String text = String.valueOf(ex.getMessage());
+            if (text.contains("NOPERM") || text.contains("no permissions")) {
+                throw new RmqException("The Redis user lacks a permission RMQ needs: scripts read Redis's clock with"
+                        + " TIME. Grant at least: +@read +@write +@scripting +@pubsub +time (and ~" + keys.prefix()
+                        + ":* &" + keys.prefix() + ":wake). Redis said: " + text, ex);
+            }
+            throw ex;
+        }
+    }
+
     /** Redis's clock (ms) on the master that owns the slot. */
     CompletableFuture<Long> redisMillis(SlotKeys slot) {
         return gateway.eval(RmqScript.CLOCK, ScriptOutputType.INTEGER, slot.all());
@@ -172,8 +196,9 @@ public final class RmqRedis {
     }
 
     /** Returns 1 (acked) or 0 (fenced) per member. Consecutive members with the same token share one run. */
-    public CompletableFuture<List<Long>> ack(SlotKeys slot, List<byte[]> members, List<Long> tokens) {
-        List<byte[]> args = new ArrayList<>(members.size() + 4);
+    public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens) {
+        List<byte[]> args = new ArrayList<>(members.size() + 5);
+        args.add(priority ? ONE : ZERO);
         int runStart = -1;
         for (int i = 0; i < members.size(); i++) {
             long token = tokens.get(i);

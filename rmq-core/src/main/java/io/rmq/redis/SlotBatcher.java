@@ -10,11 +10,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
 import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.Timeouts;
 
 /**
  * Smart batching per slot: single calls (one send, one ack) that arrive while a call to the same slot is under way
  * are collected and go out together as one multi-member script call when it returns. An idle slot sends at once
  * (no added latency); a busy one batches by itself, so one-at-a-time callers get batch throughput.
+ * <p>
+ * A lane is busy iff exactly one call of it is under way; the call ends that state on every path (reply, error,
+ * or no reply within {@code timeoutMillis}), so one lost reply cannot hold the slot's later items back.
  *
  * @param <T> an item to write
  * @param <R> its per-item result
@@ -22,15 +26,18 @@ import io.rmq.core.RmqKeys.SlotKeys;
 public final class SlotBatcher<T, R> {
 
     private final int maxBatch;
+    private final long timeoutMillis;
     private final BiFunction<SlotKeys, List<T>, CompletableFuture<List<R>>> call;
     private final Map<SlotKeys, Lane> lanes = new ConcurrentHashMap<>();
 
     /**
-     * @param maxBatch most items per call
-     * @param call     writes a slot's items, returning one result per item in order
+     * @param maxBatch      most items per call
+     * @param timeoutMillis longest a call may go without a reply before its items fail with a timeout
+     * @param call          writes a slot's items, returning one result per item in order
      */
-    public SlotBatcher(int maxBatch, BiFunction<SlotKeys, List<T>, CompletableFuture<List<R>>> call) {
+    public SlotBatcher(int maxBatch, long timeoutMillis, BiFunction<SlotKeys, List<T>, CompletableFuture<List<R>>> call) {
         this.maxBatch = maxBatch;
+        this.timeoutMillis = timeoutMillis;
         this.call = call;
     }
 
@@ -72,7 +79,8 @@ public final class SlotBatcher<T, R> {
                 }
                 CompletableFuture<List<R>> sent;
                 try {
-                    sent = call.apply(slot, items);
+                    sent = Timeouts.within(call.apply(slot, items), timeoutMillis,
+                            () -> "a call of " + items.size() + " to " + slot.store());
                 }
                 catch (RuntimeException ex) {
                     sent = CompletableFuture.failedFuture(ex);

@@ -4,6 +4,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -11,13 +13,21 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.rmq.core.RmqKeys;
+import io.rmq.core.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Listens on {@code <prefix>:wake}, where the scripts announce that a slot got a new first message, and tells the
- * sleeping consumers of that topic. A lost announcement only delays delivery until a consumer's next scheduled poll
- * (Lettuce resubscribes after reconnecting). One subscription per engine, opened on first use.
+ * sleeping consumers of that topic. One subscription per engine, opened on first use.
+ * <p>
+ * A lost announcement only delays delivery until a consumer's next scheduled poll; still, the subscription is
+ * watched (every second, without a Redis command): when it has been down and comes back, listeners are told
+ * ({@link Listener#resubscribed()}) so they poll every slot at once instead of waiting for announcements they
+ * missed. Lettuce reconnects and resubscribes by itself; but a cluster subscription is bound to one node, and when
+ * that node is gone for good (a master that failed over) Lettuce would retry it for ever. So a subscription that
+ * has been down for {@value #REPLACE_AFTER_MILLIS} ms is closed and opened again on another node, after a refresh
+ * of the cluster's topology.
  */
 public final class WakeUpSubscriber implements AutoCloseable {
 
@@ -30,7 +40,15 @@ public final class WakeUpSubscriber implements AutoCloseable {
          * @param due  when it is due (Redis clock, ms)
          */
         void wake(int slot, long due);
+
+        /** The subscription was down and is back: announcements may have been missed meanwhile. */
+        default void resubscribed() {
+        }
     }
+
+    /** How long a subscription may stay disconnected before it is replaced by one on another node. */
+    static final long REPLACE_AFTER_MILLIS = 3000;
+    private static final long CHECK_EVERY_MILLIS = 1000;
 
     private static final Logger log = LoggerFactory.getLogger(WakeUpSubscriber.class);
 
@@ -38,6 +56,11 @@ public final class WakeUpSubscriber implements AutoCloseable {
     private final String channel;
     private final Map<String, List<Listener>> listeners = new ConcurrentHashMap<>();
     private volatile StatefulRedisPubSubConnection<String, String> connection;
+    private ScheduledFuture<?> check;
+    /** Local ms since the subscription has been seen down; 0 while it is up. Touched by the check only. */
+    private long downSince;
+    private final AtomicBoolean replacing = new AtomicBoolean();
+    private volatile boolean closed;
 
     public WakeUpSubscriber(AbstractRedisClient client, RmqKeys keys) {
         this.client = client;
@@ -52,14 +75,100 @@ public final class WakeUpSubscriber implements AutoCloseable {
     public synchronized void register(String topic, Listener listener) {
         listeners.computeIfAbsent(topic, t -> new CopyOnWriteArrayList<>()).add(listener);
         if (connection == null) {
-            connection = connect();
-            connection.addListener(new RedisPubSubAdapter<>() {
+            closed = false;
+            connection = subscribe();
+            check = Timeouts.every(CHECK_EVERY_MILLIS, this::check);
+        }
+    }
+
+    private StatefulRedisPubSubConnection<String, String> subscribe() {
+        StatefulRedisPubSubConnection<String, String> subscribed = connect();
+        try {
+            subscribed.addListener(new RedisPubSubAdapter<>() {
                 @Override
                 public void message(String ch, String message) {
                     dispatch(message);
                 }
             });
-            connection.sync().subscribe(channel);
+            subscribed.sync().subscribe(channel);
+            return subscribed;
+        }
+        catch (RuntimeException ex) {
+            subscribed.close();
+            throw ex;
+        }
+    }
+
+    /** Watches the subscription (timer thread; never blocks: a replacement runs on a thread of its own). */
+    private void check() {
+        try {
+            StatefulRedisPubSubConnection<String, String> current = connection;
+            if (current == null || closed || replacing.get()) {
+                return;
+            }
+            long now = System.currentTimeMillis();
+            if (current.isOpen()) {
+                if (downSince != 0) {
+                    log.info("RMQ wake-up subscription on '{}' is back after {} ms; listeners poll every slot once",
+                            channel, now - downSince);
+                    downSince = 0;
+                    notifyResubscribed();
+                }
+                return;
+            }
+            if (downSince == 0) {
+                downSince = now;
+                log.warn("RMQ wake-up subscription on '{}' is disconnected; listeners poll on their own schedule"
+                        + " until it is back", channel);
+            }
+            else if (now - downSince >= REPLACE_AFTER_MILLIS && replacing.compareAndSet(false, true)) {
+                Thread replacer = new Thread(() -> replace(current), "rmq-wake-resubscribe");
+                replacer.setDaemon(true);
+                replacer.start();
+            }
+        }
+        catch (RuntimeException ex) {
+            log.debug("RMQ wake-up subscription check failed", ex);
+        }
+    }
+
+    /** Closes a subscription that stayed down and opens one on another node (fresh topology for a cluster). */
+    private void replace(StatefulRedisPubSubConnection<String, String> stale) {
+        try {
+            if (client instanceof RedisClusterClient cluster) {
+                cluster.refreshPartitions();
+            }
+            StatefulRedisPubSubConnection<String, String> fresh = subscribe();
+            synchronized (this) {
+                if (closed || connection != stale) {
+                    fresh.close();
+                    return;
+                }
+                connection = fresh;
+            }
+            stale.closeAsync();
+            log.info("RMQ wake-up subscription on '{}' opened again on another connection", channel);
+            // downSince stays set: the next check sees the new connection open and tells the listeners
+        }
+        catch (RuntimeException ex) {
+            log.warn("RMQ wake-up subscription on '{}' could not be opened again yet (retrying): {}", channel,
+                    String.valueOf(ex));
+        }
+        finally {
+            replacing.set(false);
+        }
+    }
+
+    private void notifyResubscribed() {
+        for (List<Listener> forTopic : listeners.values()) {
+            for (Listener listener : forTopic) {
+                try {
+                    listener.resubscribed();
+                }
+                catch (RuntimeException ex) {
+                    log.warn("RMQ wake-up listener failed", ex);
+                }
+            }
         }
     }
 
@@ -106,6 +215,11 @@ public final class WakeUpSubscriber implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
+        if (check != null) {
+            check.cancel(false);
+            check = null;
+        }
         if (connection != null) {
             if (connection.isOpen()) {
                 connection.close();

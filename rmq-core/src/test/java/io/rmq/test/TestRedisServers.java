@@ -164,6 +164,26 @@ public final class TestRedisServers {
         return props;
     }
 
+    /**
+     * A {@code redis-server} executable, found the way the tests find theirs (the PATH first, then the embedded-redis
+     * binary): for tests that run servers of their own (fault injection: AOF, kill -9, SIGSTOP, replicas).
+     */
+    public static Path redisServerExecutable() {
+        List<String> tried = new ArrayList<>();
+        for (Route route : Route.values()) {
+            Path executable = route.executable(tried);
+            if (executable != null) {
+                return executable;
+            }
+        }
+        throw noRedis("redis-server executable", tried);
+    }
+
+    /** A free loopback port; with {@code withClusterBus}, port + 10000 is free too. */
+    public static int freePort(boolean withClusterBus) throws IOException {
+        return RedisServerProcess.freePort(withClusterBus);
+    }
+
     /** The per-JVM Lettuce resources shared by every client made here; clients created with them do not shut them down. */
     static ClientResources resources() {
         synchronized (SHARED_LOCK) {

@@ -1,5 +1,6 @@
 package io.rmq.autoconfigure;
 
+import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -7,6 +8,7 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.TopicDefinition;
+import io.rmq.redis.RedisGateway;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
@@ -21,6 +23,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.thread.Threading;
@@ -81,6 +84,20 @@ public class RmqAutoConfiguration {
         return rmq;
     }
 
+    /**
+     * Reconnects Boot's Lettuce client quickly after Redis comes back ({@code rmq.redis.reconnect-delay-max}). Applies
+     * only to the {@code ClientResources} Boot creates; an application that defines its own keeps them as they are.
+     */
+    @Bean
+    public ClientResourcesBuilderCustomizer rmqReconnectDelayCustomizer(RmqProperties properties) {
+        Duration max = properties.redis().reconnectDelayMax();
+        return builder -> {
+            if (max != null && max.toMillis() > 0) {
+                builder.reconnectDelay(RedisGateway.reconnectDelay(max));
+            }
+        };
+    }
+
     @Bean
     @ConditionalOnMissingBean
     public RmqTemplate rmqTemplate(Rmq rmq) {
@@ -98,7 +115,8 @@ public class RmqAutoConfiguration {
                 : new CustomizableThreadFactory("rmq-");
         return new RmqListenerContainerFactory(rmq,
                 new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy()),
-                consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout());
+                consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout(),
+                consumer.commandTimeout());
     }
 
     @Bean

@@ -20,14 +20,25 @@ import org.springframework.util.unit.DataSize;
  *                        against definitions made elsewhere.
  * @param consumer        Defaults of every @RmqListener (each may override them).
  * @param shutdownTimeout How long stopping a listener waits for running handlers to finish.
+ * @param redis           How RMQ tunes the application's Lettuce client for quick recovery.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
-        @DefaultValue("30s") Duration shutdownTimeout) {
+        @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis) {
 
     public RmqProperties {
         topics = topics == null ? Map.of() : Map.copyOf(topics);
+    }
+
+    /**
+     * Client tuning.
+     *
+     * @param reconnectDelayMax Longest wait between two reconnect attempts of the Lettuce client that Spring Boot
+     *                          creates (Lettuce's own default grows to 30s, so consumers could resume seconds after
+     *                          Redis is back); 0 leaves Lettuce's default.
+     */
+    public record Redis(@DefaultValue("1s") Duration reconnectDelayMax) {
     }
 
     /**
@@ -50,10 +61,12 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param backoff     Wait before each retry.
      * @param maxIdle     Longest an idle listener sleeps before polling every slot again (new messages normally
      *                    wake it at once).
+     * @param commandTimeout Longest a listener waits for a Redis reply (a pop, a lease extension) before it gives up
+     *                    on it and polls again; what that call leased comes back through lease expiry.
      */
     public record Consumer(@DefaultValue("1") int concurrency, @DefaultValue("64") int batchSize,
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
-            @DefaultValue("30s") Duration maxIdle) {
+            @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout) {
 
         public RetryPolicy retryPolicy() {
             return new RetryPolicy(maxRetries, backoff.policy());

@@ -27,16 +27,33 @@ local function wake_if_first(member, is_priority, now)
     end
 end
 
+-- A body just left prepare while a duplicate of it waits in store (sent while it was in flight). Pops skipped that
+-- duplicate and their next-due hints left it out, so sleepers would only find it at their next full poll (or at
+-- the lease deadline): announce it now (PRIORITY: due now; time types: its due time).
+local function announce_waiting(member, is_priority, now)
+    if is_priority then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
+    else
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. redis.call('ZSCORE', K_STORE, member))
+    end
+end
+
 -- Puts a message that comes back (retry, release, requeue from dead) into store with `score`, merging with a
 -- duplicate that is already waiting: PRIORITY keeps the waiting one's priority (it is newer, NX); time-ordered
--- topics keep the earlier of the two due times (LT). Then wakes sleepers if it became the slot's first message.
+-- topics keep the earlier of the two due times (LT). Then wakes sleepers if it became the slot's first message, or
+-- if it merged with a waiting duplicate (which pops had skipped while this body was in flight).
 local function return_to_store(member, score, is_priority, now)
+    local waiting = redis.call('ZSCORE', K_STORE, member)
     if is_priority then
         redis.call('ZADD', K_STORE, 'NX', score, member)
     else
         redis.call('ZADD', K_STORE, 'LT', score, member)
     end
-    wake_if_first(member, is_priority, now)
+    if waiting then
+        announce_waiting(member, is_priority, now)
+    else
+        wake_if_first(member, is_priority, now)
+    end
 end
 
 -- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
@@ -77,6 +94,10 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
     end
     local due = now + backoff_ms(failures, initial, multiplier, max, jitter, rnd)
     if is_priority then
+        if redis.call('ZSCORE', K_STORE, member) then
+            -- a duplicate sent while this body was in flight waits in store and can be popped now
+            announce_waiting(member, true, now)
+        end
         redis.call('ZADD', K_RETRY, due, member)
         -- the retry comes back through pop; wake sleepers when it is the first retry due
         local first = redis.call('ZRANGE', K_RETRY, 0, 0)

@@ -1,17 +1,20 @@
 -- Acknowledges deliveries: removes each member from prepare if, and only if, its prepare score still equals the
 -- lease token the consumer holds (fencing: a consumer whose lease expired cannot remove a newer delivery).
--- A duplicate of the body waiting in store is untouched and will be delivered on its own.
+-- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
+-- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting).
 --
 -- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
--- ARGV: runs of members that hold the same token (the deliveries of one pop share it):
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it):
 --       token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
 -- Returns: a string with one digit per member, in argument order: 1 (acked) or 0 (fenced: lease no longer held)
 --          (one reply element instead of one per member: cheaper to build here and to read in the client)
 --#include _common.lua
 
+local is_priority = ARGV[1] == '1'
 local members, tokens = {}, {}
-local i = 1
+local i = 2
 while i <= #ARGV do
     local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
     for k = i + 2, i + 1 + count do
@@ -47,6 +50,15 @@ if #acked > 0 then
     end
     if #forget > 0 and redis.call('EXISTS', K_PRIORITY) == 1 then
         redis.call('HDEL', K_PRIORITY, unpack(forget))
+    end
+    -- one lookup per call: duplicates waiting behind an in-flight body are rare
+    local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))
+    local now = nil
+    for j, member in ipairs(acked) do
+        if waiting[j] then
+            now = now or now_ms()
+            announce_waiting(member, is_priority, now)
+        end
     end
 end
 return table.concat(out)

@@ -20,6 +20,7 @@ public class RmqListenerContainerFactory {
     private final ThreadFactory threadFactory;
     private final Duration maxIdle;
     private final Duration shutdownTimeout;
+    private final Duration commandTimeout;
 
     /**
      * @param defaultSettings    pop and retry settings of listeners that do not set their own
@@ -27,15 +28,17 @@ public class RmqListenerContainerFactory {
      * @param threadFactory      makes poller and handler threads
      * @param maxIdle            longest idle sleep before polling every slot again
      * @param shutdownTimeout    how long a stop waits for running handlers
+     * @param commandTimeout     longest a container waits for a Redis reply before it moves on
      */
     public RmqListenerContainerFactory(Rmq rmq, ConsumerSettings defaultSettings, int defaultConcurrency,
-            ThreadFactory threadFactory, Duration maxIdle, Duration shutdownTimeout) {
+            ThreadFactory threadFactory, Duration maxIdle, Duration shutdownTimeout, Duration commandTimeout) {
         this.rmq = rmq;
         this.defaultSettings = defaultSettings;
         this.defaultConcurrency = defaultConcurrency;
         this.threadFactory = threadFactory;
         this.maxIdle = maxIdle;
         this.shutdownTimeout = shutdownTimeout;
+        this.commandTimeout = commandTimeout;
     }
 
     public ConsumerSettings getDefaultSettings() {
@@ -53,6 +56,7 @@ public class RmqListenerContainerFactory {
         }
         RmqConsumer consumer = rmq.consumer(endpoint.topic(), endpoint.settings());
         return new RmqListenerContainer(consumer, rmq.wakeUps(), endpoint.payloadType(), endpoint.handler(),
-                new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle, shutdownTimeout, threadFactory));
+                new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle, shutdownTimeout, threadFactory,
+                        commandTimeout));
     }
 }

@@ -1,0 +1,68 @@
+package io.rmq.core;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Bounds waits on the outside world. Every future the engine's progress depends on (a pop round, a lease
+ * extension, a batch of acks or sends) is given a deadline here, so a reply that never comes (a frozen server, a
+ * node that died with commands queued for it) ends the wait with a {@link RmqTimeoutException} instead of holding
+ * a slot, a batch lane or a buffer place forever. One daemon timer thread serves the whole JVM; its tasks only
+ * complete futures and enqueue events.
+ */
+public final class Timeouts {
+
+    private static final ScheduledThreadPoolExecutor TIMER = timer();
+
+    private Timeouts() {
+    }
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "rmq-timer");
+            thread.setDaemon(true);
+            return thread;
+        });
+        // most deadlines are cancelled long before they fire: do not let them pile up in the queue
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
+
+    /**
+     * A future that completes as {@code future} does, or exceptionally with {@link RmqTimeoutException} after
+     * {@code millis}, whichever comes first. {@code future} itself is left alone (its late result is still seen by
+     * whoever else waits on it).
+     */
+    public static <T> CompletableFuture<T> within(CompletableFuture<T> future, long millis, Supplier<String> what) {
+        if (future.isDone()) {
+            return future;
+        }
+        CompletableFuture<T> bounded = new CompletableFuture<>();
+        ScheduledFuture<?> deadline = TIMER.schedule(() -> bounded.completeExceptionally(
+                new RmqTimeoutException(what.get() + ": no reply from Redis within " + millis + " ms")),
+                millis, TimeUnit.MILLISECONDS);
+        future.whenComplete((value, error) -> {
+            deadline.cancel(false);
+            if (error != null) {
+                bounded.completeExceptionally(error);
+            }
+            else {
+                bounded.complete(value);
+            }
+        });
+        return bounded;
+    }
+
+    /** Runs {@code task} once after {@code millis} on the timer thread (it must be short and must not block). */
+    public static ScheduledFuture<?> after(long millis, Runnable task) {
+        return TIMER.schedule(task, millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Runs {@code task} every {@code millis} on the timer thread (short, non-blocking, and catching its errors). */
+    public static ScheduledFuture<?> every(long millis, Runnable task) {
+        return TIMER.scheduleWithFixedDelay(task, millis, millis, TimeUnit.MILLISECONDS);
+    }
+}

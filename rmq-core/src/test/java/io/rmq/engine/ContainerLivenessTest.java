@@ -1,0 +1,210 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.rmq.Rmq;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.RmqListenerContainer;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.redis.RedisGateway;
+import io.rmq.test.RedisEndpoint;
+import io.rmq.test.RedisTopology;
+import io.rmq.test.TcpProxy;
+import io.rmq.test.TestRedisServers;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A listener must never stop consuming while messages are due: duplicates behind an in-flight body, replies that
+ * come late, never, or after a reset. The fault-injection suite (rmq-faults) does the same with separate processes.
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class ContainerLivenessTest extends EngineTestSupport {
+
+    ContainerLivenessTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @Test
+    void aDuplicateSentWhileItsBodyIsInFlightIsDeliveredAsSoonAsTheFirstDeliveryEnds() throws Exception {
+        for (TopicType type : List.of(TopicType.PRIORITY, TopicType.FIXED_TIME)) {
+            String topic = "dup-" + type.name().toLowerCase().replace('_', '-');
+            rmq.defineTopic(topic, type, 4);
+            List<Long> starts = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<Long> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CountDownLatch firstStarted = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            // the default 30 s lease: before the fix, the duplicate waited for the first delivery's lease deadline
+            RmqListenerContainer container = new RmqListenerContainer(
+                    rmq.consumer(topic, FAST.withLease(Duration.ofSeconds(30))), rmq.wakeUps(), String.class,
+                    (String body, Delivery d) -> {
+                        starts.add(System.currentTimeMillis());
+                        firstStarted.countDown();
+                        release.await(10, TimeUnit.SECONDS);
+                        ends.add(System.currentTimeMillis());
+                    }, new ContainerOptions("c-" + topic, 2, Duration.ofSeconds(60), Duration.ofSeconds(5), null));
+            container.start();
+            try {
+                send(topic, type, 1);
+                assertThat(firstStarted.await(10, TimeUnit.SECONDS)).isTrue();
+                send(topic, type, 2); // same body while the first delivery runs
+                Thread.sleep(300);
+                assertThat(starts).as("never two deliveries of one body at once").hasSize(1);
+                release.countDown();
+                await().atMost(Duration.ofSeconds(10)).until(() -> ends.size() == 2);
+                long gap = starts.get(1) - ends.get(0);
+                assertThat(gap).as("%s: ms from the end of the first delivery to the start of the second", type)
+                        .isLessThan(3000);
+            }
+            finally {
+                container.stop();
+            }
+        }
+    }
+
+    private void send(String topic, TopicType type, int round) {
+        if (type == TopicType.PRIORITY) {
+            rmq.producer().sendPriority(topic, "Z", round);
+        }
+        else {
+            rmq.producer().sendFixedTime(topic, "Z", Instant.now().minusMillis(round));
+        }
+    }
+
+    @Test
+    void consumptionGoesOnThroughRandomLatencyStallsAndResetsOfItsConnection() throws Exception {
+        Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "the proxy fronts one server");
+        for (long seed = 1; seed <= 3; seed++) {
+            runThroughProxy(seed);
+        }
+    }
+
+    /**
+     * A consumer whose every reply passes a proxy that delays chunks at random, stalls longer than the command
+     * timeout and resets connections, while messages keep coming: each run must hand every message to the handler,
+     * leave nothing in flight and keep polling (the stall of the reported bug left slots busy for good).
+     */
+    private void runThroughProxy(long seed) throws Exception {
+        String topic = "chaos-" + seed;
+        rmq.defineTopic(topic, TopicType.RANGE_MERGE, 16);
+        RedisEndpoint endpoint = TestRedisServers.standalone();
+        ClientResources resources = DefaultClientResources.builder()
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(200))).build();
+        Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+        AtomicLong lastHandled = new AtomicLong();
+        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
+            RedisClient proxied = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
+            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                consumerSide.defineTopic(topic, TopicType.RANGE_MERGE, 16);
+                RmqListenerContainer container = new RmqListenerContainer(
+                        consumerSide.consumer(topic, new ConsumerSettings(16, Duration.ofSeconds(2), FAST.retry())),
+                        consumerSide.wakeUps(), String.class, (String body, Delivery d) -> {
+                            handled.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
+                            lastHandled.set(System.currentTimeMillis());
+                        }, new ContainerOptions("c-" + topic, 4, Duration.ofSeconds(2), Duration.ofSeconds(5), null,
+                                Duration.ofMillis(700)));
+                container.start();
+                try {
+                    proxy.latency(3).chaos(seed, 400, 0.3, 1500);
+                    int messages = 3000;
+                    for (int i = 0; i < messages; i++) {
+                        rmq.producer().sendAsync(OutgoingMessage.rangeMerge(topic, "m-" + i, Duration.ofMillis(1)));
+                        if (i % 100 == 99) {
+                            Thread.sleep(20);
+                        }
+                    }
+                    Thread.sleep(2000);
+                    proxy.calm();
+                    long calmAt = System.currentTimeMillis();
+                    // everything is handled: what a lost reply had leased comes back after its 2 s lease
+                    await().atMost(Duration.ofSeconds(40)).until(() -> handled.size() == messages
+                            && rmq.admin().stats(topic).inFlight() == 0);
+                    assertThat(rmq.admin().stats(topic).waiting()).isZero();
+                    assertThat(rmq.admin().stats(topic).dead()).isZero();
+                    // and it still polls: a message sent now is handled at once
+                    long sent = System.currentTimeMillis();
+                    rmq.producer().sendRangeMerge(topic, "after-" + seed, Duration.ofMillis(1));
+                    await().atMost(Duration.ofSeconds(5)).until(() -> handled.containsKey("after-" + seed));
+                    assertThat(lastHandled.get() - sent).as("ms to handle a message after the chaos").isLessThan(3000);
+                    assertThat(calmAt).isPositive();
+                }
+                finally {
+                    container.stop();
+                }
+            }
+            finally {
+                proxied.shutdown();
+            }
+        }
+        finally {
+            resources.shutdown();
+        }
+    }
+
+    @Test
+    void aPopThatNeverGetsAReplyTimesOutAndThePollerMovesOn() throws Exception {
+        Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "the proxy fronts one server");
+        rmq.defineTopic("frozen", TopicType.RANGE_MERGE, 4);
+        RedisEndpoint endpoint = TestRedisServers.standalone();
+        List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
+            RedisClient proxied = RedisClient.create(RedisURI.create(endpoint.host(), proxy.port()));
+            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                consumerSide.defineTopic("frozen", TopicType.RANGE_MERGE, 4);
+                RmqListenerContainer container = new RmqListenerContainer(
+                        consumerSide.consumer("frozen", new ConsumerSettings(16, Duration.ofSeconds(1), FAST.retry())),
+                        consumerSide.wakeUps(), String.class, (String body, Delivery d) -> handled.add(body),
+                        new ContainerOptions("c-frozen", 2, Duration.ofMillis(500), Duration.ofSeconds(5), null,
+                                Duration.ofMillis(300)));
+                container.start();
+                try {
+                    Thread.sleep(300);
+                    // replies are held for 3 s: ten times the command timeout, while messages fall due
+                    proxy.stall(3000);
+                    for (int i = 0; i < 50; i++) {
+                        rmq.producer().sendRangeMerge("frozen", "f-" + i, Duration.ofMillis(1));
+                    }
+                    await().atMost(Duration.ofSeconds(20)).until(() -> handled.size() >= 50
+                            && rmq.admin().stats("frozen").inFlight() == 0 && rmq.admin().stats("frozen").waiting() == 0);
+                    assertThat(handled).containsAll(expectedBodies("f-", 50));
+                }
+                finally {
+                    container.stop();
+                }
+            }
+            finally {
+                proxied.shutdown();
+            }
+        }
+    }
+
+    private static List<String> expectedBodies(String prefix, int count) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            out.add(prefix + i);
+        }
+        return out;
+    }
+}
