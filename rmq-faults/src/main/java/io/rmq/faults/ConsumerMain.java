@@ -1,0 +1,115 @@
+package io.rmq.faults;
+
+import java.io.BufferedReader;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.rmq.Rmq;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.RmqListenerContainer;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.TopicType;
+import io.rmq.redis.RedisGateway;
+
+/**
+ * A consumer process of the fault suite: one RMQ listener container on one topic, as a service would run it, that
+ * records every message its handler was given in a file of its own ({@code body,handledAtMillis} per line) before
+ * the handler returns (so before the ack). Written with plain {@code write} calls: the lines survive a kill -9 of
+ * this process. It prints {@code READY} once consuming and stops gracefully on a {@code STOP} line on stdin.
+ * <p>
+ * Arguments ({@code --name value}): {@code redis} (host:port) or {@code cluster} (host:port,...), {@code prefix},
+ * {@code topic}, {@code slots}, {@code record} (file), {@code concurrency}, {@code lease-ms}, {@code batch},
+ * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message).
+ */
+public final class ConsumerMain {
+
+    private ConsumerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = parse(args);
+        ClientResources resources = DefaultClientResources.builder()
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+        AbstractRedisClient client = client(options, resources);
+        String topic = options.get("topic");
+        long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
+        OutputStream record = new FileOutputStream(options.get("record"), true);
+        Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix")));
+        rmq.defineTopic(topic, TopicType.RANGE_MERGE, Integer.parseInt(options.getOrDefault("slots", "16")));
+        ConsumerSettings settings = new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
+                Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
+                new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(),
+                String.class, (String body, Delivery delivery) -> {
+                    if (handleMillis > 0) {
+                        Thread.sleep(handleMillis);
+                    }
+                    byte[] line = (body + "," + System.currentTimeMillis() + "\n").getBytes(StandardCharsets.UTF_8);
+                    synchronized (record) {
+                        record.write(line);
+                    }
+                }, new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),
+                        Duration.ofMillis(Long.parseLong(options.getOrDefault("max-idle-ms", "2000"))),
+                        Duration.ofSeconds(5), null,
+                        Duration.ofMillis(Long.parseLong(options.getOrDefault("command-timeout-ms", "2000")))));
+        container.start();
+        System.out.println("READY");
+        System.out.flush();
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = stdin.readLine()) != null && !line.equals("STOP")) {
+            // wait for STOP (or the parent's end)
+        }
+        container.stop();
+        rmq.close();
+        client.shutdown();
+        resources.shutdown();
+        record.close();
+        System.out.println("STOPPED");
+        System.out.flush();
+    }
+
+    private static AbstractRedisClient client(Map<String, String> options, ClientResources resources) {
+        if (options.containsKey("cluster")) {
+            List<RedisURI> seeds = new ArrayList<>();
+            for (String node : options.get("cluster").split(",")) {
+                seeds.add(uri(node));
+            }
+            return RedisClusterClient.create(resources, seeds);
+        }
+        return RedisClient.create(resources, uri(options.get("redis")));
+    }
+
+    private static RedisURI uri(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        return RedisURI.create(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+    }
+
+    private static Map<String, String> parse(String[] args) throws IOException {
+        Map<String, String> options = new HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            if (!args[i].startsWith("--")) {
+                throw new IOException("expected --name value pairs, got " + args[i]);
+            }
+            options.put(args[i].substring(2), args[i + 1]);
+        }
+        return options;
+    }
+}

@@ -1,0 +1,218 @@
+package io.rmq.faults;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.rmq.Rmq;
+import io.rmq.admin.TopicStats;
+import io.rmq.core.TopicType;
+
+/**
+ * One fault scenario's bookkeeping, independent of the consumers: the ids the sender got an acknowledgement for
+ * ("accepted"), the consumers' record files (what their handlers were given), and the figures reported in
+ * RELIABILITY.md: sent, handled, lost, duplicates, time to resume.
+ */
+final class FaultRun implements AutoCloseable {
+
+    final String name;
+    final Path workDir;
+    final String prefix = "f-" + UUID.randomUUID().toString().substring(0, 8);
+    final String topic = "faults";
+    final int slots = 16;
+    private final Rmq sender;
+    private final Set<String> accepted = ConcurrentHashMap.newKeySet();
+    private final AtomicLong failedSends = new AtomicLong();
+    private final List<ConsumerProcess> consumers = new CopyOnWriteArrayList<>();
+    private final long startedMillis = System.currentTimeMillis();
+    private volatile Thread sending;
+
+    FaultRun(String name, Path workDir, AbstractRedisClient senderClient) {
+        this.name = name;
+        this.workDir = workDir;
+        this.sender = Rmq.create(senderClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        sender.defineTopic(topic, TopicType.RANGE_MERGE, slots);
+    }
+
+    /** Starts a consumer process with the run's topic and the given extra options. */
+    ConsumerProcess consumer(String id, Map<String, String> options) throws IOException {
+        Map<String, String> all = new HashMap<>(options);
+        all.put("prefix", prefix);
+        all.put("topic", topic);
+        all.put("slots", Integer.toString(slots));
+        ConsumerProcess consumer = ConsumerProcess.start(workDir, name + "-" + id, all);
+        consumers.add(consumer);
+        return consumer;
+    }
+
+    List<ConsumerProcess> consumers() {
+        return consumers;
+    }
+
+    /**
+     * Sends {@code total} messages at about {@code perSecond}, one synchronous send each; a send that fails (Redis
+     * down) is retried with the same body until it is accepted. Returns at once; {@link #awaitSent} waits.
+     */
+    void send(int total, int perSecond) {
+        Thread thread = new Thread(() -> {
+            long start = System.nanoTime();
+            for (int i = 0; i < total; i++) {
+                long due = start + (long) i * 1_000_000_000L / perSecond;
+                long wait = due - System.nanoTime();
+                if (wait > 0) {
+                    sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                }
+                String id = "m-" + i;
+                while (true) {
+                    try {
+                        sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(1));
+                        accepted.add(id);
+                        break;
+                    }
+                    catch (RuntimeException ex) {
+                        failedSends.incrementAndGet();
+                        sleep(100, 0);
+                    }
+                }
+            }
+        }, "fault-sender");
+        thread.setDaemon(true);
+        sending = thread;
+        thread.start();
+    }
+
+    void awaitSent(Duration timeout) throws InterruptedException {
+        sending.join(timeout.toMillis());
+        if (sending.isAlive()) {
+            throw new AssertionError(name + ": the sender did not finish within " + timeout + " ("
+                    + accepted.size() + " accepted, " + failedSends.get() + " failed attempts)");
+        }
+    }
+
+    int acceptedCount() {
+        return accepted.size();
+    }
+
+    /** Every record line of every consumer so far: id -> how many times handled, and handling times. */
+    Records records() throws IOException {
+        Map<String, Integer> counts = new HashMap<>();
+        List<Handled> times = new ArrayList<>();
+        for (ConsumerProcess consumer : consumers) {
+            Path file = consumer.record();
+            if (!Files.exists(file)) {
+                continue;
+            }
+            try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    int comma = line.lastIndexOf(',');
+                    if (comma <= 0) {
+                        continue; // a line cut by a kill -9 mid-write
+                    }
+                    String id = line.substring(0, comma);
+                    counts.merge(id, 1, Integer::sum);
+                    times.add(new Handled(id, Long.parseLong(line.substring(comma + 1))));
+                }
+            }
+        }
+        return new Records(counts, times);
+    }
+
+    record Handled(String id, long atMillis) {
+    }
+
+    record Records(Map<String, Integer> counts, List<Handled> times) {
+
+        int lines() {
+            return counts.values().stream().mapToInt(Integer::intValue).sum();
+        }
+
+        /** ms from {@code fromMillis} to the first message handled after it, or -1. */
+        long firstAfter(long fromMillis) {
+            return firstAfter(fromMillis, id -> true);
+        }
+
+        /** ms from {@code fromMillis} to the first message with a matching id handled after it, or -1. */
+        long firstAfter(long fromMillis, java.util.function.Predicate<String> which) {
+            return times.stream().filter(h -> h.atMillis() >= fromMillis && which.test(h.id()))
+                    .mapToLong(h -> h.atMillis() - fromMillis).min().orElse(-1);
+        }
+    }
+
+    /** Waits until every accepted message was handled and Redis holds nothing of the topic (or the timeout). */
+    Records awaitAllHandled(Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.currentTimeMillis() + timeout.toMillis();
+        Records records = records();
+        while (System.currentTimeMillis() < deadline) {
+            records = records();
+            if (records.counts().keySet().containsAll(accepted) && leftInRedis() == 0) {
+                return records;
+            }
+            Thread.sleep(250);
+        }
+        return records;
+    }
+
+    /** Messages of the topic still waiting or in flight (and dead ones, which no scenario should produce). */
+    long leftInRedis() {
+        TopicStats stats = sender.admin().stats(topic);
+        return stats.waiting() + stats.inFlight() + stats.dead();
+    }
+
+    /** Lost: accepted but never handled. */
+    long lost(Records records) {
+        return accepted.stream().filter(id -> !records.counts().containsKey(id)).count();
+    }
+
+    /** Appends this scenario's figures to the results file (a table row of RELIABILITY.md). */
+    void report(Records records, String faults, long resumeMillis) throws IOException {
+        String row = String.format("| %s | %s | %d | %d | %d | %d | %d | %s | %s | %.0f |%n", name,
+                FaultScenariosTest.LENGTH, accepted.size(), records.counts().size(), lost(records),
+                records.lines() - records.counts().size(), failedSends.get(), faults,
+                resumeMillis < 0 ? "—" : resumeMillis + " ms", (System.currentTimeMillis() - startedMillis) / 1000.0);
+        Path results = Path.of(System.getProperty("rmq.faults.results", "target/reliability-results.md"));
+        Files.createDirectories(results.toAbsolutePath().getParent());
+        if (!Files.exists(results)) {
+            Files.writeString(results, "| scenario | length | sent (accepted) | handled | lost | duplicates"
+                    + " | failed send attempts | faults | resumed after | seconds |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n");
+        }
+        Files.writeString(results, row, StandardOpenOption.APPEND);
+        System.out.print("[faults] " + row);
+    }
+
+    @Override
+    public void close() {
+        for (ConsumerProcess consumer : consumers) {
+            consumer.close();
+        }
+        Thread thread = sending;
+        if (thread != null) {
+            thread.interrupt();
+        }
+        sender.close();
+    }
+
+    private static void sleep(long millis, int nanos) {
+        try {
+            Thread.sleep(millis, nanos);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", ex);
+        }
+    }
+}

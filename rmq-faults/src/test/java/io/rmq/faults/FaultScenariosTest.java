@@ -1,0 +1,409 @@
+package io.rmq.faults;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.rmq.core.SlotRouter;
+import io.rmq.redis.RedisGateway;
+import io.rmq.test.TcpProxy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Fault scenarios with consumers in separate JVMs ({@link ConsumerMain}) and Redis servers this test kills, freezes,
+ * restarts and fails over. Each asserts, from the consumers' own records of what they handled: nothing accepted is
+ * lost, duplicates stay within what was in flight at the faults, nothing is left behind in Redis, consumption
+ * resumes within a stated time, and no consumer's watchdog ever had to report a stall.
+ * <p>
+ * {@code rmq.faults.length=short} (every build) runs each scenario briefly; {@code long}
+ * ({@code ./mvnw -pl rmq-faults -am verify -Pfaults-long}) at the lengths RELIABILITY.md reports. Figures go to
+ * {@code rmq-faults/target/reliability-results.md}.
+ */
+class FaultScenariosTest {
+
+    static final String LENGTH = System.getProperty("rmq.faults.length", "short");
+    private static final boolean LONG = LENGTH.equals("long");
+
+    /** Consumer settings of every scenario: a short lease and command timeout, so faults resolve in seconds. */
+    private static final Map<String, String> CONSUMER = Map.of("concurrency", "4", "batch", "16", "lease-ms", "2000",
+            "command-timeout-ms", "1000", "max-idle-ms", "2000");
+    /** Most messages one consumer holds (unhandled + handled awaiting their ack): concurrency + 8 × batch, twice. */
+    private static final int IN_HAND_PER_CONSUMER = 2 * (4 + 8 * 16);
+
+    @TempDir
+    static Path work;
+    private static ClientResources resources;
+
+    @BeforeAll
+    static void resources() {
+        resources = DefaultClientResources.builder()
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+    }
+
+    @AfterAll
+    static void release() {
+        resources.shutdown();
+    }
+
+    private static Map<String, String> consumer(String key, String value) {
+        Map<String, String> options = new HashMap<>(CONSUMER);
+        options.put(key, value);
+        return options;
+    }
+
+    private static RedisClient client(RedisNode node) {
+        return RedisClient.create(resources, node.uri());
+    }
+
+    // ------------------------------------------------------------------ scenarios
+
+    @Test
+    void consumersKilledWithSigkillLoseNothing() throws Exception {
+        int messages = LONG ? 100_000 : 6_000;
+        int kills = LONG ? 20 : 3;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            RedisClient client = client(redis);
+            try (FaultRun run = new FaultRun("kill -9 of consumers", work, client)) {
+                List<ConsumerProcess> live = new ArrayList<>();
+                live.add(run.consumer("c0", consumer("redis", redis.hostPort())));
+                live.add(run.consumer("c1", consumer("redis", redis.hostPort())));
+                run.send(messages, 1000);
+                long every = messages / (kills + 1);
+                for (int k = 0; k < kills; k++) {
+                    Thread.sleep(every);
+                    ConsumerProcess victim = live.remove(k % live.size());
+                    victim.kill();
+                    live.add(run.consumer("r" + k, consumer("redis", redis.hostPort())));
+                }
+                run.awaitSent(Duration.ofMinutes(5));
+                FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(60));
+                run.report(records, kills + " × kill -9", -1);
+                assertNoLossAndClean(run, records, kills * IN_HAND_PER_CONSUMER);
+            }
+            finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void aSoakThroughAProxyThatDelaysStallsAndResetsLosesNothingAndNeverStalls() throws Exception {
+        int runs = LONG ? 3 : 1;
+        int seconds = LONG ? 180 : 30;
+        int rate = LONG ? 1000 : 300;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            for (int seed = 1; seed <= runs; seed++) {
+                RedisClient client = client(redis);
+                try (TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
+                        FaultRun run = new FaultRun("soak through a faulty proxy, seed " + seed, work, client)) {
+                    run.consumer("c0", consumer("redis", RedisNode.HOST + ":" + proxy.port()));
+                    run.consumer("c1", consumer("redis", RedisNode.HOST + ":" + proxy.port()));
+                    // latency on every chunk; every ~2 s a reset (30%) or a stall of up to 2 s (> command timeout)
+                    proxy.latency(2).chaos(seed, 2000, 0.3, 2000);
+                    run.send(seconds * rate, rate);
+                    run.awaitSent(Duration.ofSeconds(seconds + 120));
+                    proxy.calm();
+                    long calm = System.currentTimeMillis();
+                    FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(60));
+                    run.report(records, proxy.resets() + " resets, " + proxy.stalls() + " stalls", -1);
+                    assertNoLossAndClean(run, records, (int) (proxy.resets() + proxy.stalls() + 1) * 2
+                            * IN_HAND_PER_CONSUMER);
+                    assertThat(calm).isPositive();
+                }
+                finally {
+                    client.shutdown();
+                }
+            }
+        }
+    }
+
+    @Test
+    void redisKilledAndRestartedWithAofAlwaysLosesNoAcknowledgedSend() throws Exception {
+        int restarts = LONG ? 3 : 1;
+        int seconds = LONG ? 60 : 10;
+        int rate = LONG ? 1000 : 500;
+        try (RedisNode redis = RedisNode.start(work, false, "--appendonly", "yes", "--appendfsync", "always")) {
+            RedisClient client = client(redis);
+            try (FaultRun run = new FaultRun("Redis kill -9 + restart (AOF always)", work, client)) {
+                run.consumer("c0", consumer("redis", redis.hostPort()));
+                run.consumer("c1", consumer("redis", redis.hostPort()));
+                run.send(seconds * rate, rate);
+                long worstResume = 0;
+                List<Long> restartedAt = new ArrayList<>();
+                for (int r = 0; r < restarts; r++) {
+                    Thread.sleep(seconds * 1000L / (restarts + 1));
+                    redis.kill();
+                    Thread.sleep(2000);
+                    redis.restart();
+                    restartedAt.add(System.currentTimeMillis());
+                }
+                run.awaitSent(Duration.ofSeconds(seconds + 120));
+                FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(60));
+                for (long at : restartedAt) {
+                    worstResume = Math.max(worstResume, records.firstAfter(at));
+                }
+                run.report(records, restarts + " × Redis kill -9, down 2 s", worstResume);
+                assertNoLossAndClean(run, records, restarts * 2 * IN_HAND_PER_CONSUMER);
+                assertThat(worstResume).as("ms from Redis back to the first message handled").isBetween(0L, 10_000L);
+            }
+            finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void redisFrozenLongerThanTheCommandTimeoutIsSurvived() throws Exception {
+        int freezes = LONG ? 3 : 1;
+        int seconds = LONG ? 60 : 10;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            RedisClient client = client(redis);
+            try (FaultRun run = new FaultRun("Redis frozen (SIGSTOP 4 s, command timeout 1 s)", work, client)) {
+                run.consumer("c0", consumer("redis", redis.hostPort()));
+                run.consumer("c1", consumer("redis", redis.hostPort()));
+                run.send(seconds * 500, 500);
+                long worstResume = 0;
+                List<Long> thawedAt = new ArrayList<>();
+                for (int f = 0; f < freezes; f++) {
+                    Thread.sleep(seconds * 1000L / (freezes + 1));
+                    redis.freeze();
+                    Thread.sleep(4000);
+                    redis.thaw();
+                    thawedAt.add(System.currentTimeMillis());
+                }
+                run.awaitSent(Duration.ofSeconds(seconds + 120));
+                FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(60));
+                for (long at : thawedAt) {
+                    worstResume = Math.max(worstResume, records.firstAfter(at));
+                }
+                run.report(records, freezes + " × SIGSTOP 4 s", worstResume);
+                assertNoLossAndClean(run, records, freezes * 2 * IN_HAND_PER_CONSUMER);
+                assertThat(worstResume).as("ms from SIGCONT to the first message handled").isBetween(0L, 5_000L);
+            }
+            finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void aConsumerFrozenPastItsLeaseIsFencedAndItsMessagesAreHandledElsewhere() throws Exception {
+        int seconds = LONG ? 60 : 10;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            RedisClient client = client(redis);
+            try (FaultRun run = new FaultRun("consumer frozen past its lease (SIGSTOP 4 s, lease 1 s)", work,
+                    client)) {
+                Map<String, String> shortLease = consumer("redis", redis.hostPort());
+                shortLease.put("lease-ms", "1000");
+                ConsumerProcess frozen = run.consumer("c0", shortLease);
+                run.consumer("c1", shortLease);
+                run.send(seconds * 500, 500);
+                int freezes = LONG ? 5 : 1;
+                for (int f = 0; f < freezes; f++) {
+                    Thread.sleep(seconds * 1000L / (freezes + 1));
+                    frozen.freeze();
+                    Thread.sleep(4000);
+                    frozen.thaw();
+                }
+                run.awaitSent(Duration.ofSeconds(seconds + 120));
+                FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(60));
+                run.report(records, freezes + " × consumer SIGSTOP 4 s", -1);
+                assertNoLossAndClean(run, records, freezes * IN_HAND_PER_CONSUMER);
+            }
+            finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    @Test
+    void aClusterMasterKilledFailsOverAndConsumptionResumes() throws Exception {
+        int seconds = LONG ? 60 : 12;
+        try (ClusterOfSix cluster = ClusterOfSix.start(work)) {
+            RedisClusterClient client = RedisClusterClient.create(resources, cluster.seeds());
+            try (FaultRun run = new FaultRun("3+3 cluster, a master killed (kill -9)", work, client)) {
+                Map<String, String> options = consumer("cluster", cluster.seedList());
+                run.consumer("c0", options);
+                run.consumer("c1", options);
+                run.send(seconds * 400, 400);
+                Thread.sleep(seconds * 1000L / 3);
+                RedisNode victim = cluster.masters.get(0);
+                Set<Integer> lostSlots = cluster.slotsOf(0);
+                long killedAt = System.currentTimeMillis();
+                victim.kill();
+                run.awaitSent(Duration.ofSeconds(seconds + 120));
+                FaultRun.Records records = run.awaitAllHandled(Duration.ofSeconds(90));
+                long resume = records.firstAfter(killedAt + 100, id -> lostSlots.contains(clusterSlot(run, id)));
+                run.report(records, "1 master kill -9", resume);
+                assertNoLossAndClean(run, records, 2 * IN_HAND_PER_CONSUMER);
+                assertThat(resume).as("ms from the kill to a message of the dead master's slots handled")
+                        .isBetween(0L, 30_000L);
+            }
+            finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /** The Redis Cluster slot of the store key that holds message {@code id}. */
+    private static int clusterSlot(FaultRun run, String id) {
+        int slot = SlotRouter.slot(id.getBytes(StandardCharsets.UTF_8), run.slots);
+        return SlotHash.getSlot(run.prefix + ":{" + run.topic + ":" + slot + "}:store");
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private static void assertNoLossAndClean(FaultRun run, FaultRun.Records records, int maxDuplicates)
+            throws IOException {
+        assertThat(run.lost(records)).as("%s: accepted messages never handled", run.name).isZero();
+        assertThat(run.leftInRedis()).as("%s: messages left waiting, in flight or dead", run.name).isZero();
+        assertThat(records.lines() - records.counts().size()).as("%s: duplicate deliveries", run.name)
+                .isLessThanOrEqualTo(maxDuplicates);
+        for (ConsumerProcess consumer : run.consumers()) {
+            assertThat(consumer.errors().stream().filter(line -> line.contains("were not polled")
+                    || line.contains("made no pass") || line.contains("poller thread has died")).toList())
+                    .as("%s: watchdog reports of a stalled listener", run.name).isEmpty();
+        }
+    }
+
+    // ------------------------------------------------------------------ a cluster with replicas
+
+    /** Three masters, each with one replica, formed with CLUSTER ADDSLOTS / MEET / REPLICATE. */
+    static final class ClusterOfSix implements AutoCloseable {
+
+        final List<RedisNode> masters = new ArrayList<>();
+        final List<RedisNode> replicas = new ArrayList<>();
+
+        static ClusterOfSix start(Path work) throws IOException, InterruptedException {
+            ClusterOfSix cluster = new ClusterOfSix();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    cluster.masters.add(RedisNode.start(work, true));
+                    cluster.replicas.add(RedisNode.start(work, true));
+                }
+                cluster.form();
+                return cluster;
+            }
+            catch (IOException | InterruptedException | RuntimeException ex) {
+                cluster.close();
+                throw ex;
+            }
+        }
+
+        private void form() throws InterruptedException {
+            List<RedisNode> all = new ArrayList<>(masters);
+            all.addAll(replicas);
+            for (int i = 0; i < 3; i++) {
+                int[] slots = range(i);
+                run(masters.get(i), c -> c.clusterAddSlots(slots));
+            }
+            for (RedisNode node : all.subList(1, all.size())) {
+                run(all.get(0), c -> c.clusterMeet(RedisNode.HOST, node.port()));
+            }
+            await(() -> all.stream().allMatch(n -> call(n, c -> c.clusterNodes().lines().count()) == 6), "MEET");
+            for (int i = 0; i < 3; i++) {
+                String masterId = call(masters.get(i), RedisCommands::clusterMyId);
+                RedisNode replica = replicas.get(i);
+                await(() -> {
+                    try {
+                        run(replica, c -> c.clusterReplicate(masterId));
+                        return true;
+                    }
+                    catch (RuntimeException ex) {
+                        return false; // the replica does not know the master yet
+                    }
+                }, "REPLICATE");
+            }
+            await(() -> all.stream().allMatch(n -> call(n, RedisCommands::clusterInfo).contains("cluster_state:ok"))
+                    && replicas.stream().allMatch(n -> call(n, c -> c.info("replication"))
+                            .contains("master_link_status:up")), "cluster ok with replicas in sync");
+        }
+
+        Set<Integer> slotsOf(int master) {
+            return IntStream.of(range(master)).boxed().collect(Collectors.toSet());
+        }
+
+        private static int[] range(int index) {
+            int first = index * 16384 / 3;
+            int last = (index + 1) * 16384 / 3 - 1;
+            return IntStream.rangeClosed(first, index == 2 ? 16383 : last).toArray();
+        }
+
+        List<RedisURI> seeds() {
+            List<RedisURI> seeds = new ArrayList<>();
+            masters.forEach(n -> seeds.add(n.uri()));
+            replicas.forEach(n -> seeds.add(n.uri()));
+            return seeds;
+        }
+
+        String seedList() {
+            List<String> nodes = new ArrayList<>();
+            masters.forEach(n -> nodes.add(n.hostPort()));
+            replicas.forEach(n -> nodes.add(n.hostPort()));
+            return String.join(",", nodes);
+        }
+
+        private static void run(RedisNode node, java.util.function.Consumer<RedisCommands<String, String>> action) {
+            call(node, c -> {
+                action.accept(c);
+                return null;
+            });
+        }
+
+        private static <T> T call(RedisNode node, java.util.function.Function<RedisCommands<String, String>, T> action) {
+            RedisClient client = RedisClient.create(node.uri());
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                return action.apply(connection.sync());
+            }
+            finally {
+                client.shutdown(0, 2, TimeUnit.SECONDS);
+            }
+        }
+
+        private static void await(java.util.function.BooleanSupplier condition, String what)
+                throws InterruptedException {
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < deadline) {
+                try {
+                    if (condition.getAsBoolean()) {
+                        return;
+                    }
+                }
+                catch (RuntimeException ignored) {
+                    // not yet
+                }
+                Thread.sleep(100);
+            }
+            throw new IllegalStateException("cluster formation: " + what + " not reached within 60 s");
+        }
+
+        @Override
+        public void close() {
+            masters.forEach(RedisNode::close);
+            replicas.forEach(RedisNode::close);
+        }
+    }
+}

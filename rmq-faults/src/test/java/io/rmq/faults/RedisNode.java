@@ -1,0 +1,157 @@
+package io.rmq.faults;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.rmq.test.TestRedisServers;
+
+/**
+ * One redis-server process of the fault suite that the scenario controls: kill -9, restart on the same port with the
+ * same data directory (its AOF is replayed), SIGSTOP and SIGCONT.
+ */
+final class RedisNode implements AutoCloseable {
+
+    static final String HOST = "127.0.0.1";
+
+    private final Path executable = TestRedisServers.redisServerExecutable();
+    private final int port;
+    private final Path dir;
+    private final List<String> extraArgs;
+    private Process process;
+
+    private RedisNode(int port, Path dir, List<String> extraArgs) {
+        this.port = port;
+        this.dir = dir;
+        this.extraArgs = extraArgs;
+    }
+
+    /** Starts a server on a free port; {@code extraArgs} e.g. {@code --appendonly yes --appendfsync always}. */
+    static RedisNode start(Path workDir, boolean cluster, String... extraArgs) throws IOException {
+        int port = TestRedisServers.freePort(cluster);
+        Path dir = Files.createTempDirectory(workDir, "redis-" + port + "-");
+        List<String> args = new ArrayList<>(List.of(extraArgs));
+        if (cluster) {
+            args.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "2000"));
+        }
+        RedisNode node = new RedisNode(port, dir, List.copyOf(args));
+        node.launch();
+        return node;
+    }
+
+    int port() {
+        return port;
+    }
+
+    String hostPort() {
+        return HOST + ":" + port;
+    }
+
+    RedisURI uri() {
+        return RedisURI.create(HOST, port);
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    private void launch() throws IOException {
+        List<String> command = new ArrayList<>(List.of(executable.toString(), "--port", Integer.toString(port),
+                "--bind", HOST, "--save", "", "--daemonize", "no", "--protected-mode", "no", "--dir",
+                dir.toString()));
+        command.addAll(extraArgs);
+        process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile())).start();
+        awaitPing(20_000);
+    }
+
+    /** Waits until the server answers PING (it may be loading its AOF). */
+    void awaitPing(long timeoutMillis) throws IOException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        RuntimeException last = null;
+        while (System.currentTimeMillis() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("redis-server on " + port + " exited: " + log());
+            }
+            RedisClient client = RedisClient.create(uri());
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                if ("PONG".equals(connection.sync().ping())) {
+                    return;
+                }
+            }
+            catch (RuntimeException ex) {
+                last = ex;
+            }
+            finally {
+                client.shutdown(0, 2, TimeUnit.SECONDS);
+            }
+            sleep(50);
+        }
+        throw new IOException("redis-server on " + port + " did not answer PING: " + last + "; " + log());
+    }
+
+    /** kill -9: no shutdown, no final AOF rewrite; what was not yet fsynced is lost (appendfsync decides). */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Starts the server again on the same port and directory. */
+    void restart() throws IOException {
+        launch();
+    }
+
+    void freeze() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    void thaw() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+        if (kill.waitFor() != 0) {
+            throw new IOException("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
+    String log() {
+        try {
+            List<String> lines = Files.readAllLines(dir.resolve("redis.log"));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+        }
+        catch (IOException ex) {
+            return "(no log: " + ex + ")";
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process != null && process.isAlive()) {
+            try {
+                signal("CONT"); // a frozen server would ignore SIGTERM
+            }
+            catch (IOException | InterruptedException ignored) {
+                // killing it anyway
+            }
+            process.destroyForcibly();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
