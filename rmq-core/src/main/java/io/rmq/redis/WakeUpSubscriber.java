@@ -60,6 +60,8 @@ public final class WakeUpSubscriber implements AutoCloseable {
     /** Local ms since the subscription has been seen down; 0 while it is up. Touched by the check only. */
     private long downSince;
     private final AtomicBoolean replacing = new AtomicBoolean();
+    /** Failed replacements during the current outage (only the first is logged at WARN). */
+    private volatile int failedReplacements;
     private volatile boolean closed;
 
     public WakeUpSubscriber(AbstractRedisClient client, RmqKeys keys) {
@@ -109,6 +111,7 @@ public final class WakeUpSubscriber implements AutoCloseable {
             long now = System.currentTimeMillis();
             if (current.isOpen()) {
                 if (downSince != 0) {
+                    failedReplacements = 0;
                     log.info("RMQ wake-up subscription on '{}' is back after {} ms; listeners poll every slot once",
                             channel, now - downSince);
                     downSince = 0;
@@ -151,8 +154,13 @@ public final class WakeUpSubscriber implements AutoCloseable {
             // downSince stays set: the next check sees the new connection open and tells the listeners
         }
         catch (RuntimeException ex) {
-            log.warn("RMQ wake-up subscription on '{}' could not be opened again yet (retrying): {}", channel,
-                    String.valueOf(ex));
+            if (failedReplacements++ == 0) {
+                log.warn("RMQ wake-up subscription on '{}' could not be opened again yet (retrying every second): {}",
+                        channel, String.valueOf(ex));
+            }
+            else {
+                log.debug("RMQ wake-up subscription on '{}' still cannot be opened again", channel, ex);
+            }
         }
         finally {
             replacing.set(false);

@@ -49,7 +49,7 @@ final class ConsumerProcess implements AutoCloseable {
             if (!process.isAlive()) {
                 throw new IOException("consumer " + name + " exited before it was ready: " + consumer.logTail());
             }
-            sleep(20);
+            Signals.sleep(20);
         }
         process.destroyForcibly();
         throw new IOException("consumer " + name + " was not ready within 60 s: " + consumer.logTail());
@@ -74,18 +74,11 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     void freeze() throws IOException, InterruptedException {
-        signal("STOP");
+        Signals.send(process.pid(), "STOP");
     }
 
     void thaw() throws IOException, InterruptedException {
-        signal("CONT");
-    }
-
-    private void signal(String name) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
-        if (kill.waitFor() != 0) {
-            throw new IOException("kill -" + name + " " + process.pid() + " failed");
-        }
+        Signals.send(process.pid(), "CONT");
     }
 
     /** Graceful stop (STOP on stdin), waiting up to {@code seconds}. */
@@ -117,34 +110,11 @@ final class ConsumerProcess implements AutoCloseable {
     }
 
     String logTail() {
-        try {
-            List<String> lines = Files.readAllLines(log);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-        }
-        catch (IOException ex) {
-            return "(no log: " + ex + ")";
-        }
+        return Signals.tail(log, 30);
     }
 
     @Override
     public void close() {
-        if (process.isAlive()) {
-            try {
-                thaw();
-            }
-            catch (IOException | InterruptedException ignored) {
-                // killing it anyway
-            }
-            process.destroyForcibly();
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
+        Signals.destroy(process);
     }
 }

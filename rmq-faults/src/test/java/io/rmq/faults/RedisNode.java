@@ -92,7 +92,7 @@ final class RedisNode implements AutoCloseable {
             finally {
                 client.shutdown(0, 2, TimeUnit.SECONDS);
             }
-            sleep(50);
+            Signals.sleep(50);
         }
         throw new IOException("redis-server on " + port + " did not answer PING: " + last + "; " + log());
     }
@@ -109,49 +109,19 @@ final class RedisNode implements AutoCloseable {
     }
 
     void freeze() throws IOException, InterruptedException {
-        signal("STOP");
+        Signals.send(process.pid(), "STOP");
     }
 
     void thaw() throws IOException, InterruptedException {
-        signal("CONT");
-    }
-
-    private void signal(String name) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
-        if (kill.waitFor() != 0) {
-            throw new IOException("kill -" + name + " " + process.pid() + " failed");
-        }
+        Signals.send(process.pid(), "CONT");
     }
 
     String log() {
-        try {
-            List<String> lines = Files.readAllLines(dir.resolve("redis.log"));
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-        }
-        catch (IOException ex) {
-            return "(no log: " + ex + ")";
-        }
+        return Signals.tail(dir.resolve("redis.log"), 20);
     }
 
     @Override
     public void close() {
-        if (process != null && process.isAlive()) {
-            try {
-                signal("CONT"); // a frozen server would ignore SIGTERM
-            }
-            catch (IOException | InterruptedException ignored) {
-                // killing it anyway
-            }
-            process.destroyForcibly();
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
+        Signals.destroy(process);
     }
 }
