@@ -24,6 +24,7 @@ import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.Timeouts;
+import io.netty.util.Timeout;
 import io.rmq.redis.WakeUpSubscriber;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,7 +131,7 @@ public final class RmqListenerContainer {
         final int asked;
         final long sentMillis;
         final AtomicBoolean finished = new AtomicBoolean();
-        volatile ScheduledFuture<?> deadline;
+        volatile Timeout deadline;
 
         Round(int[] slots, int asked, long sentMillis) {
             this.slots = slots;
@@ -143,9 +144,9 @@ public final class RmqListenerContainer {
             if (!finished.compareAndSet(false, true)) {
                 return;
             }
-            ScheduledFuture<?> timer = deadline;
+            Timeout timer = deadline;
             if (timer != null) {
-                timer.cancel(false);
+                timer.cancel();
             }
             requested.addAndGet(-asked);
             events.add(new RoundFinished(this, result, error));

@@ -6,16 +6,25 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+
 /**
  * Bounds waits on the outside world. Every future the engine's progress depends on (a pop round, a lease
  * extension, a batch of acks or sends) is given a deadline here, so a reply that never comes (a frozen server, a
  * node that died with commands queued for it) ends the wait with a {@link RmqTimeoutException} instead of holding
- * a slot, a batch lane or a buffer place forever. One daemon timer thread serves the whole JVM; its tasks only
- * complete futures and enqueue events.
+ * a slot, a batch lane or a buffer place forever. Deadlines go on a hashed wheel (Netty's, 10 ms ticks: setting and
+ * cancelling one is cheap enough for every batch call); periodic checks on one scheduled thread. Both are daemon
+ * threads shared by the whole JVM; their tasks only complete futures and enqueue events.
  */
 public final class Timeouts {
 
     private static final ScheduledThreadPoolExecutor TIMER = timer();
+    private static final HashedWheelTimer WHEEL = new HashedWheelTimer(runnable -> {
+        Thread thread = new Thread(runnable, "rmq-deadlines");
+        thread.setDaemon(true);
+        return thread;
+    }, 10, TimeUnit.MILLISECONDS, 512);
 
     private Timeouts() {
     }
@@ -41,11 +50,11 @@ public final class Timeouts {
             return future;
         }
         CompletableFuture<T> bounded = new CompletableFuture<>();
-        ScheduledFuture<?> deadline = TIMER.schedule(() -> bounded.completeExceptionally(
+        Timeout deadline = WHEEL.newTimeout(timeout -> bounded.completeExceptionally(
                 new RmqTimeoutException(what.get() + ": no reply from Redis within " + millis + " ms")),
                 millis, TimeUnit.MILLISECONDS);
         future.whenComplete((value, error) -> {
-            deadline.cancel(false);
+            deadline.cancel();
             if (error != null) {
                 bounded.completeExceptionally(error);
             }
@@ -56,9 +65,9 @@ public final class Timeouts {
         return bounded;
     }
 
-    /** Runs {@code task} once after {@code millis} on the timer thread (it must be short and must not block). */
-    public static ScheduledFuture<?> after(long millis, Runnable task) {
-        return TIMER.schedule(task, millis, TimeUnit.MILLISECONDS);
+    /** Runs {@code task} once after {@code millis} on the deadline thread (it must be short and must not block). */
+    public static Timeout after(long millis, Runnable task) {
+        return WHEEL.newTimeout(timeout -> task.run(), millis, TimeUnit.MILLISECONDS);
     }
 
     /** Runs {@code task} every {@code millis} on the timer thread (short, non-blocking, and catching its errors). */
