@@ -144,7 +144,9 @@ public final class RmqRedis {
         }
         catch (RuntimeException ex) {
             String text = String.valueOf(ex.getMessage());
-            if (text.contains("NOPERM") || text.contains("no permissions")) {
+            // Redis 6.2: "NOPERM this user has no permissions to run the 'time' command"; 7.x: "The user executing
+            // the script can't run this command or subcommand"
+            if (text.contains("NOPERM") || text.contains("no permissions") || text.contains("can't run this command")) {
                 throw new RmqException("The Redis user lacks a permission RMQ needs: scripts read Redis's clock with"
                         + " TIME. Grant at least: +@read +@write +@scripting +@pubsub +time (and ~" + keys.prefix()
                         + ":* &" + keys.prefix() + ":wake). Redis said: " + text, ex);
