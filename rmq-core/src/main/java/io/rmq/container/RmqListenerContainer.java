@@ -548,11 +548,23 @@ public final class RmqListenerContainer {
     private void resync(boolean abandonOldRounds, long now) {
         nextFullPoll = 0;
         errorPauseUntil = 0;
-        if (abandonOldRounds) {
-            for (Round round : List.copyOf(rounds)) {
-                if (now - round.sentMillis > 2 * commandTimeoutMillis) {
-                    round.finish(null, new RmqTimeoutException("abandoned by the watchdog"));
+        if (!abandonOldRounds) {
+            return;
+        }
+        for (Round round : List.copyOf(rounds)) {
+            if (now - round.sentMillis <= 2 * commandTimeoutMillis) {
+                continue;
+            }
+            if (round.finished.get()) {
+                // it ended but its event never reached the poller (invariant 1 broken): end it here
+                rounds.remove(round);
+                for (int slot : round.slots) {
+                    slotBusy[slot] = false;
+                    slotNextDue[slot] = 0;
                 }
+            }
+            else {
+                round.finish(null, new RmqTimeoutException("abandoned by the watchdog"));
             }
         }
     }
