@@ -191,6 +191,8 @@ public final class RmqListenerContainer {
     /** Local ms of the watchdog's last check: a longer gap means the whole JVM was paused (GC, SIGSTOP). */
     private long lastWatchdogMillis;
     private ScheduledFuture<?> watchdog;
+    /** Stalls the watchdog found and repaired (each one is a broken invariant, logged as an ERROR). */
+    private final AtomicLong stallsRepaired = new AtomicLong();
 
     private final WakeUpSubscriber.Listener wakeListener = new WakeUpSubscriber.Listener() {
         @Override
@@ -245,6 +247,15 @@ public final class RmqListenerContainer {
 
     public boolean isRunning() {
         return running;
+    }
+
+    /**
+     * How many times the watchdog found this container stalled (a dead poller, a poller that made no pass, or slots
+     * not polled although there was room) and repaired it. Zero in a healthy container: each is a bug, logged as an
+     * ERROR.
+     */
+    public long stallsRepaired() {
+        return stallsRepaired.get();
     }
 
     /** Messages fetched and not yet settled (queued or being handled). */
@@ -710,6 +721,7 @@ public final class RmqListenerContainer {
             long limit = options.maxIdle().toMillis() + commandTimeoutMillis + WATCHDOG_GRACE_MILLIS;
             Thread pollerThread = poller;
             if (!pollerThread.isAlive()) {
+                stallsRepaired.incrementAndGet();
                 log.error("RMQ listener container '{}' (topic '{}'): its poller thread has died; starting a new one",
                         id(), topic());
                 startPoller();
@@ -718,6 +730,7 @@ public final class RmqListenerContainer {
             if (now - lastPassMillis > limit) {
                 Throwable where = new Throwable("poller stack");
                 where.setStackTrace(pollerThread.getStackTrace());
+                stallsRepaired.incrementAndGet();
                 log.error("RMQ listener container '{}' (topic '{}'): its poller has made no pass for {} ms; waking it",
                         id(), topic(), now - lastPassMillis, where);
                 events.add(new Resync(true));
@@ -739,6 +752,7 @@ public final class RmqListenerContainer {
                 }
             }
             if (!stalled.isEmpty()) {
+                stallsRepaired.incrementAndGet();
                 log.error("RMQ listener container '{}' (topic '{}'): slot(s) {} were not polled for over {} ms although"
                         + " the container had room; forcing a poll of every slot", id(), topic(), stalled, limit);
                 for (int slot : stalled) {

@@ -148,6 +148,7 @@ class ContainerLivenessTest extends EngineTestSupport {
                     rmq.producer().sendRangeMerge(topic, "after-" + seed, Duration.ofMillis(1));
                     await().atMost(Duration.ofSeconds(5)).until(() -> handled.containsKey("after-" + seed));
                     assertThat(lastHandled.get() - sent).as("ms to handle a message after the chaos").isLessThan(3000);
+                    assertThat(container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
                     assertThat(calmAt).isPositive();
                 }
                 finally {
@@ -160,6 +161,57 @@ class ContainerLivenessTest extends EngineTestSupport {
         }
         finally {
             resources.shutdown();
+        }
+    }
+
+    /**
+     * The shape that stalled listeners in the field: a consumer that keeps up, so nearly every send is the first
+     * message of its slot and announces itself while pop rounds come and go (announcements for busy slots are
+     * deferred behind their rounds), with replies delayed at random. Every message must be handled and the watchdog
+     * must never have had to repair anything.
+     */
+    @Test
+    void aTrickleWhereEverySendWakesTheConsumerNeverNeedsTheWatchdog() throws Exception {
+        Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "the proxy fronts one server");
+        rmq.defineTopic("trickle", TopicType.FIXED_TIME, 16);
+        RedisEndpoint endpoint = TestRedisServers.standalone();
+        Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
+            RedisClient proxied = RedisClient.create(RedisURI.create(endpoint.host(), proxy.port()));
+            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                consumerSide.defineTopic("trickle", TopicType.FIXED_TIME, 16);
+                RmqListenerContainer container = new RmqListenerContainer(
+                        consumerSide.consumer("trickle", new ConsumerSettings(8, Duration.ofSeconds(5), FAST.retry())),
+                        consumerSide.wakeUps(), String.class, (String body, Delivery d) ->
+                                handled.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet(),
+                        new ContainerOptions("c-trickle-wake", 4, Duration.ofSeconds(1), Duration.ofSeconds(5), null,
+                                Duration.ofMillis(500)));
+                container.start();
+                try {
+                    proxy.latency(2);
+                    int messages = 0;
+                    long end = System.currentTimeMillis() + 12_000;
+                    while (System.currentTimeMillis() < end) {
+                        for (int i = 0; i < 4; i++) {
+                            rmq.producer().sendAsync(OutgoingMessage.fixedTime("trickle", "t-" + messages++,
+                                    Instant.now()));
+                        }
+                        Thread.sleep(1);
+                    }
+                    int sent = messages;
+                    proxy.calm();
+                    await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == sent
+                            && rmq.admin().stats("trickle").inFlight() == 0);
+                    assertThat(rmq.admin().stats("trickle").waiting()).isZero();
+                    assertThat(container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
+                }
+                finally {
+                    container.stop();
+                }
+            }
+            finally {
+                proxied.shutdown();
+            }
         }
     }
 
