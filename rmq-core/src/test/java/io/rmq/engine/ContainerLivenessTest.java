@@ -102,6 +102,41 @@ class ContainerLivenessTest extends EngineTestSupport {
     }
 
     /**
+     * A listener container on its own engine whose every byte to and from Redis passes a {@link TcpProxy}: the
+     * consumer side of a test whose sender ({@code rmq}) talks to Redis directly. Lettuce reconnects within 200 ms.
+     */
+    private final class ProxiedContainer implements AutoCloseable {
+
+        final TcpProxy proxy;
+        final RmqListenerContainer container;
+        private final ClientResources resources = DefaultClientResources.builder()
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(200))).build();
+        private final RedisClient client;
+        private final Rmq engine;
+
+        ProxiedContainer(String topic, TopicType type, ConsumerSettings settings, ContainerOptions options,
+                io.rmq.consumer.MessageHandler<String> handler) throws java.io.IOException {
+            RedisEndpoint endpoint = TestRedisServers.standalone();
+            proxy = new TcpProxy(endpoint.host(), endpoint.port());
+            client = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
+            engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+            engine.defineTopic(topic, type, 16);
+            container = new RmqListenerContainer(engine.consumer(topic, settings), engine.wakeUps(), String.class,
+                    handler, options);
+            container.start();
+        }
+
+        @Override
+        public void close() {
+            container.stop();
+            engine.close();
+            client.shutdown();
+            proxy.close();
+            resources.shutdown();
+        }
+    }
+
+    /**
      * A consumer whose every reply passes a proxy that delays chunks at random, stalls longer than the command
      * timeout and resets connections, while messages keep coming: each run must hand every message to the handler,
      * leave nothing in flight and keep polling (the stall of the reported bug left slots busy for good).
@@ -109,58 +144,36 @@ class ContainerLivenessTest extends EngineTestSupport {
     private void runThroughProxy(long seed) throws Exception {
         String topic = "chaos-" + seed;
         rmq.defineTopic(topic, TopicType.RANGE_MERGE, 16);
-        RedisEndpoint endpoint = TestRedisServers.standalone();
-        ClientResources resources = DefaultClientResources.builder()
-                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(200))).build();
         Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
         AtomicLong lastHandled = new AtomicLong();
-        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
-            RedisClient proxied = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
-            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
-                consumerSide.defineTopic(topic, TopicType.RANGE_MERGE, 16);
-                RmqListenerContainer container = new RmqListenerContainer(
-                        consumerSide.consumer(topic, new ConsumerSettings(16, Duration.ofSeconds(2), FAST.retry())),
-                        consumerSide.wakeUps(), String.class, (String body, Delivery d) -> {
+        try (ProxiedContainer consumer = new ProxiedContainer(topic, TopicType.RANGE_MERGE,
+                new ConsumerSettings(16, Duration.ofSeconds(2), FAST.retry()),
+                new ContainerOptions("c-" + topic, 4, Duration.ofSeconds(2), Duration.ofSeconds(5), null,
+                        Duration.ofMillis(700)), (String body, Delivery d) -> {
                             handled.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet();
                             lastHandled.set(System.currentTimeMillis());
-                        }, new ContainerOptions("c-" + topic, 4, Duration.ofSeconds(2), Duration.ofSeconds(5), null,
-                                Duration.ofMillis(700)));
-                container.start();
-                try {
-                    proxy.latency(3).chaos(seed, 400, 0.3, 1500);
-                    int messages = 3000;
-                    for (int i = 0; i < messages; i++) {
-                        rmq.producer().sendAsync(OutgoingMessage.rangeMerge(topic, "m-" + i, Duration.ofMillis(1)));
-                        if (i % 100 == 99) {
-                            Thread.sleep(20);
-                        }
-                    }
-                    Thread.sleep(2000);
-                    proxy.calm();
-                    long calmAt = System.currentTimeMillis();
-                    // everything is handled: what a lost reply had leased comes back after its 2 s lease
-                    await().atMost(Duration.ofSeconds(40)).until(() -> handled.size() == messages
-                            && rmq.admin().stats(topic).inFlight() == 0);
-                    assertThat(rmq.admin().stats(topic).waiting()).isZero();
-                    assertThat(rmq.admin().stats(topic).dead()).isZero();
-                    // and it still polls: a message sent now is handled at once
-                    long sent = System.currentTimeMillis();
-                    rmq.producer().sendRangeMerge(topic, "after-" + seed, Duration.ofMillis(1));
-                    await().atMost(Duration.ofSeconds(5)).until(() -> handled.containsKey("after-" + seed));
-                    assertThat(lastHandled.get() - sent).as("ms to handle a message after the chaos").isLessThan(3000);
-                    assertThat(container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
-                    assertThat(calmAt).isPositive();
-                }
-                finally {
-                    container.stop();
+                        })) {
+            consumer.proxy.latency(3).chaos(seed, 400, 0.3, 1500);
+            int messages = 3000;
+            for (int i = 0; i < messages; i++) {
+                rmq.producer().sendAsync(OutgoingMessage.rangeMerge(topic, "m-" + i, Duration.ofMillis(1)));
+                if (i % 100 == 99) {
+                    Thread.sleep(20);
                 }
             }
-            finally {
-                proxied.shutdown();
-            }
-        }
-        finally {
-            resources.shutdown();
+            Thread.sleep(2000);
+            consumer.proxy.calm();
+            // everything is handled: what a lost reply had leased comes back after its 2 s lease
+            await().atMost(Duration.ofSeconds(40)).until(() -> handled.size() == messages
+                    && rmq.admin().stats(topic).inFlight() == 0);
+            assertThat(rmq.admin().stats(topic).waiting()).isZero();
+            assertThat(rmq.admin().stats(topic).dead()).isZero();
+            // and it still polls: a message sent now is handled at once
+            long sent = System.currentTimeMillis();
+            rmq.producer().sendRangeMerge(topic, "after-" + seed, Duration.ofMillis(1));
+            await().atMost(Duration.ofSeconds(5)).until(() -> handled.containsKey("after-" + seed));
+            assertThat(lastHandled.get() - sent).as("ms to handle a message after the chaos").isLessThan(3000);
+            assertThat(consumer.container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
         }
     }
 
@@ -174,81 +187,48 @@ class ContainerLivenessTest extends EngineTestSupport {
     void aTrickleWhereEverySendWakesTheConsumerNeverNeedsTheWatchdog() throws Exception {
         Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "the proxy fronts one server");
         rmq.defineTopic("trickle", TopicType.FIXED_TIME, 16);
-        RedisEndpoint endpoint = TestRedisServers.standalone();
         Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
-        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
-            RedisClient proxied = RedisClient.create(RedisURI.create(endpoint.host(), proxy.port()));
-            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
-                consumerSide.defineTopic("trickle", TopicType.FIXED_TIME, 16);
-                RmqListenerContainer container = new RmqListenerContainer(
-                        consumerSide.consumer("trickle", new ConsumerSettings(8, Duration.ofSeconds(5), FAST.retry())),
-                        consumerSide.wakeUps(), String.class, (String body, Delivery d) ->
-                                handled.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet(),
-                        new ContainerOptions("c-trickle-wake", 4, Duration.ofSeconds(1), Duration.ofSeconds(5), null,
-                                Duration.ofMillis(500)));
-                container.start();
-                try {
-                    proxy.latency(2);
-                    int messages = 0;
-                    long end = System.currentTimeMillis() + 12_000;
-                    while (System.currentTimeMillis() < end) {
-                        for (int i = 0; i < 4; i++) {
-                            rmq.producer().sendAsync(OutgoingMessage.fixedTime("trickle", "t-" + messages++,
-                                    Instant.now()));
-                        }
-                        Thread.sleep(1);
-                    }
-                    int sent = messages;
-                    proxy.calm();
-                    await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == sent
-                            && rmq.admin().stats("trickle").inFlight() == 0);
-                    assertThat(rmq.admin().stats("trickle").waiting()).isZero();
-                    assertThat(container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
+        try (ProxiedContainer consumer = new ProxiedContainer("trickle", TopicType.FIXED_TIME,
+                new ConsumerSettings(8, Duration.ofSeconds(5), FAST.retry()),
+                new ContainerOptions("c-trickle-wake", 4, Duration.ofSeconds(1), Duration.ofSeconds(5), null,
+                        Duration.ofMillis(500)), (String body, Delivery d) ->
+                                handled.computeIfAbsent(body, b -> new AtomicInteger()).incrementAndGet())) {
+            consumer.proxy.latency(2);
+            int messages = 0;
+            long end = System.currentTimeMillis() + 12_000;
+            while (System.currentTimeMillis() < end) {
+                for (int i = 0; i < 4; i++) {
+                    rmq.producer().sendAsync(OutgoingMessage.fixedTime("trickle", "t-" + messages++, Instant.now()));
                 }
-                finally {
-                    container.stop();
-                }
+                Thread.sleep(1);
             }
-            finally {
-                proxied.shutdown();
-            }
+            int sent = messages;
+            consumer.proxy.calm();
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == sent
+                    && rmq.admin().stats("trickle").inFlight() == 0);
+            assertThat(rmq.admin().stats("trickle").waiting()).isZero();
+            assertThat(consumer.container.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
         }
     }
 
     @Test
     void aPopThatNeverGetsAReplyTimesOutAndThePollerMovesOn() throws Exception {
         Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "the proxy fronts one server");
-        rmq.defineTopic("frozen", TopicType.RANGE_MERGE, 4);
-        RedisEndpoint endpoint = TestRedisServers.standalone();
+        rmq.defineTopic("frozen", TopicType.RANGE_MERGE, 16);
         List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
-            RedisClient proxied = RedisClient.create(RedisURI.create(endpoint.host(), proxy.port()));
-            try (Rmq consumerSide = Rmq.create(proxied, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
-                consumerSide.defineTopic("frozen", TopicType.RANGE_MERGE, 4);
-                RmqListenerContainer container = new RmqListenerContainer(
-                        consumerSide.consumer("frozen", new ConsumerSettings(16, Duration.ofSeconds(1), FAST.retry())),
-                        consumerSide.wakeUps(), String.class, (String body, Delivery d) -> handled.add(body),
-                        new ContainerOptions("c-frozen", 2, Duration.ofMillis(500), Duration.ofSeconds(5), null,
-                                Duration.ofMillis(300)));
-                container.start();
-                try {
-                    Thread.sleep(300);
-                    // replies are held for 3 s: ten times the command timeout, while messages fall due
-                    proxy.stall(3000);
-                    for (int i = 0; i < 50; i++) {
-                        rmq.producer().sendRangeMerge("frozen", "f-" + i, Duration.ofMillis(1));
-                    }
-                    await().atMost(Duration.ofSeconds(20)).until(() -> handled.size() >= 50
-                            && rmq.admin().stats("frozen").inFlight() == 0 && rmq.admin().stats("frozen").waiting() == 0);
-                    assertThat(handled).containsAll(expectedBodies("f-", 50));
-                }
-                finally {
-                    container.stop();
-                }
+        try (ProxiedContainer consumer = new ProxiedContainer("frozen", TopicType.RANGE_MERGE,
+                new ConsumerSettings(16, Duration.ofSeconds(1), FAST.retry()),
+                new ContainerOptions("c-frozen", 2, Duration.ofMillis(500), Duration.ofSeconds(5), null,
+                        Duration.ofMillis(300)), (String body, Delivery d) -> handled.add(body))) {
+            Thread.sleep(300);
+            // replies are held for 3 s: ten times the command timeout, while messages fall due
+            consumer.proxy.stall(3000);
+            for (int i = 0; i < 50; i++) {
+                rmq.producer().sendRangeMerge("frozen", "f-" + i, Duration.ofMillis(1));
             }
-            finally {
-                proxied.shutdown();
-            }
+            await().atMost(Duration.ofSeconds(20)).until(() -> handled.size() >= 50
+                    && rmq.admin().stats("frozen").inFlight() == 0 && rmq.admin().stats("frozen").waiting() == 0);
+            assertThat(handled).containsAll(expectedBodies("f-", 50));
         }
     }
 
