@@ -45,7 +45,7 @@ public final class RedisGateway implements AutoCloseable {
      * reply before it fails: long enough for a failover or a reconnect, short enough that a lost reply does not hold
      * a slot's later calls back for long.
      */
-    public static final long CALL_TIMEOUT_MILLIS = 15_000;
+    public static final long CALL_TIMEOUT_MILLIS = 5_000;
 
     private final StatefulConnection<byte[], byte[]> connection;
     private final RedisClusterAsyncCommands<byte[], byte[]> commands;
