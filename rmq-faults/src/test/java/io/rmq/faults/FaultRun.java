@@ -34,6 +34,7 @@ final class FaultRun implements AutoCloseable {
     final String prefix = "f-" + UUID.randomUUID().toString().substring(0, 8);
     final String topic = "faults";
     final int slots = 16;
+    private final AbstractRedisClient senderClient;
     private final Rmq sender;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
     private final AtomicLong failedSends = new AtomicLong();
@@ -41,9 +42,11 @@ final class FaultRun implements AutoCloseable {
     private final long startedMillis = System.currentTimeMillis();
     private volatile Thread sending;
 
+    /** The run owns {@code senderClient}: {@link #close()} shuts it down. */
     FaultRun(String name, Path workDir, AbstractRedisClient senderClient) {
         this.name = name;
         this.workDir = workDir;
+        this.senderClient = senderClient;
         this.sender = Rmq.create(senderClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
         sender.defineTopic(topic, TopicType.RANGE_MERGE, slots);
     }
@@ -153,6 +156,12 @@ final class FaultRun implements AutoCloseable {
         }
     }
 
+    /** Waits for the sender to finish ({@code sendTimeout}), then as {@link #awaitAllHandled}. */
+    Records finish(Duration sendTimeout, Duration handleTimeout) throws IOException, InterruptedException {
+        awaitSent(sendTimeout);
+        return awaitAllHandled(handleTimeout);
+    }
+
     /** Waits until every accepted message was handled and Redis holds nothing of the topic (or the timeout). */
     Records awaitAllHandled(Duration timeout) throws IOException, InterruptedException {
         long deadline = System.currentTimeMillis() + timeout.toMillis();
@@ -204,6 +213,7 @@ final class FaultRun implements AutoCloseable {
             thread.interrupt();
         }
         sender.close();
+        senderClient.shutdown();
     }
 
     private static void sleep(long millis, int nanos) {
