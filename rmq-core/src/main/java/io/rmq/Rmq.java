@@ -3,7 +3,12 @@ package io.rmq;
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.ListenerContainer;
+import io.rmq.coordination.RedisSlotCoordinator;
+import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.RmqKeys;
@@ -68,6 +73,7 @@ public final class Rmq implements AutoCloseable {
     private final RmqProducer producer;
     private final RmqAdmin admin;
     private final WakeUpSubscriber wakeUps;
+    private final SlotCoordinator redisCoordinator;
 
     private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
@@ -79,6 +85,7 @@ public final class Rmq implements AutoCloseable {
         this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
         this.admin = new RmqAdmin(redis, topics);
         this.wakeUps = new WakeUpSubscriber(client, redis.keys());
+        this.redisCoordinator = new RedisSlotCoordinator(redis);
     }
 
     /**
@@ -119,6 +126,26 @@ public final class Rmq implements AutoCloseable {
     /** A consumer of a defined topic. */
     public RmqConsumer consumer(String topic, ConsumerSettings settings) {
         return new RmqConsumer(redis, topics.get(topic), settings, options.codec());
+    }
+
+    /**
+     * A listener container for a defined topic ({@code options.mode()}: CONCURRENT or ORDERLY; ORDERLY containers
+     * share out the slots with the {@linkplain #slotCoordinator() Redis coordinator}). Not started.
+     */
+    public <T> ListenerContainer container(String topic, ConsumerSettings settings, java.lang.reflect.Type payloadType,
+            MessageHandler<T> handler, ContainerOptions options) {
+        return container(topic, settings, payloadType, handler, options, redisCoordinator);
+    }
+
+    /** As {@link #container(String, ConsumerSettings, java.lang.reflect.Type, MessageHandler, ContainerOptions)}, with another coordinator (e.g. ZooKeeper). */
+    public <T> ListenerContainer container(String topic, ConsumerSettings settings, java.lang.reflect.Type payloadType,
+            MessageHandler<T> handler, ContainerOptions options, SlotCoordinator coordinator) {
+        return ListenerContainer.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
+    }
+
+    /** The default coordinator of ORDERLY consumers: membership and slot shares kept in Redis. */
+    public SlotCoordinator slotCoordinator() {
+        return redisCoordinator;
     }
 
     public RmqAdmin admin() {

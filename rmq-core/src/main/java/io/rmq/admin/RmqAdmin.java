@@ -53,6 +53,40 @@ public final class RmqAdmin {
         return new TopicStats(topicName, waiting, inFlight, dead, List.copyOf(perSlot));
     }
 
+    /**
+     * Ends ORDERLY consumption of a topic so CONCURRENT listeners may consume it: every slot's owner key goes, and
+     * what ordered consumers had taken and not settled goes back to the store. Stop the ORDERLY listeners first:
+     * fails, naming the slots, while any slot is still owned.
+     *
+     * @return how many messages went back to the store
+     */
+    public long endOrdering(String topicName) {
+        TopicDefinition topic = topics.get(topicName);
+        SlotKeys[] slots = redis.keys().slots(topic);
+        List<CompletableFuture<Long>> ends = new ArrayList<>(slots.length);
+        for (SlotKeys slot : slots) {
+            ends.add(redis.endOrdering(slot, topic.type() == TopicType.PRIORITY));
+        }
+        RedisGateway.await(CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new)),
+                "ending ordered consumption of " + topicName);
+        long moved = 0;
+        List<Integer> owned = new ArrayList<>();
+        for (int i = 0; i < slots.length; i++) {
+            long result = ends.get(i).join();
+            if (result < 0) {
+                owned.add(i);
+            }
+            else {
+                moved += result;
+            }
+        }
+        if (!owned.isEmpty()) {
+            throw new io.rmq.core.RmqException("Cannot end ordered consumption of topic '" + topicName + "': slot(s) "
+                    + owned + " are still owned by running ORDERLY listeners; stop them first");
+        }
+        return moved;
+    }
+
     public long deadCount(String topic) {
         return stats(topic).dead();
     }

@@ -312,33 +312,18 @@ public final class RmqConsumer {
      * completes when the outcome is written to Redis.
      */
     public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
-        T payload;
-        try {
-            payload = codec.decode(delivery.body(), payloadType);
-        }
-        catch (RuntimeException ex) {
-            String reason = "unreadable message: cannot convert body to " + payloadType.getTypeName() + ": " + describe(ex);
-            if (settle(delivery, d -> deadLetter(d, reason) != NackOutcome.FENCED)) {
-                log.error("{} moved to the dead queue: {}", delivery, reason);
+        Outcome outcome = invoke(delivery, payloadType, handler);
+        if (outcome.unreadable()) {
+            if (settle(delivery, d -> deadLetter(d, outcome.reason()) != NackOutcome.FENCED)) {
+                log.error("{} moved to the dead queue: {}", delivery, outcome.reason());
             }
             return CompletableFuture.completedFuture(null);
         }
-        try {
-            handler.handle(payload, delivery);
-        }
-        catch (Exception | Error ex) {
-            if (ex instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            NackOutcome[] outcome = {NackOutcome.FENCED};
-            settle(delivery, d -> (outcome[0] = nack(d, ex)) != NackOutcome.FENCED);
-            switch (outcome[0]) {
-                case RETRY -> log.warn("{} failed; retrying after backoff: {}", delivery, describe(ex),
-                        log.isDebugEnabled() ? ex : null);
-                case DEAD -> log.error("{} failed for the last time; moved to the dead queue", delivery, ex);
-                case FENCED -> log.warn("{} failed after its lease had expired; its redelivery decides its fate: {}",
-                        delivery, describe(ex));
-            }
+        if (outcome.failed()) {
+            Throwable ex = outcome.error();
+            NackOutcome[] result = {NackOutcome.FENCED};
+            settle(delivery, d -> (result[0] = nack(d, outcome.reason())) != NackOutcome.FENCED);
+            logFailure(delivery, result[0], ex);
             return CompletableFuture.completedFuture(null);
         }
         return ackAsync(delivery).thenAccept(acked -> {
@@ -347,6 +332,108 @@ public final class RmqConsumer {
                         + " extension); it may be delivered again", delivery);
             }
         });
+    }
+
+    /**
+     * What a handler made of a delivery.
+     *
+     * @param reason     null on success; else why it failed (kept with the message)
+     * @param unreadable the body could not be converted (retrying cannot help: it goes to dead at once)
+     * @param error      the exception, when the handler threw
+     */
+    public record Outcome(String reason, boolean unreadable, Throwable error) {
+
+        static final Outcome OK = new Outcome(null, false, null);
+
+        public boolean failed() {
+            return reason != null;
+        }
+    }
+
+    /** Converts the body to {@code payloadType} and calls the handler on the calling thread; settles nothing. */
+    public <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
+        T payload;
+        try {
+            payload = codec.decode(delivery.body(), payloadType);
+        }
+        catch (RuntimeException ex) {
+            return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
+                    + describe(ex), true, ex);
+        }
+        try {
+            handler.handle(payload, delivery);
+            return Outcome.OK;
+        }
+        catch (Exception | Error ex) {
+            if (ex instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return new Outcome(describe(ex), false, ex);
+        }
+    }
+
+    /** Logs what became of a failed delivery. */
+    public static void logFailure(Delivery delivery, NackOutcome outcome, Throwable ex) {
+        switch (outcome) {
+            case RETRY -> log.warn("{} failed; retrying after backoff: {}", delivery, describe(ex),
+                    log.isDebugEnabled() ? ex : null);
+            case DEAD -> log.error("{} failed for the last time; moved to the dead queue", delivery, ex);
+            case FENCED -> log.warn("{} failed after its lease had expired; its redelivery decides its fate: {}",
+                    delivery, describe(ex));
+        }
+    }
+
+    // ---------------------------------------------------------------- ordered consumption (ORDERLY mode)
+
+    /**
+     * A step of an ordered slot's owner.
+     *
+     * @param fenced        this instance no longer holds the slot; nothing was changed
+     * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
+     * @param failedOutcome what became of the failed delivery passed in (FENCED when none was)
+     * @param redisNow      Redis's clock when the step ran (ms)
+     * @param deliveries    the next messages, in the order they must be handled
+     */
+    public record OrderedStep(boolean fenced, long nextDue, NackOutcome failedOutcome, long redisNow,
+            List<Delivery> deliveries) {
+    }
+
+    /**
+     * Settles what an ordered slot's owner handled (acks in order, at most one failure: the head it stopped at) and,
+     * with {@code batch > 0}, takes the slot's next messages (see orderly_next.lua). Fenced by {@code epoch}.
+     */
+    public CompletableFuture<OrderedStep> orderedStep(int slot, long epoch, int batch, List<Delivery> acked,
+            Delivery failed, String reason, boolean forceDead) {
+        SlotKeys keys = slots[slot];
+        List<byte[]> ackedBodies = bodies(acked);
+        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
+                failed == null ? null : failed.body(), failed == null ? null : truncate(reason), forceDead)
+                .thenApply(step -> {
+                    List<Delivery> deliveries = new ArrayList<>(step.messages().size());
+                    for (Popped popped : step.messages()) {
+                        deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch));
+                    }
+                    return new OrderedStep(step.fenced(), step.nextDue(),
+                            failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),
+                            step.redisNow(), deliveries);
+                });
+    }
+
+    /** Claims (or, with the epoch held, renews) ownership of an ordered slot for {@code ownershipMillis}. */
+    public CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
+            long decidedEpoch) {
+        return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
+                settings.retry().maxRetries());
+    }
+
+    /** This consumer's handle on the topic's cluster-wide rate limit. */
+    public TopicRateLimiter rateLimiter(io.rmq.core.RateLimit limit) {
+        return new TopicRateLimiter(redis, topic.name(), limit);
+    }
+
+    /** Gives ownership of an ordered slot up; false when this instance no longer held it. */
+    public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
+        return redis.releaseOwnership(slots[slot], instanceId, epoch);
     }
 
     /**

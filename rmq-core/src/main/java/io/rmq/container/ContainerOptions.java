@@ -3,6 +3,8 @@ package io.rmq.container;
 import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
 import io.rmq.core.RmqInvalidArgumentException;
 
 /**
@@ -15,11 +17,18 @@ import io.rmq.core.RmqInvalidArgumentException;
  * @param threadFactory   makes the poller and handler threads (virtual threads where the application uses them)
  * @param commandTimeout  longest the container waits for any Redis reply (a pop, an extension, a settle) before it
  *                        gives up on it and moves on; what that call leased comes back through lease expiry
+ * @param mode            CONCURRENT (default) or ORDERLY (each slot owned by one instance, handled by one thread,
+ *                        in order)
+ * @param rateLimit       most messages all consumers of the topic together handle (enforced in Redis), or null
+ * @param ownershipTimeout ORDERLY: how long an instance that stops renewing (died, paused, cut off) keeps its slots
+ *                        before others take them over; it renews every fifth of it
  */
 public record ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-        ThreadFactory threadFactory, Duration commandTimeout) {
+        ThreadFactory threadFactory, Duration commandTimeout, ConsumeMode mode, RateLimit rateLimit,
+        Duration ownershipTimeout) {
 
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_OWNERSHIP_TIMEOUT = Duration.ofSeconds(5);
 
     public ContainerOptions {
         if (id == null || id.isBlank()) {
@@ -44,6 +53,21 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
             throw new RmqInvalidArgumentException("commandTimeout", commandTimeout,
                     "must be at least 100 ms (listener '" + id + "')");
         }
+        if (mode == null) {
+            mode = ConsumeMode.CONCURRENT;
+        }
+        if (ownershipTimeout == null) {
+            ownershipTimeout = DEFAULT_OWNERSHIP_TIMEOUT;
+        }
+        if (ownershipTimeout.toMillis() < 500) {
+            throw new RmqInvalidArgumentException("ownershipTimeout", ownershipTimeout,
+                    "must be at least 500 ms (listener '" + id + "')");
+        }
+    }
+
+    public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
+            ThreadFactory threadFactory, Duration commandTimeout) {
+        this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, null, null, null);
     }
 
     /** With the default command timeout. */
@@ -57,6 +81,22 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
     }
 
     public ContainerOptions withCommandTimeout(Duration commandTimeout) {
-        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout);
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
+    }
+
+    public ContainerOptions withMode(ConsumeMode mode) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
+    }
+
+    public ContainerOptions withRateLimit(RateLimit rateLimit) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
+    }
+
+    public ContainerOptions withOwnershipTimeout(Duration ownershipTimeout) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
     }
 }

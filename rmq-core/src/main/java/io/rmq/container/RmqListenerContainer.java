@@ -62,7 +62,7 @@ import org.slf4j.LoggerFactory;
  * (and give up on any round older than twice the command timeout).</li>
  * </ol>
  */
-public final class RmqListenerContainer {
+public final class RmqListenerContainer implements ListenerContainer {
 
     private static final Logger log = LoggerFactory.getLogger(RmqListenerContainer.class);
 
@@ -84,6 +84,8 @@ public final class RmqListenerContainer {
     private final int roundSize;
     private final long extendEveryMillis;
     private final long commandTimeoutMillis;
+    /** The topic's cluster-wide rate limit, or null. */
+    private final io.rmq.consumer.TopicRateLimiter limiter;
 
     private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
     /** The most messages a handler thread takes from the queue at once (a fair share of what is queued). */
@@ -167,6 +169,8 @@ public final class RmqListenerContainer {
     private int slotCursor;
     private long nextFullPoll;
     private long errorPauseUntil;
+    /** Rate-limited: local ms when the shared bucket has a permit again. */
+    private volatile long throttledUntil;
     private int failedRounds;
     /** The extension under way (bounded); the next one waits for it. */
     private CompletableFuture<?> extension = CompletableFuture.completedFuture(null);
@@ -235,10 +239,17 @@ public final class RmqListenerContainer {
         this.roundSize = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
+        this.limiter = options.rateLimit() == null ? null : consumer.rateLimiter(options.rateLimit());
     }
 
+    @Override
     public String id() {
         return options.id();
+    }
+
+    @Override
+    public io.rmq.core.ConsumeMode mode() {
+        return io.rmq.core.ConsumeMode.CONCURRENT;
     }
 
     public String topic() {
@@ -278,6 +289,7 @@ public final class RmqListenerContainer {
             events.clear(); // nothing runs yet that could have queued anything for this run
             nextFullPoll = 0;
             errorPauseUntil = 0;
+            throttledUntil = 0;
             failedRounds = 0;
             long now = System.currentTimeMillis();
             long[] initial = new long[slots];
@@ -360,7 +372,7 @@ public final class RmqListenerContainer {
                     nextExtension = now + extendEveryMillis;
                 }
                 int free = room();
-                boolean paused = now < errorPauseUntil;
+                boolean paused = now < errorPauseUntil || now < throttledUntil;
                 boolean fullPoll = now >= nextFullPoll;
                 int[] due = paused ? new int[0] : dueSlots(fullPoll);
                 boolean roundFree = rounds.size() < MAX_ROUNDS;
@@ -368,13 +380,32 @@ public final class RmqListenerContainer {
                     if (fullPoll) {
                         nextFullPoll = now + options.maxIdle().toMillis();
                     }
-                    poll(fullPoll ? due : pick(due, free), free);
+                    int[] slots = fullPoll ? due : pick(due, free);
+                    if (limiter != null) {
+                        long[] permits;
+                        try {
+                            permits = limiter.acquire(Math.min(free, roundSize), commandTimeoutMillis);
+                        }
+                        catch (RuntimeException ex) {
+                            errorPauseUntil = now + ERROR_PAUSE_MILLIS;
+                            log.warn("RMQ listener container '{}' could not take rate-limit permits of topic '{}';"
+                                    + " retrying in {} ms: {}", id(), topic(), ERROR_PAUSE_MILLIS, String.valueOf(ex));
+                            continue;
+                        }
+                        if (permits[0] == 0) {
+                            throttledUntil = now + permits[1]; // no polling until a permit is free
+                            continue;
+                        }
+                        free = (int) permits[0];
+                        slots = Arrays.copyOf(slots, Math.min(slots.length, free));
+                    }
+                    poll(slots, free);
                     continue;
                 }
                 long wakeAt = outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension;
                 boolean full = free < roundSize || !roundFree;
                 if (paused) {
-                    wakeAt = Math.min(wakeAt, errorPauseUntil);
+                    wakeAt = Math.min(wakeAt, Math.max(errorPauseUntil, throttledUntil));
                 }
                 else if (!full) {
                     wakeAt = Math.min(wakeAt, Math.min(nextFullPoll, earliestDueLocal()));
@@ -431,7 +462,10 @@ public final class RmqListenerContainer {
      * the round itself ends once, on its reply, error or timeout (invariant 2).
      */
     private void poll(int[] slots, int free) {
-        int perSlot = Math.max(1, Math.min(consumer.settings().batchSize(), (free + slots.length - 1) / slots.length));
+        int perSlot = limiter != null
+                // asks for no more than the permits it holds; what it does not use goes back to the bucket
+                ? Math.max(1, Math.min(consumer.settings().batchSize(), free / slots.length))
+                : Math.max(1, Math.min(consumer.settings().batchSize(), (free + slots.length - 1) / slots.length));
         Round round = new Round(slots, perSlot * slots.length, System.currentTimeMillis());
         for (int slot : slots) {
             slotBusy[slot] = true;
@@ -451,8 +485,12 @@ public final class RmqListenerContainer {
                     "polling " + slots.length + " slots of topic '" + topic() + "': no reply from Redis within "
                             + commandTimeoutMillis + " ms")));
         }
+        int permits = free;
         pop.whenComplete((result, error) -> {
             try {
+                if (limiter != null) {
+                    limiter.giveBack(permits - (result == null ? 0 : result.deliveries().size()));
+                }
                 if (result != null) {
                     deliver(result.deliveries(), round.finished.get());
                 }
@@ -737,8 +775,8 @@ public final class RmqListenerContainer {
                 LockSupport.unpark(pollerThread);
                 return;
             }
-            if (room() < roundSize) {
-                roomSinceMillis = 0; // a full buffer legitimately holds polling back
+            if (room() < roundSize || now < throttledUntil + WATCHDOG_EVERY_MILLIS) {
+                roomSinceMillis = 0; // a full buffer or the rate limit legitimately holds polling back
                 return;
             }
             if (roomSinceMillis == 0) {

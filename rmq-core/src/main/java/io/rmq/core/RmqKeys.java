@@ -16,6 +16,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY slots) id, epoch (fencing token), until (Redis ms; 0 released)
+ * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
+ * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount"
  * </pre>
  */
@@ -23,7 +26,7 @@ public final class RmqKeys {
 
     public static final String DEFAULT_PREFIX = "rmq";
 
-    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority"};
+    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner"};
 
     private final String prefix;
     /** Slot keys per topic name (they depend on the name and the slot amount only). */
@@ -42,6 +45,16 @@ public final class RmqKeys {
 
     public byte[] topics() {
         return bytes(prefix + ":topics");
+    }
+
+    /** The live ORDERLY consumers of a topic (Redis coordinator). */
+    public byte[] members(String topic) {
+        return bytes(prefix + ":{" + topic + "}:members");
+    }
+
+    /** The token bucket of a rate-limited topic. */
+    public byte[] rate(String topic) {
+        return bytes(prefix + ":{" + topic + "}:rate");
     }
 
     /** The keys of one slot, in the fixed order the Lua scripts expect (see each script's header). */
@@ -103,6 +116,10 @@ public final class RmqKeys {
 
         public byte[] priority() {
             return all[6];
+        }
+
+        public byte[] owner() {
+            return all[7];
         }
     }
 }

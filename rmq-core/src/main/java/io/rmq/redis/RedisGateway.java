@@ -173,8 +173,13 @@ public final class RedisGateway implements AutoCloseable {
 
     /** Waits for a future with the client's sync timeout, unwrapping failures. */
     public static <T> T await(CompletableFuture<T> future, String what) {
+        return await(future, what, TimeUnit.SECONDS.toMillis(SYNC_TIMEOUT_SECONDS));
+    }
+
+    /** Waits at most {@code millis} for a future, unwrapping failures; a timeout is an {@link RmqTimeoutException}. */
+    public static <T> T await(CompletableFuture<T> future, String what, long millis) {
         try {
-            return future.get(SYNC_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            return future.get(millis, TimeUnit.MILLISECONDS);
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
@@ -188,7 +193,7 @@ public final class RedisGateway implements AutoCloseable {
             throw new RmqException("Failed " + what + ": " + cause, cause);
         }
         catch (TimeoutException ex) {
-            throw new RmqException("Timed out after " + SYNC_TIMEOUT_SECONDS + "s " + what, ex);
+            throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what);
         }
     }
 

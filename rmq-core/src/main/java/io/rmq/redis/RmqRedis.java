@@ -292,6 +292,104 @@ public final class RmqRedis {
         args[6] = bytes(Double.toString(ThreadLocalRandom.current().nextDouble()));
     }
 
+    // ---------------------------------------------------------------- ordered consumption (see _orderly.lua)
+
+    /**
+     * The outcome of a claim.
+     *
+     * @param epoch            the epoch now held (the fencing token), or 0 when the slot is held by another
+     * @param retryAfterMillis when not held: ms until the holder's time runs out, or -1 when the coordinator's epoch
+     *                         was stale (a newer owner exists)
+     */
+    public record Claim(long epoch, long retryAfterMillis) {
+
+        public boolean held() {
+            return epoch > 0;
+        }
+    }
+
+    /** Claims or renews ownership of an ordered slot (see own.lua). */
+    public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
+            long decidedEpoch, boolean priority, int maxRetries) {
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(),
+                bytes("claim"), bytes(instanceId), bytes(heldEpoch), bytes(ttlMillis), bytes(decidedEpoch),
+                priority ? ONE : ZERO, bytes(maxRetries));
+        return reply.thenApply(r -> new Claim(r.get(0), r.get(1)));
+    }
+
+    /** Gives up ownership of an ordered slot; false when this instance no longer held it. */
+    public CompletableFuture<Boolean> releaseOwnership(SlotKeys slot, String instanceId, long epoch) {
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(),
+                bytes("release"), bytes(instanceId), bytes(epoch), ZERO, ZERO, ZERO, ZERO);
+        return reply.thenApply(r -> r.get(0) == 1);
+    }
+
+    /**
+     * One step of an ordered slot's owner (see orderly_next.lua).
+     *
+     * @param fenced        the epoch no longer holds the slot (nothing was changed)
+     * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
+     * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead
+     * @param redisNow      Redis's clock when the step ran (ms)
+     * @param messages      the next messages, in handling order
+     */
+    public record OrderlyStep(boolean fenced, long nextDue, int failedOutcome, long redisNow, List<Popped> messages) {
+    }
+
+    public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
+            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, boolean forceDead) {
+        byte[][] args = new byte[13 + acked.size()][];
+        byte[][] retryArgs = new byte[7][];
+        fillRetryArgs(retryArgs, priority, retry);
+        args[0] = bytes(epoch);
+        args[1] = retryArgs[0];
+        args[2] = bytes(batch);
+        System.arraycopy(retryArgs, 1, args, 3, 6);
+        args[9] = bytes(acked.size());
+        for (int i = 0; i < acked.size(); i++) {
+            args[10 + i] = acked.get(i);
+        }
+        int at = 10 + acked.size();
+        args[at] = failed == null ? new byte[0] : failed;
+        args[at + 1] = bytes(reason == null ? "" : reason);
+        args[at + 2] = forceDead ? ONE : ZERO;
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
+                slot.all(), args);
+        return reply.thenApply(items -> {
+            List<Popped> popped = new ArrayList<>((items.size() - 4) / 3);
+            for (int i = 4; i + 2 < items.size(); i += 3) {
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2))));
+            }
+            return new OrderlyStep((long) number(items.get(0)) == 0, (long) number(items.get(1)),
+                    (int) number(items.get(2)), (long) number(items.get(3)), popped);
+        });
+    }
+
+    /** Ends ordered consumption of a slot (see orderly_end.lua); -1 while an owner still holds it. */
+    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority) {
+        return gateway.eval(RmqScript.ORDERLY_END, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO);
+    }
+
+    /** Heartbeat ({@code leave} false) or departure of an ordered consumer; returns the live instance ids. */
+    public CompletableFuture<List<String>> members(String topic, String instanceId, long ttlMillis, boolean leave) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.MEMBERS, ScriptOutputType.MULTI,
+                new byte[][] {keys.members(topic)}, bytes(leave ? "leave" : "beat"), bytes(instanceId),
+                bytes(ttlMillis));
+        return reply.thenApply(items -> items.stream().map(item -> string((byte[]) item)).toList());
+    }
+
+    /**
+     * Takes up to {@code wanted} permits of a topic's shared rate limit, after giving back {@code givenBack} unused
+     * ones (see rate.lua). Returns {granted, ms until a permit is free}.
+     */
+    public CompletableFuture<long[]> ratePermits(String topic, double perSecond, long burst, long wanted,
+            long givenBack) {
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.RATE, ScriptOutputType.MULTI,
+                new byte[][] {keys.rate(topic)}, bytes(Double.toString(perSecond)), bytes(burst), bytes(wanted),
+                bytes(givenBack));
+        return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
+    }
+
     // ---------------------------------------------------------------- dead queue and introspection
 
     /** A dead message as stored. */

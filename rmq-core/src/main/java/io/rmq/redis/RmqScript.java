@@ -27,7 +27,12 @@ enum RmqScript {
     DEAD_PAGE("dead_page.lua"),
     DEAD_REQUEUE("dead_requeue.lua"),
     DEAD_DELETE("dead_delete.lua"),
-    DEFINE_TOPIC("define_topic.lua");
+    DEFINE_TOPIC("define_topic.lua"),
+    OWN("own.lua"),
+    ORDERLY_NEXT("orderly_next.lua"),
+    ORDERLY_END("orderly_end.lua"),
+    MEMBERS("members.lua"),
+    RATE("rate.lua");
 
     private static final String INCLUDE = "--#include ";
 

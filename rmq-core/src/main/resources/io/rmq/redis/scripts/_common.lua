@@ -1,9 +1,9 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..7]):
---   store, prepare, dead, attempts, dead-info, retry, priority   (all under one hash tag {topic:slot})
+-- Slot keys always come in this order (KEYS[1..8]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner   (all under one hash tag {topic:slot})
 
-local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -113,6 +113,10 @@ end
 -- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is
 -- retried after its backoff, or moved to dead past max retries. Returns retried, dead.
 local function sweep_expired(now, limit, is_priority, max_retries, initial, multiplier, max, jitter, rnd)
+    if redis.call('EXISTS', K_OWNER) == 1 then
+        -- an ORDERLY slot: its prepare holds messages in order, not leases (see _orderly.lua); never sweep them
+        return 0, 0
+    end
     local expired = redis.call('ZRANGEBYSCORE', K_PREPARE, '-inf', '(' .. now, 'LIMIT', 0, limit)
     local retried, dead = 0, 0
     for i, member in ipairs(expired) do

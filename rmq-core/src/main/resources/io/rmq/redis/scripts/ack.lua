@@ -3,7 +3,7 @@
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
 -- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting).
 --
--- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it):
 --       token1, count1, member, member, ..., token2, count2, member, ...

@@ -1,7 +1,7 @@
 -- Reports failed deliveries (the handler threw, or the body could not be read): each member leaves prepare, if
 -- the token still matches, and is retried after its backoff or, past max retries, moved to dead with the reason.
 --
--- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: max retries (failures beyond this many go to dead)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)

@@ -1,10 +1,10 @@
--- Two-phase pop: first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
+-- Two-phase pop (CONCURRENT mode; an ORDERLY slot, one with an owner key, is refused): first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
 -- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
 --
--- KEYS[1..7]: store, prepare, dead, attempts, dead-info, retry, priority of the slot
+-- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
@@ -18,6 +18,12 @@
 --   must be swept).
 --   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
 --#include _common.lua
+
+if redis.call('EXISTS', K_OWNER) == 1 then
+    return redis.error_reply('RMQ_ORDERLY slot ' .. K_STORE .. ' is consumed by ORDERLY listeners (it has an'
+        .. ' owner key); a topic is consumed in one mode: stop the ORDERLY listeners and call'
+        .. ' RmqAdmin.endOrdering(topic) before consuming it concurrently')
+end
 
 local is_priority = ARGV[1] == '1'
 local batch = tonumber(ARGV[2])

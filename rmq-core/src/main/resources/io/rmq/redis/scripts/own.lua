@@ -1,0 +1,56 @@
+-- Ownership of an ORDERLY slot (see _orderly.lua): claims (or renews) and releases the slot's owner key, the fence
+-- that orderly_next.lua checks. One holder at a time; each new holder gets a higher epoch.
+-- With the Redis coordinator a claim succeeds only when the slot is free (never owned, released, or its holder's
+-- time ran out) and Redis numbers the epochs. With ZooKeeper, the coordinator has already decided: the claim
+-- carries ZooKeeper's epoch and takes over from any holder with a lower one.
+-- A claim that takes over from a holder that did not release (it died, paused or lost Redis) counts a failed
+-- attempt of the message that holder was handling (the head, unless it was waiting for its retry): a message that
+-- kills its consumer every time ends in dead instead of stopping the slot for ever.
+--
+-- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- ARGV[1]: 'claim' or 'release'
+-- ARGV[2]: instance id
+-- ARGV[3]: the epoch this instance holds (0: none); a claim with the current epoch renews it; any other claim by the
+--          holder itself gets a new epoch (fencing its own stale steps, e.g. after it renewed too late)
+-- ARGV[4]: ownership time in ms (the holder must renew within it)
+-- ARGV[5]: epoch decided by the coordinator (ZooKeeper), or 0 to let Redis number it
+-- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries
+-- Returns: claim: { epoch, 0 } when held; { 0, ms until the holder's time runs out (or -1: stale epoch) } when not
+--          release: { 1 } when released, { 0 } when this instance no longer held it
+--#include _common.lua
+--#include _orderly.lua
+
+local now = now_ms()
+local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until')
+local id, epoch, until_ms = owner[1], tonumber(owner[2] or '0'), tonumber(owner[3] or '0')
+local me, held, ttl, decided = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+
+if ARGV[1] == 'release' then
+    if id == me and epoch == held and until_ms > 0 then
+        redis.call('HSET', K_OWNER, 'until', 0)
+        return { 1 }
+    end
+    return { 0 }
+end
+
+if held > 0 and id == me and epoch == held and until_ms > now then
+    redis.call('HSET', K_OWNER, 'until', now + ttl)
+    return { epoch, 0 }
+end
+if decided > 0 then
+    if decided <= epoch then
+        return { 0, -1 }
+    end
+elseif until_ms > now and id ~= me then
+    return { 0, until_ms - now }
+end
+if until_ms > 0 then
+    local head = orderly_held(ARGV[6] == '1', 1)
+    if #head > 0 and not redis.call('ZSCORE', K_RETRY, head[1]) then
+        orderly_fail(head[1], now, ARGV[6] == '1', tonumber(ARGV[7]), now,
+            'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', false)
+    end
+end
+local new_epoch = decided > 0 and decided or epoch + 1
+redis.call('HSET', K_OWNER, 'id', me, 'epoch', new_epoch, 'until', now + ttl)
+return { new_epoch, 0 }

@@ -1,0 +1,303 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.rmq.Rmq;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.MessageHandler;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.ListenerContainer;
+import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.coordination.SlotCoordinator;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.redis.RmqRedis.Claim;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * ORDERLY consumption: one owner per slot across independent engines (each with its own connection), per-key order
+ * through failures and retries, rebalancing on join and leave, fencing in Redis, and the cluster-wide rate limit.
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class OrderlyTest extends EngineTestSupport {
+
+    static final ConsumerSettings ORDERED = new ConsumerSettings(8, Duration.ofSeconds(5),
+            new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(100))));
+
+    private final List<ListenerContainer> containers = new CopyOnWriteArrayList<>();
+
+    OrderlyTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @AfterEach
+    void stopContainers() {
+        containers.forEach(ListenerContainer::stop);
+    }
+
+    /** Records handler starts and ends per slot and the order in which each key's entries were handled. */
+    static final class Checker {
+
+        final Map<Integer, AtomicInteger> running = new ConcurrentHashMap<>();
+        final Map<String, List<Integer>> order = new ConcurrentHashMap<>();
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        final Set<String> done = ConcurrentHashMap.newKeySet();
+
+        void start(Delivery delivery) {
+            if (running.computeIfAbsent(delivery.slot(), s -> new AtomicInteger()).incrementAndGet() != 1) {
+                violations.add("two handlers at once in slot " + delivery.slot() + " at " + delivery.bodyAsString());
+            }
+        }
+
+        void end(Delivery delivery) {
+            running.get(delivery.slot()).decrementAndGet();
+        }
+
+        void handled(String body, boolean succeeded) {
+            String[] parts = body.split(":");
+            order.computeIfAbsent(parts[0], k -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(Integer.parseInt(parts[1]));
+            if (succeeded) {
+                done.add(body);
+            }
+        }
+
+        /** Each key's entries were handled in sequence: a repeat (a retry) only right after itself. */
+        void assertInOrder(int keys, int perKey) {
+            assertThat(violations).isEmpty();
+            assertThat(order).hasSize(keys);
+            order.forEach((key, seqs) -> {
+                List<Integer> copy = List.copyOf(seqs);
+                for (int i = 1; i < copy.size(); i++) {
+                    assertThat(copy.get(i) - copy.get(i - 1)).as("%s handled %s", key, copy).isBetween(0, 1);
+                }
+                assertThat(copy.get(copy.size() - 1)).as(key).isEqualTo(perKey - 1);
+            });
+        }
+    }
+
+    private OrderlyListenerContainer orderly(Rmq engine, String topic, int concurrency, Duration ownership,
+            Checker checker, MessageHandler<String> inner) {
+        return orderly(engine, topic, concurrency, ownership, checker, inner, engine.slotCoordinator());
+    }
+
+    OrderlyListenerContainer orderly(Rmq engine, String topic, int concurrency, Duration ownership, Checker checker,
+            MessageHandler<String> inner, SlotCoordinator coordinator) {
+        ListenerContainer container = engine.container(topic, ORDERED, String.class, (String body, Delivery d) -> {
+            checker.start(d);
+            boolean ok = false;
+            try {
+                inner.handle(body, d);
+                ok = true;
+            }
+            finally {
+                checker.handled(body, ok);
+                checker.end(d);
+            }
+        }, ContainerOptions.of("o-" + topic, concurrency).withMode(ConsumeMode.ORDERLY)
+                .withOwnershipTimeout(ownership), coordinator);
+        containers.add(container);
+        container.start();
+        return (OrderlyListenerContainer) container;
+    }
+
+    /** {@code keys} accounts with {@code perKey} entries each, sent in sequence with the account as slot basis. */
+    void sendLedger(String topic, int keys, int perKey, int from) {
+        Instant base = Instant.now().minusSeconds(3600);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int seq = from; seq < from + perKey; seq++) {
+            for (int k = 0; k < keys; k++) {
+                batch.add(OutgoingMessage.fixedTime(topic, "acct-" + k + ":" + seq, base.plusMillis(seq))
+                        .withSlotBasis("acct-" + k));
+            }
+        }
+        rmq.producer().sendBatch(batch);
+    }
+
+    @Test
+    void threeInstancesShareTheSlotsAndHandleEachKeyInOrderThroughFailures() {
+        String topic = "ledger";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 16);
+        Checker checker = new Checker();
+        Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+        MessageHandler<String> handler = (body, d) -> {
+            if (body.endsWith(":3") && failedOnce.add(body)) {
+                throw new IllegalStateException("first attempt of " + body + " fails on purpose");
+            }
+            Thread.sleep(1);
+        };
+        List<OrderlyListenerContainer> three = List.of(
+                orderly(newEngine(), topic, 3, Duration.ofSeconds(3), checker, handler),
+                orderly(newEngine(), topic, 3, Duration.ofSeconds(3), checker, handler),
+                orderly(newEngine(), topic, 3, Duration.ofSeconds(3), checker, handler));
+        await().atMost(Duration.ofSeconds(20)).until(() -> three.stream().allMatch(c -> c.ownedSlots().size() >= 5));
+        sendLedger(topic, 24, 10, 0);
+        await().atMost(Duration.ofSeconds(60)).until(() -> checker.done.size() == 240);
+        checker.assertInOrder(24, 10);
+        Set<Integer> all = new HashSet<>();
+        three.forEach(c -> {
+            assertThat(c.ownedSlots()).hasSizeBetween(5, 6);
+            assertThat(Collections.disjoint(all, c.ownedSlots())).isTrue();
+            all.addAll(c.ownedSlots());
+        });
+        assertThat(all).hasSize(16);
+        assertThat(failedOnce).hasSize(24);
+        assertThat(rmq.admin().stats(topic).inFlight() + rmq.admin().stats(topic).waiting()).isZero();
+        three.forEach(c -> assertThat(c.stallsRepaired()).isZero());
+    }
+
+    @Test
+    void aJoiningInstanceGetsItsShareAndALeavingOneHandsItsSlotsOverWithoutOverlap() throws Exception {
+        String topic = "rebalance";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 16);
+        Checker checker = new Checker();
+        MessageHandler<String> handler = (body, d) -> Thread.sleep(2);
+        OrderlyListenerContainer first = orderly(newEngine(), topic, 4, Duration.ofSeconds(3), checker, handler);
+        await().atMost(Duration.ofSeconds(10)).until(() -> first.ownedSlots().size() == 16);
+        sendLedger(topic, 32, 20, 0);
+        OrderlyListenerContainer second = orderly(newEngine(), topic, 4, Duration.ofSeconds(3), checker, handler);
+        await().atMost(Duration.ofSeconds(15)).until(() -> second.ownedSlots().size() == 8
+                && first.ownedSlots().size() == 8);
+        sendLedger(topic, 32, 20, 20);
+        first.stop();
+        await().atMost(Duration.ofSeconds(15)).until(() -> second.ownedSlots().size() == 16);
+        sendLedger(topic, 32, 20, 40);
+        await().atMost(Duration.ofSeconds(60)).until(() -> checker.done.size() == 32 * 60);
+        checker.assertInOrder(32, 60);
+        assertThat(rmq.admin().stats(topic).inFlight()).isZero();
+    }
+
+    @Test
+    void aFailedMessageSuspendsItsSlotUntilItsRetryAndGoesToDeadAfterMaxRetries() {
+        String topic = "suspend";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
+        Checker checker = new Checker();
+        List<String> handled = new CopyOnWriteArrayList<>();
+        List<Long> at = new CopyOnWriteArrayList<>();
+        orderly(newEngine(), topic, 2, Duration.ofSeconds(3), checker, (body, d) -> {
+            handled.add(body + "#" + d.attempt());
+            at.add(System.currentTimeMillis());
+            if (body.startsWith("a:") || body.equals("b:1") && d.attempt() == 1) {
+                throw new IllegalStateException("fails on purpose: " + body);
+            }
+        });
+        Instant base = Instant.now().minusSeconds(60);
+        rmq.producer().sendFixedTime(topic, "a:0", base);
+        rmq.producer().sendFixedTime(topic, "b:1", base.plusMillis(1));
+        rmq.producer().sendFixedTime(topic, "c:2", base.plusMillis(2));
+        await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 7);
+        // a fails 1 + 3 retries and goes to dead; b fails once, then succeeds; c only after b
+        assertThat(handled).containsExactly("a:0#1", "a:0#2", "a:0#3", "a:0#4", "b:1#1", "b:1#2", "c:2#1");
+        assertThat(at.get(1) - at.get(0)).as("the retry waits for its backoff").isGreaterThanOrEqualTo(90);
+        assertThat(rmq.admin().deadMessages(topic, 0, 10)).singleElement()
+                .satisfies(dead -> assertThat(dead.lastError()).contains("fails on purpose: a:0"));
+        assertThat(checker.violations).isEmpty();
+    }
+
+    @Test
+    void redisFencesAnInstanceWhoseOwnershipRanOutOrWasTakenOver() {
+        String topic = "fence";
+        rmq.defineTopic(topic, TopicType.PRIORITY, 1);
+        RmqConsumer a = newEngine().consumer(topic, ORDERED);
+        RmqConsumer b = newEngine().consumer(topic, ORDERED);
+        rmq.producer().sendPriority(topic, "x", 5);
+        rmq.producer().sendPriority(topic, "y", 9);
+        Claim claimA = a.claim(0, "a", 0, 500, 0).join();
+        assertThat(claimA.held()).isTrue();
+        assertThat(b.claim(0, "b", 0, 500, 0).join().held()).as("held by a").isFalse();
+        OrderedStep step = a.orderedStep(0, claimA.epoch(), 1, List.of(), null, null, false).join();
+        assertThat(step.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y");
+        // a stops renewing (paused, cut off); its time runs out and b takes the slot with a higher epoch
+        await().atMost(Duration.ofSeconds(5)).until(() -> b.claim(0, "b", 0, 5000, 0).join().held());
+        long epochB = b.claim(0, "b", 0, 5000, 0).join().epoch();
+        assertThat(epochB).isGreaterThan(claimA.epoch());
+        OrderedStep late = a.orderedStep(0, claimA.epoch(), 5, step.deliveries(), null, null, false).join();
+        assertThat(late.fenced()).as("a can neither settle nor take").isTrue();
+        assertThat(a.claim(0, "a", claimA.epoch(), 500, 0).join().held()).as("nor renew").isFalse();
+        // b gets what a had taken and not settled first, with the attempt a's loss counted, then the rest
+        OrderedStep takeover = b.orderedStep(0, epochB, 5, List.of(), null, null, false).join();
+        assertThat(takeover.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y", "x");
+        assertThat(takeover.deliveries()).extracting(Delivery::attempt).containsExactly(2, 1);
+        OrderedStep settled = b.orderedStep(0, epochB, 5, takeover.deliveries(), null, null, false).join();
+        assertThat(settled.fenced()).isFalse();
+        assertThat(rmq.admin().stats(topic).inFlight()).isZero();
+        // a ZooKeeper-decided epoch takes over from any lower one, a stale one is refused
+        Claim zk = a.claim(0, "a", 0, 5000, epochB + 100).join();
+        assertThat(zk.epoch()).isEqualTo(epochB + 100);
+        assertThat(b.claim(0, "b", 0, 5000, epochB + 50).join()).isEqualTo(new Claim(0, -1));
+    }
+
+    @Test
+    void concurrentConsumersRefuseAnOrderedTopicUntilOrderingIsEnded() {
+        String topic = "modes";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
+        RmqConsumer orderedConsumer = rmq.consumer(topic, ORDERED);
+        rmq.producer().send(OutgoingMessage.fixedTime(topic, "m", Instant.now()).withSlotBasis("k"));
+        Claim claim0 = orderedConsumer.claim(0, "me", 0, 5000, 0).join();
+        Claim claim1 = orderedConsumer.claim(1, "me", 0, 5000, 0).join();
+        assertThat(claim0.held() && claim1.held()).isTrue();
+        assertThatThrownBy(() -> rmq.consumer(topic, FAST).poll()).hasMessageContaining("ORDERLY");
+        assertThatThrownBy(() -> rmq.admin().endOrdering(topic)).hasMessageContaining("still owned");
+        assertThat(orderedConsumer.releaseOwnership(0, "me", claim0.epoch()).join()).isTrue();
+        assertThat(orderedConsumer.releaseOwnership(1, "me", claim1.epoch()).join()).isTrue();
+        rmq.admin().endOrdering(topic);
+        assertThat(rmq.consumer(topic, FAST).poll().deliveries()).extracting(Delivery::bodyAsString)
+                .containsExactly("m");
+    }
+
+    @Test
+    void theRateLimitHoldsAcrossThreeInstances() {
+        for (ConsumeMode mode : ConsumeMode.values()) {
+            String topic = "limited-" + mode.name().toLowerCase();
+            rmq.defineTopic(topic, TopicType.RANGE_MERGE, 8);
+            List<OutgoingMessage> backlog = new ArrayList<>();
+            for (int i = 0; i < 3000; i++) {
+                backlog.add(OutgoingMessage.rangeMerge(topic, "m-" + i, Duration.ofMillis(1)));
+            }
+            rmq.producer().sendBatch(backlog);
+            List<Long> handledAt = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                ListenerContainer container = newEngine().container(topic, ORDERED, String.class,
+                        (String body, Delivery d) -> handledAt.add(System.currentTimeMillis()),
+                        ContainerOptions.of("r-" + topic + i, 4).withMode(mode).withRateLimit(RateLimit.parse("200/s"))
+                                .withOwnershipTimeout(Duration.ofSeconds(2)));
+                containers.add(container);
+                container.start();
+            }
+            await().atMost(Duration.ofSeconds(20)).until(() -> handledAt.size() >= 1200);
+            List<Long> times = handledAt.stream().sorted().toList();
+            // a four-second window after the first second: 800 at 200/s (the bucket holds at most 20 more)
+            long from = times.get(0) + 1000;
+            long count = times.stream().filter(t -> t >= from && t < from + 4000).count();
+            assertThat(count).as(mode + ": handled in 4 s at 200/s").isBetween(760L, 830L);
+            containers.forEach(ListenerContainer::stop);
+            containers.clear();
+        }
+    }
+}
