@@ -232,7 +232,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             running = true;
             stopping = false;
-            instanceId = options.id() + "@" + ProcessHandle.current().pid() + "/"
+            // no '/': the id is also a ZooKeeper node name
+            instanceId = options.id().replace('/', '_') + "@" + ProcessHandle.current().pid() + "-"
                     + UUID.randomUUID().toString().substring(0, 8);
             consumer.preparePayloadType(payloadType);
             membership = coordinator.join(topic(), instanceId, consumer.topic().slotAmount(),

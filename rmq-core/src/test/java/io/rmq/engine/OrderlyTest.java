@@ -45,99 +45,10 @@ import static org.awaitility.Awaitility.await;
  */
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
-class OrderlyTest extends EngineTestSupport {
-
-    static final ConsumerSettings ORDERED = new ConsumerSettings(8, Duration.ofSeconds(5),
-            new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(100))));
-
-    private final List<ListenerContainer> containers = new CopyOnWriteArrayList<>();
+class OrderlyTest extends OrderlyTestSupport {
 
     OrderlyTest(RedisTopology topology) {
         super(topology);
-    }
-
-    @AfterEach
-    void stopContainers() {
-        containers.forEach(ListenerContainer::stop);
-    }
-
-    /** Records handler starts and ends per slot and the order in which each key's entries were handled. */
-    static final class Checker {
-
-        final Map<Integer, AtomicInteger> running = new ConcurrentHashMap<>();
-        final Map<String, List<Integer>> order = new ConcurrentHashMap<>();
-        final List<String> violations = new CopyOnWriteArrayList<>();
-        final Set<String> done = ConcurrentHashMap.newKeySet();
-
-        void start(Delivery delivery) {
-            if (running.computeIfAbsent(delivery.slot(), s -> new AtomicInteger()).incrementAndGet() != 1) {
-                violations.add("two handlers at once in slot " + delivery.slot() + " at " + delivery.bodyAsString());
-            }
-        }
-
-        void end(Delivery delivery) {
-            running.get(delivery.slot()).decrementAndGet();
-        }
-
-        void handled(String body, boolean succeeded) {
-            String[] parts = body.split(":");
-            order.computeIfAbsent(parts[0], k -> Collections.synchronizedList(new ArrayList<>()))
-                    .add(Integer.parseInt(parts[1]));
-            if (succeeded) {
-                done.add(body);
-            }
-        }
-
-        /** Each key's entries were handled in sequence: a repeat (a retry) only right after itself. */
-        void assertInOrder(int keys, int perKey) {
-            assertThat(violations).isEmpty();
-            assertThat(order).hasSize(keys);
-            order.forEach((key, seqs) -> {
-                List<Integer> copy = List.copyOf(seqs);
-                for (int i = 1; i < copy.size(); i++) {
-                    assertThat(copy.get(i) - copy.get(i - 1)).as("%s handled %s", key, copy).isBetween(0, 1);
-                }
-                assertThat(copy.get(copy.size() - 1)).as(key).isEqualTo(perKey - 1);
-            });
-        }
-    }
-
-    private OrderlyListenerContainer orderly(Rmq engine, String topic, int concurrency, Duration ownership,
-            Checker checker, MessageHandler<String> inner) {
-        return orderly(engine, topic, concurrency, ownership, checker, inner, engine.slotCoordinator());
-    }
-
-    OrderlyListenerContainer orderly(Rmq engine, String topic, int concurrency, Duration ownership, Checker checker,
-            MessageHandler<String> inner, SlotCoordinator coordinator) {
-        ListenerContainer container = engine.container(topic, ORDERED, String.class, (String body, Delivery d) -> {
-            checker.start(d);
-            boolean ok = false;
-            try {
-                inner.handle(body, d);
-                ok = true;
-            }
-            finally {
-                checker.handled(body, ok);
-                checker.end(d);
-            }
-        }, ContainerOptions.of("o-" + topic, concurrency).withMode(ConsumeMode.ORDERLY)
-                .withOwnershipTimeout(ownership), coordinator);
-        containers.add(container);
-        container.start();
-        return (OrderlyListenerContainer) container;
-    }
-
-    /** {@code keys} accounts with {@code perKey} entries each, sent in sequence with the account as slot basis. */
-    void sendLedger(String topic, int keys, int perKey, int from) {
-        Instant base = Instant.now().minusSeconds(3600);
-        List<OutgoingMessage> batch = new ArrayList<>();
-        for (int seq = from; seq < from + perKey; seq++) {
-            for (int k = 0; k < keys; k++) {
-                batch.add(OutgoingMessage.fixedTime(topic, "acct-" + k + ":" + seq, base.plusMillis(seq))
-                        .withSlotBasis("acct-" + k));
-            }
-        }
-        rmq.producer().sendBatch(batch);
     }
 
     @Test

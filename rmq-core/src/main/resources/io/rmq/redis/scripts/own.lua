@@ -52,5 +52,6 @@ if until_ms > 0 then
     end
 end
 local new_epoch = decided > 0 and decided or epoch + 1
-redis.call('HSET', K_OWNER, 'id', me, 'epoch', new_epoch, 'until', now + ttl)
+-- ZooKeeper's epochs (zxids) are large: store the argument's own digits, not Lua's rounded number formatting
+redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or new_epoch, 'until', now + ttl)
 return { new_epoch, 0 }
