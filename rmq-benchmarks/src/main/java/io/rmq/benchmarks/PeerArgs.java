@@ -5,10 +5,20 @@ import java.util.Map;
 
 /**
  * Command line of a peer (see PROTOCOL.md): {@code <workload> --host H --port P [--messages N] [--concurrency C]
- * [--seconds S] [--warmup-seconds W]}.
+ * [--seconds S] [--warmup-seconds W]}, plus options of RMQ-only workloads (e.g. {@code --mode}, {@code --kills}),
+ * read with {@link #option}.
  */
 record PeerArgs(String workload, String host, int port, int messages, int concurrency, int seconds,
-        int warmupSeconds) {
+        int warmupSeconds, Map<String, String> options) {
+
+    /** A workload-specific option, or {@code fallback}. */
+    String option(String name, String fallback) {
+        return options.getOrDefault(name, fallback);
+    }
+
+    int intOption(String name, int fallback) {
+        return Integer.parseInt(option(name, Integer.toString(fallback)));
+    }
 
     static PeerArgs parse(String[] args) {
         if (args.length == 0) {
@@ -22,6 +32,7 @@ record PeerArgs(String workload, String host, int port, int messages, int concur
         int defaultMessages = switch (workload) {
             case "delay" -> 10_000;
             case "fill" -> 1_000_000;
+            case "ordered-consume" -> 100_000;
             default -> 200_000;
         };
         int defaultSeconds = switch (workload) {
@@ -34,7 +45,7 @@ record PeerArgs(String workload, String host, int port, int messages, int concur
                 Integer.parseInt(options.getOrDefault("messages", Integer.toString(defaultMessages))),
                 Integer.parseInt(options.getOrDefault("concurrency", "8")),
                 Integer.parseInt(options.getOrDefault("seconds", Integer.toString(defaultSeconds))),
-                Integer.parseInt(options.getOrDefault("warmup-seconds", "0")));
+                Integer.parseInt(options.getOrDefault("warmup-seconds", "0")), Map.copyOf(options));
     }
 
     /** The W1/W2 body: {"id":i,"body":"<80 characters>"}, about 100 bytes. */

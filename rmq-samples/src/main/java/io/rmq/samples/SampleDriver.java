@@ -15,7 +15,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import io.rmq.admin.TopicStats;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.ListenerContainer;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
@@ -242,7 +242,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 rmq.stats(MERCHANT_TOPIC).waiting());
 
         story("  the render farm is back: starting listener '%s'", MerchantTaskWorker.LISTENER_ID);
-        RmqListenerContainer container = listeners.getListenerContainer(MerchantTaskWorker.LISTENER_ID);
+        ListenerContainer container = listeners.getListenerContainer(MerchantTaskWorker.LISTENER_ID);
         container.start();
         await("the merchant backlog handled", () -> merchantWorker.handled().size() >= backlog.size()
                 && queueEmpty(MERCHANT_TOPIC));

@@ -5,6 +5,8 @@ import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.Rmq;
+import io.rmq.coordination.SlotCoordinator;
+import io.rmq.core.RateLimit;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.TopicDefinition;
@@ -108,7 +110,7 @@ public class RmqAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public RmqListenerContainerFactory rmqListenerContainerFactory(Rmq rmq, RmqProperties properties,
-            Environment environment) {
+            Environment environment, ObjectProvider<SlotCoordinator> coordinator) {
         RmqProperties.Consumer consumer = properties.consumer();
         ThreadFactory threads = Threading.VIRTUAL.isActive(environment)
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
@@ -116,7 +118,14 @@ public class RmqAutoConfiguration {
         return new RmqListenerContainerFactory(rmq,
                 new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy()),
                 consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout(),
-                consumer.commandTimeout());
+                consumer.commandTimeout(), coordinator.getIfAvailable(rmq::slotCoordinator),
+                properties.coordination().ownershipTimeout(), id -> {
+                    RmqProperties.Listener listener = properties.listeners().get(id);
+                    return listener == null ? null : listener.mode();
+                }, topic -> {
+                    RmqProperties.Topic definition = properties.topics().get(topic);
+                    return definition == null ? null : RateLimit.parse(definition.rateLimit());
+                });
     }
 
     @Bean

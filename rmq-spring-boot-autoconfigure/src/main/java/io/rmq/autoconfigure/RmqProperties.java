@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.rmq.core.BackoffPolicy;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -21,14 +23,51 @@ import org.springframework.util.unit.DataSize;
  * @param consumer        Defaults of every @RmqListener (each may override them).
  * @param shutdownTimeout How long stopping a listener waits for running handlers to finish.
  * @param redis           How RMQ tunes the application's Lettuce client for quick recovery.
+ * @param listeners       Settings of individual @RmqListener containers by id (an annotation attribute, when set,
+ *                        wins).
+ * @param coordination    How ORDERLY listeners share out the slots of a topic among instances.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
-        @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis) {
+        @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
+        @DefaultValue Coordination coordination) {
 
     public RmqProperties {
         topics = topics == null ? Map.of() : Map.copyOf(topics);
+        listeners = listeners == null ? Map.of() : Map.copyOf(listeners);
+    }
+
+    /**
+     * One listener's settings.
+     *
+     * @param mode CONCURRENT or ORDERLY (each slot owned by one instance and handled by one thread, in order).
+     */
+    public record Listener(ConsumeMode mode) {
+    }
+
+    /**
+     * Coordination of ORDERLY listeners. By default in Redis (membership heartbeats and slot ownership under the
+     * topic's keys); with rmq.coordination.zookeeper.connect-string set, through ZooKeeper (needs
+     * org.apache.curator:curator-framework on the class path).
+     *
+     * @param ownershipTimeout How long an instance that stops renewing (died, paused, cut off) keeps its slots before
+     *                         the others take them over; it renews every fifth of it.
+     * @param zookeeper        The ZooKeeper coordinator.
+     */
+    public record Coordination(@DefaultValue("5s") Duration ownershipTimeout, @DefaultValue ZooKeeper zookeeper) {
+    }
+
+    /**
+     * ZooKeeper coordination (the original RMQ design's): consumer instances and slot owners as ephemeral nodes.
+     *
+     * @param connectString     ZooKeeper servers, e.g. zk1:2181,zk2:2181; empty: coordinate in Redis.
+     * @param root              Path under which RMQ keeps its nodes.
+     * @param sessionTimeout    ZooKeeper session timeout: how long a dead instance keeps its slots.
+     * @param connectionTimeout How long to wait for a connection to ZooKeeper.
+     */
+    public record ZooKeeper(String connectString, @DefaultValue("/rmq") String root,
+            @DefaultValue("5s") Duration sessionTimeout, @DefaultValue("5s") Duration connectionTimeout) {
     }
 
     /**
@@ -46,8 +85,14 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *
      * @param type       What the score means: RANGE_MERGE, PRIORITY or FIXED_TIME.
      * @param slotAmount How many sorted sets the topic is split into (a power of two).
+     * @param rateLimit  Most messages all consumers of the topic together handle, cluster-wide (enforced in
+     *                   Redis), e.g. 500/s, 3000/m or 50/100ms; empty: no limit.
      */
-    public record Topic(TopicType type, @DefaultValue("16") int slotAmount) {
+    public record Topic(TopicType type, @DefaultValue("16") int slotAmount, String rateLimit) {
+
+        public Topic {
+            RateLimit.parse(rateLimit); // fails at start-up, naming the value and the rule
+        }
     }
 
     /**

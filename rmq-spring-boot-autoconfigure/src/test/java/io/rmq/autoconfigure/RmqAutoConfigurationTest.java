@@ -76,6 +76,36 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void orderlyListenersCoordinateInRedisByDefaultAndThroughZooKeeperWhenConfigured() throws Exception {
+        runner.run(context -> assertThat(context).doesNotHaveBean(io.rmq.coordination.SlotCoordinator.class));
+        try (org.apache.curator.test.TestingServer zookeeper = new org.apache.curator.test.TestingServer(true)) {
+            runner.withConfiguration(AutoConfigurations.of(RmqZooKeeperAutoConfiguration.class))
+                    .withPropertyValues("rmq.coordination.zookeeper.connect-string=" + zookeeper.getConnectString(),
+                            "rmq.coordination.zookeeper.root=/apps/rmq")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context).hasSingleBean(org.apache.curator.framework.CuratorFramework.class);
+                        assertThat(context.getBean(io.rmq.coordination.SlotCoordinator.class))
+                                .isInstanceOf(io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator.class);
+                        var membership = context.getBean(io.rmq.coordination.SlotCoordinator.class)
+                                .join("t", "only", 4, Duration.ofSeconds(5));
+                        assertThat(membership.assignedSlots()).containsOnlyKeys(0, 1, 2, 3);
+                        membership.close();
+                    });
+        }
+    }
+
+    @Test
+    void aBadRateLimitFailsAtStartUpNamingTheValueAndTheRule() {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.rate-limit=fast")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("'fast'")
+                            .hasMessageContaining("500/s");
+                });
+    }
+
+    @Test
     void propertiesBind() {
         runner.withPropertyValues("rmq.key-prefix=myapp", "rmq.max-body-size=2KB",
                 "rmq.topics.prices.type=RANGE_MERGE", "rmq.topics.prices.slot-amount=32",

@@ -60,6 +60,38 @@ class ListenerTestApplication {
             throw new IllegalStateException("cannot handle " + message.payload());
         }
 
+        final List<String> ordered = new CopyOnWriteArrayList<>();
+        final java.util.Map<Integer, java.util.concurrent.atomic.AtomicInteger> orderedRunning =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        final List<String> overlaps = new CopyOnWriteArrayList<>();
+        final List<Long> limited = new CopyOnWriteArrayList<>();
+
+        /** ORDERLY through rmq.listeners.ordered.mode; entries of one account fail once, then go on in order. */
+        @RmqListener(id = "ordered", topic = "it-ordered", type = "FIXED_TIME", slotAmount = "4", concurrency = "2",
+                backoffInitial = "50ms", backoffJitter = "0")
+        public void onOrdered(RmqMessage<String> message) throws InterruptedException {
+            var running = orderedRunning.computeIfAbsent(message.slot(), s -> new java.util.concurrent.atomic.AtomicInteger());
+            if (running.incrementAndGet() != 1) {
+                overlaps.add(message.payload());
+            }
+            try {
+                Thread.sleep(2);
+                ordered.add(message.payload() + "#" + message.attempt());
+                if (message.payload().endsWith(":2") && message.attempt() == 1) {
+                    throw new IllegalStateException("first attempt of " + message.payload() + " fails on purpose");
+                }
+            }
+            finally {
+                running.decrementAndGet();
+            }
+        }
+
+        @RmqListener(id = "limited", topic = "it-limited", type = "RANGE_MERGE", slotAmount = "4", concurrency = "4",
+                rateLimit = "${it.rate-limit:50/s}")
+        public void onLimited(String text) {
+            limited.add(System.currentTimeMillis());
+        }
+
         @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")
         public void onManual(String text) {
             manual.add(text);

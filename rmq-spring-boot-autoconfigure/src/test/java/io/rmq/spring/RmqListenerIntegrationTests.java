@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.rmq.Rmq;
 import io.rmq.admin.DeadMessage;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.ListenerContainer;
 import io.rmq.spring.ListenerTestApplication.Listeners;
 import io.rmq.spring.ListenerTestApplication.Price;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
@@ -32,7 +32,8 @@ import static org.awaitility.Awaitility.await;
  */
 @ExtendWith(RedisServersExtension.class)
 @SpringBootTest(classes = ListenerTestApplication.class, properties = {"it.topics.range=it-range",
-        "rmq.topics.it-fixed.type=FIXED_TIME", "rmq.topics.it-fixed.slot-amount=8"})
+        "rmq.topics.it-fixed.type=FIXED_TIME", "rmq.topics.it-fixed.slot-amount=8",
+        "rmq.listeners.ordered.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s"})
 abstract class RmqListenerIntegrationTests {
 
     @Autowired
@@ -50,6 +51,36 @@ abstract class RmqListenerIntegrationTests {
     static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
         topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
         registry.add("rmq.key-prefix", () -> "it-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+    }
+
+    @Test
+    void anOrderlyListenerHandlesEachAccountInOrderThroughAFailure() {
+        assertThat(registry.getListenerContainer("ordered").mode()).isEqualTo(io.rmq.core.ConsumeMode.ORDERLY);
+        Instant base = Instant.now().minusSeconds(60);
+        for (int seq = 0; seq < 5; seq++) {
+            for (int account = 0; account < 6; account++) {
+                template.send(io.rmq.producer.OutgoingMessage.fixedTime("it-ordered", "acct-" + account + ":" + seq,
+                        base.plusMillis(seq)).withSlotBasis("acct-" + account));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> listeners.ordered.size() == 36);
+        assertThat(listeners.overlaps).isEmpty();
+        for (int account = 0; account < 6; account++) {
+            String prefix = "acct-" + account + ":";
+            assertThat(listeners.ordered.stream().filter(e -> e.startsWith(prefix)).toList()).containsExactly(
+                    prefix + "0#1", prefix + "1#1", prefix + "2#1", prefix + "2#2", prefix + "3#1", prefix + "4#1");
+        }
+    }
+
+    @Test
+    void aRateLimitedListenerHandlesNoMoreThanItsLimit() {
+        for (int i = 0; i < 150; i++) {
+            template.sendRangeMerge("it-limited", "m-" + i, Duration.ofMillis(1));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> listeners.limited.size() == 150);
+        List<Long> times = listeners.limited.stream().sorted().toList();
+        // 150 at 50/s with at most 5 in the bucket at the start: about 2.9 s
+        assertThat(times.get(149) - times.get(0)).isGreaterThanOrEqualTo(2500);
     }
 
     @Test
@@ -117,7 +148,7 @@ abstract class RmqListenerIntegrationTests {
     void registryFindsStartsAndStopsContainersById() throws Exception {
         assertThat(registry.getListenerContainerIds()).contains("manual", "listeners.onRange", "listeners.onPriority",
                 "listeners.onFixed", "listeners.onBytes", "listeners.onFailing");
-        RmqListenerContainer manual = registry.getListenerContainer("manual");
+        ListenerContainer manual = registry.getListenerContainer("manual");
         assertThat(manual.isRunning()).as("autoStartup=false").isFalse();
         assertThat(registry.getListenerContainer("listeners.onRange").isRunning()).isTrue();
         template.sendPriority("it-manual", "hello", 1);
@@ -137,7 +168,7 @@ abstract class RmqListenerIntegrationTests {
 
     @Test
     void listenerAttributesAndPlaceholdersWereApplied() {
-        RmqListenerContainer priority = registry.getListenerContainer("listeners.onPriority");
+        ListenerContainer priority = registry.getListenerContainer("listeners.onPriority");
         assertThat(priority.topic()).isEqualTo("it-priority");
         assertThat(registry.getListenerContainer("listeners.onRange").topic()).isEqualTo("it-range");
         assertThat(rmq.topics().get("it-range").slotAmount()).isEqualTo(4);

@@ -59,6 +59,20 @@ public @interface RmqListener {
     /** Random shortening of delays, 0 to 1; empty: {@code rmq.consumer.backoff.jitter}. */
     String backoffJitter() default "";
 
+    /**
+     * {@code CONCURRENT} or {@code ORDERLY} (as RocketMQ's {@code consumeMode}): ORDERLY gives each slot of the topic
+     * to one instance at a time, handled by one thread, one message after another in order, a failure suspending
+     * the slot until its retry; send related messages with the same {@code slotBasis}. Empty:
+     * {@code rmq.listeners.<id>.mode}, else CONCURRENT.
+     */
+    String mode() default "";
+
+    /**
+     * Most messages all consumers of the topic together handle, cluster-wide, e.g. {@code 500/s}, {@code 3000/m},
+     * {@code 50/100ms}; empty: {@code rmq.topics.<topic>.rate-limit}, else none.
+     */
+    String rateLimit() default "";
+
     /** Whether the container starts with the application context; empty: true. */
     String autoStartup() default "";
 }

@@ -13,6 +13,8 @@ import java.util.function.Function;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.core.BackoffPolicy;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
@@ -146,8 +148,12 @@ public class RmqListenerAnnotationBeanPostProcessor
             handler = (payload, d) -> invoke(invocable, p.bean, payload);
         }
         ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff));
+        ConsumeMode configured = factory.configuredMode(id);
+        ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
+                m -> ConsumeMode.valueOf(m.toUpperCase()));
+        RateLimit rateLimit = attribute("rateLimit", a.rateLimit(), factory.configuredRateLimit(topic), RateLimit::parse);
         return new RmqListenerEndpoint(id, topic, definition, settings, concurrency, autoStartup, payloadType, handler,
-                where);
+                where, mode, rateLimit);
     }
 
     private static void invoke(Method method, Object bean, Object argument) throws Exception {

@@ -7,7 +7,11 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.ListenerContainer;
+import io.rmq.coordination.SlotCoordinator;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
+import java.util.function.Function;
 
 /**
  * Builds listener containers from endpoints, with the application's thread factory and timeouts.
@@ -21,6 +25,10 @@ public class RmqListenerContainerFactory {
     private final Duration maxIdle;
     private final Duration shutdownTimeout;
     private final Duration commandTimeout;
+    private final SlotCoordinator coordinator;
+    private final Duration ownershipTimeout;
+    private final Function<String, ConsumeMode> modeByListener;
+    private final Function<String, RateLimit> rateLimitByTopic;
 
     /**
      * @param defaultSettings    pop and retry settings of listeners that do not set their own
@@ -32,6 +40,24 @@ public class RmqListenerContainerFactory {
      */
     public RmqListenerContainerFactory(Rmq rmq, ConsumerSettings defaultSettings, int defaultConcurrency,
             ThreadFactory threadFactory, Duration maxIdle, Duration shutdownTimeout, Duration commandTimeout) {
+        this(rmq, defaultSettings, defaultConcurrency, threadFactory, maxIdle, shutdownTimeout, commandTimeout,
+                rmq.slotCoordinator(), ContainerOptions.DEFAULT_OWNERSHIP_TIMEOUT, id -> null, topic -> null);
+    }
+
+    /**
+     * @param coordinator      shares the slots of ORDERLY listeners among instances
+     * @param ownershipTimeout how long a dead ORDERLY instance keeps its slots
+     * @param modeByListener   the mode configured for a listener id ({@code rmq.listeners.<id>.mode}), or null
+     * @param rateLimitByTopic the rate limit configured for a topic ({@code rmq.topics.<name>.rate-limit}), or null
+     */
+    public RmqListenerContainerFactory(Rmq rmq, ConsumerSettings defaultSettings, int defaultConcurrency,
+            ThreadFactory threadFactory, Duration maxIdle, Duration shutdownTimeout, Duration commandTimeout,
+            SlotCoordinator coordinator, Duration ownershipTimeout, Function<String, ConsumeMode> modeByListener,
+            Function<String, RateLimit> rateLimitByTopic) {
+        this.coordinator = coordinator;
+        this.ownershipTimeout = ownershipTimeout;
+        this.modeByListener = modeByListener;
+        this.rateLimitByTopic = rateLimitByTopic;
         this.rmq = rmq;
         this.defaultSettings = defaultSettings;
         this.defaultConcurrency = defaultConcurrency;
@@ -49,14 +75,25 @@ public class RmqListenerContainerFactory {
         return defaultConcurrency;
     }
 
+    /** The mode configured for a listener id in properties, or null. */
+    public ConsumeMode configuredMode(String listenerId) {
+        return modeByListener.apply(listenerId);
+    }
+
+    /** The rate limit configured for a topic in properties, or null. */
+    public RateLimit configuredRateLimit(String topic) {
+        return rateLimitByTopic.apply(topic);
+    }
+
     /** Defines the endpoint's topic when it carries a definition, then builds its container (not started). */
-    public RmqListenerContainer createContainer(RmqListenerEndpoint endpoint) {
+    public ListenerContainer createContainer(RmqListenerEndpoint endpoint) {
         if (endpoint.definition() != null) {
             rmq.defineTopic(endpoint.definition());
         }
         RmqConsumer consumer = rmq.consumer(endpoint.topic(), endpoint.settings());
-        return new RmqListenerContainer(consumer, rmq.wakeUps(), endpoint.payloadType(), endpoint.handler(),
-                new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle, shutdownTimeout, threadFactory,
-                        commandTimeout));
+        return ListenerContainer.create(consumer, rmq.wakeUps(), coordinator, endpoint.payloadType(),
+                endpoint.handler(), new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle,
+                        shutdownTimeout, threadFactory, commandTimeout, endpoint.mode(), endpoint.rateLimit(),
+                        ownershipTimeout));
     }
 }

@@ -1,5 +1,7 @@
 package io.rmq.spring.listener;
 
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RateLimit;
 import java.lang.reflect.Type;
 
 import io.rmq.consumer.ConsumerSettings;
@@ -18,7 +20,16 @@ import io.rmq.core.TopicDefinition;
  * @param payloadType what the body is converted to
  * @param handler     the handler
  * @param description where the endpoint comes from, for error messages (e.g. {@code bean 'x' method 'y'})
+ * @param mode        CONCURRENT or ORDERLY
+ * @param rateLimit   the topic's cluster-wide rate limit, or null
  */
 public record RmqListenerEndpoint(String id, String topic, TopicDefinition definition, ConsumerSettings settings,
-        int concurrency, boolean autoStartup, Type payloadType, MessageHandler<?> handler, String description) {
+        int concurrency, boolean autoStartup, Type payloadType, MessageHandler<?> handler, String description,
+        ConsumeMode mode, RateLimit rateLimit) {
+
+    public RmqListenerEndpoint(String id, String topic, TopicDefinition definition, ConsumerSettings settings,
+            int concurrency, boolean autoStartup, Type payloadType, MessageHandler<?> handler, String description) {
+        this(id, topic, definition, settings, concurrency, autoStartup, payloadType, handler, description,
+                ConsumeMode.CONCURRENT, null);
+    }
 }

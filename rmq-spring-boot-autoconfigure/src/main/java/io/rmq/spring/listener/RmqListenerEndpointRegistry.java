@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.ListenerContainer;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -18,13 +18,13 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
     /** Late start, early stop: after Redis is up, before it goes. */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 100;
 
-    private final Map<String, RmqListenerContainer> containers = new ConcurrentHashMap<>();
+    private final Map<String, ListenerContainer> containers = new ConcurrentHashMap<>();
     private final Set<String> autoStartup = ConcurrentHashMap.newKeySet();
     private volatile boolean running;
 
     /** Registers a container; its id must be unique. Starts it at once if the registry runs and it auto-starts. */
-    public void registerListenerContainer(RmqListenerContainer container, boolean startWithContext) {
-        RmqListenerContainer previous = containers.putIfAbsent(container.id(), container);
+    public void registerListenerContainer(ListenerContainer container, boolean startWithContext) {
+        ListenerContainer previous = containers.putIfAbsent(container.id(), container);
         if (previous != null) {
             throw new IllegalStateException("Another @RmqListener container already has the id '" + container.id()
                     + "' (topic '" + previous.topic() + "'); set a unique id");
@@ -37,7 +37,7 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
         }
     }
 
-    public RmqListenerContainer getListenerContainer(String id) {
+    public ListenerContainer getListenerContainer(String id) {
         return containers.get(id);
     }
 
@@ -45,13 +45,13 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
         return Set.copyOf(containers.keySet());
     }
 
-    public Collection<RmqListenerContainer> getListenerContainers() {
+    public Collection<ListenerContainer> getListenerContainers() {
         return List.copyOf(containers.values());
     }
 
     @Override
     public void start() {
-        for (RmqListenerContainer container : containers.values()) {
+        for (ListenerContainer container : containers.values()) {
             if (autoStartup.contains(container.id())) {
                 container.start();
             }
@@ -64,7 +64,7 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
         running = false;
         // stop in parallel so the shutdown timeout applies once, not once per container
         List<Thread> stoppers = new java.util.ArrayList<>();
-        for (RmqListenerContainer container : containers.values()) {
+        for (ListenerContainer container : containers.values()) {
             Thread stopper = new Thread(container::stop, "rmq-stop-" + container.id());
             stoppers.add(stopper);
             stopper.start();
