@@ -56,6 +56,29 @@ public final class BenchmarkMain {
         }
     }
 
+    /** The RMQ-only figures of {@code --workload ordered} (ORDERLY consumption, issue 13). */
+    enum OrderedMetric {
+        ORDERED("Ordered consume, 2 instances × concurrency 8, ORDERLY", "msgs/s"),
+        CONCURRENT("Ordered consume workload in CONCURRENT mode (same backlog, 2 × 8)", "msgs/s"),
+        RATIO("ORDERLY / CONCURRENT (per run)", "×"),
+        ORDERED_SETTLE("ORDERLY start until the 16 slots are shared 8/8", "ms"),
+        ORDERED_STEADY("ORDERLY rate after the slots are shared 8/8", "msgs/s"),
+        ORDERED_VIOLATIONS("ORDERLY per-key order violations", "msgs"),
+        CONCURRENT_VIOLATIONS("CONCURRENT per-key order violations", "msgs"),
+        TAKEOVER_P50("Takeover: kill → first message of a killed slot handled, p50", "ms"),
+        TAKEOVER_MAX("Takeover: kill → first message of a killed slot handled, max", "ms"),
+        TAKEOVER_ALL_P50("Takeover: kill → every killed slot handled again, p50", "ms"),
+        TAKEOVER_ALL_MAX("Takeover: kill → every killed slot handled again, max", "ms");
+
+        final String label;
+        final String unit;
+
+        OrderedMetric(String label, String unit) {
+            this.label = label;
+            this.unit = unit;
+        }
+    }
+
     private final Map<String, String> options;
     private final int runs;
     private final int w1;
@@ -67,6 +90,10 @@ public final class BenchmarkMain {
     private final int warmupSeconds;
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
+    final Map<OrderedMetric, List<Double>> ordered = new LinkedHashMap<>();
+    private final int orderedMessages;
+    private final int kills;
+    private final int ownershipMillis;
     private RedisCommands<String, String> redis;
     private RedisEndpoint endpoint;
 
@@ -80,6 +107,9 @@ public final class BenchmarkMain {
         this.delaySeconds = intOption("delay-seconds", 10);
         this.idleSeconds = intOption("idle-seconds", 10);
         this.warmupSeconds = intOption("warmup-seconds", 3);
+        this.orderedMessages = intOption("ordered-messages", 100_000);
+        this.kills = intOption("kills", 10);
+        this.ownershipMillis = intOption("ownership-ms", 2_000);
     }
 
     public static void main(String[] args) throws Exception {
@@ -87,7 +117,13 @@ public final class BenchmarkMain {
         for (int i = 0; i + 1 < args.length; i += 2) {
             options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
-        String table = new BenchmarkMain(options).runAll();
+        BenchmarkMain main = new BenchmarkMain(options);
+        String workload = options.getOrDefault("workload", "peers");
+        String table = switch (workload) {
+            case "peers" -> main.runAll();
+            case "ordered" -> main.runOrdered();
+            default -> throw new IllegalArgumentException("--workload peers|ordered, not " + workload);
+        };
         System.out.println();
         System.out.println(table);
         System.exit(0);
@@ -145,10 +181,7 @@ public final class BenchmarkMain {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path root = Path.of(options.getOrDefault("root", "."));
         List<Peer> all = new ArrayList<>();
-        List<String> rmq = new ArrayList<>(List.of(java));
-        rmq.addAll(jvm());
-        rmq.addAll(List.of("-cp", System.getProperty("java.class.path"), RmqPeer.class.getName()));
-        all.add(new Peer("RMQ", rmq, null));
+        all.add(rmqPeer());
         all.add(jarPeer("Redisson", java, root.resolve("rmq-benchmarks/peers/redisson/target/redisson-peer.jar")));
         Path bullmq = root.resolve("rmq-benchmarks/peers/bullmq");
         all.add(new Peer("BullMQ", List.of("node", bullmq.resolve("peer.mjs").toString()),
@@ -162,6 +195,13 @@ public final class BenchmarkMain {
             all.removeIf(p -> !wanted.contains(p.name().toLowerCase(Locale.ROOT)));
         }
         return all;
+    }
+
+    Peer rmqPeer() {
+        List<String> rmq = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        rmq.addAll(jvm());
+        rmq.addAll(List.of("-cp", System.getProperty("java.class.path"), RmqPeer.class.getName()));
+        return new Peer("RMQ", rmq, null);
     }
 
     private Peer jarPeer(String name, String java, Path jar) {
@@ -224,10 +264,12 @@ public final class BenchmarkMain {
     }
 
     /** Runs one workload process; returns its RESULT fields, or null when it failed or timed out. */
-    private Map<String, String> workload(Peer peer, String workload, int messages, int seconds) throws Exception {
+    private Map<String, String> workload(Peer peer, String workload, int messages, int seconds, String... extra)
+            throws Exception {
         List<String> command = new ArrayList<>(peer.command());
         command.addAll(List.of(workload, "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
                 "--messages", Integer.toString(messages), "--concurrency", "8", "--seconds", Integer.toString(seconds)));
+        command.addAll(List.of(extra));
         if (!workload.equals("fill")) {
             command.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));
         }
@@ -307,6 +349,113 @@ public final class BenchmarkMain {
         result.getNow(null);
         log(String.format(Locale.ROOT, "  idle %.1f cmds/s", perSecond));
         return perSecond;
+    }
+
+    // ------------------------------------------------------------------ ordered consumption (RMQ only)
+
+    /**
+     * {@code --workload ordered}: per run, the ordered-consume workload in ORDERLY and in CONCURRENT mode (alternating
+     * which goes first), then the takeover workload ({@code --kills} kills); FLUSHALL before each. RMQ only.
+     */
+    String runOrdered() throws Exception {
+        endpoint = TestRedisServers.standalone();
+        RedisClient client = RedisClient.create(RedisURI.create(endpoint.host(), endpoint.port()));
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            redis = connection.sync();
+            String version = info("server", "redis_version");
+            log("Redis " + version + " on " + endpoint.host() + ":" + endpoint.port() + ", " + runs
+                    + " run(s) of the ordered workloads");
+            Peer rmq = rmqPeer();
+            for (int run = 1; run <= runs; run++) {
+                List<String> modes = run % 2 == 1 ? List.of("ORDERLY", "CONCURRENT") : List.of("CONCURRENT", "ORDERLY");
+                Map<String, Double> rates = new LinkedHashMap<>();
+                for (String mode : modes) {
+                    log("run " + run + "/" + runs + ": ordered-consume " + mode);
+                    flush();
+                    Map<String, String> r = workload(rmq, "ordered-consume", orderedMessages, cap, "--mode", mode);
+                    rates.put(mode, number(r, "rate"));
+                    if (r != null && number(r, "count") < orderedMessages) {
+                        note("RMQ", mode + " consume stopped at the " + cap + " s cap after "
+                                + Math.round(number(r, "count")) + " of " + orderedMessages + " messages");
+                    }
+                    boolean orderly = mode.equals("ORDERLY");
+                    recordOrdered(orderly ? OrderedMetric.ORDERED : OrderedMetric.CONCURRENT, number(r, "rate"));
+                    recordOrdered(orderly ? OrderedMetric.ORDERED_VIOLATIONS : OrderedMetric.CONCURRENT_VIOLATIONS,
+                            number(r, "violations"));
+                    if (orderly) {
+                        double settle = number(r, "settle");
+                        recordOrdered(OrderedMetric.ORDERED_SETTLE, settle < 0 ? Double.NaN : settle);
+                        recordOrdered(OrderedMetric.ORDERED_STEADY, number(r, "steady"));
+                        if (settle < 0 && r != null) {
+                            note("RMQ", "ORDERLY run " + run + ": all handled before the slots were shared 8/8");
+                        }
+                    }
+                }
+                recordOrdered(OrderedMetric.RATIO, rates.get("ORDERLY") / rates.get("CONCURRENT"));
+                log("run " + run + "/" + runs + ": takeover, " + kills + " kill(s)");
+                flush();
+                Map<String, String> r = workload(rmq, "takeover", 0, kills * 20 + 60, "--kills", Integer.toString(kills),
+                        "--ownership-ms", Integer.toString(ownershipMillis));
+                recordOrdered(OrderedMetric.TAKEOVER_P50, number(r, "p50"));
+                recordOrdered(OrderedMetric.TAKEOVER_MAX, number(r, "max"));
+                recordOrdered(OrderedMetric.TAKEOVER_ALL_P50, number(r, "allP50"));
+                recordOrdered(OrderedMetric.TAKEOVER_ALL_MAX, number(r, "allMax"));
+                if (r != null && (number(r, "left") > 0 || number(r, "dead") > 0 || number(r, "sendFailures") > 0)) {
+                    note("RMQ", "takeover run " + run + ": " + Math.round(number(r, "left")) + " message(s) left unhandled, "
+                            + Math.round(number(r, "dead")) + " dead, " + Math.round(number(r, "sendFailures"))
+                            + " failed send(s)");
+                }
+            }
+            String table = orderedTable(version);
+            Path out = Path.of(options.getOrDefault("out", "rmq-benchmarks/target/ordered-results.md"));
+            Files.createDirectories(out.toAbsolutePath().getParent());
+            Files.writeString(out, table);
+            log("table written to " + out);
+            return table;
+        }
+        finally {
+            client.shutdown();
+        }
+    }
+
+    private void recordOrdered(OrderedMetric metric, double value) {
+        ordered.computeIfAbsent(metric, m -> new ArrayList<>()).add(value);
+    }
+
+    String orderedTable(String version) {
+        StringBuilder out = new StringBuilder();
+        out.append("## RMQ ORDERLY consumption (issue 13)\n\n");
+        out.append(String.format(Locale.ROOT, "Redis %s on loopback, flushed before every workload; %d run(s) per figure:"
+                + " median (min–max). Machine: %d cores, Java %s, JVM options %s. Consume: a backlog of %,d ~100-byte"
+                + " messages on a 16-slot FIXED_TIME topic (slot basis over 1,000 keys), 2 instances (own engine and"
+                + " Lettuce client each, one process) × concurrency 8, batch size 64, %d s warm-up in the same mode;"
+                + " container start to the last message handled. Takeover: %d kill(s) per run (SIGKILL of a separate"
+                + " victim JVM), ownership timeout %d ms, one message to every slot every %d ms.%n%n", version, runs,
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), String.join(" ", jvm()),
+                orderedMessages, warmupSeconds, kills, ownershipMillis, OrderedWorkloads.SEND_EVERY_MILLIS));
+        out.append("| figure | unit | RMQ |\n| --- | --- | ---: |\n");
+        for (OrderedMetric metric : OrderedMetric.values()) {
+            List<Double> values = ordered.get(metric);
+            String cell = metric == OrderedMetric.RATIO && values != null
+                    ? ratioCell(values) : cell(values);
+            out.append("| ").append(metric.label).append(" | ").append(metric.unit).append(" | ").append(cell)
+                    .append(" |\n");
+        }
+        if (!notes.isEmpty()) {
+            out.append("\nNotes:\n");
+            notes.forEach((peer, list) -> list.forEach(n -> out.append("- ").append(peer).append(": ").append(n).append('\n')));
+        }
+        return out.toString();
+    }
+
+    private static String ratioCell(List<Double> values) {
+        List<Double> valid = values.stream().filter(v -> !v.isNaN() && !v.isInfinite()).sorted().toList();
+        if (valid.isEmpty()) {
+            return "n/a";
+        }
+        String median = String.format(Locale.ROOT, "%.2f", median(valid));
+        return valid.size() < 2 ? median : median + String.format(Locale.ROOT, " (%.2f–%.2f)", valid.get(0),
+                valid.get(valid.size() - 1));
     }
 
     // ------------------------------------------------------------------ results

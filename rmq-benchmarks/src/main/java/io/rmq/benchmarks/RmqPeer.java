@@ -75,6 +75,9 @@ public final class RmqPeer {
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
             case "delay" -> delay(rmq, DELAYED, args.messages(), args.seconds(), args.concurrency());
             case "idle" -> idle(rmq, args);
+            // RMQ only (BenchmarkMain --workload ordered): their own engines, warm-up and topics
+            case "ordered-consume" -> OrderedWorkloads.consume(args);
+            case "takeover" -> OrderedWorkloads.takeover(args);
             default -> throw new IllegalArgumentException("unknown workload " + args.workload());
         };
     }
@@ -181,7 +184,7 @@ public final class RmqPeer {
      * their keys are deleted. Nothing here is measured; it only lets the JIT compile the paths the measurement uses.
      */
     static void warmUp(Rmq rmq, RedisClient client, PeerArgs args) throws InterruptedException {
-        if (args.warmupSeconds() <= 0 || args.workload().equals("fill") || args.workload().equals("idle")) {
+        if (args.warmupSeconds() <= 0 || List.of("fill", "idle", "ordered-consume", "takeover").contains(args.workload())) {
             return;
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(args.warmupSeconds());

@@ -22,7 +22,8 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
@@ -36,7 +37,10 @@ import io.rmq.redis.RedisGateway;
  * <p>
  * Arguments ({@code --name value}): {@code redis} (host:port) or {@code cluster} (host:port,...), {@code prefix},
  * {@code topic}, {@code slots}, {@code record} (file), {@code concurrency}, {@code lease-ms}, {@code batch},
- * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message).
+ * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message), {@code type}
+ * (RANGE_MERGE), {@code mode} (CONCURRENT or ORDERLY), {@code ownership-ms} (ORDERLY). ORDERLY consumers also write
+ * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
+ * checks.
  */
 public final class ConsumerMain {
 
@@ -52,23 +56,35 @@ public final class ConsumerMain {
         long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
         OutputStream record = new FileOutputStream(options.get("record"), true);
         Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix")));
-        rmq.defineTopic(topic, TopicType.RANGE_MERGE, Integer.parseInt(options.getOrDefault("slots", "16")));
+        rmq.defineTopic(topic, TopicType.valueOf(options.getOrDefault("type", "RANGE_MERGE")),
+                Integer.parseInt(options.getOrDefault("slots", "16")));
+        ConsumeMode mode = ConsumeMode.valueOf(options.getOrDefault("mode", "CONCURRENT"));
+        OutputStream intervals = new FileOutputStream(options.get("record") + ".intervals", true);
         ConsumerSettings settings = new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
                 new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(),
-                String.class, (String body, Delivery delivery) -> {
+        ListenerContainer container = rmq.container(topic, settings, String.class, (String body, Delivery delivery) -> {
+                    long start = System.currentTimeMillis();
                     if (handleMillis > 0) {
                         Thread.sleep(handleMillis);
                     }
-                    byte[] line = (body + "," + System.currentTimeMillis() + "\n").getBytes(StandardCharsets.UTF_8);
+                    long end = System.currentTimeMillis();
+                    byte[] line = (body + "," + end + "\n").getBytes(StandardCharsets.UTF_8);
                     synchronized (record) {
                         record.write(line);
+                    }
+                    if (mode == ConsumeMode.ORDERLY) {
+                        byte[] interval = (delivery.slot() + "," + start + "," + end + "," + body + "\n")
+                                .getBytes(StandardCharsets.UTF_8);
+                        synchronized (intervals) {
+                            intervals.write(interval);
+                        }
                     }
                 }, new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),
                         Duration.ofMillis(Long.parseLong(options.getOrDefault("max-idle-ms", "2000"))),
                         Duration.ofSeconds(5), null,
-                        Duration.ofMillis(Long.parseLong(options.getOrDefault("command-timeout-ms", "2000")))));
+                        Duration.ofMillis(Long.parseLong(options.getOrDefault("command-timeout-ms", "2000"))), mode,
+                        null, Duration.ofMillis(Long.parseLong(options.getOrDefault("ownership-ms", "5000")))));
         container.start();
         System.out.println("READY");
         System.out.flush();
@@ -82,6 +98,7 @@ public final class ConsumerMain {
         client.shutdown();
         resources.shutdown();
         record.close();
+        intervals.close();
         System.out.println("STOPPED");
         System.out.flush();
     }

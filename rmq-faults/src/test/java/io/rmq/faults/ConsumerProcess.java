@@ -109,6 +109,11 @@ final class ConsumerProcess implements AutoCloseable {
         return out;
     }
 
+    /** The consumer's whole log so far. */
+    String log() throws IOException {
+        return Files.exists(log) ? Files.readString(log) : "";
+    }
+
     String logTail() {
         return Signals.tail(log, 30);
     }

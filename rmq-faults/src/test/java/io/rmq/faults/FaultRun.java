@@ -32,7 +32,9 @@ final class FaultRun implements AutoCloseable {
     final String name;
     final Path workDir;
     final String prefix = "f-" + UUID.randomUUID().toString().substring(0, 8);
-    final String topic = "faults";
+    final String topic;
+    /** ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, with one of 64 keys as slot basis. */
+    final boolean ordered;
     final int slots = 16;
     private final AbstractRedisClient senderClient;
     private final Rmq sender;
@@ -44,11 +46,17 @@ final class FaultRun implements AutoCloseable {
 
     /** The run owns {@code senderClient}: {@link #close()} shuts it down. */
     FaultRun(String name, Path workDir, AbstractRedisClient senderClient) {
+        this(name, workDir, senderClient, false);
+    }
+
+    FaultRun(String name, Path workDir, AbstractRedisClient senderClient, boolean ordered) {
+        this.ordered = ordered;
+        this.topic = ordered ? "ordered" : "faults";
         this.name = name;
         this.workDir = workDir;
         this.senderClient = senderClient;
         this.sender = Rmq.create(senderClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
-        sender.defineTopic(topic, TopicType.RANGE_MERGE, slots);
+        sender.defineTopic(topic, ordered ? TopicType.FIXED_TIME : TopicType.RANGE_MERGE, slots);
     }
 
     /** Starts a consumer process with the run's topic and the given extra options. */
@@ -57,6 +65,10 @@ final class FaultRun implements AutoCloseable {
         all.put("prefix", prefix);
         all.put("topic", topic);
         all.put("slots", Integer.toString(slots));
+        if (ordered) {
+            all.put("type", "FIXED_TIME");
+            all.put("mode", "ORDERLY");
+        }
         ConsumerProcess consumer = ConsumerProcess.start(workDir, name + "-" + id, all);
         consumers.add(consumer);
         return consumer;
@@ -73,6 +85,7 @@ final class FaultRun implements AutoCloseable {
     void send(int total, int perSecond) {
         Thread thread = new Thread(() -> {
             long start = System.nanoTime();
+            long base = System.currentTimeMillis();
             for (int i = 0; i < total; i++) {
                 long due = start + (long) i * 1_000_000_000L / perSecond;
                 long wait = due - System.nanoTime();
@@ -82,7 +95,14 @@ final class FaultRun implements AutoCloseable {
                 String id = "m-" + i;
                 while (true) {
                     try {
-                        sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(1));
+                        if (ordered) {
+                            // due times strictly increase with i (and are never in the future at this rate)
+                            sender.producer().send(io.rmq.producer.OutgoingMessage.fixedTime(topic, id,
+                                    java.time.Instant.ofEpochMilli(base + i)).withSlotBasis("k-" + (i % 64)));
+                        }
+                        else {
+                            sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(1));
+                        }
                         accepted.add(id);
                         break;
                     }
@@ -136,6 +156,63 @@ final class FaultRun implements AutoCloseable {
     }
 
     record Handled(String id, long atMillis) {
+    }
+
+    /** One handling by an ORDERLY consumer. */
+    record Interval(String consumer, int slot, long start, long end, int index) {
+    }
+
+    /** Every handling by the ORDERLY consumers of the run, by slot, in order of start. */
+    Map<Integer, List<Interval>> intervals() throws IOException {
+        Map<Integer, List<Interval>> bySlot = new java.util.TreeMap<>();
+        for (ConsumerProcess consumer : consumers) {
+            Path file = Path.of(consumer.record() + ".intervals");
+            if (!Files.exists(file)) {
+                continue;
+            }
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                String[] f = line.split(",");
+                if (f.length != 4 || !f[3].startsWith("m-")) {
+                    continue; // cut by a kill -9 mid-write
+                }
+                bySlot.computeIfAbsent(Integer.parseInt(f[0]), s -> new ArrayList<>()).add(new Interval(
+                        consumer.record().getFileName().toString(), Integer.parseInt(f[0]), Long.parseLong(f[1]),
+                        Long.parseLong(f[2]), Integer.parseInt(f[3].substring(2))));
+            }
+        }
+        bySlot.values().forEach(list -> list.sort(java.util.Comparator.comparingLong(Interval::start)));
+        return bySlot;
+    }
+
+    /**
+     * What broke ORDERLY's promises: two handlings of one slot overlapping in time (except with one that spans
+     * {@code exceptAround}, a moment while its consumer was frozen), or a slot whose messages were first handled
+     * out of their sending order (a redelivery may repeat earlier ones; a message's first handling may not come
+     * after a later message's).
+     */
+    List<String> orderViolations(long exceptAround) throws IOException {
+        List<String> violations = new ArrayList<>();
+        for (Map.Entry<Integer, List<Interval>> slot : intervals().entrySet()) {
+            Interval previous = null;
+            java.util.Set<Integer> seen = new java.util.HashSet<>();
+            int highest = -1;
+            for (Interval interval : slot.getValue()) {
+                boolean frozen = interval.start() <= exceptAround && interval.end() >= exceptAround
+                        || previous != null && previous.start() <= exceptAround && previous.end() >= exceptAround;
+                if (previous != null && interval.start() < previous.end() && !frozen) {
+                    violations.add("slot " + slot.getKey() + ": " + previous + " overlaps " + interval);
+                }
+                if (seen.add(interval.index())) {
+                    if (interval.index() < highest) {
+                        violations.add("slot " + slot.getKey() + ": m-" + interval.index() + " first handled after m-"
+                                + highest);
+                    }
+                    highest = Math.max(highest, interval.index());
+                }
+                previous = interval.end() > (previous == null ? Long.MIN_VALUE : previous.end()) ? interval : previous;
+            }
+        }
+        return violations;
     }
 
     record Records(Map<String, Integer> counts, List<Handled> times) {

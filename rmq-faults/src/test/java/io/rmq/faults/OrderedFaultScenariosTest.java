@@ -1,0 +1,151 @@
+package io.rmq.faults;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.rmq.redis.RedisGateway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * ORDERLY consumers in separate JVMs: a slot's messages are handled by one consumer at a time and in their order
+ * while consumers are killed with SIGKILL (their slots are taken over within the ownership time) or frozen with
+ * SIGSTOP past it (fenced in Redis). The records are written by the consumers themselves (see {@link ConsumerMain}).
+ */
+class OrderedFaultScenariosTest {
+
+    private static final boolean LONG = FaultScenariosTest.LENGTH.equals("long");
+    private static final long OWNERSHIP_MILLIS = 2000;
+
+    @TempDir
+    static Path work;
+    private static ClientResources resources;
+
+    @BeforeAll
+    static void resources() {
+        resources = DefaultClientResources.builder()
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+    }
+
+    @AfterAll
+    static void release() {
+        resources.shutdown();
+    }
+
+    private static Map<String, String> ordered(RedisNode redis) {
+        Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", "4",
+                "batch", "8", "command-timeout-ms", "1000", "max-idle-ms", "2000", "handle-ms", "1"));
+        options.put("ownership-ms", Long.toString(OWNERSHIP_MILLIS));
+        return options;
+    }
+
+    @Test
+    void orderedConsumersKilledWithSigkillHandTheirSlotsOverWithoutOverlapOrDisorder() throws Exception {
+        int kills = LONG ? 10 : 2;
+        int seconds = LONG ? 120 : 16;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            try (FaultRun run = new FaultRun("ORDERLY consumers, kill -9 (ownership 2 s)", work,
+                    RedisClient.create(resources, redis.uri()), true)) {
+                List<ConsumerProcess> live = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    live.add(run.consumer("o" + i, ordered(redis)));
+                }
+                run.send(seconds * 300, 300);
+                List<Long> takeovers = new ArrayList<>();
+                for (int k = 0; k < kills; k++) {
+                    Thread.sleep(seconds * 1000L / (kills + 1));
+                    ConsumerProcess victim = live.remove(0);
+                    long killedAt = System.currentTimeMillis();
+                    Set<Integer> victimSlots = slotsHandledBy(run, victim, killedAt - OWNERSHIP_MILLIS);
+                    victim.kill();
+                    live.add(run.consumer("r" + k, ordered(redis)));
+                    takeovers.add(takeover(run, victim, victimSlots, killedAt));
+                }
+                FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+                long worst = takeovers.stream().mapToLong(Long::longValue).max().orElse(-1);
+                run.report(records, kills + " × kill -9 of an ORDERLY owner", worst);
+                System.out.println("[faults] ORDERLY take-over after kill -9 (ms, per kill): " + takeovers);
+                assertThat(run.lost(records)).as("lost").isZero();
+                assertThat(run.leftInRedis()).as("left in Redis").isZero();
+                assertThat(run.orderViolations(Long.MIN_VALUE)).as("overlaps and disorder").isEmpty();
+                // ownership time + one renewal period (ownership / 5) + the time to start the first handler
+                assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isBetween(0L, OWNERSHIP_MILLIS + 2000));
+            }
+        }
+    }
+
+    @Test
+    void anOrderedConsumerFrozenPastItsOwnershipIsFencedAndOrderHolds() throws Exception {
+        int seconds = LONG ? 60 : 12;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            try (FaultRun run = new FaultRun("ORDERLY consumer frozen past its ownership (SIGSTOP 5 s)", work,
+                    RedisClient.create(resources, redis.uri()), true)) {
+                ConsumerProcess frozen = run.consumer("o0", ordered(redis));
+                run.consumer("o1", ordered(redis));
+                run.send(seconds * 300, 300);
+                Thread.sleep(seconds * 1000L / 3);
+                long frozenAt = System.currentTimeMillis();
+                frozen.freeze();
+                Thread.sleep(5000);
+                frozen.thaw();
+                FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+                run.report(records, "1 × SIGSTOP 5 s of an ORDERLY owner", -1);
+                assertThat(run.lost(records)).as("lost").isZero();
+                assertThat(run.leftInRedis()).as("left in Redis").isZero();
+                // a handler the freeze caught mid-way (it spans the middle of the freeze) finishes after the thaw:
+                // only that one may overlap
+                assertThat(run.orderViolations(frozenAt + 2500)).as("overlaps and disorder").isEmpty();
+                assertThat(frozen.log()).as("the frozen consumer found its slots taken over")
+                        .containsPattern("lost slot \\d+ of topic 'ordered'");
+            }
+        }
+    }
+
+    /** Slots {@code consumer} handled a message of since {@code since}: the slots it owned. */
+    private static Set<Integer> slotsHandledBy(FaultRun run, ConsumerProcess consumer, long since) throws Exception {
+        String file = consumer.record().getFileName().toString();
+        return run.intervals().values().stream().flatMap(List::stream)
+                .filter(i -> i.consumer().equals(file) && i.end() >= since).map(FaultRun.Interval::slot)
+                .collect(Collectors.toSet());
+    }
+
+    /** ms from the kill until every slot of the victim had a handling start in another consumer (waits up to 15 s). */
+    private static long takeover(FaultRun run, ConsumerProcess victim, Set<Integer> slots, long killedAt)
+            throws Exception {
+        String file = victim.record().getFileName().toString();
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (System.currentTimeMillis() < deadline) {
+            Map<Integer, List<FaultRun.Interval>> intervals = run.intervals();
+            long worst = 0;
+            boolean all = true;
+            for (int slot : slots) {
+                long first = intervals.getOrDefault(slot, List.of()).stream()
+                        .filter(i -> !i.consumer().equals(file) && i.start() >= killedAt)
+                        .mapToLong(FaultRun.Interval::start).min().orElse(-1);
+                if (first < 0) {
+                    all = false;
+                    break;
+                }
+                worst = Math.max(worst, first - killedAt);
+            }
+            if (all) {
+                return worst;
+            }
+            Thread.sleep(50);
+        }
+        return -1;
+    }
+}
