@@ -91,6 +91,8 @@ public final class BenchmarkMain {
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
     final Map<OrderedMetric, List<Double>> ordered = new LinkedHashMap<>();
+    /** The RESULT fields of every ordered workload run, by "ORDERLY", "CONCURRENT" and "takeover" (for tests). */
+    final Map<String, List<Map<String, String>>> orderedRuns = new LinkedHashMap<>();
     private final int orderedMessages;
     private final int kills;
     private final int ownershipMillis;
@@ -374,6 +376,7 @@ public final class BenchmarkMain {
                     flush();
                     Map<String, String> r = workload(rmq, "ordered-consume", orderedMessages, cap, "--mode", mode);
                     rates.put(mode, number(r, "rate"));
+                    orderedRuns.computeIfAbsent(mode, m -> new ArrayList<>()).add(r);
                     if (r != null && number(r, "count") < orderedMessages) {
                         note("RMQ", mode + " consume stopped at the " + cap + " s cap after "
                                 + Math.round(number(r, "count")) + " of " + orderedMessages + " messages");
@@ -396,6 +399,7 @@ public final class BenchmarkMain {
                 flush();
                 Map<String, String> r = workload(rmq, "takeover", 0, kills * 20 + 60, "--kills", Integer.toString(kills),
                         "--ownership-ms", Integer.toString(ownershipMillis));
+                orderedRuns.computeIfAbsent("takeover", m -> new ArrayList<>()).add(r);
                 recordOrdered(OrderedMetric.TAKEOVER_P50, number(r, "p50"));
                 recordOrdered(OrderedMetric.TAKEOVER_MAX, number(r, "max"));
                 recordOrdered(OrderedMetric.TAKEOVER_ALL_P50, number(r, "allP50"));

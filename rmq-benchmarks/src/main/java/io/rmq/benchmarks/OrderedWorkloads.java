@@ -378,7 +378,9 @@ public final class OrderedWorkloads {
                         sent.addAndGet(SLOTS);
                     }
                     catch (RuntimeException ex) {
-                        sendFailures.incrementAndGet();
+                        if (sendFailures.incrementAndGet() <= 3) {
+                            System.err.println("rmq-peer: a send failed: " + ex);
+                        }
                     }
                     try {
                         Thread.sleep(Math.max(1, SEND_EVERY_MILLIS - (System.currentTimeMillis() - now)));
@@ -391,6 +393,7 @@ public final class OrderedWorkloads {
             sending.start();
             try {
                 for (int k = 0; k < kills; k++) {
+                    long started = System.nanoTime();
                     Victim victim = startVictim(args, ownershipMillis);
                     Set<Integer> victimSlots;
                     try {
@@ -409,6 +412,8 @@ public final class OrderedWorkloads {
                             }
                             Thread.sleep(10);
                         }
+                        System.err.printf(Locale.ROOT, "rmq-peer: kill %d: victim started, slots shared 8/8 after %d ms%n",
+                                k + 1, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
                         Thread.sleep(500); // both handle their slots for a while
                         victimSlots = victim.owned;
                         Set<Integer> mine = container.ownedSlots();

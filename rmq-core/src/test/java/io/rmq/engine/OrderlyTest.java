@@ -206,6 +206,7 @@ class OrderlyTest extends OrderlyTestSupport {
             // a four-second window after the first second: 800 at 200/s (the bucket holds at most 20 more)
             long from = times.get(0) + 1000;
             long count = times.stream().filter(t -> t >= from && t < from + 4000).count();
+            System.out.printf("[rate-limit] %s %s: %d handled in 4 s at 200/s by 3 instances%n", topology, mode, count);
             assertThat(count).as(mode + ": handled in 4 s at 200/s").isBetween(760L, 830L);
             containers.forEach(ListenerContainer::stop);
             containers.clear();

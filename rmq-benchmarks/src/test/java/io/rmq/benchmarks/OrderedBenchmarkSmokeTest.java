@@ -1,0 +1,58 @@
+package io.rmq.benchmarks;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.rmq.test.RedisServersExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A small run of {@code --workload ordered} (each workload in its own process, the takeover's victims in theirs, as
+ * in a real run): every backlog message is handled in both modes, ORDERLY keeps each key's order, and two kills are
+ * taken over, with the time measured. Real figures come from {@code rmq-benchmarks/run --workload ordered}.
+ */
+@ExtendWith(RedisServersExtension.class)
+class OrderedBenchmarkSmokeTest {
+
+    @Test
+    void orderedWorkloadsRunAndTheTableIsWritten(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("ordered.md");
+        Map<String, String> options = new HashMap<>(Map.of("runs", "1", "ordered-messages", "3000", "kills", "2",
+                "warmup-seconds", "0", "cap-seconds", "60", "out", out.toString()));
+        BenchmarkMain main = new BenchmarkMain(options);
+        String table = main.runOrdered();
+        assertThat(Files.readString(out)).isEqualTo(table);
+
+        for (String mode : List.of("ORDERLY", "CONCURRENT")) {
+            Map<String, String> run = main.orderedRuns.get(mode).get(0);
+            assertThat(run).as(mode).isNotNull();
+            assertThat(BenchmarkMain.number(run, "count")).as(mode + ": distinct messages handled").isEqualTo(3000);
+            assertThat(BenchmarkMain.number(run, "rate")).as(mode).isPositive();
+        }
+        assertThat(BenchmarkMain.number(main.orderedRuns.get("ORDERLY").get(0), "violations"))
+                .as("ORDERLY: messages handled after a later one of their key").isZero();
+
+        Map<String, String> takeover = main.orderedRuns.get("takeover").get(0);
+        assertThat(takeover).isNotNull();
+        assertThat(BenchmarkMain.number(takeover, "kills")).isEqualTo(2);
+        // ownership timeout 2 s, renewed every 400 ms: a slot cannot move before ~1.6 s after the kill
+        assertThat(BenchmarkMain.number(takeover, "p50")).isBetween(1_000.0, 10_000.0);
+        assertThat(BenchmarkMain.number(takeover, "max")).isBetween(BenchmarkMain.number(takeover, "p50"), 10_000.0);
+        assertThat(BenchmarkMain.number(takeover, "left")).as("messages left unhandled after the kills").isZero();
+        assertThat(BenchmarkMain.number(takeover, "dead")).isZero();
+
+        for (BenchmarkMain.OrderedMetric metric : List.of(BenchmarkMain.OrderedMetric.ORDERED,
+                BenchmarkMain.OrderedMetric.CONCURRENT, BenchmarkMain.OrderedMetric.RATIO,
+                BenchmarkMain.OrderedMetric.TAKEOVER_P50, BenchmarkMain.OrderedMetric.TAKEOVER_MAX)) {
+            String row = table.lines().filter(l -> l.startsWith("| " + metric.label + " |")).findFirst().orElseThrow();
+            assertThat(row).as(metric.label).doesNotContain("n/a");
+        }
+    }
+}
