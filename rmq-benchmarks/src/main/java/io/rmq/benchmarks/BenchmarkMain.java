@@ -26,7 +26,8 @@ import io.rmq.test.TestRedisServers;
 /**
  * Runs workloads W1-W3 (DESIGN.md) for RMQ and each available peer on one fresh Redis on loopback, each figure over
  * several runs, and prints (and writes) a table of medians, ranges and RMQ/peer ratios. Every workload runs in its
- * own peer process (PROTOCOL.md); Redis is flushed before each.
+ * own peer process (PROTOCOL.md); Redis is flushed before each. {@code --workload ordered} runs the RMQ-only ORDERLY
+ * workloads instead ({@link OrderedWorkloads}: ORDERLY vs CONCURRENT consume throughput, takeover after a kill).
  */
 public final class BenchmarkMain {
 
@@ -109,7 +110,7 @@ public final class BenchmarkMain {
         this.delaySeconds = intOption("delay-seconds", 10);
         this.idleSeconds = intOption("idle-seconds", 10);
         this.warmupSeconds = intOption("warmup-seconds", 3);
-        this.orderedMessages = intOption("ordered-messages", 100_000);
+        this.orderedMessages = intOption("ordered-messages", 300_000);
         this.kills = intOption("kills", 10);
         this.ownershipMillis = intOption("ownership-ms", 2_000);
     }

@@ -432,15 +432,17 @@ public final class RmqRedis {
         return gateway.eval(RmqScript.DEAD_DELETE, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
-    /** Sizes of one slot: {waiting (store + backing off), in flight (prepare), dead}. */
+    /** Sizes of one slot: {waiting (store + backing off), in flight (prepare; ORDERLY: taken, not settled), dead}. */
     public CompletableFuture<long[]> sizes(SlotKeys slot) {
         var c = gateway.commands();
         CompletableFuture<Long> store = c.zcard(slot.store()).toCompletableFuture();
         CompletableFuture<Long> retry = c.zcard(slot.retry()).toCompletableFuture();
         CompletableFuture<Long> prepare = c.zcard(slot.prepare()).toCompletableFuture();
         CompletableFuture<Long> dead = c.zcard(slot.dead()).toCompletableFuture();
-        return CompletableFuture.allOf(store, retry, prepare, dead)
-                .thenApply(v -> new long[] {store.join() + retry.join(), prepare.join(), dead.join()});
+        // an ORDERLY slot's retry entries are its failed head, which is also in prepare: count it once, in flight
+        CompletableFuture<Long> ordered = c.exists(slot.owner()).toCompletableFuture();
+        return CompletableFuture.allOf(store, retry, prepare, dead, ordered).thenApply(v -> new long[] {
+                store.join() + (ordered.join() > 0 ? 0 : retry.join()), prepare.join(), dead.join()});
     }
 
     /** The score of a member in a slot's store (null when absent). For tests and tooling. */
