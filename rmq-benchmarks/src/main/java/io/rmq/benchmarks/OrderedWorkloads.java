@@ -344,13 +344,14 @@ public final class OrderedWorkloads {
         AtomicLong handled = new AtomicLong();
         AtomicLong sent = new AtomicLong();
         AtomicInteger sendFailures = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean sending = new java.util.concurrent.atomic.AtomicBoolean(true);
         long[] first = new long[kills];
         long[] all = new long[kills];
         int done = 0;
         try (Instance survivor = Instance.connect(args.host(), args.port());
-                Instance sender = Instance.connect(args.host(), args.port())) {
+                Instance producer = Instance.connect(args.host(), args.port())) {
             survivor.rmq().defineTopic(TAKEOVER_TOPIC, TopicType.FIXED_TIME, SLOTS);
-            sender.rmq().defineTopic(TAKEOVER_TOPIC, TopicType.FIXED_TIME, SLOTS);
+            producer.rmq().defineTopic(TAKEOVER_TOPIC, TopicType.FIXED_TIME, SLOTS);
             MessageHandler<Tick> handler = (Tick t, Delivery d) -> {
                 handled.incrementAndGet();
                 long now = System.nanoTime();
@@ -364,9 +365,9 @@ public final class OrderedWorkloads {
             container.start();
 
             // one message to every slot every 10 ms, due now
-            Thread sending = new Thread(() -> {
+            Thread sender = new Thread(() -> {
                 long id = 0;
-                while (!Thread.currentThread().isInterrupted()) {
+                while (sending.get()) {
                     long now = System.currentTimeMillis();
                     List<OutgoingMessage> batch = new ArrayList<>(SLOTS);
                     for (int slot = 0; slot < SLOTS; slot++) {
@@ -374,7 +375,7 @@ public final class OrderedWorkloads {
                                 Instant.ofEpochMilli(now)).withSlotBasis(basis[slot]));
                     }
                     try {
-                        sender.rmq().producer().sendBatch(batch);
+                        producer.rmq().producer().sendBatch(batch);
                         sent.addAndGet(SLOTS);
                     }
                     catch (RuntimeException ex) {
@@ -390,7 +391,7 @@ public final class OrderedWorkloads {
                     }
                 }
             }, "sender");
-            sending.start();
+            sender.start();
             try {
                 for (int k = 0; k < kills; k++) {
                     long started = System.nanoTime();
@@ -450,8 +451,8 @@ public final class OrderedWorkloads {
                 }
             }
             finally {
-                sending.interrupt();
-                sending.join(5_000);
+                sending.set(false); // not an interrupt: that would fail the send under way
+                sender.join(5_000);
             }
             // everything sent is handled: nothing waiting or in flight (the victims' share included)
             long drainBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(ownershipMillis / 1000 * 3 + 10);

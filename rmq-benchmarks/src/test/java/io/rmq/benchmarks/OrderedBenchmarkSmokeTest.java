@@ -48,6 +48,7 @@ class OrderedBenchmarkSmokeTest {
         assertThat(BenchmarkMain.number(takeover, "max")).isBetween(BenchmarkMain.number(takeover, "p50"), 10_000.0);
         assertThat(BenchmarkMain.number(takeover, "left")).as("messages left unhandled after the kills").isZero();
         assertThat(BenchmarkMain.number(takeover, "dead")).isZero();
+        assertThat(BenchmarkMain.number(takeover, "sendFailures")).isZero();
 
         for (BenchmarkMain.OrderedMetric metric : List.of(BenchmarkMain.OrderedMetric.ORDERED,
                 BenchmarkMain.OrderedMetric.CONCURRENT, BenchmarkMain.OrderedMetric.RATIO,
