@@ -6,8 +6,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * RMQ samples: the three stories of the original RMQ design, played by {@link SampleDriver} against the listeners in
- * {@code render}, {@code merchant} and {@code order}.
+ * RMQ samples: the three stories of the original RMQ design and one of ORDERLY consumption, played by
+ * {@link SampleDriver} against the listeners in {@code render}, {@code merchant}, {@code order} and {@code ledger}.
  * <p>
  * Without {@code spring.data.redis.*} connection properties an embedded Redis is started (see
  * {@link io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor}). With {@code rmq.samples.exit-when-done=true}

@@ -10,15 +10,23 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import io.rmq.admin.TopicStats;
 import io.rmq.container.ListenerContainer;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
+import io.rmq.samples.ledger.Ledger;
+import io.rmq.samples.ledger.LedgerEntry;
+import io.rmq.samples.ledger.LedgerEntryHandler;
 import io.rmq.samples.merchant.MerchantDirectory;
 import io.rmq.samples.merchant.MerchantTask;
 import io.rmq.samples.merchant.MerchantTaskWorker;
@@ -39,12 +47,14 @@ import org.springframework.boot.ExitCodeGenerator;
 import org.springframework.stereotype.Component;
 
 /**
- * Plays the three stories of the original RMQ design, one after the other, and prints what is sent, what merges and
- * what the listeners do:
+ * Plays the three stories of the original RMQ design and one of ORDERLY consumption, one after the other, and prints
+ * what is sent, what merges and what the listeners do:
  * <ol>
  *   <li>RANGE_MERGE {@code picture-render}: bursts of price changes, one picture render per item and burst;</li>
  *   <li>PRIORITY {@code merchant-tasks}: a backlog of re-render tasks, key accounts served first;</li>
- *   <li>FIXED_TIME {@code order-timeout}: unpaid orders closed at their payment deadline, paid ones left alone.</li>
+ *   <li>FIXED_TIME {@code order-timeout}: unpaid orders closed at their payment deadline, paid ones left alone;</li>
+ *   <li>FIXED_TIME {@code ledger}, consumed ORDERLY: per-account ledger entries applied in sequence, many accounts in
+ *   parallel, without a lock; a failed entry holds back its slot until its retry.</li>
  * </ol>
  * Then it waits until every queue is empty, prints a summary and records the outcome in {@link ScenarioReport}. The
  * exit code ({@link ExitCodeGenerator}) is 0 when every story ended as expected.
@@ -55,6 +65,15 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     static final String RENDER_TOPIC = "picture-render";
     static final String MERCHANT_TOPIC = "merchant-tasks";
     static final String ORDER_TOPIC = "order-timeout";
+    static final String LEDGER_TOPIC = "ledger";
+    static final List<String> TOPICS = List.of(RENDER_TOPIC, MERCHANT_TOPIC, ORDER_TOPIC, LEDGER_TOPIC);
+
+    /** Story 4: the accounts (AC-1009 and AC-1016 share a slot of the 16), entries per account, the entry that fails once. */
+    static final List<String> LEDGER_ACCOUNTS = List.of("AC-1009", "AC-1010", "AC-1011", "AC-1012", "AC-1013",
+            "AC-1014", "AC-1015", "AC-1016");
+    static final int LEDGER_ENTRIES_PER_ACCOUNT = 25;
+    static final String FAILING_ACCOUNT = "AC-1009";
+    static final int FAILING_SEQUENCE = 10;
 
     /** How long a render request waits for more changes of the same item. */
     static final Duration RENDER_TIME_RANGE = Duration.ofSeconds(2);
@@ -70,12 +89,14 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private final MerchantDirectory merchants;
     private final MerchantTaskWorker merchantWorker;
     private final OrderBook orders;
+    private final Ledger ledger;
+    private final LedgerEntryHandler ledgerHandler;
     private final ScenarioReport report;
     private final SamplesProperties properties;
 
     public SampleDriver(RmqTemplate rmq, RmqListenerEndpointRegistry listeners, PriceBoard prices,
             PictureRenderer renderer, MerchantDirectory merchants, MerchantTaskWorker merchantWorker, OrderBook orders,
-            ScenarioReport report, SamplesProperties properties) {
+            Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report, SamplesProperties properties) {
         this.rmq = rmq;
         this.listeners = listeners;
         this.prices = prices;
@@ -83,6 +104,8 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         this.merchants = merchants;
         this.merchantWorker = merchantWorker;
         this.orders = orders;
+        this.ledger = ledger;
+        this.ledgerHandler = ledgerHandler;
         this.report = report;
         this.properties = properties;
     }
@@ -94,6 +117,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             rangeMergeStory();
             priorityStory();
             fixedTimeStory();
+            orderlyStory();
             awaitEmptyQueues();
         }
         catch (StoryTimeout ex) {
@@ -113,7 +137,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 1: RANGE_MERGE
 
     private void rangeMergeStory() throws InterruptedException {
-        header("Story 1/3 - RANGE_MERGE, topic '" + RENDER_TOPIC + "'",
+        header("Story 1/4 - RANGE_MERGE, topic '" + RENDER_TOPIC + "'",
                 "Each price change asks for a re-render of the item's main picture (it shows the price). Rendering is",
                 "expensive and prices change in bursts, so a request waits " + RENDER_TIME_RANGE.toSeconds()
                         + " s (timeRange) after the item's first change;",
@@ -209,7 +233,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 2: PRIORITY
 
     private void priorityStory() throws InterruptedException {
-        header("Story 2/3 - PRIORITY, topic '" + MERCHANT_TOPIC + "'",
+        header("Story 2/4 - PRIORITY, topic '" + MERCHANT_TOPIC + "'",
                 "The same re-render work, queued by merchant tier: key accounts (KA) priority 100, regular merchants 10,",
                 "the long tail 1. The render farm is down for maintenance (listener not started) and a backlog builds up;",
                 "when it comes back, KA work is handled first. One handler thread, so the order is plain to see.");
@@ -259,7 +283,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 3: FIXED_TIME
 
     private void fixedTimeStory() throws InterruptedException {
-        header("Story 3/3 - FIXED_TIME, topic '" + ORDER_TOPIC + "'",
+        header("Story 3/4 - FIXED_TIME, topic '" + ORDER_TOPIC + "'",
                 "Every order must be paid by its deadline. When it is placed, a close is scheduled for exactly that time;",
                 "at the deadline, orders that were paid are left alone and unpaid ones are closed. A customer who gets",
                 "more time has the close re-sent with the new time: it merges and moves.");
@@ -309,10 +333,147 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                         .collect(Collectors.joining(", ")));
     }
 
+    // ------------------------------------------------------------------ story 4: FIXED_TIME, consumed ORDERLY
+
+    private void orderlyStory() throws InterruptedException {
+        header("Story 4/4 - FIXED_TIME consumed ORDERLY, topic '" + LEDGER_TOPIC + "'",
+                "Ledger entries (deposits, withdrawals) must be applied to each account in its sequence: entry n+1 only",
+                "after entry n, yet many accounts at once. Each entry is sent with slotBasis = its account, so an",
+                "account's entries share a slot, due at once in sequence order. The listener is ORDERLY (4 threads): a",
+                "slot is owned by one instance and run by one thread at a time. No lock, yet per-account order. The",
+                "core-banking call fails once for one entry: its slot waits for the retry (200 ms), nothing overtakes it.");
+        int accounts = LEDGER_ACCOUNTS.size();
+        int total = accounts * LEDGER_ENTRIES_PER_ACCOUNT;
+        // the entries, round by round (#1 of every account, then #2, ...), as they would come in
+        Random random = new Random(4711);
+        Map<String, Long> expected = new TreeMap<>();
+        List<LedgerEntry> entries = new ArrayList<>();
+        for (int sequence = 1; sequence <= LEDGER_ENTRIES_PER_ACCOUNT; sequence++) {
+            for (String account : LEDGER_ACCOUNTS) {
+                long balance = expected.getOrDefault(account, 0L);
+                long amount;
+                if (sequence == 1) {
+                    amount = (500 + random.nextInt(1500)) * 100L; // opening deposit
+                }
+                else if (random.nextInt(10) < 6 || balance < 100) {
+                    amount = 1 + random.nextInt(30_000);
+                }
+                else {
+                    amount = -(1 + random.nextInt((int) Math.min(balance, 25_000))); // never below zero, in sequence
+                }
+                expected.put(account, balance + amount);
+                entries.add(new LedgerEntry(account, sequence, amount));
+            }
+        }
+        ledgerHandler.failOnce(FAILING_ACCOUNT, FAILING_SEQUENCE);
+        story("  core banking will time out once, on %s #%d", FAILING_ACCOUNT, FAILING_SEQUENCE);
+
+        // due in the recent past, 1 ms apart in sending order: due at once, each account's entries in sequence order
+        long firstDue = System.currentTimeMillis() - 1000;
+        Map<String, Integer> slotByAccount = new TreeMap<>();
+        long merged = 0;
+        long sendStart = System.nanoTime();
+        for (int i = 0; i < entries.size(); i++) {
+            LedgerEntry entry = entries.get(i);
+            SendResult sent = rmq.send(OutgoingMessage.fixedTime(LEDGER_TOPIC, entry, Instant.ofEpochMilli(firstDue + i))
+                    .withSlotBasis(entry.accountId()));
+            merged += sent.merged() ? 1 : 0;
+            slotByAccount.put(entry.accountId(), sent.slot());
+            if (entry.sequence() == 1) {
+                story("  -> %s #1 opening deposit %9s  (slotBasis %s -> slot %d)", entry.accountId(),
+                        Ledger.signed(entry.amountCents()), entry.accountId(), sent.slot());
+            }
+        }
+        long sendMillis = Duration.ofNanos(System.nanoTime() - sendStart).toMillis();
+        report.ledgerRun(new ScenarioReport.LedgerRun(total, Map.copyOf(expected), Map.copyOf(slotByAccount), merged));
+        story("  -> ... then #2..#%d of every account, round by round: %d entries sent one by one in %d ms, %d merged",
+                LEDGER_ENTRIES_PER_ACCOUNT, total, sendMillis, merged);
+        story("  %d accounts on %d slots: %s", accounts, new TreeSet<>(slotByAccount.values()).size(),
+                sharedSlots(slotByAccount));
+        check(merged == 0, merged + " ledger entries merged; every entry is distinct");
+
+        await("every ledger entry applied", () -> ledger.appliedCount() >= total && queueEmpty(LEDGER_TOPIC));
+        List<Ledger.Applied> applied = ledger.applied();
+        Map<String, Long> balances = ledger.balances();
+        for (String account : LEDGER_ACCOUNTS) {
+            List<Ledger.Applied> ofAccount = applied.stream().filter(a -> a.accountId().equals(account)).toList();
+            List<Integer> sequences = ofAccount.stream().map(Ledger.Applied::sequence).toList();
+            boolean inSequence = sequences.equals(IntStream.rangeClosed(1, LEDGER_ENTRIES_PER_ACCOUNT)
+                    .boxed().toList());
+            long balance = balances.getOrDefault(account, 0L);
+            story("  %s slot %2d: %d entries applied %s, balance %9s (expected %9s), threads %s", account,
+                    slotByAccount.get(account), ofAccount.size(), inSequence ? "in sequence" : "OUT OF SEQUENCE",
+                    Ledger.signed(balance), Ledger.signed(expected.get(account)),
+                    ofAccount.stream().map(a -> a.thread().substring(a.thread().lastIndexOf('-') + 1)).distinct().sorted()
+                            .collect(Collectors.joining(",")));
+            check(inSequence, "ledger entries of " + account + " were applied as " + sequences);
+            check(balance == expected.get(account), "balance of " + account + " is " + Ledger.signed(balance)
+                    + ", expected " + Ledger.signed(expected.get(account)));
+        }
+        check(applied.size() == total, "expected " + total + " applied ledger entries, got " + applied.size());
+        check(ledger.outOfOrder().isEmpty(), "ledger entries applied out of sequence: " + ledger.outOfOrder());
+        check(ledgerHandler.slotOverlaps() == 0, ledgerHandler.slotOverlaps() + " times two threads ran one slot at once");
+
+        // the failed entry: retried after its backoff; nothing of its slot was applied in between
+        List<LedgerEntryHandler.FailedAttempt> failures = ledgerHandler.failures();
+        check(failures.size() == 1, "expected one failed ledger attempt, got " + failures);
+        if (!failures.isEmpty()) {
+            LedgerEntryHandler.FailedAttempt failure = failures.get(0);
+            int retryAt = -1;
+            for (int i = 0; i < applied.size(); i++) {
+                if (applied.get(i).accountId().equals(failure.accountId())
+                        && applied.get(i).sequence() == failure.sequence()) {
+                    retryAt = i;
+                }
+            }
+            check(retryAt >= 0, failure.accountId() + " #" + failure.sequence() + " was never applied after its failure");
+            if (retryAt >= 0) {
+                Ledger.Applied retry = applied.get(retryAt);
+                List<Ledger.Applied> overtook = applied.subList(Math.min(failure.appliedBefore(), retryAt), retryAt)
+                        .stream().filter(a -> a.slot() == failure.slot()).toList();
+                int finalRetryAt = retryAt;
+                boolean successorsAfter = IntStream.range(0, applied.size())
+                        .filter(i -> applied.get(i).accountId().equals(failure.accountId())
+                                && applied.get(i).sequence() > failure.sequence())
+                        .allMatch(i -> i > finalRetryAt);
+                List<String> slotMates = slotByAccount.entrySet().stream()
+                        .filter(e -> e.getValue() == failure.slot() && !e.getKey().equals(failure.accountId()))
+                        .map(Map.Entry::getKey).toList();
+                story("  %s #%d failed once, applied at attempt %d %d ms later; meanwhile slot %d (%s) was suspended:",
+                        failure.accountId(), failure.sequence(), retry.attempt(), retry.appliedAt() - failure.failedAt(),
+                        failure.slot(), Stream.concat(Stream.of(failure.accountId()), slotMates.stream())
+                                .collect(Collectors.joining(" and ")));
+                story("    %d entries of the slot overtook it, #%d..#%d applied after it: %s; other slots went on (%d entries)",
+                        overtook.size(), failure.sequence() + 1, LEDGER_ENTRIES_PER_ACCOUNT,
+                        successorsAfter ? "yes" : "NO", retryAt - failure.appliedBefore());
+                check(retry.attempt() == 2, failure.accountId() + " #" + failure.sequence() + " applied at attempt "
+                        + retry.attempt() + ", expected 2");
+                check(overtook.isEmpty(), "entries overtook the failed " + failure.accountId() + " #"
+                        + failure.sequence() + " in its suspended slot: " + overtook);
+                check(successorsAfter, "entries of " + failure.accountId() + " after #" + failure.sequence()
+                        + " were applied before its retry");
+            }
+        }
+        Set<Integer> slots = applied.stream().map(Ledger.Applied::slot).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> threads = applied.stream().map(Ledger.Applied::thread).collect(Collectors.toCollection(TreeSet::new));
+        story("  %d entries applied, %d out of sequence, %d of %d balances as expected; %d slots on %d threads (%s-orderly-N),"
+                        + " two threads on one slot at once: %d", applied.size(), ledger.outOfOrder().size(),
+                LEDGER_ACCOUNTS.stream().filter(a -> expected.get(a).equals(balances.get(a))).count(), accounts,
+                slots.size(), threads.size(), LedgerEntryHandler.LISTENER_ID, ledgerHandler.slotOverlaps());
+    }
+
+    private static String sharedSlots(Map<String, Integer> slotByAccount) {
+        Map<Integer, List<String>> bySlot = new TreeMap<>();
+        slotByAccount.forEach((account, slot) -> bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(account));
+        List<String> shared = bySlot.entrySet().stream().filter(e -> e.getValue().size() > 1)
+                .map(e -> String.join(" and ", e.getValue()) + " share slot " + e.getKey()).toList();
+        return shared.isEmpty() ? "one slot each" : String.join("; ", shared) + ", the others have one of their own";
+    }
+
     // ------------------------------------------------------------------ end
 
     private void awaitEmptyQueues() throws InterruptedException {
-        await("all queues empty", () -> queueEmpty(RENDER_TOPIC) && queueEmpty(MERCHANT_TOPIC) && queueEmpty(ORDER_TOPIC));
+        await("all queues empty", () -> TOPICS.stream().allMatch(this::queueEmpty));
     }
 
     private void summary() {
@@ -330,12 +491,18 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         story("FIXED_TIME   %-15s %d orders: %d paid in time (skipped), %d closed at their deadline", ORDER_TOPIC,
                 all.size(), all.stream().filter(o -> o.status() == OrderBook.Status.PAID).count(),
                 all.stream().filter(o -> o.status() == OrderBook.Status.CLOSED).count());
-        for (String topic : List.of(RENDER_TOPIC, MERCHANT_TOPIC, ORDER_TOPIC)) {
+        List<Ledger.Applied> applied = ledger.applied();
+        story("ORDERLY      %-15s %d ledger entries of %d accounts applied, %d out of sequence; %d failed attempt(s) "
+                        + "retried before their successors; %d slots, %d threads", LEDGER_TOPIC, applied.size(),
+                applied.stream().map(Ledger.Applied::accountId).distinct().count(), ledger.outOfOrder().size(),
+                ledgerHandler.failures().size(), applied.stream().map(Ledger.Applied::slot).distinct().count(),
+                applied.stream().map(Ledger.Applied::thread).distinct().count());
+        for (String topic : TOPICS) {
             TopicStats stats = rmq.stats(topic);
             story("queue %-15s waiting=%d in-flight=%d dead=%d", topic, stats.waiting(), stats.inFlight(), stats.dead());
         }
         if (report.succeeded()) {
-            story("All three stories ended as expected, in %.1f s.", report.elapsedMillis() / 1000.0);
+            story("All four stories ended as expected, in %.1f s.", report.elapsedMillis() / 1000.0);
         }
         else {
             report.problems().forEach(p -> log.warn("problem: {}", p));

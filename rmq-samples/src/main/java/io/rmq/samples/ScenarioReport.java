@@ -28,11 +28,24 @@ public class ScenarioReport {
             Map<Long, Long> latestPrices, Map<Long, Long> renderedPrices) {
     }
 
+    /**
+     * What story 4 sent to the ledger.
+     *
+     * @param entriesSent      ledger entries sent
+     * @param expectedBalances each account's balance after all its entries, computed from what was sent
+     * @param slotByAccount    the slot each account's entries were routed to (slotBasis = account)
+     * @param merged           sends that merged into a waiting message (every entry is distinct: 0)
+     */
+    public record LedgerRun(int entriesSent, Map<String, Long> expectedBalances, Map<String, Integer> slotByAccount,
+            long merged) {
+    }
+
     private final List<Burst> bursts = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private int backlogTasks;
     private boolean upgradeMerged;
     private boolean orderExtensionMerged;
+    private LedgerRun ledgerRun;
     private boolean finished;
     private long elapsedMillis;
 
@@ -63,6 +76,15 @@ public class ScenarioReport {
 
     public synchronized boolean orderExtensionMerged() {
         return orderExtensionMerged;
+    }
+
+    public synchronized void ledgerRun(LedgerRun run) {
+        this.ledgerRun = run;
+    }
+
+    /** What story 4 sent; null before it has. */
+    public synchronized LedgerRun ledgerRun() {
+        return ledgerRun;
     }
 
     public synchronized void problem(String problem) {

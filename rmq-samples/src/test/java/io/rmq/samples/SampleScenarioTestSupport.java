@@ -1,12 +1,19 @@
 package io.rmq.samples;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import io.rmq.admin.TopicStats;
+import io.rmq.core.SlotRouter;
+import io.rmq.samples.ledger.Ledger;
+import io.rmq.samples.ledger.Ledger.Applied;
+import io.rmq.samples.ledger.LedgerEntryHandler;
 import io.rmq.samples.merchant.MerchantTaskWorker;
 import io.rmq.samples.merchant.MerchantTaskWorker.HandledTask;
 import io.rmq.samples.merchant.MerchantTier;
@@ -54,6 +61,12 @@ abstract class SampleScenarioTestSupport {
     OrderBook orders;
 
     @Autowired
+    Ledger ledger;
+
+    @Autowired
+    LedgerEntryHandler ledgerHandler;
+
+    @Autowired
     RmqTemplate rmq;
 
     @Autowired
@@ -71,7 +84,9 @@ abstract class SampleScenarioTestSupport {
         assertThat(report.finished()).isTrue();
         assertThat(report.problems()).isEmpty();
         assertThat(report.succeeded()).isTrue();
-        for (String topic : List.of(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC, SampleDriver.ORDER_TOPIC)) {
+        assertThat(SampleDriver.TOPICS).containsExactly(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC,
+                SampleDriver.ORDER_TOPIC, SampleDriver.LEDGER_TOPIC);
+        for (String topic : SampleDriver.TOPICS) {
             TopicStats stats = rmq.stats(topic);
             assertThat(stats.waiting()).as(topic + " waiting").isZero();
             assertThat(stats.inFlight()).as(topic + " in flight").isZero();
@@ -159,5 +174,69 @@ abstract class SampleScenarioTestSupport {
         // A-1006 got one more second: its close merged and moved to the new deadline, 2.5 s after A-1001's (not 1.5 s)
         assertThat(report.orderExtensionMerged()).isTrue();
         assertThat(byId.get("A-1006").deadline() - byId.get("A-1001").deadline()).isEqualTo(2_500);
+    }
+
+    @Test
+    void orderlyAppliesEveryAccountsLedgerEntriesInSequence() {
+        ScenarioReport.LedgerRun run = report.ledgerRun();
+        assertThat(run).isNotNull();
+        assertThat(run.entriesSent()).isEqualTo(200);
+        assertThat(run.merged()).isZero();
+        List<Applied> applied = ledger.applied();
+        assertThat(applied).hasSize(run.entriesSent());
+        assertThat(ledger.outOfOrder()).isEmpty();
+        assertThat(ledger.duplicates()).isZero();
+        assertThat(ledgerHandler.slotOverlaps()).isZero();
+
+        // independently of the ledger's own check: each account's entries were applied as 1, 2, ..., 25
+        Map<String, List<Integer>> sequences = applied.stream().collect(Collectors.groupingBy(Applied::accountId,
+                LinkedHashMap::new, Collectors.mapping(Applied::sequence, Collectors.toList())));
+        assertThat(sequences).containsOnlyKeys(SampleDriver.LEDGER_ACCOUNTS);
+        List<Integer> oneToTwentyFive = IntStream.rangeClosed(1, 25).boxed().toList();
+        sequences.forEach((account, seqs) -> assertThat(seqs).as(account).isEqualTo(oneToTwentyFive));
+
+        // final balances as computed from what was sent, and each the sum of its applied amounts
+        assertThat(ledger.balances()).isEqualTo(run.expectedBalances());
+        Map<String, Long> sums = applied.stream().collect(Collectors.groupingBy(Applied::accountId,
+                Collectors.summingLong(Applied::amountCents)));
+        assertThat(sums).isEqualTo(run.expectedBalances());
+        // sent in sequence: no balance ever went below zero
+        assertThat(applied).allSatisfy(a -> assertThat(a.balanceAfter()).as(a.toString()).isNotNegative());
+
+        // slotBasis = account: all of an account's entries came from one slot, CRC32(account) & 15
+        for (String account : SampleDriver.LEDGER_ACCOUNTS) {
+            int slot = SlotRouter.slot(account.getBytes(StandardCharsets.UTF_8), 16);
+            assertThat(run.slotByAccount()).containsEntry(account, slot);
+            assertThat(applied).filteredOn(a -> a.accountId().equals(account)).extracting(Applied::slot)
+                    .containsOnly(slot);
+        }
+        // accounts in parallel: several handler threads took part (the listener has 4)
+        assertThat(applied).extracting(Applied::thread).allMatch(t -> t.startsWith(LedgerEntryHandler.LISTENER_ID
+                + "-orderly-"));
+        assertThat(applied.stream().map(Applied::thread).distinct().count()).isBetween(2L, 4L);
+    }
+
+    @Test
+    void aFailedLedgerEntryHoldsBackItsSlotUntilItsRetry() {
+        List<LedgerEntryHandler.FailedAttempt> failures = ledgerHandler.failures();
+        assertThat(failures).hasSize(1);
+        LedgerEntryHandler.FailedAttempt failure = failures.get(0);
+        assertThat(failure.accountId()).isEqualTo(SampleDriver.FAILING_ACCOUNT);
+        assertThat(failure.sequence()).isEqualTo(SampleDriver.FAILING_SEQUENCE);
+        assertThat(failure.attempt()).isEqualTo(1);
+
+        List<Applied> applied = ledger.applied();
+        int retryAt = IntStream.range(0, applied.size()).filter(i -> applied.get(i).accountId().equals(failure.accountId())
+                && applied.get(i).sequence() == failure.sequence()).findFirst().orElseThrow();
+        Applied retry = applied.get(retryAt);
+        assertThat(retry.attempt()).isEqualTo(2);
+        // backoff 200 ms, no jitter (allow for clock granularity)
+        assertThat(retry.appliedAt() - failure.failedAt()).isGreaterThanOrEqualTo(150);
+        // nothing of the suspended slot (the account's later entries, nor AC-1016's, which shares it) overtook it
+        assertThat(applied.subList(failure.appliedBefore(), retryAt)).noneMatch(a -> a.slot() == failure.slot());
+        assertThat(applied.subList(0, retryAt)).noneMatch(a -> a.accountId().equals(failure.accountId())
+                && a.sequence() > failure.sequence());
+        assertThat(applied).filteredOn(a -> a != retry).allSatisfy(a -> assertThat(a.attempt()).isEqualTo(1));
+        assertThat(report.ledgerRun().slotByAccount().get("AC-1016")).isEqualTo(failure.slot());
     }
 }
