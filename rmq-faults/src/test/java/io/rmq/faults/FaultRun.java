@@ -184,6 +184,22 @@ final class FaultRun implements AutoCloseable {
         return bySlot;
     }
 
+    /** The longest time any slot went without a handling starting, between {@code from} and {@code to}. */
+    long longestGap(long from, long to) throws IOException {
+        long worst = 0;
+        for (List<Interval> slot : intervals().values()) {
+            long last = from;
+            for (Interval interval : slot) {
+                if (interval.start() > from && interval.start() <= to) {
+                    worst = Math.max(worst, interval.start() - last);
+                    last = interval.start();
+                }
+            }
+            worst = Math.max(worst, to - last);
+        }
+        return worst;
+    }
+
     /**
      * What broke ORDERLY's promises: two handlings of one slot overlapping in time (except with one that spans
      * {@code exceptAround}, a moment while its consumer was frozen), or a slot whose messages were first handled

@@ -63,6 +63,7 @@ class OrderedFaultScenariosTest {
                 for (int i = 0; i < 3; i++) {
                     live.add(run.consumer("o" + i, ordered(redis)));
                 }
+                long sendingFrom = System.currentTimeMillis();
                 run.send(seconds * 300, 300);
                 List<Long> takeovers = new ArrayList<>();
                 for (int k = 0; k < kills; k++) {
@@ -72,9 +73,14 @@ class OrderedFaultScenariosTest {
                     Set<Integer> victimSlots = slotsHandledBy(run, victim, killedAt - OWNERSHIP_MILLIS);
                     victim.kill();
                     live.add(run.consumer("r" + k, ordered(redis)));
+                    assertThat(victimSlots).as("slots the victim handled in its last 2 s").isNotEmpty();
                     takeovers.add(takeover(run, victim, victimSlots, killedAt));
                 }
                 FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+                long sendingTo = sendingFrom + seconds * 1000L;
+                long gap = run.longestGap(sendingFrom + 5000, sendingTo - 1000);
+                System.out.println("[faults] ORDERLY longest time a slot went unhandled while messages came: " + gap
+                        + " ms");
                 long worst = takeovers.stream().mapToLong(Long::longValue).max().orElse(-1);
                 run.report(records, kills + " × kill -9 of an ORDERLY owner", worst);
                 System.out.println("[faults] ORDERLY take-over after kill -9 (ms, per kill): " + takeovers);
@@ -83,6 +89,8 @@ class OrderedFaultScenariosTest {
                 assertThat(run.orderViolations(Long.MIN_VALUE)).as("overlaps and disorder").isEmpty();
                 // ownership time + one renewal period (ownership / 5) + the time to start the first handler
                 assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isBetween(0L, OWNERSHIP_MILLIS + 2000));
+                // every slot gets messages all the time: a gap longer than a take-over would be a stalled owner
+                assertThat(gap).as("longest gap in a slot's handling").isLessThan(OWNERSHIP_MILLIS + 3000);
             }
         }
     }
