@@ -71,9 +71,12 @@ class OrderedFaultScenariosTest {
                     ConsumerProcess victim = live.remove(0);
                     long killedAt = System.currentTimeMillis();
                     Set<Integer> victimSlots = slotsHandledBy(run, victim, killedAt - OWNERSHIP_MILLIS);
+                    String victimLog = victim.log();
                     victim.kill();
                     live.add(run.consumer("r" + k, ordered(redis)));
-                    assertThat(victimSlots).as("slots the victim handled in its last 2 s").isNotEmpty();
+                    assertThat(victimSlots).as("slots the victim (kill %d) handled in its last 2 s; its log:%n%s", k,
+                            victimLog.length() > 6000 ? victimLog.substring(victimLog.length() - 6000) : victimLog)
+                            .isNotEmpty();
                     takeovers.add(takeover(run, victim, victimSlots, killedAt));
                 }
                 FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
