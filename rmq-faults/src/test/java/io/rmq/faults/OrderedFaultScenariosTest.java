@@ -67,7 +67,9 @@ class OrderedFaultScenariosTest {
                 run.send(seconds * 300, 300);
                 List<Long> takeovers = new ArrayList<>();
                 for (int k = 0; k < kills; k++) {
-                    Thread.sleep(seconds * 1000L / (kills + 1));
+                    // on a fixed schedule within the sending time (starting a replacement JVM takes a while)
+                    Thread.sleep(Math.max(0, sendingFrom + (k + 1) * seconds * 1000L / (kills + 1)
+                            - System.currentTimeMillis()));
                     ConsumerProcess victim = live.remove(0);
                     long killedAt = System.currentTimeMillis();
                     Set<Integer> victimSlots = slotsHandledBy(run, victim, killedAt - OWNERSHIP_MILLIS);
