@@ -159,11 +159,7 @@ public final class BenchmarkMain {
                 }
             }
             String table = table(version, peers);
-            Path out = Path.of(options.getOrDefault("out", "rmq-benchmarks/target/benchmark-results.md"));
-            Files.createDirectories(out.toAbsolutePath().getParent());
-            Files.writeString(out, table);
-            log("table written to " + out);
-            return table;
+            return writeTable(table, "rmq-benchmarks/target/benchmark-results.md");
         }
         finally {
             client.shutdown();
@@ -412,15 +408,20 @@ public final class BenchmarkMain {
                 }
             }
             String table = orderedTable(version);
-            Path out = Path.of(options.getOrDefault("out", "rmq-benchmarks/target/ordered-results.md"));
-            Files.createDirectories(out.toAbsolutePath().getParent());
-            Files.writeString(out, table);
-            log("table written to " + out);
-            return table;
+            return writeTable(table, "rmq-benchmarks/target/ordered-results.md");
         }
         finally {
             client.shutdown();
         }
+    }
+
+    /** Writes a results table to {@code --out} (default {@code defaultOut}) and returns it. */
+    private String writeTable(String table, String defaultOut) throws IOException {
+        Path out = Path.of(options.getOrDefault("out", defaultOut));
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, table);
+        log("table written to " + out);
+        return table;
     }
 
     private void recordOrdered(OrderedMetric metric, double value) {

@@ -279,11 +279,12 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             Thread coordinationThread = coordination;
             coordinationThread.interrupt();
-            joinUntil(coordinationThread, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
+            ContainerThreads.joinUntil(coordinationThread,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
             // running handlers finish their message (no new one starts); their slots are then given up
             long deadline = System.nanoTime() + options.shutdownTimeout().toNanos();
             for (Thread worker : workers) {
-                joinUntil(worker, deadline);
+                ContainerThreads.joinUntil(worker, deadline);
             }
             List<OwnedSlot> left;
             lock.lock();
@@ -315,14 +316,6 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
     }
 
-    private static void joinUntil(Thread thread, long deadlineNanos) {
-        try {
-            thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-    }
 
     // ------------------------------------------------------------------ coordination
 

@@ -336,27 +336,18 @@ public final class RmqListenerContainer implements ListenerContainer {
             Thread pollerThread = poller;
             LockSupport.unpark(pollerThread);
             long deadline = System.nanoTime() + options.shutdownTimeout().toNanos() + TimeUnit.SECONDS.toNanos(5);
-            joinUntil(pollerThread, deadline);
+            ContainerThreads.joinUntil(pollerThread, deadline);
             for (Thread worker : workers) {
                 worker.interrupt();
             }
             for (Thread worker : workers) {
-                joinUntil(worker, System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
+                ContainerThreads.joinUntil(worker, System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
             }
             running = false;
             log.debug("Stopped RMQ listener container '{}'", id());
         }
     }
 
-    private static void joinUntil(Thread thread, long deadlineNanos) {
-        try {
-            long millis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-            thread.join(Math.max(1, millis));
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
-    }
 
     // ------------------------------------------------------------------ poller
 

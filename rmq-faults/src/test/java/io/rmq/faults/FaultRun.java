@@ -18,9 +18,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.Rmq;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicType;
+import io.rmq.redis.RedisGateway;
 
 /**
  * One fault scenario's bookkeeping, independent of the consumers: the ids the sender got an acknowledgement for
@@ -43,6 +46,12 @@ final class FaultRun implements AutoCloseable {
     private final List<ConsumerProcess> consumers = new CopyOnWriteArrayList<>();
     private final long startedMillis = System.currentTimeMillis();
     private volatile Thread sending;
+
+    /** Client resources of a scenario's test-side clients: reconnects capped at 500 ms, as the consumer JVMs'. */
+    static ClientResources clientResources() {
+        return DefaultClientResources.builder().reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500)))
+                .build();
+    }
 
     /** The run owns {@code senderClient}: {@link #close()} shuts it down. */
     FaultRun(String name, Path workDir, AbstractRedisClient senderClient) {

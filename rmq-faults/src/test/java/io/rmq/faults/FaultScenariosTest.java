@@ -20,9 +20,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.core.SlotRouter;
-import io.rmq.redis.RedisGateway;
 import io.rmq.test.TcpProxy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,8 +56,7 @@ class FaultScenariosTest {
 
     @BeforeAll
     static void resources() {
-        resources = DefaultClientResources.builder()
-                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+        resources = FaultRun.clientResources();
     }
 
     @AfterAll

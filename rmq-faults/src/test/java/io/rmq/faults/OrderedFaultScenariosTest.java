@@ -11,8 +11,6 @@ import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.rmq.redis.RedisGateway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,8 +34,7 @@ class OrderedFaultScenariosTest {
 
     @BeforeAll
     static void resources() {
-        resources = DefaultClientResources.builder()
-                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+        resources = FaultRun.clientResources();
     }
 
     @AfterAll

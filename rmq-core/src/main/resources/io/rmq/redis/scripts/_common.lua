@@ -71,6 +71,22 @@ local function backoff_ms(failures, initial, multiplier, max, jitter, rnd)
     return math.floor(delay * (1 - jitter * rnd))
 end
 
+-- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count.
+local function bury(member, now, failures, priority, reason)
+    redis.call('HDEL', K_ATTEMPTS, member)
+    redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
+    redis.call('ZADD', K_DEAD, now, member)
+end
+
+-- Up to `want` due members of store WITHSCORES in taking order, after the first `skipped` (bodies found in flight):
+-- time types score <= now, oldest first; PRIORITY highest first.
+local function due_page(is_priority, now, skipped, want)
+    if is_priority then
+        return redis.call('ZREVRANGE', K_STORE, skipped, skipped + want - 1, 'WITHSCORES')
+    end
+    return redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
+end
+
 -- Records one failed attempt of `member`, which the caller has already taken out of prepare, and sends it
 -- back for a retry after its backoff or, past max_retries (or when force_dead), to the dead queue.
 -- PRIORITY messages wait out their backoff in the retry ZSET and return with their priority (kept in the
@@ -87,9 +103,7 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
                 redis.call('HDEL', K_PRIORITY, member)
             end
         end
-        redis.call('HDEL', K_ATTEMPTS, member)
-        redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
-        redis.call('ZADD', K_DEAD, now, member)
+        bury(member, now, failures, priority, reason)
         return 2
     end
     local due = now + backoff_ms(failures, initial, multiplier, max, jitter, rnd)

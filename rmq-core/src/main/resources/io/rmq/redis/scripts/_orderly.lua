@@ -31,9 +31,7 @@ local function orderly_fail(member, now, is_priority, max_retries, retry_at, rea
         end
         redis.call('ZREM', K_PREPARE, member)
         redis.call('ZREM', K_RETRY, member)
-        redis.call('HDEL', K_ATTEMPTS, member)
-        redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
-        redis.call('ZADD', K_DEAD, now, member)
+        bury(member, now, failures, priority, reason)
         return 2
     end
     redis.call('ZADD', K_RETRY, retry_at, member)

@@ -74,12 +74,7 @@ local taken, skipped = #held / 2, 0
 local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
 while batch > 0 and taken < batch and skipped < 10 * batch + 100 do
     local want = batch - taken
-    local page
-    if is_priority then
-        page = redis.call('ZREVRANGE', K_STORE, skipped, skipped + want - 1, 'WITHSCORES')
-    else
-        page = redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
-    end
+    local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
     local members = {}
     for i = 1, #page, 2 do members[#members + 1] = page[i] end

@@ -53,12 +53,7 @@ local deadline_arg = string.format('%d', deadline)
 -- Tables are built once per page and per message as few as possible: each insert is paid per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
-    local page
-    if is_priority then
-        page = redis.call('ZREVRANGE', K_STORE, skipped, skipped + want - 1, 'WITHSCORES')
-    else
-        page = redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
-    end
+    local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
     local members = {}
     for i = 1, #page, 2 do members[#members + 1] = page[i] end
