@@ -15,6 +15,13 @@ import io.rmq.core.RmqKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.consumer.Delivery;
+import io.rmq.producer.OutgoingMessage;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import io.rmq.producer.RmqProducer;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
@@ -41,8 +48,10 @@ public final class Rmq implements AutoCloseable {
      * @param keyPrefix    prefix of every Redis key RMQ writes
      * @param maxBodyBytes largest serialized body accepted by a send
      * @param codec        body serialization
+     * @param logBodyChars how many characters of a message body log lines show; 0 (default): none, only its size
+     *                     (bodies may hold personal data)
      */
-    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
+    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -55,14 +64,26 @@ public final class Rmq implements AutoCloseable {
             if (codec == null) {
                 throw new RmqInvalidArgumentException("codec", null, "must not be null");
             }
+            if (logBodyChars < 0) {
+                throw new RmqInvalidArgumentException("logBodyChars", logBodyChars, "must be zero (no bodies in logs) or"
+                        + " positive");
+            }
+        }
+
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
+            this(keyPrefix, maxBodyBytes, codec, 0);
         }
 
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+        }
+
+        public Options withLogBodyChars(int logBodyChars) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
         }
     }
 
@@ -83,7 +104,7 @@ public final class Rmq implements AutoCloseable {
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
-        this.admin = new RmqAdmin(redis, topics);
+        this.admin = new RmqAdmin(redis, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys());
         this.redisCoordinator = new RedisSlotCoordinator(redis);
     }
@@ -123,9 +144,43 @@ public final class Rmq implements AutoCloseable {
         return producer;
     }
 
-    /** A consumer of a defined topic. */
+    /**
+     * A consumer of a defined topic. A dead-letter topic in {@code settings.failures()} that is defined nowhere yet is
+     * defined here as FIXED_TIME with the topic's slot amount.
+     */
     public RmqConsumer consumer(String topic, ConsumerSettings settings) {
-        return new RmqConsumer(redis, topics.get(topic), settings, options.codec());
+        TopicDefinition definition = topics.get(topic);
+        String deadLetterTopic = settings.failures().deadLetterTopic();
+        if (deadLetterTopic != null) {
+            if (deadLetterTopic.equals(topic)) {
+                throw new RmqInvalidArgumentException("deadLetterTopic", deadLetterTopic, "must differ from the topic"
+                        + " it serves");
+            }
+            if (!topics.isKnown(deadLetterTopic)) {
+                topics.define(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
+            }
+        }
+        return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
+                options.logBodyChars());
+    }
+
+    /**
+     * Sends a dead message's body to a dead-letter topic, due at once (FIXED_TIME: now; PRIORITY: the priority it had,
+     * else 0; RANGE_MERGE: after 1 ms), then deletes it from the dead queue it died in.
+     */
+    private CompletableFuture<Void> forwardDead(Delivery delivery, String deadLetterTopic) {
+        TopicDefinition target = topics.get(deadLetterTopic);
+        TopicDefinition source = topics.get(delivery.topic());
+        OutgoingMessage message = switch (target.type()) {
+            case FIXED_TIME -> OutgoingMessage.fixedTime(deadLetterTopic, delivery.body(), Instant.now());
+            case PRIORITY -> OutgoingMessage.priority(deadLetterTopic, delivery.body(),
+                    source.type() == TopicType.PRIORITY ? (long) delivery.score() : 0);
+            case RANGE_MERGE -> OutgoingMessage.rangeMerge(deadLetterTopic, delivery.body(), Duration.ofMillis(1));
+        };
+        SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
+        return producer.sendAsync(message)
+                .thenCompose(sent -> redis.deadDelete(slot, 1, List.of(delivery.body())))
+                .thenApply(deleted -> null);
     }
 
     /**

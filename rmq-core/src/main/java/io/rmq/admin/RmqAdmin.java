@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.SlotRouter;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
@@ -15,8 +17,9 @@ import io.rmq.redis.RmqRedis;
 import io.rmq.redis.RmqRedis.DeadEntry;
 
 /**
- * Introspection and the dead-letter operations behind "manual intervention": count, page through, requeue,
- * delete and purge dead messages, and queue sizes per topic and slot.
+ * Introspection and the operations behind "manual intervention": find, cancel, reschedule, browse and purge waiting
+ * messages by their body; count, page through, requeue, delete and purge dead messages; queue sizes per topic and
+ * slot. Every change is one atomic script per slot.
  */
 public final class RmqAdmin {
 
@@ -24,11 +27,215 @@ public final class RmqAdmin {
 
     private final RmqRedis redis;
     private final TopicRegistry topics;
+    private final BodyCodec codec;
 
     public RmqAdmin(RmqRedis redis, TopicRegistry topics) {
+        this(redis, topics, new BodyCodec());
+    }
+
+    /** @param codec serializes bodies exactly as the producer does, so a body finds the message it was sent as */
+    public RmqAdmin(RmqRedis redis, TopicRegistry topics, BodyCodec codec) {
         this.redis = redis;
         this.topics = topics;
+        this.codec = codec;
     }
+
+    // ---------------------------------------------------------------- waiting messages by body
+
+    /** Where the message with this body is (waiting with its score, in flight, retrying, dead). */
+    public MessageStatus find(String topicName, Object body) {
+        return find(topicName, body, null);
+    }
+
+    /** As {@link #find(String, Object)}, for a message sent with a {@code slotBasis}. */
+    public MessageStatus find(String topicName, Object body, String slotBasis) {
+        Located at = locate(topicName, body, slotBasis);
+        RmqRedis.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member), "finding a message in " + topicName);
+        boolean priority = at.topic.type() == TopicType.PRIORITY;
+        Instant retryAt = null;
+        boolean inFlight = w.prepareScore() != null;
+        if (w.ordered() && w.retryScore() != null && inFlight) {
+            retryAt = instant(w.retryScore()); // an ordered slot's failed head, suspended until its retry
+            inFlight = false;
+        }
+        else if (priority && w.retryScore() != null) {
+            retryAt = instant(w.retryScore());
+        }
+        else if (!priority && w.storeScore() != null && w.failedAttempts() > 0 && !inFlight) {
+            retryAt = instant(w.storeScore()); // time types wait for their retry in the store
+        }
+        Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
+        String deadReason = null;
+        if (diedAt != null) {
+            String[] info = w.deadInfo().split("\n", 3);
+            deadReason = info.length == 3 ? info[2] : "";
+        }
+        return new MessageStatus(topicName, at.slot.slot(), at.member, w.storeScore(), inFlight, retryAt,
+                w.failedAttempts(), diedAt, deadReason, w.cancelled());
+    }
+
+    /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
+    public boolean contains(String topicName, Object body) {
+        return find(topicName, body).isPending();
+    }
+
+    public boolean contains(String topicName, Object body, String slotBasis) {
+        return find(topicName, body, slotBasis).isPending();
+    }
+
+    /**
+     * Cancels the message with this body: removes it where it waits, and its pending retry. A delivery in flight
+     * cannot be recalled; it is reported, and once it ends without an ack it is dropped instead of handed out
+     * again. A dead body is reported and left alone.
+     */
+    public CancelResult cancel(String topicName, Object body) {
+        return cancel(topicName, body, null);
+    }
+
+    /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
+    public CancelResult cancel(String topicName, Object body, String slotBasis) {
+        Located at = locate(topicName, body, slotBasis);
+        boolean[] r = RedisGateway.await(redis.cancel(at.slot, at.topic.type() == TopicType.PRIORITY, at.member),
+                "cancelling a message in " + topicName);
+        return new CancelResult(r[0], r[1], r[2], r[3]);
+    }
+
+    /**
+     * A new due time for a waiting RANGE_MERGE or FIXED_TIME message, whatever the merge rule (at or before now: due
+     * at once). A message waiting for its retry moves its retry. In-flight and dead messages are not changed.
+     */
+    public RescheduleResult reschedule(String topicName, Object body, Instant dueAt) {
+        return reschedule(topicName, body, null, dueAt);
+    }
+
+    public RescheduleResult reschedule(String topicName, Object body, String slotBasis, Instant dueAt) {
+        if (dueAt == null) {
+            throw new RmqInvalidArgumentException("dueAt", null, "must not be null");
+        }
+        return reschedule(topicName, body, slotBasis, false, dueAt.toEpochMilli(), "dueAt " + dueAt);
+    }
+
+    /**
+     * A new priority for a waiting PRIORITY message, whatever the merge rule; one backing off after a failure comes
+     * back with it. In-flight and dead messages are not changed.
+     */
+    public RescheduleResult reprioritize(String topicName, Object body, long priority) {
+        return reprioritize(topicName, body, null, priority);
+    }
+
+    public RescheduleResult reprioritize(String topicName, Object body, String slotBasis, long priority) {
+        if (Math.abs(priority) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
+            throw new RmqInvalidArgumentException("priority", priority, "must be between -2^53 and 2^53 (exact in a"
+                    + " Redis score)");
+        }
+        return reschedule(topicName, body, slotBasis, true, priority, "priority " + priority);
+    }
+
+    private RescheduleResult reschedule(String topicName, Object body, String slotBasis, boolean byPriority,
+            long score, String what) {
+        Located at = locate(topicName, body, slotBasis);
+        boolean priority = at.topic.type() == TopicType.PRIORITY;
+        if (priority != byPriority) {
+            throw new RmqInvalidArgumentException("topic", topicName, at.topic.describe() + (priority
+                    ? " orders by priority: use reprioritize(topic, body, priority)"
+                    : " orders by time: use reschedule(topic, body, dueAt)"));
+        }
+        long code = RedisGateway.await(redis.reschedule(at.slot, priority, at.member, score),
+                "rescheduling a message in " + topicName + " to " + what);
+        return switch ((int) code) {
+            case 1, 2 -> RescheduleResult.RESCHEDULED;
+            case 3 -> RescheduleResult.IN_FLIGHT;
+            case 4 -> RescheduleResult.DEAD;
+            default -> RescheduleResult.NOT_FOUND;
+        };
+    }
+
+    /**
+     * A page of the topic's waiting messages in taking order across all slots: time types by due time (oldest first),
+     * PRIORITY by priority (highest first).
+     *
+     * @param from  where to start: null for the beginning, else the {@code next} cursor of the previous page
+     * @param limit the most messages to return (1 to 1000)
+     */
+    public BrowsePage browse(String topicName, BrowsePage.Cursor from, int limit) {
+        if (limit < 1 || limit > 1000) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and 1000");
+        }
+        TopicDefinition topic = topics.get(topicName);
+        if (from != null && (from.slot() < 0 || from.slot() >= topic.slotAmount())) {
+            throw new RmqInvalidArgumentException("from", "slot " + from.slot(), "is not a cursor of " + topic.describe());
+        }
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        SlotKeys[] slots = redis.keys().slots(topic);
+        List<CompletableFuture<List<RmqRedis.Browsed>>> pages = new ArrayList<>(slots.length);
+        for (int i = 0; i < slots.length; i++) {
+            String mode = from == null ? "first" : i < from.slot() ? "after" : i > from.slot() ? "at" : "cursor";
+            pages.add(redis.browse(slots[i], priority, mode, from == null ? 0 : from.score(),
+                    from == null || i != from.slot() ? null : from.member(), from == null ? 0 : from.tie(), limit));
+        }
+        RedisGateway.await(CompletableFuture.allOf(pages.toArray(CompletableFuture[]::new)), "browsing " + topicName);
+        // merge: each slot's page is in taking order already; ties of score go to the lower slot
+        int[] at = new int[slots.length];
+        List<WaitingMessage> out = new ArrayList<>(limit);
+        RmqRedis.Browsed last = null;
+        int lastSlot = -1;
+        while (out.size() < limit) {
+            int best = -1;
+            for (int i = 0; i < slots.length; i++) {
+                List<RmqRedis.Browsed> page = pages.get(i).join();
+                if (at[i] < page.size() && (best < 0 || comesFirst(page.get(at[i]).score(),
+                        pages.get(best).join().get(at[best]).score(), priority))) {
+                    best = i;
+                }
+            }
+            if (best < 0) {
+                break;
+            }
+            last = pages.get(best).join().get(at[best]++);
+            lastSlot = best;
+            out.add(new WaitingMessage(topicName, best, last.member(), last.score(), last.failedAttempts()));
+        }
+        BrowsePage.Cursor next = out.size() < limit || last == null ? null
+                : new BrowsePage.Cursor(last.score(), lastSlot, last.member(), last.tie());
+        return new BrowsePage(List.copyOf(out), next);
+    }
+
+    private static boolean comesFirst(double score, double than, boolean priority) {
+        return priority ? score > than : score < than;
+    }
+
+    /**
+     * Deletes every waiting message of the topic (and, PRIORITY, every retry backing off); in-flight deliveries and
+     * the dead queue are untouched. Returns how many went.
+     */
+    public long purge(String topicName) {
+        TopicDefinition topic = topics.get(topicName);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        return drainEachSlot(topic, slot -> redis.purge(slot, priority, CHUNK));
+    }
+
+    private record Located(TopicDefinition topic, SlotKeys slot, byte[] member) {
+    }
+
+    /** The slot and stored member of a body, serialized as a send serializes it. */
+    private Located locate(String topicName, Object body, String slotBasis) {
+        TopicDefinition topic = topics.get(topicName);
+        if (body == null) {
+            throw new RmqInvalidArgumentException("body", null, "must not be null (topic '" + topicName + "')");
+        }
+        byte[] member = codec.encode(body);
+        if (member.length == 0) {
+            throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topicName + "')");
+        }
+        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(member, slotBasis, topic.slotAmount())],
+                member);
+    }
+
+    private static Instant instant(double epochMillis) {
+        return Instant.ofEpochMilli((long) epochMillis);
+    }
+
+    // ---------------------------------------------------------------- sizes, ordering
 
     /** Sizes of the topic's store, prepare and dead queues, in total and per slot. */
     public TopicStats stats(String topicName) {

@@ -22,8 +22,11 @@ public final class Delivery {
      * token update runs (the thread that sent the extension may attach the update only after the reply arrived).
      */
     private volatile CompletableFuture<Void> extension = CompletableFuture.completedFuture(null);
+    /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
+    private final int logBodyChars;
 
-    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long leaseDeadline) {
+    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long leaseDeadline, int logBodyChars) {
+        this.logBodyChars = logBodyChars;
         this.slotKeys = slotKeys;
         this.body = body;
         this.score = score;
@@ -80,10 +83,17 @@ public final class Delivery {
         return extension;
     }
 
+    /**
+     * Topic, slot, attempt, score and the body's size; the body itself (truncated) only when the engine was told to
+     * log bodies ({@code Rmq.Options#logBodyChars}, {@code rmq.log-bodies}): bodies may hold personal data.
+     */
     @Override
     public String toString() {
+        String head = "Delivery[" + topic() + "/" + slot() + " attempt " + attempt + " score " + (long) score + " body ";
+        if (logBodyChars <= 0) {
+            return head + body.length + " bytes]";
+        }
         String text = bodyAsString();
-        return "Delivery[" + topic() + "/" + slot() + " attempt " + attempt + " score " + (long) score + " body "
-                + (text.length() > 80 ? text.substring(0, 80) + "..." : text) + "]";
+        return head + (text.length() > logBodyChars ? text.substring(0, logBodyChars) + "..." : text) + "]";
     }
 }

@@ -7,9 +7,11 @@ public enum NackOutcome {
     /** Back in the queue after its backoff. */
     RETRY,
     /** In the dead queue, with the reason. */
-    DEAD;
+    DEAD,
+    /** Gone for good: it was cancelled while in flight, or the error handler dropped it. */
+    DROPPED;
 
     static NackOutcome of(long code) {
-        return code == 2 ? DEAD : code == 1 ? RETRY : FENCED;
+        return code == 3 ? DROPPED : code == 2 ? DEAD : code == 1 ? RETRY : FENCED;
     }
 }

@@ -41,8 +41,23 @@ public final class RmqConsumer {
     private final boolean priority;
     /** Acks to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Delivery, Long> acks;
+    /** Sends the bodies of messages that died here to the dead-letter topic, if one is set. */
+    private final DeadLetterForwarder deadLetters;
+    /** How much of a body log lines show (0: none; bodies may hold personal data). */
+    private final int logBodyChars;
 
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec) {
+        this(redis, topic, settings, codec, null, 0);
+    }
+
+    /**
+     * @param deadLetters  forwards dead messages when {@code settings.failures().deadLetterTopic()} is set
+     * @param logBodyChars how many characters of a body log lines show (0: none)
+     */
+    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
+            DeadLetterForwarder deadLetters, int logBodyChars) {
+        this.deadLetters = deadLetters;
+        this.logBodyChars = Math.max(0, logBodyChars);
         this.redis = redis;
         this.topic = topic;
         this.settings = settings;
@@ -113,7 +128,7 @@ public final class RmqConsumer {
                 }
                 for (Popped popped : result.messages()) {
                     deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                            result.leaseDeadline()));
+                            result.leaseDeadline(), logBodyChars));
                 }
             }
             if (failed == pops.size() && firstFailure != null) {
@@ -176,17 +191,23 @@ public final class RmqConsumer {
     }
 
     public NackOutcome nack(Delivery delivery, String reason) {
-        return RedisGateway.await(failAsync(delivery, reason, false), "failing a delivery on topic '" + topic.name() + "'");
+        return fail(delivery, reason, FailureDecision.retry());
     }
 
     /** Sends a delivery straight to the dead queue (e.g. its body cannot be read, so retrying cannot help). */
     public NackOutcome deadLetter(Delivery delivery, String reason) {
-        return RedisGateway.await(failAsync(delivery, reason, true), "dead-lettering on topic '" + topic.name() + "'");
+        return fail(delivery, reason, FailureDecision.dead());
     }
 
-    public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, boolean forceDead) {
-        return redis.nack(delivery.slotKeys(), priority, settings.retry(), forceDead, List.of(delivery.body()),
-                List.of(delivery.leaseDeadline()), List.of(truncate(reason)))
+    /** Fails one attempt with an explicit decision ({@link FailureDecision#standard()} counts as {@code retry()}). */
+    public NackOutcome fail(Delivery delivery, String reason, FailureDecision decision) {
+        return RedisGateway.await(failAsync(delivery, reason, decision), "failing a delivery on topic '" + topic.name() + "'");
+    }
+
+    public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
+        String action = decision.isStandard() ? "" : decision.action();
+        return redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
+                List.of(delivery.leaseDeadline()), List.of(truncate(reason)), List.of(action))
                 .thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
 
@@ -313,17 +334,10 @@ public final class RmqConsumer {
      */
     public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
         Outcome outcome = invoke(delivery, payloadType, handler);
-        if (outcome.unreadable()) {
-            if (settle(delivery, d -> deadLetter(d, outcome.reason()) != NackOutcome.FENCED)) {
-                log.error("{} moved to the dead queue: {}", delivery, outcome.reason());
-            }
-            return CompletableFuture.completedFuture(null);
-        }
         if (outcome.failed()) {
-            Throwable ex = outcome.error();
             NackOutcome[] result = {NackOutcome.FENCED};
-            settle(delivery, d -> (result[0] = nack(d, outcome.reason())) != NackOutcome.FENCED);
-            logFailure(delivery, result[0], ex);
+            settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision())) != NackOutcome.FENCED);
+            afterFailure(delivery, result[0], outcome);
             return CompletableFuture.completedFuture(null);
         }
         return ackAsync(delivery).thenAccept(acked -> {
@@ -340,17 +354,22 @@ public final class RmqConsumer {
      * @param reason     null on success; else why it failed (kept with the message)
      * @param unreadable the body could not be converted (retrying cannot help: it goes to dead at once)
      * @param error      the exception, when the handler threw
+     * @param decision   what becomes of a failure (resolved: never {@link FailureDecision#standard()}); null on success
      */
-    public record Outcome(String reason, boolean unreadable, Throwable error) {
+    public record Outcome(String reason, boolean unreadable, Throwable error, FailureDecision decision) {
 
-        static final Outcome OK = new Outcome(null, false, null);
+        static final Outcome OK = new Outcome(null, false, null, null);
 
         public boolean failed() {
             return reason != null;
         }
     }
 
-    /** Converts the body to {@code payloadType} and calls the handler on the calling thread; settles nothing. */
+    /**
+     * Converts the body to {@code payloadType} and calls the handler on the calling thread; settles nothing. A failure
+     * comes with its decision: unreadable bodies go to dead; otherwise the error handler decides (if any), and the
+     * standard decision sends non-retryable errors to dead and retries the rest.
+     */
     public <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
         T payload;
         try {
@@ -358,7 +377,7 @@ public final class RmqConsumer {
         }
         catch (RuntimeException ex) {
             return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
-                    + describe(ex), true, ex);
+                    + describe(ex), true, ex, FailureDecision.dead());
         }
         try {
             handler.handle(payload, delivery);
@@ -368,18 +387,77 @@ public final class RmqConsumer {
             if (ex instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            return new Outcome(describe(ex), false, ex);
+            return new Outcome(describe(ex), false, ex, decide(delivery, payload, ex));
         }
     }
 
-    /** Logs what became of a failed delivery. */
-    public static void logFailure(Delivery delivery, NackOutcome outcome, Throwable ex) {
-        switch (outcome) {
-            case RETRY -> log.warn("{} failed; retrying after backoff: {}", delivery, describe(ex),
-                    log.isDebugEnabled() ? ex : null);
-            case DEAD -> log.error("{} failed for the last time; moved to the dead queue", delivery, ex);
+    private FailureDecision decide(Delivery delivery, Object payload, Throwable error) {
+        FailurePolicy policy = settings.failures();
+        boolean retryable = !policy.nonRetryable(error);
+        FailureDecision decision = FailureDecision.standard();
+        if (policy.errorHandler() != null) {
+            try {
+                decision = policy.errorHandler().handle(new FailedMessage(delivery, payload, error,
+                        settings.retry().maxRetries(), retryable));
+            }
+            catch (RuntimeException ex) {
+                log.error("The error handler of topic '{}' failed on {}; the standard decision applies", topic.name(),
+                        delivery, ex);
+            }
+            if (decision == null) {
+                decision = FailureDecision.standard();
+            }
+        }
+        if (decision.isStandard()) {
+            decision = retryable ? FailureDecision.retry() : FailureDecision.dead();
+        }
+        return decision;
+    }
+
+    /**
+     * Logs what became of a failed delivery and, when it died and the topic has a dead-letter topic, sends it there.
+     * Both containers call this once Redis has recorded the failure.
+     */
+    public void afterFailure(Delivery delivery, NackOutcome result, Outcome outcome) {
+        logFailure(delivery, result, outcome);
+        String deadLetterTopic = settings.failures().deadLetterTopic();
+        if (result == NackOutcome.DEAD && deadLetterTopic != null && deadLetters != null) {
+            try {
+                RedisGateway.await(deadLetters.forward(delivery, deadLetterTopic), "sending " + delivery
+                        + " to dead-letter topic '" + deadLetterTopic + "'");
+            }
+            catch (RuntimeException ex) {
+                log.error("{} stays in the dead queue of topic '{}': sending it to dead-letter topic '{}' failed: {}",
+                        delivery, topic.name(), deadLetterTopic, describe(ex));
+            }
+        }
+    }
+
+    /**
+     * Logs what became of a failed delivery: one line, with the stack trace only where it helps (the last failure;
+     * retries show it at DEBUG).
+     */
+    static void logFailure(Delivery delivery, NackOutcome result, Outcome outcome) {
+        Throwable ex = outcome.error();
+        switch (result) {
+            case RETRY -> log.warn("{} failed; {}: {}", delivery, outcome.decision() == FailureDecision.retry()
+                    ? "retrying after its backoff" : outcome.decision(), outcome.reason(), log.isDebugEnabled() ? ex : null);
+            case DEAD -> {
+                if (outcome.unreadable()) {
+                    log.error("{} moved to the dead queue: {}", delivery, outcome.reason());
+                }
+                else if (outcome.decision() == FailureDecision.dead()) {
+                    log.error("{} failed and will not be retried (non-retryable, or the error handler said so);"
+                            + " moved to the dead queue: {}", delivery, outcome.reason(), log.isDebugEnabled() ? ex : null);
+                }
+                else {
+                    log.error("{} failed for the last time; moved to the dead queue", delivery, ex);
+                }
+            }
+            case DROPPED -> log.warn("{} failed and was dropped (cancelled while in flight, or the error handler said"
+                    + " so): {}", delivery, outcome.reason());
             case FENCED -> log.warn("{} failed after its lease had expired; its redelivery decides its fate: {}",
-                    delivery, describe(ex));
+                    delivery, outcome.reason());
         }
     }
 
@@ -403,15 +481,17 @@ public final class RmqConsumer {
      * with {@code batch > 0}, takes the slot's next messages (see orderly_next.lua). Fenced by {@code epoch}.
      */
     public CompletableFuture<OrderedStep> orderedStep(int slot, long epoch, int batch, List<Delivery> acked,
-            Delivery failed, String reason, boolean forceDead) {
+            Delivery failed, String reason, FailureDecision decision) {
         SlotKeys keys = slots[slot];
         List<byte[]> ackedBodies = bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
-                failed == null ? null : failed.body(), failed == null ? null : truncate(reason), forceDead)
+                failed == null ? null : failed.body(), failed == null ? null : truncate(reason),
+                failed == null || decision == null || decision.isStandard() ? "" : decision.action())
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     for (Popped popped : step.messages()) {
-                        deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch));
+                        deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
+                                logBodyChars));
                     }
                     return new OrderedStep(step.fenced(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

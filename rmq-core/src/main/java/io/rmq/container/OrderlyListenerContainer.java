@@ -643,14 +643,14 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         long epoch = s.epoch;
         long sent = System.currentTimeMillis();
         OrderedStep step = RedisGateway.await(consumer.orderedStep(s.slot, epoch, wanted, s.acked, s.failed,
-                s.failure == null ? null : s.failure.reason(), s.failure != null && s.failure.unreadable()),
+                s.failure == null ? null : s.failure.reason(), s.failure == null ? null : s.failure.decision()),
                 "a step on slot " + s.slot + " of topic '" + topic() + "'", commandTimeoutMillis);
         long received = System.currentTimeMillis();
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
         if (s.failed != null) {
             NackOutcome outcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
-            RmqConsumer.logFailure(s.failed, outcome, s.failure.error());
+            consumer.afterFailure(s.failed, outcome, s.failure);
         }
         s.acked.clear();
         s.failed = null;

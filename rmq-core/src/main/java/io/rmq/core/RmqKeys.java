@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY slots) id, epoch (fencing token), until (Redis ms; 0 released)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount"
@@ -26,7 +27,7 @@ public final class RmqKeys {
 
     public static final String DEFAULT_PREFIX = "rmq";
 
-    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner"};
+    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled"};
 
     private final String prefix;
     /** Slot keys per topic name (they depend on the name and the slot amount only). */
@@ -120,6 +121,10 @@ public final class RmqKeys {
 
         public byte[] owner() {
             return all[7];
+        }
+
+        public byte[] cancelled() {
+            return all[8];
         }
     }
 }

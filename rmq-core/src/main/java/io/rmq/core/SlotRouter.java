@@ -10,6 +10,11 @@ public final class SlotRouter {
     private SlotRouter() {
     }
 
+    /** The slot of a serialized body sent with {@code slotBasis} (null: the body is the basis). */
+    public static int slot(byte[] member, String slotBasis, int slotAmount) {
+        return slot(slotBasis == null ? member : slotBasis.getBytes(java.nio.charset.StandardCharsets.UTF_8), slotAmount);
+    }
+
     public static int slot(byte[] basis, int slotAmount) {
         if (slotAmount == 1) {
             return 0;

@@ -62,6 +62,11 @@ public final class TopicRegistry {
         return raced != null ? raced : registered;
     }
 
+    /** Whether a topic is defined here or registered in Redis (looks it up there when not known here). */
+    public boolean isKnown(String name) {
+        return topics.containsKey(name) || redisLookup.apply(TopicDefinition.validateName(name)) != null;
+    }
+
     public Map<String, TopicDefinition> all() {
         return Map.copyOf(topics);
     }

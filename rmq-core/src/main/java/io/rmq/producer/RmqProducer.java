@@ -1,6 +1,5 @@
 package io.rmq.producer;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -148,8 +147,7 @@ public final class RmqProducer {
         if (member.length == 0) {
             throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topic.name() + "')");
         }
-        byte[] basis = message.slotBasis() == null ? member : message.slotBasis().getBytes(StandardCharsets.UTF_8);
-        SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(basis, topic.slotAmount())];
+        SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(member, message.slotBasis(), topic.slotAmount())];
         return new Encoded(slot, topic.type(), member, message.parameter());
     }
 

@@ -234,16 +234,20 @@ public final class RmqRedis {
         return out;
     }
 
-    /** Returns per member 0 (fenced), 1 (retry scheduled) or 2 (dead). */
-    public CompletableFuture<List<Long>> nack(SlotKeys slot, boolean priority, RetryPolicy retry, boolean forceDead,
-            List<byte[]> members, List<Long> tokens, List<String> reasons) {
-        byte[][] args = new byte[8 + members.size() * 3][];
+    /**
+     * Returns per member 0 (fenced), 1 (retry scheduled), 2 (dead) or 3 (dropped).
+     *
+     * @param actions per member: '' the retry policy, 'd' dead at once, 'x' drop, or ms until the retry
+     */
+    public CompletableFuture<List<Long>> nack(SlotKeys slot, boolean priority, RetryPolicy retry, List<byte[]> members,
+            List<Long> tokens, List<String> reasons, List<String> actions) {
+        byte[][] args = new byte[7 + members.size() * 4][];
         fillRetryArgs(args, priority, retry);
-        args[7] = forceDead ? ONE : ZERO;
         for (int i = 0; i < members.size(); i++) {
-            args[8 + 3 * i] = members.get(i);
-            args[9 + 3 * i] = bytes(tokens.get(i));
-            args[10 + 3 * i] = bytes(reasons.get(i));
+            args[7 + 4 * i] = members.get(i);
+            args[8 + 4 * i] = bytes(tokens.get(i));
+            args[9 + 4 * i] = bytes(reasons.get(i));
+            args[10 + 4 * i] = bytes(actions.get(i));
         }
         return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.all(), args);
     }
@@ -256,8 +260,7 @@ public final class RmqRedis {
         for (int i = 0; i < members.size(); i++) {
             args[1 + 3 * i] = members.get(i);
             args[2 + 3 * i] = bytes(tokens.get(i));
-            double score = scores.get(i);
-            args[3 + 3 * i] = bytes(score == Math.rint(score) ? Long.toString((long) score) : Double.toString(score));
+            args[3 + 3 * i] = bytes(scoreText(scores.get(i)));
         }
         return gateway.eval(RmqScript.RELEASE, ScriptOutputType.INTEGER, slot.all(), args);
     }
@@ -329,7 +332,7 @@ public final class RmqRedis {
      *
      * @param fenced        the epoch no longer holds the slot (nothing was changed)
      * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
-     * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead
+     * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead, 3 dropped
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param messages      the next messages, in handling order
      */
@@ -337,7 +340,7 @@ public final class RmqRedis {
     }
 
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, boolean forceDead) {
+            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action) {
         byte[][] args = new byte[13 + acked.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
@@ -352,7 +355,7 @@ public final class RmqRedis {
         int at = 10 + acked.size();
         args[at] = failed == null ? new byte[0] : failed;
         args[at + 1] = bytes(reason == null ? "" : reason);
-        args[at + 2] = forceDead ? ONE : ZERO;
+        args[at + 2] = bytes(action == null ? "" : action);
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
         return reply.thenApply(items -> {
@@ -388,6 +391,81 @@ public final class RmqRedis {
                 new byte[][] {keys.rate(topic)}, bytes(Double.toString(perSecond)), bytes(burst), bytes(wanted),
                 bytes(givenBack));
         return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
+    }
+
+    // ---------------------------------------------------------------- managing waiting messages by body
+
+    /**
+     * Where a body is in its slot (see find.lua); a score is null where the body is absent.
+     *
+     * @param failedAttempts failures of the live (not dead) message so far
+     * @param deadInfo       "attempts\npriority\nlast error" of a dead body, else ""
+     * @param cancelled      a cancel marked its in-flight delivery
+     * @param ordered        the slot is consumed by ORDERLY listeners
+     */
+    public record Whereabouts(Double storeScore, Double prepareScore, Double retryScore, Double deadScore,
+            int failedAttempts, String deadInfo, boolean cancelled, boolean ordered) {
+    }
+
+    public CompletableFuture<Whereabouts> find(SlotKeys slot, byte[] member) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.FIND, ScriptOutputType.MULTI, slot.all(), member);
+        return reply.thenApply(r -> new Whereabouts(optionalScore(r.get(0)), optionalScore(r.get(1)),
+                optionalScore(r.get(2)), optionalScore(r.get(3)), (int) number(r.get(4)), string((byte[]) r.get(5)),
+                (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1));
+    }
+
+    /** Cancels a body (see cancel.lua): {removed from store, pending retry removed, in flight (marked), dead}. */
+    public CompletableFuture<boolean[]> cancel(SlotKeys slot, boolean priority, byte[] member) {
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.CANCEL, ScriptOutputType.MULTI, slot.all(),
+                priority ? ONE : ZERO, member);
+        return reply.thenApply(r -> new boolean[] {r.get(0) == 1, r.get(1) == 1, r.get(2) == 1, r.get(3) == 1});
+    }
+
+    /** Gives a waiting body a new score (see reschedule.lua): 1 waiting, 2 backing off, 3 in flight, 4 dead, 0 absent. */
+    public CompletableFuture<Long> reschedule(SlotKeys slot, boolean priority, byte[] member, long score) {
+        return gateway.eval(RmqScript.RESCHEDULE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, member,
+                bytes(score));
+    }
+
+    /** A waiting message as browse.lua lists it. */
+    public record Browsed(byte[] member, double score, long tie, int failedAttempts) {
+    }
+
+    /**
+     * A page of one slot's store in taking order (see browse.lua).
+     *
+     * @param mode "first", "after", "at" or "cursor"
+     */
+    public CompletableFuture<List<Browsed>> browse(SlotKeys slot, boolean priority, String mode, double score,
+            byte[] member, long tie, int limit) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.BROWSE, ScriptOutputType.MULTI, slot.all(),
+                priority ? ONE : ZERO, bytes(mode), bytes(scoreText(score)), member == null ? new byte[0] : member,
+                bytes(tie), bytes(limit));
+        return reply.thenApply(items -> {
+            List<Browsed> out = new ArrayList<>(items.size() / 4);
+            for (int i = 0; i + 3 < items.size(); i += 4) {
+                out.add(new Browsed((byte[]) items.get(i), number(items.get(i + 1)), (long) number(items.get(i + 2)),
+                        (int) number(items.get(i + 3))));
+            }
+            return out;
+        });
+    }
+
+    /** Deletes up to {@code limit} waiting messages of a slot (see purge.lua); returns how many went. */
+    public CompletableFuture<Long> purge(SlotKeys slot, boolean priority, int limit) {
+        return gateway.eval(RmqScript.PURGE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, bytes(limit));
+    }
+
+    private static Double optionalScore(Object reply) {
+        if (reply instanceof byte[] b && b.length == 0) {
+            return null;
+        }
+        return number(reply);
+    }
+
+    private static String scoreText(double score) {
+        return score == Math.rint(score) && !Double.isInfinite(score) ? Long.toString((long) score)
+                : Double.toString(score);
     }
 
     // ---------------------------------------------------------------- dead queue and introspection

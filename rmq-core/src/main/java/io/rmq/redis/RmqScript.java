@@ -32,7 +32,12 @@ enum RmqScript {
     ORDERLY_NEXT("orderly_next.lua"),
     ORDERLY_END("orderly_end.lua"),
     MEMBERS("members.lua"),
-    RATE("rate.lua");
+    RATE("rate.lua"),
+    FIND("find.lua"),
+    CANCEL("cancel.lua"),
+    RESCHEDULE("reschedule.lua"),
+    BROWSE("browse.lua"),
+    PURGE("purge.lua");
 
     private static final String INCLUDE = "--#include ";
 

@@ -142,20 +142,20 @@ class OrderlyTest extends OrderlyTestSupport {
         Claim claimA = a.claim(0, "a", 0, 500, 0).join();
         assertThat(claimA.held()).isTrue();
         assertThat(b.claim(0, "b", 0, 500, 0).join().held()).as("held by a").isFalse();
-        OrderedStep step = a.orderedStep(0, claimA.epoch(), 1, List.of(), null, null, false).join();
+        OrderedStep step = a.orderedStep(0, claimA.epoch(), 1, List.of(), null, null, null).join();
         assertThat(step.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y");
         // a stops renewing (paused, cut off); its time runs out and b takes the slot with a higher epoch
         await().atMost(Duration.ofSeconds(5)).until(() -> b.claim(0, "b", 0, 5000, 0).join().held());
         long epochB = b.claim(0, "b", 0, 5000, 0).join().epoch();
         assertThat(epochB).isGreaterThan(claimA.epoch());
-        OrderedStep late = a.orderedStep(0, claimA.epoch(), 5, step.deliveries(), null, null, false).join();
+        OrderedStep late = a.orderedStep(0, claimA.epoch(), 5, step.deliveries(), null, null, null).join();
         assertThat(late.fenced()).as("a can neither settle nor take").isTrue();
         assertThat(a.claim(0, "a", claimA.epoch(), 500, 0).join().held()).as("nor renew").isFalse();
         // b gets what a had taken and not settled first, with the attempt a's loss counted, then the rest
-        OrderedStep takeover = b.orderedStep(0, epochB, 5, List.of(), null, null, false).join();
+        OrderedStep takeover = b.orderedStep(0, epochB, 5, List.of(), null, null, null).join();
         assertThat(takeover.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y", "x");
         assertThat(takeover.deliveries()).extracting(Delivery::attempt).containsExactly(2, 1);
-        OrderedStep settled = b.orderedStep(0, epochB, 5, takeover.deliveries(), null, null, false).join();
+        OrderedStep settled = b.orderedStep(0, epochB, 5, takeover.deliveries(), null, null, null).join();
         assertThat(settled.fenced()).isFalse();
         assertThat(rmq.admin().stats(topic).inFlight()).isZero();
         // a ZooKeeper-decided epoch takes over from any lower one, a stale one is refused

@@ -1,9 +1,9 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..8]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner   (all under one hash tag {topic:slot})
+-- Slot keys always come in this order (KEYS[1..9]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled   (all under one hash tag {topic:slot})
 
-local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -87,15 +87,42 @@ local function due_page(is_priority, now, skipped, want)
     return redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
 end
 
--- Records one failed attempt of `member`, which the caller has already taken out of prepare, and sends it
--- back for a retry after its backoff or, past max_retries (or when force_dead), to the dead queue.
+-- True (and the mark removed) when `member`, which is leaving prepare, was cancelled while in flight (cancel.lua):
+-- its delivery is over and it must not be handed out again.
+local function take_cancel_mark(member)
+    return redis.call('EXISTS', K_CANCELLED) == 1 and redis.call('SREM', K_CANCELLED, member) == 1
+end
+
+-- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count and, unless a copy
+-- still backs off in the retry ZSET, its priority.
+local function forget(member)
+    redis.call('HDEL', K_ATTEMPTS, member)
+    if not redis.call('ZSCORE', K_RETRY, member) then
+        redis.call('HDEL', K_PRIORITY, member)
+    end
+end
+
+-- Records one failed attempt of `member`, which the caller has already taken out of prepare, and decides what
+-- follows by `action` (the consumer's error handling decision):
+--   '' (or nil): the retry policy: retry after its backoff or, past max_retries, dead;
+--   'd': dead at once (unreadable body, non-retryable error);  'x': dropped (the application said so);
+--   a number: retry after that many ms, whatever max_retries says.
+-- A body cancelled while in flight is dropped whatever the action.
 -- PRIORITY messages wait out their backoff in the retry ZSET and return with their priority (kept in the
 -- priority HASH); time-ordered messages go straight back to store with score = due time (ZADD LT: if a newer
 -- duplicate is already waiting, the earlier of the two times wins and the two merge).
--- Returns 1 (retry scheduled) or 2 (dead).
-local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, force_dead)
+-- Returns 1 (retry scheduled), 2 (dead) or 3 (dropped).
+local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, action)
+    if action == 'x' or take_cancel_mark(member) then
+        forget(member)
+        if redis.call('ZSCORE', K_STORE, member) then
+            announce_waiting(member, is_priority, now) -- a duplicate sent meanwhile is due on its own
+        end
+        return 3
+    end
     local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
-    if force_dead or failures > max_retries then
+    local delay = tonumber(action or '')
+    if action == 'd' or (not delay and failures > max_retries) then
         local priority = ''
         if is_priority then
             priority = redis.call('HGET', K_PRIORITY, member) or ''
@@ -106,7 +133,7 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
         bury(member, now, failures, priority, reason)
         return 2
     end
-    local due = now + backoff_ms(failures, initial, multiplier, max, jitter, rnd)
+    local due = now + (delay or backoff_ms(failures, initial, multiplier, max, jitter, rnd))
     if is_priority then
         if redis.call('ZSCORE', K_STORE, member) then
             -- a duplicate sent while this body was in flight waits in store and can be popped now
@@ -136,10 +163,10 @@ local function sweep_expired(now, limit, is_priority, max_retries, initial, mult
     for i, member in ipairs(expired) do
         redis.call('ZREM', K_PREPARE, member)
         if fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, i),
-                'lease expired (consumer died, stalled or lost its connection)', false) == 2 then
+                'lease expired (consumer died, stalled or lost its connection)', '') == 2 then
             dead = dead + 1
         else
-            retried = retried + 1
+            retried = retried + 1 -- (or dropped: cancelled while in flight)
         end
     end
     return retried, dead

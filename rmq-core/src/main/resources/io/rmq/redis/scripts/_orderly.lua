@@ -20,11 +20,20 @@ local function orderly_held(is_priority, count)
     return redis.call('ZRANGE', K_PREPARE, 0, count - 1, 'WITHSCORES')
 end
 
--- Records a failed attempt of the head `member` (still in prepare). Past max_retries, or with force_dead, it moves to
--- dead with `reason` and the slot moves on (returns 2); else it stays at the head until `retry_at` (returns 1).
-local function orderly_fail(member, now, is_priority, max_retries, retry_at, reason, force_dead)
+-- Records a failed attempt of the head `member` (still in prepare) and follows `action` (as fail() in _common.lua):
+-- dead past max_retries or with 'd' (it moves to dead with `reason` and the slot moves on: returns 2); dropped with
+-- 'x' or when it was cancelled while in flight (the slot moves on: returns 3); else it stays at the head until
+-- `retry_at`, or now + the action's ms (returns 1).
+local function orderly_fail(member, now, is_priority, max_retries, retry_at, reason, action)
+    if action == 'x' or take_cancel_mark(member) then
+        redis.call('ZREM', K_PREPARE, member)
+        redis.call('ZREM', K_RETRY, member)
+        redis.call('HDEL', K_ATTEMPTS, member)
+        return 3
+    end
     local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
-    if force_dead or failures > max_retries then
+    local delay = tonumber(action or '')
+    if action == 'd' or (not delay and failures > max_retries) then
         local priority = ''
         if is_priority then
             priority = redis.call('ZSCORE', K_PREPARE, member) or ''
@@ -34,6 +43,24 @@ local function orderly_fail(member, now, is_priority, max_retries, retry_at, rea
         bury(member, now, failures, priority, reason)
         return 2
     end
-    redis.call('ZADD', K_RETRY, retry_at, member)
+    redis.call('ZADD', K_RETRY, delay and now + delay or retry_at, member)
     return 1
+end
+
+-- Takes the cancelled members (cancel.lua marked them while they were held) out of the held page `held`
+-- (member, score, ...): they are not handed out again. Returns true when any went.
+local function orderly_drop_cancelled(held)
+    if redis.call('EXISTS', K_CANCELLED) == 0 then
+        return false
+    end
+    local dropped = false
+    for i = 1, #held, 2 do
+        if redis.call('SREM', K_CANCELLED, held[i]) == 1 then
+            redis.call('ZREM', K_PREPARE, held[i])
+            redis.call('ZREM', K_RETRY, held[i])
+            redis.call('HDEL', K_ATTEMPTS, held[i])
+            dropped = true
+        end
+    end
+    return dropped
 end

@@ -3,7 +3,7 @@
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
 -- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting).
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it):
 --       token1, count1, member, member, ..., token2, count2, member, ...
@@ -50,6 +50,10 @@ if #acked > 0 then
     end
     if #forget > 0 and redis.call('EXISTS', K_PRIORITY) == 1 then
         redis.call('HDEL', K_PRIORITY, unpack(forget))
+    end
+    -- a delivery cancelled while in flight is over: its mark goes with it
+    if redis.call('EXISTS', K_CANCELLED) == 1 then
+        redis.call('SREM', K_CANCELLED, unpack(acked))
     end
     -- one lookup per call: duplicates waiting behind an in-flight body are rare
     local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))

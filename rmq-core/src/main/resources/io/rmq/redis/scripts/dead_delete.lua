@@ -1,6 +1,6 @@
 -- Deletes messages from the dead queue of one slot, with their details.
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: when no members follow, the most entries to delete (oldest first)
 -- ARGV[2..]: the members to delete
 -- Returns: the number deleted

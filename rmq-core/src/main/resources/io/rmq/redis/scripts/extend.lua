@@ -1,7 +1,7 @@
 -- Extends leases of deliveries still being handled: the prepare score moves to now + lease, only where it still
 -- equals the token the consumer holds. The new deadline is the new token.
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: lease in ms
 -- ARGV[2..]: member1, token1, member2, token2, ...
 -- Returns: array per member: the new token (deadline ms), or 0 when fenced (lease no longer held)

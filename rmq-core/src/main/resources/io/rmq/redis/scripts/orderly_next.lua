@@ -8,15 +8,16 @@
 --      then takes due messages out of store into prepare, in order (time types: score <= now, oldest first;
 --      PRIORITY: highest first), skipping a body already in prepare (a duplicate waits until that one is settled).
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: n, the number of acked members; ARGV[11..10+n]: the acked members
--- ARGV[11+n]: the failed member, or '' ; ARGV[12+n]: its reason; ARGV[13+n]: 1 to send it straight to dead
+-- ARGV[11+n]: the failed member, or '' ; ARGV[12+n]: its reason; ARGV[13+n]: its action ('' retry policy, 'd' dead,
+--            'x' drop, or ms until its retry; see orderly_fail)
 -- Returns: { status, next due, failed outcome, Redis now (ms), member1, score1, attempt1, member2, ... }
 --   status: 1, or 0 when fenced (this instance no longer holds the slot; nothing changed)
 --   next due: Redis ms when the slot next has work (<= now: at once), the head's retry time while suspended, -1 empty
---   failed outcome: 0 (none), 1 (retry at its time), 2 (dead)
+--   failed outcome: 0 (none), 1 (retry at its time), 2 (dead), 3 (dropped)
 --#include _common.lua
 --#include _orderly.lua
 
@@ -34,6 +35,7 @@ if n > 0 then
     redis.call('ZREM', K_PREPARE, unpack(acked))
     if redis.call('EXISTS', K_ATTEMPTS) == 1 then redis.call('HDEL', K_ATTEMPTS, unpack(acked)) end
     if redis.call('EXISTS', K_RETRY) == 1 then redis.call('ZREM', K_RETRY, unpack(acked)) end
+    if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(acked)) end
 end
 
 local out = { 1, -1, 0, now }
@@ -42,11 +44,14 @@ if failed ~= '' and redis.call('ZSCORE', K_PREPARE, failed) then
     local failures = tonumber(redis.call('HGET', K_ATTEMPTS, failed) or '0') + 1
     local retry_at = now + backoff_ms(failures, tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),
         tonumber(ARGV[8]), tonumber(ARGV[9]))
-    out[3] = orderly_fail(failed, now, is_priority, tonumber(ARGV[4]), retry_at, ARGV[12 + n], ARGV[13 + n] == '1')
+    out[3] = orderly_fail(failed, now, is_priority, tonumber(ARGV[4]), retry_at, ARGV[12 + n], ARGV[13 + n])
 end
 
--- what prepare holds comes first; a head waiting for its retry suspends the slot
+-- what prepare holds comes first (but not what was cancelled meanwhile); a head waiting for its retry suspends the slot
 local held = orderly_held(is_priority, math.max(batch, 1))
+if orderly_drop_cancelled(held) then
+    held = orderly_held(is_priority, math.max(batch, 1))
+end
 if #held > 0 then
     local retry_at = redis.call('ZSCORE', K_RETRY, held[1])
     if retry_at and tonumber(retry_at) > now then
@@ -91,6 +96,8 @@ while batch > 0 and taken < batch and skipped < 10 * batch + 100 do
     end
     if #take > 0 then
         redis.call('ZREM', K_STORE, unpack(take))
+        -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
+        if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
         redis.call('ZADD', K_PREPARE, unpack(add))
         local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take)) or {}
         for j, member in ipairs(take) do

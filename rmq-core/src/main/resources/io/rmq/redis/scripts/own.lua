@@ -7,7 +7,7 @@
 -- attempt of the message that holder was handling (the head, unless it was waiting for its retry): a message that
 -- kills its consumer every time ends in dead instead of stopping the slot for ever.
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 'claim' or 'release'
 -- ARGV[2]: instance id
 -- ARGV[3]: the epoch this instance holds (0: none); a claim with the current epoch renews it; any other claim by the
@@ -48,7 +48,7 @@ if until_ms > 0 then
     local head = orderly_held(ARGV[6] == '1', 1)
     if #head > 0 and not redis.call('ZSCORE', K_RETRY, head[1]) then
         orderly_fail(head[1], now, ARGV[6] == '1', tonumber(ARGV[7]), now,
-            'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', false)
+            'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
     end
 end
 local new_epoch = decided > 0 and decided or epoch + 1

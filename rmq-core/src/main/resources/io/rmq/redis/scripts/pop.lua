@@ -4,7 +4,7 @@
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
 -- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
@@ -75,6 +75,8 @@ while taken < batch and skipped < max_skipped do
             lease_args[2 * j] = member
         end
         redis.call('ZREM', K_STORE, unpack(take))
+        -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
+        if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
         redis.call('ZADD', K_PREPARE, unpack(lease_args))
         if is_priority then
             local priority_args = {}

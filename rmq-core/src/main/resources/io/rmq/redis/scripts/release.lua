@@ -3,10 +3,10 @@
 -- Each goes back with the score it was popped with; a duplicate waiting meanwhile merges (time-ordered: the
 -- earlier time wins; PRIORITY: the waiting, newer one keeps its priority).
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...
--- Returns: the number of deliveries returned to store
+-- Returns: the number of deliveries returned to store (a delivery cancelled while in flight is dropped instead)
 --#include _common.lua
 
 local is_priority = ARGV[1] == '1'
@@ -17,11 +17,15 @@ for i = 2, #ARGV, 3 do
     local current = redis.call('ZSCORE', K_PREPARE, member)
     if current and tonumber(current) == token then
         redis.call('ZREM', K_PREPARE, member)
-        return_to_store(member, score, is_priority, now)
-        if is_priority and not redis.call('ZSCORE', K_RETRY, member) then
-            redis.call('HDEL', K_PRIORITY, member)
+        if take_cancel_mark(member) then
+            forget(member) -- cancelled while in flight: not handed out again
+        else
+            return_to_store(member, score, is_priority, now)
+            if is_priority and not redis.call('ZSCORE', K_RETRY, member) then
+                redis.call('HDEL', K_PRIORITY, member)
+            end
+            released = released + 1
         end
-        released = released + 1
     end
 end
 return released

@@ -5,7 +5,7 @@
 --                          its original due time (ZADD NX).
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
 --
--- KEYS[1..8]: store, prepare, dead, attempts, dead-info, retry, priority, owner of the slot (only store is written)
+-- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot (only store is written)
 -- ARGV[1]: 'range' or 'score'
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
