@@ -8,6 +8,7 @@ import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.TopicDefinition;
 import io.rmq.redis.RedisGateway;
@@ -49,6 +50,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 @EnableConfigurationProperties(RmqProperties.class)
 public class RmqAutoConfiguration {
 
+    /** How much of a body log lines show with {@code rmq.log-bodies=true}. */
+    static final int LOGGED_BODY_CHARS = 200;
+
     /** The engine on its own connection from the application's Lettuce client; defines {@code rmq.topics}. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
@@ -69,7 +73,8 @@ public class RmqAutoConfiguration {
             throw new IllegalArgumentException("Invalid rmq.max-body-size '" + properties.maxBodySize()
                     + "': must be between 1B and 512MB");
         }
-        Rmq rmq = Rmq.create(client, new Rmq.Options(properties.keyPrefix(), (int) maxBody, codec));
+        Rmq rmq = Rmq.create(client, new Rmq.Options(properties.keyPrefix(), (int) maxBody, codec,
+                properties.logBodies() ? LOGGED_BODY_CHARS : 0));
         try {
             properties.topics().forEach((name, topic) -> {
                 if (topic.type() == null) {
@@ -110,12 +115,13 @@ public class RmqAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public RmqListenerContainerFactory rmqListenerContainerFactory(Rmq rmq, RmqProperties properties,
-            Environment environment, ObjectProvider<SlotCoordinator> coordinator) {
+            Environment environment, ObjectProvider<SlotCoordinator> coordinator,
+            ObjectProvider<RmqErrorHandler> errorHandler) {
         RmqProperties.Consumer consumer = properties.consumer();
         ThreadFactory threads = Threading.VIRTUAL.isActive(environment)
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
                 : new CustomizableThreadFactory("rmq-");
-        return new RmqListenerContainerFactory(rmq,
+        RmqListenerContainerFactory factory = new RmqListenerContainerFactory(rmq,
                 new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy()),
                 consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout(),
                 consumer.commandTimeout(), coordinator.getIfAvailable(rmq::slotCoordinator),
@@ -126,6 +132,8 @@ public class RmqAutoConfiguration {
                     RmqProperties.Topic definition = properties.topics().get(topic);
                     return definition == null ? null : RateLimit.parse(definition.rateLimit());
                 });
+        factory.setDefaultErrorHandler(errorHandler.getIfUnique());
+        return factory;
     }
 
     @Bean

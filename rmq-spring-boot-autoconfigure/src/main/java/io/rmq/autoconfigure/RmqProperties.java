@@ -26,12 +26,14 @@ import org.springframework.util.unit.DataSize;
  * @param listeners       Settings of individual @RmqListener containers by id (an annotation attribute, when set,
  *                        wins).
  * @param coordination    How ORDERLY listeners share out the slots of a topic among instances.
+ * @param logBodies       Whether log lines show message bodies (their first 200 characters); off by default, since
+ *                        bodies may hold personal data: lines then show topic, slot, attempt and the body's size.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
-        @DefaultValue Coordination coordination) {
+        @DefaultValue Coordination coordination, @DefaultValue("false") boolean logBodies) {
 
     public RmqProperties {
         topics = topics == null ? Map.of() : Map.copyOf(topics);

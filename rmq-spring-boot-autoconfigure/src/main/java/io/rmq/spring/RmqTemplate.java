@@ -7,7 +7,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.Rmq;
+import io.rmq.admin.BrowsePage;
+import io.rmq.admin.CancelResult;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageStatus;
+import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.TopicStats;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
@@ -75,6 +79,68 @@ public class RmqTemplate {
 
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
         return rmq.producer().sendBatchAsync(messages);
+    }
+
+    // ------------------------------------------------------------------ waiting messages by body
+
+    /**
+     * Cancels the message with this body (e.g. the timeout of an order that got paid): removes it where it waits, and
+     * its pending retry. A delivery in flight is reported ({@link CancelResult#inFlight()}) and, if it fails, not
+     * handed out again; a dead body is reported and left alone.
+     */
+    public CancelResult cancel(String topic, Object body) {
+        return rmq.admin().cancel(topic, body);
+    }
+
+    /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
+    public CancelResult cancel(String topic, Object body, String slotBasis) {
+        return rmq.admin().cancel(topic, body, slotBasis);
+    }
+
+    /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
+    public boolean contains(String topic, Object body) {
+        return rmq.admin().contains(topic, body);
+    }
+
+    public boolean contains(String topic, Object body, String slotBasis) {
+        return rmq.admin().contains(topic, body, slotBasis);
+    }
+
+    /** Where the message with this body is: waiting with its score, in flight, retrying, dead. */
+    public MessageStatus find(String topic, Object body) {
+        return rmq.admin().find(topic, body);
+    }
+
+    public MessageStatus find(String topic, Object body, String slotBasis) {
+        return rmq.admin().find(topic, body, slotBasis);
+    }
+
+    /** A new due time for a waiting RANGE_MERGE or FIXED_TIME message, whatever the merge rule. */
+    public RescheduleResult reschedule(String topic, Object body, Instant dueAt) {
+        return rmq.admin().reschedule(topic, body, dueAt);
+    }
+
+    public RescheduleResult reschedule(String topic, Object body, String slotBasis, Instant dueAt) {
+        return rmq.admin().reschedule(topic, body, slotBasis, dueAt);
+    }
+
+    /** A new priority for a waiting PRIORITY message, whatever the merge rule. */
+    public RescheduleResult reprioritize(String topic, Object body, long priority) {
+        return rmq.admin().reprioritize(topic, body, priority);
+    }
+
+    public RescheduleResult reprioritize(String topic, Object body, String slotBasis, long priority) {
+        return rmq.admin().reprioritize(topic, body, slotBasis, priority);
+    }
+
+    /** A page of waiting messages in taking order across slots; {@code from}: null, or the previous page's next. */
+    public BrowsePage browse(String topic, BrowsePage.Cursor from, int limit) {
+        return rmq.admin().browse(topic, from, limit);
+    }
+
+    /** Deletes every waiting message of the topic (in-flight and dead ones stay); returns how many. */
+    public long purge(String topic) {
+        return rmq.admin().purge(topic);
     }
 
     // ------------------------------------------------------------------ introspection and dead queue

@@ -5,7 +5,12 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 
+import io.rmq.consumer.FailedMessage;
+import io.rmq.consumer.FailureDecision;
+import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.spring.annotation.RmqListener;
+import java.time.Duration;
+import org.springframework.context.annotation.Primary;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -92,6 +97,41 @@ class ListenerTestApplication {
             limited.add(System.currentTimeMillis());
         }
 
+        final List<RmqMessage<String>> validating = new CopyOnWriteArrayList<>();
+        final List<String> handledAfterDecision = new CopyOnWriteArrayList<>();
+        final BlockingQueue<String> deadLetters = new LinkedBlockingQueue<>();
+
+        /** Invalid input is not retried: noRetryFor. */
+        @RmqListener(topic = "it-validating", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "50ms",
+                noRetryFor = IllegalArgumentException.class)
+        public void onValidating(RmqMessage<String> message) {
+            validating.add(message);
+            if (message.payload().startsWith("invalid")) {
+                throw new IllegalArgumentException("not a valid order: " + message.payload());
+            }
+            throw new IllegalStateException("downstream unavailable");
+        }
+
+        /** A named error handler decides: "drop-*" dropped, "later-*" retried after 100 ms and then handled. */
+        @RmqListener(topic = "it-decided", type = "FIXED_TIME", maxRetries = "0", errorHandler = "dropOrLater")
+        public void onDecided(RmqMessage<String> message) {
+            if (message.attempt() == 1) {
+                throw new IllegalStateException("first attempt fails");
+            }
+            handledAfterDecision.add(message.payload() + "#" + message.attempt());
+        }
+
+        @RmqListener(topic = "it-dlt-source", type = "PRIORITY", maxRetries = "0",
+                deadLetterTopic = "${it.dead-letter-topic:it-dlt}")
+        public void onDeadLetterSource(String text) {
+            throw new IllegalStateException("cannot handle " + text);
+        }
+
+        @RmqListener(topic = "it-dlt", type = "FIXED_TIME")
+        public void onDeadLetter(String text) {
+            deadLetters.add(text);
+        }
+
         @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")
         public void onManual(String text) {
             manual.add(text);
@@ -101,5 +141,25 @@ class ListenerTestApplication {
     @Bean
     Listeners listeners() {
         return new Listeners();
+    }
+
+    /** Every failure the default error handler saw (it decides as configured). */
+    static final List<FailedMessage> defaultHandlerSaw = new CopyOnWriteArrayList<>();
+
+    /** The application's default error handler: the primary one, used by listeners that name none. */
+    @Bean
+    @Primary
+    RmqErrorHandler recordingErrorHandler() {
+        return failure -> {
+            defaultHandlerSaw.add(failure);
+            return FailureDecision.standard();
+        };
+    }
+
+    @Bean
+    RmqErrorHandler dropOrLater() {
+        return failure -> String.valueOf(failure.payload()).startsWith("drop")
+                ? FailureDecision.drop()
+                : FailureDecision.retryAfter(Duration.ofMillis(100));
     }
 }

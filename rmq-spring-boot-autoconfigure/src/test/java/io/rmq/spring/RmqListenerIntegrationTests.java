@@ -33,6 +33,7 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(RedisServersExtension.class)
 @SpringBootTest(classes = ListenerTestApplication.class, properties = {"it.topics.range=it-range",
         "rmq.topics.it-fixed.type=FIXED_TIME", "rmq.topics.it-fixed.slot-amount=8",
+        "rmq.topics.it-waiting.type=FIXED_TIME", "rmq.topics.it-waiting.slot-amount=4",
         "rmq.listeners.ordered.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s"})
 abstract class RmqListenerIntegrationTests {
 
@@ -142,6 +143,71 @@ abstract class RmqListenerIntegrationTests {
         assertThat(dead.attempts()).isEqualTo(3);
         assertThat(dead.lastError()).isEqualTo("java.lang.IllegalStateException: cannot handle job-1");
         assertThat(template.stats("it-failing").waiting() + template.stats("it-failing").inFlight()).isZero();
+    }
+
+    @Test
+    void noRetryForSendsInvalidInputToTheDeadQueueAtOnceAndRetriesTheRest() {
+        template.sendFixedTime("it-validating", "invalid-1", Instant.now());
+        template.sendFixedTime("it-validating", "valid-1", Instant.now());
+        await().atMost(Duration.ofSeconds(10)).until(() -> template.find("it-validating", "invalid-1").isDead()
+                && listeners.validating.stream().anyMatch(m -> m.payload().equals("valid-1") && m.attempt() >= 2));
+        assertThat(listeners.validating).filteredOn(m -> m.payload().equals("invalid-1")).singleElement()
+                .satisfies(m -> {
+                    assertThat(m.attempt()).isEqualTo(1);
+                    assertThat(m.maxRetries()).isEqualTo(5);
+                    assertThat(m.lastAttempt()).isFalse();
+                });
+        assertThat(template.find("it-validating", "invalid-1").deadReason())
+                .isEqualTo("java.lang.IllegalArgumentException: not a valid order: invalid-1");
+        assertThat(template.contains("it-validating", "valid-1")).as("still being retried").isTrue();
+        assertThat(ListenerTestApplication.defaultHandlerSaw).anySatisfy(f -> {
+            assertThat(f.topic()).isEqualTo("it-validating");
+            assertThat(f.retryable()).isFalse();
+        });
+        template.cancel("it-validating", "valid-1");
+    }
+
+    @Test
+    void aNamedErrorHandlerDropsOrRetriesAfterItsOwnDelay() {
+        template.sendFixedTime("it-decided", "drop-1", Instant.now());
+        template.sendFixedTime("it-decided", "later-1", Instant.now());
+        await().atMost(Duration.ofSeconds(10)).until(() -> listeners.handledAfterDecision.contains("later-1#2"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> !template.find("it-decided", "drop-1").exists());
+        assertThat(listeners.handledAfterDecision).containsExactly("later-1#2");
+        assertThat(template.deadCount("it-decided")).isZero();
+        assertThat(ListenerTestApplication.defaultHandlerSaw).noneSatisfy(f ->
+                assertThat(f.topic()).isEqualTo("it-decided"));
+    }
+
+    @Test
+    void deadMessagesReachTheDeadLetterTopicListener() throws Exception {
+        template.sendPriority("it-dlt-source", "poison-1", 3);
+        assertThat(listeners.deadLetters.poll(10, TimeUnit.SECONDS)).isEqualTo("poison-1");
+        assertThat(template.deadCount("it-dlt-source")).isZero();
+    }
+
+    @Test
+    void theTemplateFindsCancelsReschedulesBrowsesAndPurgesWaitingMessages() {
+        // it-waiting is defined in properties and has no listener: messages stay where the test puts them
+        Instant later = Instant.now().plus(Duration.ofHours(1));
+        template.sendFixedTime("it-waiting", "timeout-of-order-1", later);
+        template.sendFixedTime("it-waiting", "timeout-of-order-2", later.plusSeconds(1));
+        template.sendFixedTime("it-waiting", "timeout-of-order-3", later.plusSeconds(2));
+        assertThat(template.find("it-waiting", "timeout-of-order-1").waitingScore())
+                .isEqualTo((double) later.toEpochMilli());
+        assertThat(template.browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
+                .containsExactly("timeout-of-order-1", "timeout-of-order-2", "timeout-of-order-3");
+
+        assertThat(template.cancel("it-waiting", "timeout-of-order-1").cancelled()).isTrue();
+        assertThat(template.contains("it-waiting", "timeout-of-order-1")).isFalse();
+
+        Instant sooner = Instant.now().plus(Duration.ofMinutes(1));
+        assertThat(template.reschedule("it-waiting", "timeout-of-order-3", sooner))
+                .isEqualTo(io.rmq.admin.RescheduleResult.RESCHEDULED);
+        assertThat(template.browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
+                .containsExactly("timeout-of-order-3", "timeout-of-order-2");
+        assertThat(template.purge("it-waiting")).isEqualTo(2);
+        assertThat(template.stats("it-waiting").waiting()).isZero();
     }
 
     @Test

@@ -73,6 +73,26 @@ public @interface RmqListener {
      */
     String rateLimit() default "";
 
+    /**
+     * Exceptions that are not retried: a failure whose exception (or any of its causes) is one of these types goes to
+     * the dead queue at once, with its reason. {@link io.rmq.consumer.RmqNonRetryableException} never is retried.
+     */
+    Class<? extends Throwable>[] noRetryFor() default {};
+
+    /**
+     * Name of an {@link io.rmq.consumer.RmqErrorHandler} bean that decides what becomes of each failure (retry after
+     * a delay, dead, drop); empty: the application's {@code RmqErrorHandler} bean if it has exactly one, else the
+     * standard decision (non-retryable: dead at once; else retry with backoff up to maxRetries).
+     */
+    String errorHandler() default "";
+
+    /**
+     * A topic that receives the bodies of messages that die here (they leave this topic's dead queue once sent), so a
+     * listener of that topic can handle them; defined as FIXED_TIME with this topic's slot amount unless defined
+     * elsewhere. Empty: dead messages stay in the dead queue.
+     */
+    String deadLetterTopic() default "";
+
     /** Whether the container starts with the application context; empty: true. */
     String autoStartup() default "";
 }

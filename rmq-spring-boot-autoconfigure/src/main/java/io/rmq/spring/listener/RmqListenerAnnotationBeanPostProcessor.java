@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.function.Function;
 
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.FailurePolicy;
 import io.rmq.consumer.MessageHandler;
+import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
@@ -136,7 +138,7 @@ public class RmqListenerAnnotationBeanPostProcessor
                         + "> needs a concrete payload type");
             }
             handler = (payload, d) -> invoke(invocable, p.bean,
-                    new RmqMessage<>(d.topic(), d.slot(), d.attempt(), d.score(), payload, d.body()));
+                    new RmqMessage<>(d.topic(), d.slot(), d.attempt(), maxRetries, d.score(), payload, d.body()));
         }
         else {
             if (!(parameter instanceof Class<?>) && !(parameter instanceof ParameterizedType)
@@ -147,7 +149,20 @@ public class RmqListenerAnnotationBeanPostProcessor
             payloadType = parameter;
             handler = (payload, d) -> invoke(invocable, p.bean, payload);
         }
-        ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff));
+        RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
+        String errorHandlerName = resolve(a.errorHandler());
+        if (StringUtils.hasText(errorHandlerName)) {
+            errorHandler = parse("errorHandler", errorHandlerName,
+                    name -> beanFactory.getBean(name, RmqErrorHandler.class));
+        }
+        String deadLetterTopic = resolve(a.deadLetterTopic());
+        FailurePolicy failures = new FailurePolicy(List.of(a.noRetryFor()), errorHandler,
+                StringUtils.hasText(deadLetterTopic) ? parse("deadLetterTopic", deadLetterTopic, t -> {
+                    TopicDefinition.validateName(t);
+                    return t;
+                }) : null);
+        ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff),
+                failures);
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));

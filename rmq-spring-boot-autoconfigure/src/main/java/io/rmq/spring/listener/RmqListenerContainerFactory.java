@@ -5,6 +5,7 @@ import java.util.concurrent.ThreadFactory;
 
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -29,6 +30,7 @@ public class RmqListenerContainerFactory {
     private final Duration ownershipTimeout;
     private final Function<String, ConsumeMode> modeByListener;
     private final Function<String, RateLimit> rateLimitByTopic;
+    private volatile RmqErrorHandler defaultErrorHandler;
 
     /**
      * @param defaultSettings    pop and retry settings of listeners that do not set their own
@@ -65,6 +67,15 @@ public class RmqListenerContainerFactory {
         this.maxIdle = maxIdle;
         this.shutdownTimeout = shutdownTimeout;
         this.commandTimeout = commandTimeout;
+    }
+
+    /** The error handler of listeners that name none (null: the standard decision). */
+    public RmqErrorHandler getDefaultErrorHandler() {
+        return defaultErrorHandler;
+    }
+
+    public void setDefaultErrorHandler(RmqErrorHandler defaultErrorHandler) {
+        this.defaultErrorHandler = defaultErrorHandler;
     }
 
     public ConsumerSettings getDefaultSettings() {
