@@ -70,6 +70,17 @@ public class ScenarioReport {
         return upgradeMerged;
     }
 
+    private final java.util.Map<String, io.rmq.admin.CancelResult> cancelledCloses = new java.util.LinkedHashMap<>();
+
+    /** The cancel of a paid order's close, and what it found. */
+    public synchronized void closeCancelled(String orderId, io.rmq.admin.CancelResult result) {
+        cancelledCloses.put(orderId, result);
+    }
+
+    public synchronized java.util.Map<String, io.rmq.admin.CancelResult> cancelledCloses() {
+        return java.util.Map.copyOf(cancelledCloses);
+    }
+
     public synchronized void orderExtensionMerged(boolean merged) {
         this.orderExtensionMerged = merged;
     }
