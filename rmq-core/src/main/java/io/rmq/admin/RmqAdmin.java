@@ -112,7 +112,18 @@ public final class RmqAdmin {
         if (dueAt == null) {
             throw new RmqInvalidArgumentException("dueAt", null, "must not be null");
         }
-        return reschedule(topicName, body, slotBasis, false, dueAt.toEpochMilli(), "dueAt " + dueAt);
+        long millis;
+        try {
+            millis = dueAt.toEpochMilli();
+        }
+        catch (ArithmeticException ex) {
+            millis = Long.MAX_VALUE;
+        }
+        if (Math.abs(millis) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
+            throw new RmqInvalidArgumentException("dueAt", dueAt, "must be within ±2^53 ms of the epoch (topic '"
+                    + topicName + "')");
+        }
+        return reschedule(topicName, body, slotBasis, false, millis, "dueAt " + dueAt);
     }
 
     /**
@@ -222,6 +233,10 @@ public final class RmqAdmin {
         TopicDefinition topic = topics.get(topicName);
         if (body == null) {
             throw new RmqInvalidArgumentException("body", null, "must not be null (topic '" + topicName + "')");
+        }
+        if (slotBasis != null && slotBasis.isEmpty()) {
+            throw new RmqInvalidArgumentException("slotBasis", "", "must be null or non-empty (topic '" + topicName
+                    + "')");
         }
         byte[] member = codec.encode(body);
         if (member.length == 0) {

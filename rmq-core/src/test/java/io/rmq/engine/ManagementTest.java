@@ -279,6 +279,10 @@ class ManagementTest extends EngineTestSupport {
                 .hasMessageContaining("Invalid body 'null': must not be null");
         assertThatThrownBy(() -> rmq.admin().cancel("no-such-topic", "x"))
                 .hasMessageContaining("Invalid topic 'no-such-topic': is not defined");
+        assertThatThrownBy(() -> rmq.admin().reschedule("timed", "x", Instant.MAX))
+                .hasMessageContaining("Invalid dueAt '" + Instant.MAX + "': must be within ±2^53 ms of the epoch");
+        assertThatThrownBy(() -> rmq.admin().find("timed", "x", ""))
+                .hasMessage("Invalid slotBasis '': must be null or non-empty (topic 'timed')");
         assertThatThrownBy(() -> rmq.admin().browse("timed", null, 0))
                 .hasMessage("Invalid limit '0': must be between 1 and 1000");
     }
