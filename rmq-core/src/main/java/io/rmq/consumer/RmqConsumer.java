@@ -425,6 +425,7 @@ public final class RmqConsumer {
             try {
                 RedisGateway.await(deadLetters.forward(delivery, deadLetterTopic), "sending " + delivery
                         + " to dead-letter topic '" + deadLetterTopic + "'");
+                log.info("{} sent on to dead-letter topic '{}'", delivery, deadLetterTopic);
             }
             catch (RuntimeException ex) {
                 log.error("{} stays in the dead queue of topic '{}': sending it to dead-letter topic '{}' failed: {}",
