@@ -103,11 +103,11 @@ public final class RedisGateway implements AutoCloseable {
         try {
             opened = openConnection();
             loadScripts(asyncCommands(opened));
-            if (closed) {
-                opened.close();
-                return;
-            }
             install(opened);
+            if (closed) {
+                // close() ran meanwhile (it does not wait for an attempt, which can last a connect timeout)
+                opened.closeAsync();
+            }
         }
         catch (RuntimeException ex) {
             lastFailure = describe(ex);
@@ -328,7 +328,7 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
         closed = true;
         // Spring stops the connection factory (shutting its client down) before it destroys this bean
         StatefulConnection<byte[], byte[]> open = connection;

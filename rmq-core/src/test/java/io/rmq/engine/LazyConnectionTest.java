@@ -16,12 +16,14 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqUnavailableException;
 import io.rmq.core.TopicType;
 import io.rmq.test.LateRedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -57,8 +59,10 @@ class LazyConnectionTest {
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
 
-    @Test
-    void aListenerStartedWhileRedisIsDownConsumesOnceRedisIsUpAndSendsFailAtOnceUntilThen() throws Exception {
+    @ParameterizedTest
+    @EnumSource(ConsumeMode.class)
+    void aListenerStartedWhileRedisIsDownConsumesOnceRedisIsUpAndSendsFailAtOnceUntilThen(ConsumeMode mode)
+            throws Exception {
         String prefix = "lazy-" + UUID.randomUUID().toString().substring(0, 8);
         Queue<String> handled = new ConcurrentLinkedQueue<>();
         long created = System.nanoTime();
@@ -66,7 +70,7 @@ class LazyConnectionTest {
             rmq.defineTopic("late", TopicType.PRIORITY, 4);
             ListenerContainer container = rmq.container("late", ConsumerSettings.DEFAULT, String.class,
                     (String body, io.rmq.consumer.Delivery delivery) -> handled.add(body),
-                    ContainerOptions.of("late-listener", 2));
+                    ContainerOptions.of("late-listener", 2).withMode(mode));
             container.start();
             // nothing waited for Redis (a cold JVM's class loading alone takes about a second here)
             assertThat(Duration.ofNanos(System.nanoTime() - created)).isLessThan(Duration.ofSeconds(5));
