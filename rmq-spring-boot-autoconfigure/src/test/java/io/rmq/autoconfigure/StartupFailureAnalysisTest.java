@@ -120,6 +120,16 @@ class StartupFailureAnalysisTest {
     }
 
     @Test
+    void aValueThatDoesNotConvertFailsNamingThePropertyAndTheExpectedType() {
+        redisDown.withPropertyValues("rmq.consumer.lease=soon").run(context -> {
+            FailureAnalysis analysis = analysis(context, InvalidRmqPropertyFailureAnalyzer.class);
+            assertThat(analysis.getDescription()).contains("Property: rmq.consumer.lease", "Value:    soon",
+                    "cannot be read as Duration");
+            assertThat(analysis.getAction()).startsWith("Correct rmq.consumer.lease").doesNotContain("topic");
+        });
+    }
+
+    @Test
     void aTopicDefinedDifferentlyInRedisFailsNamingBothDefinitions() {
         redisUp.withPropertyValues("rmq.key-prefix=conflict-" + UUID.randomUUID().toString().substring(0, 8))
                 .run(first -> {

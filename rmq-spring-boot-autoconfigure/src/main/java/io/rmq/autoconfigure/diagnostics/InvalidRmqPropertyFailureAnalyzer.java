@@ -48,10 +48,12 @@ public class InvalidRmqPropertyFailureAnalyzer implements FailureAnalyzer {
     private static FailureAnalysis analysis(String property, String value, String rule, Throwable failure) {
         String description = "Invalid RMQ configuration:\n\n    Property: " + property + "\n    Value:    " + value
                 + "\n    Rule:     " + rule + "\n";
+        boolean topic = !property.startsWith("rmq.") || property.startsWith("rmq.topics");
         String action = "Correct " + (property.startsWith("rmq.") ? property : "the topic name") + " in the"
-                + " application's configuration (application.yml/.properties or the environment). A topic entry"
-                + " rmq.topics.<name> takes " + String.join(", ", RmqProperties.TOPIC_KEYS) + "; type is one of "
-                + "RANGE_MERGE, PRIORITY, FIXED_TIME; slot-amount is a power of two (default 16).";
+                + " application's configuration (application.yml/.properties or the environment)."
+                + (topic ? " A topic entry rmq.topics.<name> takes " + String.join(", ", RmqProperties.TOPIC_KEYS)
+                        + "; type is one of RANGE_MERGE, PRIORITY, FIXED_TIME; slot-amount is a power of two"
+                        + " (default 16)." : "");
         return new FailureAnalysis(description, action, failure);
     }
 
