@@ -1,5 +1,7 @@
 package io.rmq;
 
+import java.util.concurrent.TimeUnit;
+
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
 import io.rmq.consumer.ConsumerSettings;
@@ -12,6 +14,8 @@ import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.RmqKeys;
+import io.rmq.core.RmqUnavailableException;
+import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
@@ -41,6 +45,8 @@ import io.rmq.redis.WakeUpSubscriber;
  * </pre>
  */
 public final class Rmq implements AutoCloseable {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Rmq.class);
 
     /**
      * Engine-wide settings.
@@ -96,6 +102,20 @@ public final class Rmq implements AutoCloseable {
     private final WakeUpSubscriber wakeUps;
     private final SlotCoordinator redisCoordinator;
 
+    /** First and longest wait between two attempts of {@link #connectLazily} to reach Redis. */
+    static final long FIRST_RETRY_MILLIS = 250;
+    static final long MAX_RETRY_MILLIS = 5_000;
+
+    /**
+     * Whether topics defined now go to Redis at once (always, for an engine made by {@link #create}); until then
+     * {@link #defineTopic} keeps them here and the connector registers them. Written under {@code topicsLock}, so a
+     * definition is either registered by the connector or by its caller, never by neither.
+     */
+    private volatile boolean topicsInRedis;
+    private final Object topicsLock = new Object();
+    private volatile Thread connector;
+    private volatile boolean closed;
+
     private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
         this.options = options;
@@ -105,7 +125,7 @@ public final class Rmq implements AutoCloseable {
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
         this.admin = new RmqAdmin(redis, topics, options.codec());
-        this.wakeUps = new WakeUpSubscriber(client, redis.keys());
+        this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
     }
 
@@ -119,6 +139,7 @@ public final class Rmq implements AutoCloseable {
             gateway.loadScripts();
             Rmq rmq = new Rmq(client, gateway, options);
             rmq.redis.checkPermissions();
+            rmq.topicsInRedis = true;
             return rmq;
         }
         catch (RuntimeException ex) {
@@ -127,8 +148,128 @@ public final class Rmq implements AutoCloseable {
         }
     }
 
-    /** Defines a topic (idempotent); fails when the name is defined differently here or in Redis. */
+    /**
+     * As {@link #create}, but returns at once, whether Redis is reachable or not: a thread connects in the background,
+     * retrying with exponential backoff (from {@value #FIRST_RETRY_MILLIS} ms up to {@value #MAX_RETRY_MILLIS} ms)
+     * and logging one line when Redis cannot be reached and one when it is, not one per attempt. Until it is:
+     * topics are defined here and registered in Redis (with the conflict check) once connected; listener containers
+     * start and keep polling, so they begin consuming by themselves; every other call (a send, an admin operation)
+     * fails at once with {@link RmqUnavailableException} instead of waiting. Once connected, Lettuce's own reconnect
+     * takes over, as for {@link #create}.
+     */
+    public static Rmq connectLazily(AbstractRedisClient client, Options options) {
+        Rmq rmq = new Rmq(client, RedisGateway.unconnected(client), options);
+        Thread thread = new Thread(rmq::connectInBackground, "rmq-connect");
+        thread.setDaemon(true);
+        rmq.connector = thread;
+        thread.start();
+        return rmq;
+    }
+
+    private void connectInBackground() {
+        long started = System.nanoTime();
+        long delay = FIRST_RETRY_MILLIS;
+        int attempts = 0;
+        long nextReminder = TimeUnit.MINUTES.toNanos(1);
+        while (!closed && !gateway.isConnected()) {
+            attempts++;
+            try {
+                gateway.open();
+            }
+            catch (RuntimeException ex) {
+                long elapsed = System.nanoTime() - started;
+                if (attempts == 1) {
+                    log.warn("RMQ cannot reach Redis ({}); retrying with backoff up to {} s. Listeners wait and begin"
+                            + " consuming once Redis is reachable; sends fail at once with RmqUnavailableException",
+                            RedisGateway.describe(ex), MAX_RETRY_MILLIS / 1000);
+                }
+                else if (elapsed >= nextReminder) {
+                    nextReminder += TimeUnit.MINUTES.toNanos(1);
+                    log.warn("RMQ still cannot reach Redis after {} attempts in {} s ({})", attempts,
+                            TimeUnit.NANOSECONDS.toSeconds(elapsed), RedisGateway.describe(ex));
+                }
+                else {
+                    log.debug("RMQ attempt {} to reach Redis failed", attempts, ex);
+                }
+                if (!pause(delay)) {
+                    return;
+                }
+                delay = Math.min(delay * 2, MAX_RETRY_MILLIS);
+            }
+        }
+        if (closed) {
+            return;
+        }
+        try {
+            redis.checkPermissions();
+        }
+        catch (RuntimeException ex) {
+            log.error("RMQ reached Redis, but: {}", ex.getMessage());
+        }
+        int registered = registerTopics();
+        if (registered >= 0) {
+            log.info("RMQ reached Redis after {} attempt(s) in {} ms and registered {} topic(s) defined meanwhile",
+                    attempts, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), registered);
+        }
+    }
+
+    /** Registers the topics defined while Redis was unreachable; -1 when the engine was closed first. */
+    private int registerTopics() {
+        synchronized (topicsLock) {
+            topicsInRedis = true;
+        }
+        int total = topics.all().size();
+        long delay = FIRST_RETRY_MILLIS;
+        while (!closed) {
+            try {
+                for (TopicConflictException conflict : topics.registerPending()) {
+                    log.error("RMQ cannot use a topic defined while Redis was unreachable: {}. Sends to it and new"
+                            + " listeners of it fail with this conflict", conflict.getMessage());
+                }
+                return total;
+            }
+            catch (RuntimeException ex) {
+                // Redis gone again right after the connection was opened: Lettuce reconnects; try again
+                log.debug("RMQ could not register topics yet", ex);
+                if (!pause(delay)) {
+                    return -1;
+                }
+                delay = Math.min(delay * 2, MAX_RETRY_MILLIS);
+            }
+        }
+        return -1;
+    }
+
+    private boolean pause(long millis) {
+        try {
+            Thread.sleep(millis);
+            return !closed;
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Whether the engine has reached Redis and registered the topics defined before (always true for an engine made
+     * by {@link #create}).
+     */
+    public boolean isConnected() {
+        return gateway.isConnected() && topicsInRedis && (connector == null || !connector.isAlive());
+    }
+
+    /**
+     * Defines a topic (idempotent); fails when the name is defined differently here or in Redis. While an engine of
+     * {@link #connectLazily} has not reached Redis, only the definitions made here are checked; Redis's are checked
+     * when it is reached.
+     */
     public TopicDefinition defineTopic(TopicDefinition definition) {
+        synchronized (topicsLock) {
+            if (!topicsInRedis) {
+                return topics.defineLocally(definition);
+            }
+        }
         return topics.define(definition);
     }
 
@@ -156,8 +297,15 @@ public final class Rmq implements AutoCloseable {
                 throw new RmqInvalidArgumentException("deadLetterTopic", deadLetterTopic, "must differ from the topic"
                         + " it serves");
             }
-            if (!topics.isKnown(deadLetterTopic)) {
-                topics.define(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
+            boolean known;
+            try {
+                known = topics.isKnown(deadLetterTopic);
+            }
+            catch (RmqUnavailableException ex) {
+                known = false; // Redis not reached yet: defined here, checked against Redis once it is reached
+            }
+            if (!known) {
+                defineTopic(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
@@ -223,6 +371,11 @@ public final class Rmq implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
+        Thread thread = connector;
+        if (thread != null) {
+            thread.interrupt();
+        }
         wakeUps.close();
         gateway.close();
     }

@@ -1,6 +1,9 @@
 package io.rmq.core;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -11,6 +14,10 @@ import java.util.function.Function;
 public final class TopicRegistry {
 
     private final Map<String, TopicDefinition> topics = new ConcurrentHashMap<>();
+    /** Defined here while Redis was unreachable; registered in Redis by {@link #registerPending()}. */
+    private final Set<String> pending = ConcurrentHashMap.newKeySet();
+    /** Defined here, then found to conflict with Redis when registered late: using them fails with the conflict. */
+    private final Map<String, TopicConflictException> conflicts = new ConcurrentHashMap<>();
     private final Function<TopicDefinition, TopicDefinition> redisRegistration;
     private final Function<String, TopicDefinition> redisLookup;
 
@@ -44,6 +51,44 @@ public final class TopicRegistry {
     }
 
     /**
+     * Defines a topic in this process only (checked against its other definitions), to be registered in Redis by
+     * {@link #registerPending()} once Redis is reachable: so an application can start while Redis is down.
+     */
+    public TopicDefinition defineLocally(TopicDefinition definition) {
+        TopicDefinition local = topics.putIfAbsent(definition.name(), definition);
+        if (local == null) {
+            pending.add(definition.name());
+            return definition;
+        }
+        if (!local.equals(definition)) {
+            throw new TopicConflictException(local, definition, "defined earlier in this application");
+        }
+        return local;
+    }
+
+    /**
+     * Registers in Redis what {@link #defineLocally} kept. A definition that conflicts with Redis's is withdrawn
+     * (sends and new consumers of that topic then fail with the conflict) and returned; one that could not be
+     * registered (Redis gone again) stays pending and the failure is thrown.
+     */
+    public List<TopicConflictException> registerPending() {
+        List<TopicConflictException> found = new ArrayList<>();
+        for (String name : List.copyOf(pending)) {
+            TopicDefinition definition = topics.get(name);
+            TopicDefinition registered = redisRegistration.apply(definition);
+            pending.remove(name);
+            if (!registered.equals(definition)) {
+                TopicConflictException conflict = new TopicConflictException(registered, definition,
+                        "registered in Redis");
+                topics.remove(name, definition);
+                conflicts.put(name, conflict);
+                found.add(conflict);
+            }
+        }
+        return found;
+    }
+
+    /**
      * The definition of a topic: defined in this process, or else registered in Redis by another process (then
      * cached here). A clear error when neither has it.
      */
@@ -51,6 +96,10 @@ public final class TopicRegistry {
         TopicDefinition definition = name == null ? null : topics.get(name);
         if (definition != null) {
             return definition; // a known name was validated when it was defined
+        }
+        TopicConflictException conflict = name == null ? null : conflicts.get(name);
+        if (conflict != null) {
+            throw new TopicConflictException(conflict.getExisting(), conflict.getRequested(), "registered in Redis");
         }
         TopicDefinition.validateName(name);
         TopicDefinition registered = redisLookup.apply(name);

@@ -1,6 +1,11 @@
 package io.rmq.redis;
 
+import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -26,9 +31,12 @@ import io.lettuce.core.output.NestedMultiOutput;
 import io.lettuce.core.output.ObjectOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
+import io.rmq.core.RmqUnavailableException;
 
 /**
  * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
@@ -47,29 +55,141 @@ public final class RedisGateway implements AutoCloseable {
      */
     public static final long CALL_TIMEOUT_MILLIS = 5_000;
 
-    private final StatefulConnection<byte[], byte[]> connection;
-    private final RedisClusterAsyncCommands<byte[], byte[]> commands;
+    /** Null until connected (only a gateway made by {@link #unconnected} starts without a connection). */
+    private volatile StatefulConnection<byte[], byte[]> connection;
+    /** The connection's commands; until connected, commands that fail at once with {@link RmqUnavailableException}. */
+    private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+    private final AbstractRedisClient client;
     private final boolean cluster;
+    /** When this gateway was made without a connection, and why its last attempt to connect failed. */
+    private final Instant unreachableSince = Instant.now();
+    private volatile String lastFailure = "the first attempt is under way";
+    private volatile boolean closed;
 
-    private RedisGateway(StatefulConnection<byte[], byte[]> connection, RedisClusterAsyncCommands<byte[], byte[]> commands,
-            boolean cluster) {
-        this.connection = connection;
-        this.commands = commands;
-        this.cluster = cluster;
+    private RedisGateway(AbstractRedisClient client) {
+        if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
+            throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
+        }
+        this.client = client;
+        this.cluster = client instanceof RedisClusterClient;
+        this.commands = unavailableCommands();
     }
 
     /** Opens a connection on a {@link RedisClient} or {@link RedisClusterClient}; the caller keeps owning the client. */
     public static RedisGateway connect(AbstractRedisClient client) {
+        RedisGateway gateway = new RedisGateway(client);
+        gateway.install(gateway.openConnection());
+        return gateway;
+    }
+
+    /**
+     * A gateway without a connection yet: every command fails at once with {@link RmqUnavailableException} until
+     * {@link #open()} succeeds. For an engine that starts while Redis is down.
+     */
+    public static RedisGateway unconnected(AbstractRedisClient client) {
+        return new RedisGateway(client);
+    }
+
+    /**
+     * Connects an {@link #unconnected} gateway and loads the scripts on the new connection before commands use it,
+     * so that callers never see a half-ready connection. Throws what the attempt failed with (and keeps it for the
+     * message of {@link RmqUnavailableException}).
+     */
+    public synchronized void open() {
+        if (connection != null || closed) {
+            return;
+        }
+        StatefulConnection<byte[], byte[]> opened = null;
+        try {
+            opened = openConnection();
+            loadScripts(asyncCommands(opened));
+            install(opened);
+            if (closed) {
+                // close() ran meanwhile (it does not wait for an attempt, which can last a connect timeout)
+                opened.closeAsync();
+            }
+        }
+        catch (RuntimeException ex) {
+            lastFailure = describe(ex);
+            if (opened != null) {
+                opened.closeAsync();
+            }
+            throw ex;
+        }
+    }
+
+    private StatefulConnection<byte[], byte[]> openConnection() {
         if (client instanceof RedisClusterClient clusterClient) {
             ensureFailoverDetection(clusterClient);
-            StatefulRedisClusterConnection<byte[], byte[]> connection = clusterClient.connect(ByteArrayCodec.INSTANCE);
-            return new RedisGateway(connection, connection.async(), true);
+            return clusterClient.connect(ByteArrayCodec.INSTANCE);
         }
-        if (client instanceof RedisClient redisClient) {
-            StatefulRedisConnection<byte[], byte[]> connection = redisClient.connect(ByteArrayCodec.INSTANCE);
-            return new RedisGateway(connection, connection.async(), false);
+        return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static RedisClusterAsyncCommands<byte[], byte[]> asyncCommands(StatefulConnection<byte[], byte[]> opened) {
+        if (opened instanceof StatefulRedisClusterConnection<?, ?> clusterConnection) {
+            return ((StatefulRedisClusterConnection<byte[], byte[]>) clusterConnection).async();
         }
-        throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
+        return ((StatefulRedisConnection<byte[], byte[]>) opened).async();
+    }
+
+    private void install(StatefulConnection<byte[], byte[]> opened) {
+        commands = asyncCommands(opened);
+        connection = opened;
+    }
+
+    /** Whether a connection has been opened (Lettuce reconnects it by itself after that). */
+    public boolean isConnected() {
+        return connection != null;
+    }
+
+    /** "message; cause" of a failed attempt, without the stack: what an operator needs to see. */
+    public static String describe(Throwable ex) {
+        Throwable root = ex;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == ex || String.valueOf(ex.getMessage()).contains(String.valueOf(root.getMessage()))
+                ? String.valueOf(ex.getMessage()) : ex.getMessage() + ": " + root.getMessage();
+    }
+
+    private RmqUnavailableException unavailable(String what) {
+        return new RmqUnavailableException("Redis is not reachable (since " + LocalTime.ofInstant(unreachableSince,
+                ZoneId.systemDefault()).truncatedTo(ChronoUnit.SECONDS) + "; last attempt: " + lastFailure + ")", what);
+    }
+
+    /**
+     * Stands in for the connection's commands until there is one: every command fails at once (an
+     * {@code unavailable} exception), so that no caller waits for a connection that may take minutes to come.
+     */
+    @SuppressWarnings("unchecked")
+    private RedisClusterAsyncCommands<byte[], byte[]> unavailableCommands() {
+        return (RedisClusterAsyncCommands<byte[], byte[]>) Proxy.newProxyInstance(
+                RedisClusterAsyncCommands.class.getClassLoader(), new Class<?>[] {RedisClusterAsyncCommands.class},
+                (proxy, method, args) -> {
+                    Class<?> returns = method.getReturnType();
+                    if (method.getDeclaringClass() == Object.class) {
+                        return switch (method.getName()) {
+                            case "equals" -> proxy == args[0];
+                            case "hashCode" -> System.identityHashCode(proxy);
+                            default -> "unconnected RMQ commands";
+                        };
+                    }
+                    if (returns.isAssignableFrom(AsyncCommand.class)) {
+                        AsyncCommand<byte[], byte[], String> failed = new AsyncCommand<>(
+                                new Command<>(CommandType.PING, new StatusOutput<>(ByteArrayCodec.INSTANCE)));
+                        failed.completeExceptionally(unavailable("a Redis command (" + method.getName() + ")"));
+                        return failed;
+                    }
+                    if (returns == void.class) {
+                        return null;
+                    }
+                    if (returns == boolean.class) {
+                        return false;
+                    }
+                    throw unavailable("a Redis call (" + method.getName() + ")");
+                });
     }
 
     /** The async commands; for standalone and cluster alike (cluster routes each command by its key's slot). */
@@ -83,6 +203,10 @@ public final class RedisGateway implements AutoCloseable {
 
     /** Loads every script into the script cache (all masters of a cluster) so EVALSHA finds them. */
     public void loadScripts() {
+        loadScripts(commands);
+    }
+
+    private static void loadScripts(RedisClusterAsyncCommands<byte[], byte[]> commands) {
         CompletableFuture<?>[] loads = new CompletableFuture<?>[RmqScript.values().length];
         for (RmqScript script : RmqScript.values()) {
             loads[script.ordinal()] = commands.scriptLoad(script.source()).toCompletableFuture();
@@ -149,6 +273,9 @@ public final class RedisGateway implements AutoCloseable {
                 EncodedArgs.script(script.shaBytes(), keys, args)).toCompletableFuture();
         return bySha.exceptionallyCompose(ex -> {
             Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+            if (cause instanceof RmqUnavailableException) {
+                return CompletableFuture.failedFuture(cause);
+            }
             if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {
                 return commands.<T>eval(script.source(), output, keys, args).toCompletableFuture();
             }
@@ -187,6 +314,9 @@ public final class RedisGateway implements AutoCloseable {
         }
         catch (ExecutionException ex) {
             Throwable cause = ex.getCause();
+            if (cause instanceof RmqUnavailableException unavailable) {
+                throw unavailable.during(what);
+            }
             if (cause instanceof RuntimeException runtime) {
                 throw runtime;
             }
@@ -199,9 +329,11 @@ public final class RedisGateway implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         // Spring stops the connection factory (shutting its client down) before it destroys this bean
-        if (connection.isOpen()) {
-            connection.close();
+        StatefulConnection<byte[], byte[]> open = connection;
+        if (open != null && open.isOpen()) {
+            open.close();
         }
     }
 }

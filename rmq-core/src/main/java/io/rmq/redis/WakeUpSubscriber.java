@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -64,9 +65,21 @@ public final class WakeUpSubscriber implements AutoCloseable {
     private volatile int failedReplacements;
     private volatile boolean closed;
 
+    /** False while the engine has not reached Redis yet: then the subscription is opened by the check, later. */
+    private final BooleanSupplier reachable;
+
     public WakeUpSubscriber(AbstractRedisClient client, RmqKeys keys) {
+        this(client, keys, () -> true);
+    }
+
+    /**
+     * @param reachable whether the engine's connection to Redis is open; while it is not, registering does not try
+     *                  to subscribe (that could wait for a connect timeout), the check opens the subscription later
+     */
+    public WakeUpSubscriber(AbstractRedisClient client, RmqKeys keys, BooleanSupplier reachable) {
         this.client = client;
         this.channel = keys.prefix() + ":wake";
+        this.reachable = reachable;
     }
 
     public String channel() {
@@ -76,9 +89,11 @@ public final class WakeUpSubscriber implements AutoCloseable {
     /** Registers a listener for a topic, subscribing on first use. */
     public synchronized void register(String topic, Listener listener) {
         listeners.computeIfAbsent(topic, t -> new CopyOnWriteArrayList<>()).add(listener);
-        if (connection == null) {
+        if (check == null) {
             closed = false;
-            connection = subscribe();
+            if (reachable.getAsBoolean()) {
+                connection = subscribe();
+            }
             check = Timeouts.every(CHECK_EVERY_MILLIS, this::check);
         }
     }
@@ -105,7 +120,16 @@ public final class WakeUpSubscriber implements AutoCloseable {
     private void check() {
         try {
             StatefulRedisPubSubConnection<String, String> current = connection;
-            if (current == null || closed || replacing.get()) {
+            if (closed || replacing.get()) {
+                return;
+            }
+            if (current == null) {
+                // never subscribed: the engine started while Redis was down
+                if (reachable.getAsBoolean() && replacing.compareAndSet(false, true)) {
+                    Thread opener = new Thread(this::subscribeFirst, "rmq-wake-subscribe");
+                    opener.setDaemon(true);
+                    opener.start();
+                }
                 return;
             }
             long now = System.currentTimeMillis();
@@ -161,6 +185,28 @@ public final class WakeUpSubscriber implements AutoCloseable {
             else {
                 log.debug("RMQ wake-up subscription on '{}' still cannot be opened again", channel, ex);
             }
+        }
+        finally {
+            replacing.set(false);
+        }
+    }
+
+    /** Opens the first subscription once Redis is reachable; listeners then poll every slot once. */
+    private void subscribeFirst() {
+        try {
+            StatefulRedisPubSubConnection<String, String> fresh = subscribe();
+            synchronized (this) {
+                if (closed || connection != null) {
+                    fresh.close();
+                    return;
+                }
+                connection = fresh;
+            }
+            log.info("RMQ wake-up subscription on '{}' opened", channel);
+            notifyResubscribed();
+        }
+        catch (RuntimeException ex) {
+            log.debug("RMQ wake-up subscription on '{}' cannot be opened yet (retrying every second)", channel, ex);
         }
         finally {
             replacing.set(false);

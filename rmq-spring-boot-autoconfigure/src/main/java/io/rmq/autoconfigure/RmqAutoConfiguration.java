@@ -4,13 +4,13 @@ import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisConnectionException;
 import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
-import io.rmq.core.TopicDefinition;
 import io.rmq.redis.RedisGateway;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
@@ -53,11 +53,17 @@ public class RmqAutoConfiguration {
     /** How much of a body log lines show with {@code rmq.log-bodies=true}. */
     static final int LOGGED_BODY_CHARS = 200;
 
-    /** The engine on its own connection from the application's Lettuce client; defines {@code rmq.topics}. */
+    /**
+     * The engine on its own connection from the application's Lettuce client; defines {@code rmq.topics}. The
+     * properties are checked before anything connects. When Redis cannot be reached: with
+     * {@code rmq.startup.fail-fast} start-up fails ({@link RedisUnreachableException}); without, the engine connects
+     * in the background ({@link Rmq#connectLazily}) and the application starts.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Rmq rmq(RedisConnectionFactory connectionFactory, RmqProperties properties,
-            ObjectProvider<JsonMapper> jsonMapper) {
+            ObjectProvider<JsonMapper> jsonMapper, Environment environment) {
+        TopicKeysCheck.check(environment);
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("RMQ needs Lettuce as the Redis client (spring.data.redis.client-type="
                     + "lettuce), but the RedisConnectionFactory is a " + connectionFactory.getClass().getName());
@@ -68,27 +74,53 @@ public class RmqAutoConfiguration {
             client = lettuce.getRequiredNativeClient();
         }
         BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
-        long maxBody = properties.maxBodySize().toBytes();
-        if (maxBody < 1 || maxBody > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("Invalid rmq.max-body-size '" + properties.maxBodySize()
-                    + "': must be between 1B and 512MB");
-        }
-        Rmq rmq = Rmq.create(client, new Rmq.Options(properties.keyPrefix(), (int) maxBody, codec,
-                properties.logBodies() ? LOGGED_BODY_CHARS : 0));
+        Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
+                properties.logBodies() ? LOGGED_BODY_CHARS : 0);
+        Rmq rmq;
         try {
-            properties.topics().forEach((name, topic) -> {
-                if (topic.type() == null) {
-                    throw new IllegalArgumentException("Invalid rmq.topics." + name + ".type 'null': must be one of"
-                            + " RANGE_MERGE, PRIORITY, FIXED_TIME");
-                }
-                rmq.defineTopic(new TopicDefinition(name, topic.type(), topic.slotAmount()));
-            });
+            // Redis reachable: connect now, so that a conflict with Redis's topic registry fails start-up
+            rmq = Rmq.create(client, options);
+        }
+        catch (RuntimeException ex) {
+            if (!unreachable(ex)) {
+                throw ex;
+            }
+            if (properties.startup().failFast()) {
+                throw new RedisUnreachableException(address(lettuce), RedisGateway.describe(ex), ex);
+            }
+            // the engine logs the outage itself, once
+            rmq = Rmq.connectLazily(client, options);
+        }
+        try {
+            properties.topicDefinitions().forEach(rmq::defineTopic);
         }
         catch (RuntimeException ex) {
             rmq.close();
             throw ex;
         }
         return rmq;
+    }
+
+    /** A failure to connect at all (a cluster client wraps it in "Cannot retrieve initial cluster partitions"). */
+    private static boolean unreachable(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RedisConnectionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Where the connection factory looks for Redis, for messages. */
+    static String address(LettuceConnectionFactory lettuce) {
+        if (lettuce.getClusterConfiguration() != null) {
+            return "cluster " + lettuce.getClusterConfiguration().getClusterNodes();
+        }
+        if (lettuce.getSentinelConfiguration() != null) {
+            return "master '" + lettuce.getSentinelConfiguration().getMaster() + "' of sentinels "
+                    + lettuce.getSentinelConfiguration().getSentinels();
+        }
+        return lettuce.getHostName() + ":" + lettuce.getPort();
     }
 
     /**

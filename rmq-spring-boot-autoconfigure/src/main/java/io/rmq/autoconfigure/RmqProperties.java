@@ -1,12 +1,18 @@
 package io.rmq.autoconfigure;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -28,16 +34,74 @@ import org.springframework.util.unit.DataSize;
  * @param coordination    How ORDERLY listeners share out the slots of a topic among instances.
  * @param logBodies       Whether log lines show message bodies (their first 200 characters); off by default, since
  *                        bodies may hold personal data: lines then show topic, slot, attempt and the body's size.
+ * @param startup         What start-up does when Redis cannot be reached.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
-        @DefaultValue Coordination coordination, @DefaultValue("false") boolean logBodies) {
+        @DefaultValue Coordination coordination, @DefaultValue Startup startup,
+        @DefaultValue("false") boolean logBodies) {
 
+    /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
+    public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
+
+    /**
+     * Checks every value whose rule binding cannot express (binding already rejects what does not convert), so that
+     * bad properties fail start-up before RMQ connects to Redis, with the property, the value and the rule named.
+     */
     public RmqProperties {
         topics = topics == null ? Map.of() : Map.copyOf(topics);
         listeners = listeners == null ? Map.of() : Map.copyOf(listeners);
+        long maxBody = maxBodySize.toBytes();
+        if (maxBody < 1 || maxBody > Integer.MAX_VALUE) {
+            throw new RmqInvalidArgumentException("rmq.max-body-size", maxBodySize, "must be between 1B and 512MB");
+        }
+        new TreeMap<>(topics).forEach(RmqProperties::check);
+    }
+
+    private static void check(String name, Topic topic) {
+        try {
+            TopicDefinition.validateName(name);
+        }
+        catch (RmqInvalidArgumentException ex) {
+            throw new RmqInvalidArgumentException("topic name in rmq.topics", name, ex.getRule()
+                    + "; a name with other characters must also be written in brackets, e.g. rmq.topics[a.b].type");
+        }
+        String property = "rmq.topics." + name;
+        if (topic.type() == null) {
+            throw new RmqInvalidArgumentException(property + ".type", null, "must be set, to one of "
+                    + Arrays.stream(TopicType.values()).map(Enum::name).collect(Collectors.joining(", ")));
+        }
+        int slots = topic.slotAmount();
+        if (slots < 1 || slots > TopicDefinition.MAX_SLOT_AMOUNT || Integer.bitCount(slots) != 1) {
+            throw new RmqInvalidArgumentException(property + ".slot-amount", slots,
+                    "must be a power of two between 1 and " + TopicDefinition.MAX_SLOT_AMOUNT);
+        }
+        try {
+            RateLimit.parse(topic.rateLimit());
+        }
+        catch (RmqInvalidArgumentException ex) {
+            throw new RmqInvalidArgumentException(property + ".rate-limit", ex.getValue(), ex.getRule());
+        }
+    }
+
+    /** The topics of {@code rmq.topics} as definitions (all checked when the properties were bound). */
+    public List<TopicDefinition> topicDefinitions() {
+        return new TreeMap<>(topics).entrySet().stream()
+                .map(e -> new TopicDefinition(e.getKey(), e.getValue().type(), e.getValue().slotAmount()))
+                .toList();
+    }
+
+    /**
+     * Start-up.
+     *
+     * @param failFast Whether start-up fails when Redis cannot be reached (a one-screen report). When false, the
+     *                 application starts anyway: RMQ keeps trying to connect (backing off up to 5s, one log line per
+     *                 outage), registers rmq.topics once connected, listeners begin consuming by themselves, and
+     *                 sends fail at once with RmqUnavailableException until then.
+     */
+    public record Startup(@DefaultValue("false") boolean failFast) {
     }
 
     /**
@@ -91,10 +155,6 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                   Redis), e.g. 500/s, 3000/m or 50/100ms; empty: no limit.
      */
     public record Topic(TopicType type, @DefaultValue("16") int slotAmount, String rateLimit) {
-
-        public Topic {
-            RateLimit.parse(rateLimit); // fails at start-up, naming the value and the rule
-        }
     }
 
     /**

@@ -196,13 +196,13 @@ class RmqAutoConfigurationTest {
     void invalidTopicPropertiesFailWithTheFieldNamed() {
         runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.slot-amount=12")
                 .run(context -> assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("Invalid slotAmount '12': must be a power of two"));
+                        .hasMessageContaining("Invalid rmq.topics.orders.slot-amount '12': must be a power of two"));
         runner.withPropertyValues("rmq.topics.orders.slot-amount=4")
                 .run(context -> assertThat(context.getStartupFailure()).rootCause()
                         .hasMessageContaining("rmq.topics.orders.type"));
         runner.withPropertyValues("rmq.topics.[orders{eu}].type=PRIORITY")
                 .run(context -> assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("Invalid topic name 'orders{eu}'"));
+                        .hasMessageContaining("Invalid topic name in rmq.topics 'orders{eu}'"));
     }
 
     @Configuration(proxyBeanMethods = false)

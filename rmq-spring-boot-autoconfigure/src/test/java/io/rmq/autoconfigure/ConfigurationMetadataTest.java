@@ -1,0 +1,61 @@
+package io.rmq.autoconfigure;
+
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The metadata the configuration processor generates, which IDEs use to complete rmq.* properties. */
+class ConfigurationMetadataTest {
+
+    private final JsonNode metadata = read();
+
+    private static JsonNode read() {
+        try (InputStream in = ConfigurationMetadataTest.class.getResourceAsStream(
+                "/META-INF/spring-configuration-metadata.json")) {
+            return JsonMapper.builder().build().readTree(in);
+        }
+        catch (java.io.IOException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private List<String> hintValues(String name) {
+        List<String> values = new ArrayList<>();
+        for (JsonNode hint : metadata.get("hints")) {
+            if (hint.get("name").asString().equals(name)) {
+                for (JsonNode value : hint.get("values")) {
+                    assertThat(value.path("description").asString()).as(name + " " + value).isNotBlank();
+                    values.add(value.get("value").asString());
+                }
+            }
+        }
+        return values;
+    }
+
+    @Test
+    void topicTypesAndListenerModesAreOfferedWithADescriptionEach() {
+        assertThat(hintValues("rmq.topics.values.type")).containsExactly("RANGE_MERGE", "PRIORITY", "FIXED_TIME");
+        assertThat(hintValues("rmq.listeners.values.mode")).containsExactly("CONCURRENT", "ORDERLY");
+        assertThat(hintValues("rmq.topics.values.rate-limit")).contains("500/s");
+    }
+
+    @Test
+    void theFailFastPropertyIsDocumentedWithItsDefault() {
+        JsonNode failFast = null;
+        for (JsonNode property : metadata.get("properties")) {
+            if (property.get("name").asString().equals("rmq.startup.fail-fast")) {
+                failFast = property;
+            }
+        }
+        assertThat(failFast).isNotNull();
+        assertThat(failFast.get("type").asString()).isEqualTo("java.lang.Boolean");
+        assertThat(failFast.get("defaultValue").asBoolean()).isFalse();
+        assertThat(failFast.get("description").asString()).contains("Whether start-up fails when Redis cannot be reached");
+    }
+}
