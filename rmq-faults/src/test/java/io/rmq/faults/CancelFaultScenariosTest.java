@@ -30,6 +30,7 @@ import io.rmq.core.SlotRouter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -60,7 +61,8 @@ class CancelFaultScenariosTest {
     private static final long LEASE_MILLIS = 1000;
     private static final long OWNERSHIP_MILLIS = 2000;
 
-    @TempDir
+    /** Kept when a scenario fails: the consumers' logs and records are the evidence. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path work;
     private static ClientResources resources;
 
@@ -99,14 +101,14 @@ class CancelFaultScenariosTest {
     }
 
     private void scenario(boolean ordered) throws Exception {
-        int rate = ordered ? 300 : 500;
+        int rate = ordered ? 250 : 500;
         int seconds = LONG ? 60 : (ordered ? 10 : 6);
         int messages = seconds * rate;
         int kills = LONG ? 10 : 2;
         long seed = Long.getLong("rmq.faults.seed", System.nanoTime());
         String name = ordered ? "cancel while ORDERLY owners are killed (ownership 2 s)"
                 : "cancel while consumers are killed (lease 1 s)";
-        System.out.println("[faults] " + name + ": seed " + seed);
+        System.out.println("[faults] " + name + ": seed " + seed + ", work directory " + work);
         Random random = new Random(seed);
         try (RedisNode redis = RedisNode.start(work, false);
                 FaultRun run = new FaultRun(name, work, RedisClient.create(resources, redis.uri()), ordered)) {
@@ -212,7 +214,8 @@ class CancelFaultScenariosTest {
                 report(row);
 
                 assertThat(violations).as("%s (seed %d): deliveries after a cancel", name, seed).isEmpty();
-                assertThat(lost).as("%s (seed %d): bodies never cancelled and never handled", name, seed).isZero();
+                assertThat(lost).as("%s (seed %d): bodies never cancelled and never handled%n%s", name, seed,
+                        lost == 0 ? "" : diagnosis(run, redisCommands, mustBeHandled, handled)).isZero();
                 assertThat(stats.waiting() + stats.inFlight()).as("%s: left waiting or in flight: %s", name, stats)
                         .isZero();
                 assertThat(stats.dead()).as("%s: dead messages", name).isZero();
@@ -242,12 +245,15 @@ class CancelFaultScenariosTest {
     }
 
     private static Map<String, String> consumer(RedisNode redis, boolean ordered) {
-        Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", "4",
-                "batch", ordered ? "8" : "16", "command-timeout-ms", "1000", "max-idle-ms", "2000",
+        // ORDERLY: a thread for each slot a consumer may own (6 of 16 with 3 consumers)
+        Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", ordered ? "8" : "4",
+                "batch", "16", "command-timeout-ms", "1000", "max-idle-ms", "2000",
                 "deliveries", "true"));
-        // slower than the sending (CONCURRENT: 3 × 4 threads × 33/s < 500/s; ORDERLY: 16/s per slot < 300/s over
-        // 16 slots), so the consumers have a backlog and full buffers (held pages) when one is killed
-        options.put("handle-ms", ordered ? "60" : "30");
+        // CONCURRENT: slower than the sending (3 × 4 threads × 33/s < 500/s), so the consumers have a backlog and full
+        // buffers when one is killed. ORDERLY: 25/s per slot, just above what the busiest slots get (the 64 keys
+        // spread unevenly: 6 of them in each of slots 2-5, 23/s of 250/s), so a slot falls behind while its owner
+        // is dead and catches up after the hand-over, and owners hold full pages when they are killed
+        options.put("handle-ms", ordered ? "40" : "30");
         options.put("lease-ms", Long.toString(LEASE_MILLIS));
         options.put("ownership-ms", Long.toString(OWNERSHIP_MILLIS));
         return options;
@@ -269,6 +275,31 @@ class CancelFaultScenariosTest {
             }
         }
         return new Cancel(id, invokedAt, returnedAt, result, burst, markedAttempt, ofKilledOwner);
+    }
+
+    /** What Redis and the consumers' logs say about bodies that were not handled, for the failure message. */
+    private static String diagnosis(FaultRun run, RedisCommands<String, String> redis, Set<String> mustBeHandled,
+            Map<String, List<Handling>> handled) throws IOException {
+        StringBuilder out = new StringBuilder("stats: ").append(run.admin().stats(run.topic)).append('\n');
+        mustBeHandled.stream().filter(id -> !handled.containsKey(id)).sorted().limit(20).forEach(id -> {
+            int index = Integer.parseInt(id.substring(2));
+            out.append(id).append(" slot ").append(slotOf(run, index)).append(": ").append(run.admin().find(run.topic,
+                    id, run.ordered ? "k-" + (index % 64) : null)).append('\n');
+        });
+        for (int slot = 0; slot < run.slots; slot++) {
+            String tag = run.prefix + ":{" + run.topic + ":" + slot + "}:";
+            out.append("slot ").append(slot).append(": owner ").append(redis.hgetall(tag + "owner"))
+                    .append(", prepare ").append(redis.zcard(tag + "prepare")).append(", store ")
+                    .append(redis.zcard(tag + "store")).append(", retry ").append(redis.zcard(tag + "retry"))
+                    .append(", cancelled ").append(redis.smembers(tag + "cancelled")).append('\n');
+        }
+        for (ConsumerProcess consumer : run.consumers()) {
+            out.append(consumer.record().getFileName()).append(" alive=").append(consumer.isAlive()).append(": ");
+            consumer.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).limit(15)
+                    .forEach(l -> out.append("\n    ").append(l.length() > 300 ? l.substring(0, 300) : l));
+            out.append('\n');
+        }
+        return out.toString();
     }
 
     /** The slot of message {@code m-<index>}. */
