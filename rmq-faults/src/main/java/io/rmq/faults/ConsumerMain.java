@@ -40,7 +40,9 @@ import io.rmq.redis.RedisGateway;
  * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message), {@code type}
  * (RANGE_MERGE), {@code mode} (CONCURRENT or ORDERLY), {@code ownership-ms} (ORDERLY). ORDERLY consumers also write
  * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
- * checks.
+ * checks. With {@code deliveries true}, every consumer also writes {@code startMillis,endMillis,attempt,body} per
+ * handled message to {@code <record>.deliveries}: when each delivery began, for the cancel scenarios' checks of what
+ * was handed out after a cancel returned.
  */
 public final class ConsumerMain {
 
@@ -60,6 +62,8 @@ public final class ConsumerMain {
                 Integer.parseInt(options.getOrDefault("slots", "16")));
         ConsumeMode mode = ConsumeMode.valueOf(options.getOrDefault("mode", "CONCURRENT"));
         OutputStream intervals = new FileOutputStream(options.get("record") + ".intervals", true);
+        boolean recordDeliveries = Boolean.parseBoolean(options.getOrDefault("deliveries", "false"));
+        OutputStream deliveries = new FileOutputStream(options.get("record") + ".deliveries", true);
         ConsumerSettings settings = new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
                 new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
@@ -78,6 +82,13 @@ public final class ConsumerMain {
                                 .getBytes(StandardCharsets.UTF_8);
                         synchronized (intervals) {
                             intervals.write(interval);
+                        }
+                    }
+                    if (recordDeliveries) {
+                        byte[] handled = (start + "," + end + "," + delivery.attempt() + "," + body + "\n")
+                                .getBytes(StandardCharsets.UTF_8);
+                        synchronized (deliveries) {
+                            deliveries.write(handled);
                         }
                     }
                 }, new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),
@@ -99,6 +110,7 @@ public final class ConsumerMain {
         resources.shutdown();
         record.close();
         intervals.close();
+        deliveries.close();
         System.out.println("STOPPED");
         System.out.flush();
     }

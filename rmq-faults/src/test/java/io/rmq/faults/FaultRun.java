@@ -139,6 +139,16 @@ final class FaultRun implements AutoCloseable {
         return accepted.size();
     }
 
+    /** The ids accepted so far. */
+    Set<String> accepted() {
+        return Set.copyOf(accepted);
+    }
+
+    /** The test side's admin of the run's prefix (cancel, find, stats). */
+    io.rmq.admin.RmqAdmin admin() {
+        return sender.admin();
+    }
+
     /** Every record line of every consumer so far: id -> how many times handled, and handling times. */
     Records records() throws IOException {
         Map<String, Integer> counts = new HashMap<>();
