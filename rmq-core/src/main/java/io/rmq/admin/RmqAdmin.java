@@ -65,13 +65,8 @@ public final class RmqAdmin {
             retryAt = instant(w.storeScore()); // time types wait for their retry in the store
         }
         Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
-        String deadReason = null;
-        if (diedAt != null) {
-            String[] info = w.deadInfo().split("\n", 3);
-            deadReason = info.length == 3 ? info[2] : "";
-        }
         return new MessageStatus(topicName, at.slot.slot(), at.member, w.storeScore(), inFlight, retryAt,
-                w.failedAttempts(), diedAt, deadReason, w.cancelled());
+                w.failedAttempts(), diedAt, w.deadReason(), w.cancelled());
     }
 
     /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */

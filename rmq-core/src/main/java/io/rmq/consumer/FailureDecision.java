@@ -59,9 +59,12 @@ public final class FailureDecision {
         return this == STANDARD;
     }
 
-    /** The scripts' action code: '' retry policy, 'd' dead, 'x' drop, or the delay in ms. */
-    String action() {
-        return action;
+    /**
+     * The scripts' action code for a decision: '' the retry policy (also for null and {@link #standard()}, which the
+     * consumer resolves before it writes), 'd' dead, 'x' drop, or the delay in ms.
+     */
+    static String actionOf(FailureDecision decision) {
+        return decision == null || decision.isStandard() ? "" : decision.action;
     }
 
     @Override

@@ -205,9 +205,8 @@ public final class RmqConsumer {
     }
 
     public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        String action = decision.isStandard() ? "" : decision.action();
         return redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
-                List.of(delivery.leaseDeadline()), List.of(truncate(reason)), List.of(action))
+                List.of(delivery.leaseDeadline()), List.of(truncate(reason)), List.of(FailureDecision.actionOf(decision)))
                 .thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
 
@@ -487,7 +486,7 @@ public final class RmqConsumer {
         List<byte[]> ackedBodies = bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
                 failed == null ? null : failed.body(), failed == null ? null : truncate(reason),
-                failed == null || decision == null || decision.isStandard() ? "" : decision.action())
+                failed == null ? "" : FailureDecision.actionOf(decision))
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     for (Popped popped : step.messages()) {

@@ -399,19 +399,23 @@ public final class RmqRedis {
      * Where a body is in its slot (see find.lua); a score is null where the body is absent.
      *
      * @param failedAttempts failures of the live (not dead) message so far
-     * @param deadInfo       "attempts\npriority\nlast error" of a dead body, else ""
+     * @param deadReason     the last error of a dead body, else null
      * @param cancelled      a cancel marked its in-flight delivery
      * @param ordered        the slot is consumed by ORDERLY listeners
      */
     public record Whereabouts(Double storeScore, Double prepareScore, Double retryScore, Double deadScore,
-            int failedAttempts, String deadInfo, boolean cancelled, boolean ordered) {
+            int failedAttempts, String deadReason, boolean cancelled, boolean ordered) {
     }
 
     public CompletableFuture<Whereabouts> find(SlotKeys slot, byte[] member) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.FIND, ScriptOutputType.MULTI, slot.all(), member);
-        return reply.thenApply(r -> new Whereabouts(optionalScore(r.get(0)), optionalScore(r.get(1)),
-                optionalScore(r.get(2)), optionalScore(r.get(3)), (int) number(r.get(4)), string((byte[]) r.get(5)),
-                (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1));
+        return reply.thenApply(r -> {
+            Double deadScore = optionalScore(r.get(3));
+            return new Whereabouts(optionalScore(r.get(0)), optionalScore(r.get(1)), optionalScore(r.get(2)),
+                    deadScore, (int) number(r.get(4)),
+                    deadScore == null ? null : DeadInfo.parse(string((byte[]) r.get(5))).lastError(),
+                    (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1);
+        });
     }
 
     /** Cancels a body (see cancel.lua): {removed from store, pending retry removed, in flight (marked), dead}. */
@@ -474,16 +478,27 @@ public final class RmqRedis {
     public record DeadEntry(byte[] member, long diedAt, int attempts, String priority, String lastError) {
     }
 
+    /** What dead-info keeps about a dead body: "attempts\npriority\nlast error" (see bury() in _common.lua). */
+    private record DeadInfo(int attempts, String priority, String lastError) {
+
+        static DeadInfo parse(String encoded) {
+            String[] info = encoded.split("\n", 3);
+            if (info.length < 3) {
+                return new DeadInfo(0, "", "");
+            }
+            return new DeadInfo(info[0].isEmpty() ? 0 : Integer.parseInt(info[0]), info[1], info[2]);
+        }
+    }
+
     public CompletableFuture<List<DeadEntry>> deadPage(SlotKeys slot, long offset, int count) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_PAGE, ScriptOutputType.MULTI, slot.all(),
                 bytes(offset), bytes(count));
         return reply.thenApply(items -> {
             List<DeadEntry> out = new ArrayList<>(items.size() / 3);
             for (int i = 0; i + 2 < items.size(); i += 3) {
-                String[] info = string((byte[]) items.get(i + 2)).split("\n", 3);
-                int attempts = info.length == 3 && !info[0].isEmpty() ? Integer.parseInt(info[0]) : 0;
-                out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), attempts,
-                        info.length == 3 ? info[1] : "", info.length == 3 ? info[2] : ""));
+                DeadInfo info = DeadInfo.parse(string((byte[]) items.get(i + 2)));
+                out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), info.attempts(),
+                        info.priority(), info.lastError()));
             }
             return out;
         });

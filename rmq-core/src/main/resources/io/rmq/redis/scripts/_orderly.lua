@@ -20,15 +20,21 @@ local function orderly_held(is_priority, count)
     return redis.call('ZRANGE', K_PREPARE, 0, count - 1, 'WITHSCORES')
 end
 
+-- Removes a held message of an ordered slot for good (dropped or cancelled): it leaves prepare, its retry time and
+-- its attempt count go with it, and the slot moves on.
+local function orderly_drop(member)
+    redis.call('ZREM', K_PREPARE, member)
+    redis.call('ZREM', K_RETRY, member)
+    redis.call('HDEL', K_ATTEMPTS, member)
+end
+
 -- Records a failed attempt of the head `member` (still in prepare) and follows `action` (as fail() in _common.lua):
 -- dead past max_retries or with 'd' (it moves to dead with `reason` and the slot moves on: returns 2); dropped with
 -- 'x' or when it was cancelled while in flight (the slot moves on: returns 3); else it stays at the head until
 -- `retry_at`, or now + the action's ms (returns 1).
 local function orderly_fail(member, now, is_priority, max_retries, retry_at, reason, action)
     if action == 'x' or take_cancel_mark(member) then
-        redis.call('ZREM', K_PREPARE, member)
-        redis.call('ZREM', K_RETRY, member)
-        redis.call('HDEL', K_ATTEMPTS, member)
+        orderly_drop(member)
         return 3
     end
     local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
@@ -56,9 +62,7 @@ local function orderly_drop_cancelled(held)
     local dropped = false
     for i = 1, #held, 2 do
         if redis.call('SREM', K_CANCELLED, held[i]) == 1 then
-            redis.call('ZREM', K_PREPARE, held[i])
-            redis.call('ZREM', K_RETRY, held[i])
-            redis.call('HDEL', K_ATTEMPTS, held[i])
+            orderly_drop(held[i])
             dropped = true
         end
     end
