@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -31,6 +32,8 @@ import static org.awaitility.Awaitility.await;
  * Surefire skips nested ones).
  */
 @ExtendWith(RedisServersExtension.class)
+// closed after each class: a cached context would outlive the Redis servers of its topology and log their loss
+@DirtiesContext
 @SpringBootTest(classes = ListenerTestApplication.class, properties = {"it.topics.range=it-range",
         "rmq.topics.it-fixed.type=FIXED_TIME", "rmq.topics.it-fixed.slot-amount=8",
         "rmq.topics.it-waiting.type=FIXED_TIME", "rmq.topics.it-waiting.slot-amount=4",
