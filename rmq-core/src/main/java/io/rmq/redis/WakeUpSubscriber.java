@@ -159,19 +159,30 @@ public final class WakeUpSubscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * Opens a subscription and makes it the current one if the current one is still {@code expected}; closes it and
+     * returns false when the subscriber was closed or another thread changed the subscription meanwhile.
+     */
+    private boolean subscribeInPlaceOf(StatefulRedisPubSubConnection<String, String> expected) {
+        StatefulRedisPubSubConnection<String, String> fresh = subscribe();
+        synchronized (this) {
+            if (closed || connection != expected) {
+                fresh.close();
+                return false;
+            }
+            connection = fresh;
+        }
+        return true;
+    }
+
     /** Closes a subscription that stayed down and opens one on another node (fresh topology for a cluster). */
     private void replace(StatefulRedisPubSubConnection<String, String> stale) {
         try {
             if (client instanceof RedisClusterClient cluster) {
                 cluster.refreshPartitions();
             }
-            StatefulRedisPubSubConnection<String, String> fresh = subscribe();
-            synchronized (this) {
-                if (closed || connection != stale) {
-                    fresh.close();
-                    return;
-                }
-                connection = fresh;
+            if (!subscribeInPlaceOf(stale)) {
+                return;
             }
             stale.closeAsync();
             log.info("RMQ wake-up subscription on '{}' opened again on another connection", channel);
@@ -194,13 +205,8 @@ public final class WakeUpSubscriber implements AutoCloseable {
     /** Opens the first subscription once Redis is reachable; listeners then poll every slot once. */
     private void subscribeFirst() {
         try {
-            StatefulRedisPubSubConnection<String, String> fresh = subscribe();
-            synchronized (this) {
-                if (closed || connection != null) {
-                    fresh.close();
-                    return;
-                }
-                connection = fresh;
+            if (!subscribeInPlaceOf(null)) {
+                return;
             }
             log.info("RMQ wake-up subscription on '{}' opened", channel);
             notifyResubscribed();
