@@ -22,13 +22,10 @@ import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.resource.ClientResources;
 import io.rmq.admin.CancelResult;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.SlotRouter;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,7 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * killed JVM). Figures go to {@code rmq-faults/target/cancel-results.md}; {@code -Drmq.faults.seed=...} repeats a
  * run's choices (not its timing).
  */
-class CancelFaultScenariosTest {
+class CancelFaultScenariosTest extends FaultSuite {
 
     private static final boolean LONG = FaultScenariosTest.LENGTH.equals("long");
     private static final long LEASE_MILLIS = 1000;
@@ -64,17 +61,6 @@ class CancelFaultScenariosTest {
     /** Kept when a scenario fails: the consumers' logs and records are the evidence. */
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     static Path work;
-    private static ClientResources resources;
-
-    @BeforeAll
-    static void resources() {
-        resources = FaultRun.clientResources();
-    }
-
-    @AfterAll
-    static void release() {
-        resources.shutdown();
-    }
 
     /**
      * One cancel as the test process saw it. {@code burst}: cancelled among what was in flight right after a kill;

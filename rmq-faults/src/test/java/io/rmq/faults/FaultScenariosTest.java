@@ -19,11 +19,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.resource.ClientResources;
 import io.rmq.core.SlotRouter;
 import io.rmq.test.TcpProxy;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@code ./mvnw -pl rmq-faults -am verify -Pfaults-long}) at the lengths RELIABILITY.md reports. Figures go to
  * {@code rmq-faults/target/reliability-results.md}.
  */
-class FaultScenariosTest {
+class FaultScenariosTest extends FaultSuite {
 
     static final String LENGTH = System.getProperty("rmq.faults.length", "short");
     private static final boolean LONG = LENGTH.equals("long");
@@ -52,17 +49,6 @@ class FaultScenariosTest {
 
     @TempDir
     static Path work;
-    private static ClientResources resources;
-
-    @BeforeAll
-    static void resources() {
-        resources = FaultRun.clientResources();
-    }
-
-    @AfterAll
-    static void release() {
-        resources.shutdown();
-    }
 
     private static Map<String, String> consumer(String key, String value) {
         Map<String, String> options = new HashMap<>(CONSUMER);

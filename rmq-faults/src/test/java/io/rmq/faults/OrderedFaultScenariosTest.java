@@ -10,9 +10,6 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.resource.ClientResources;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,24 +20,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * while consumers are killed with SIGKILL (their slots are taken over within the ownership time) or frozen with
  * SIGSTOP past it (fenced in Redis). The records are written by the consumers themselves (see {@link ConsumerMain}).
  */
-class OrderedFaultScenariosTest {
+class OrderedFaultScenariosTest extends FaultSuite {
 
     private static final boolean LONG = FaultScenariosTest.LENGTH.equals("long");
     private static final long OWNERSHIP_MILLIS = 2000;
 
     @TempDir
     static Path work;
-    private static ClientResources resources;
-
-    @BeforeAll
-    static void resources() {
-        resources = FaultRun.clientResources();
-    }
-
-    @AfterAll
-    static void release() {
-        resources.shutdown();
-    }
 
     private static Map<String, String> ordered(RedisNode redis) {
         Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", "4",
