@@ -4,10 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.redis.RmqRedis;
 
 /**
- * One delivery of a message: leased to this consumer until {@link #leaseDeadline()}. The deadline is also the
- * fencing token: ack, nack and extension succeed only while the prepare entry still carries it.
+ * One delivery of a message: leased to this consumer until {@link #leaseDeadline()}, fenced by its {@link #token()}:
+ * ack, nack, extension and release succeed only while the prepare entry still carries it. Every delivery (and every
+ * extension) gets a token of its own, so a consumer whose delivery ended can never settle a later delivery of the
+ * same body.
  */
 public final class Delivery {
 
@@ -15,7 +18,9 @@ public final class Delivery {
     private final byte[] body;
     private final double score;
     private final int attempt;
-    private volatile long leaseDeadline;
+    /** CONCURRENT: the lease token, in {@link RmqRedis#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
+    private volatile long token;
+    private final boolean leased;
     /**
      * Completes once the lease extension under way (if any) has stored its new token here. An ack or nack that Redis
      * fenced because that extension ran first must wait for it: its reply can be handled before the extension's
@@ -25,13 +30,18 @@ public final class Delivery {
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
 
-    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long leaseDeadline, int logBodyChars) {
+    /**
+     * @param token  CONCURRENT ({@code leased}): the lease token the pop issued; ORDERLY: the owner's epoch
+     * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
+     */
+    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars) {
         this.logBodyChars = logBodyChars;
         this.slotKeys = slotKeys;
         this.body = body;
         this.score = score;
         this.attempt = attempt;
-        this.leaseDeadline = leaseDeadline;
+        this.token = token;
+        this.leased = leased;
     }
 
     public String topic() {
@@ -61,17 +71,30 @@ public final class Delivery {
         return attempt;
     }
 
-    /** Redis-clock ms until which this delivery is leased; the fencing token. */
+    /**
+     * Redis-clock ms until which this delivery is leased (it may end up to a millisecond later: see {@link #token()});
+     * -1 for a delivery of an ORDERLY slot, which is held by its owner's epoch, not leased.
+     */
     public long leaseDeadline() {
-        return leaseDeadline;
+        return leased ? Math.floorDiv(token, RmqRedis.TOKEN_UNITS) : -1;
+    }
+
+    /**
+     * The fencing token of this delivery. CONCURRENT: its prepare score (the lease deadline in ms plus a fraction that
+     * makes it unique) times {@link RmqRedis#TOKEN_UNITS}; every pop and every extension of a slot issues a higher
+     * one. ORDERLY: the epoch under which the owner took the slot.
+     */
+    public long token() {
+        return token;
     }
 
     SlotKeys slotKeys() {
         return slotKeys;
     }
 
-    void leaseExtendedTo(long deadline) {
-        this.leaseDeadline = deadline;
+    /** An extension issued {@code token}: the lease now lasts longer and the old token is fenced. */
+    void leaseExtendedTo(long token) {
+        this.token = token;
     }
 
     /** Called before an extension of this lease is sent; {@code applied} completes after its token is stored. */

@@ -122,13 +122,13 @@ public final class RmqConsumer {
                     continue;
                 }
                 slotNextDue[i] = result.nextDue();
-                now = Math.min(now, result.leaseDeadline() - leaseMillis);
+                now = Math.min(now, result.redisNow());
                 if (result.nextDue() >= 0 && (nextDue < 0 || result.nextDue() < nextDue)) {
                     nextDue = result.nextDue();
                 }
                 for (Popped popped : result.messages()) {
                     deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                            result.leaseDeadline(), logBodyChars));
+                            result.token(), true, logBodyChars));
                 }
             }
             if (failed == pops.size() && firstFailure != null) {
@@ -179,7 +179,7 @@ public final class RmqConsumer {
      * when the lease was no longer held. Retries when a lease extension changed the token meanwhile.
      */
     public CompletableFuture<Boolean> ackAsync(Delivery delivery) {
-        long token = delivery.leaseDeadline();
+        long token = delivery.token();
         return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> code == 1
                 ? CompletableFuture.completedFuture(true)
                 : afterExtension(delivery, token, () -> ackAsync(delivery), false));
@@ -206,7 +206,7 @@ public final class RmqConsumer {
 
     public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
         return redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
-                List.of(delivery.leaseDeadline()), List.of(truncate(reason)), List.of(FailureDecision.actionOf(decision)))
+                List.of(delivery.token()), List.of(truncate(reason)), List.of(FailureDecision.actionOf(decision)))
                 .thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
 
@@ -233,7 +233,7 @@ public final class RmqConsumer {
         return extendAll(List.of(delivery)) == 1;
     }
 
-    /** Extends many leases, pipelined per slot; each held delivery gets its new deadline (token). */
+    /** Extends many leases, pipelined per slot; each held delivery gets its new token (a later deadline). */
     public int extendAll(List<Delivery> deliveries) {
         return RedisGateway.await(extendAllAsync(deliveries), "extending leases on topic '" + topic.name() + "'");
     }
@@ -491,7 +491,7 @@ public final class RmqConsumer {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                logBodyChars));
+                                false, logBodyChars));
                     }
                     return new OrderedStep(step.fenced(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),
@@ -522,12 +522,12 @@ public final class RmqConsumer {
      */
     private static boolean settle(Delivery delivery, java.util.function.Predicate<Delivery> call) {
         while (true) {
-            long token = delivery.leaseDeadline();
+            long token = delivery.token();
             if (call.test(delivery)) {
                 return true;
             }
             delivery.extension().exceptionally(ex -> null).join();
-            if (delivery.leaseDeadline() == token) {
+            if (delivery.token() == token) {
                 return false;
             }
         }
@@ -539,7 +539,7 @@ public final class RmqConsumer {
      */
     private static <R> CompletableFuture<R> afterExtension(Delivery delivery, long token,
             java.util.function.Supplier<CompletableFuture<R>> retry, R fenced) {
-        return delivery.extension().handle((v, ex) -> null).thenCompose(v -> delivery.leaseDeadline() != token
+        return delivery.extension().handle((v, ex) -> null).thenCompose(v -> delivery.token() != token
                 ? retry.get()
                 : CompletableFuture.completedFuture(fenced));
     }
@@ -572,7 +572,7 @@ public final class RmqConsumer {
     private static List<Long> tokens(List<Delivery> group) {
         List<Long> out = new ArrayList<>(group.size());
         for (Delivery d : group) {
-            out.add(d.leaseDeadline());
+            out.add(d.token());
         }
         return out;
     }

@@ -1,6 +1,7 @@
 package io.rmq.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -10,7 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <pre>
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:store       ZSET member=body score=due time (ms) or priority
- * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:prepare     ZSET member=body score=lease deadline (ms), the fencing token
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:prepare     ZSET member=body score=lease token: lease deadline (ms) + k/1024, unique per delivery
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead        ZSET member=body score=time it died (ms)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:attempts    HASH body -&gt; failed attempts so far (only bodies that failed or are in flight after a failure)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
@@ -18,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY slots) id, epoch (fencing token), until (Redis ms; 0 released)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount"
@@ -28,6 +30,8 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled"};
+    /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
+    private static final String LEASE_SEQ = "lease-seq";
 
     private final String prefix;
     /** Slot keys per topic name (they depend on the name and the slot amount only). */
@@ -61,11 +65,12 @@ public final class RmqKeys {
     /** The keys of one slot, in the fixed order the Lua scripts expect (see each script's header). */
     public SlotKeys slot(String topic, int slot) {
         String base = prefix + ":{" + topic + ":" + slot + "}:";
-        byte[][] keys = new byte[SUFFIXES.length][];
+        byte[][] leasing = new byte[SUFFIXES.length + 1][];
         for (int i = 0; i < SUFFIXES.length; i++) {
-            keys[i] = bytes(base + SUFFIXES[i]);
+            leasing[i] = bytes(base + SUFFIXES[i]);
         }
-        return new SlotKeys(topic, slot, keys);
+        leasing[SUFFIXES.length] = bytes(base + LEASE_SEQ);
+        return new SlotKeys(topic, slot, Arrays.copyOf(leasing, SUFFIXES.length), leasing);
     }
 
     /** The keys of every slot of a topic, indexed by slot (cached). */
@@ -88,8 +93,13 @@ public final class RmqKeys {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The keys of one slot. Arrays are shared: do not modify. */
-    public record SlotKeys(String topic, int slot, byte[][] all) {
+    /**
+     * The keys of one slot. Arrays are shared: do not modify.
+     *
+     * @param all     the keys every slot script gets (KEYS[1..9])
+     * @param leasing {@code all} followed by the lease-seq key: for the scripts that issue lease tokens
+     */
+    public record SlotKeys(String topic, int slot, byte[][] all, byte[][] leasing) {
 
         public byte[] store() {
             return all[0];
@@ -125,6 +135,10 @@ public final class RmqKeys {
 
         public byte[] cancelled() {
             return all[8];
+        }
+
+        public byte[] leaseSeq() {
+            return leasing[9];
         }
     }
 }

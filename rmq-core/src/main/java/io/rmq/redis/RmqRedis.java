@@ -167,11 +167,19 @@ public final class RmqRedis {
     }
 
     /**
-     * @param leaseDeadline the lease token of every popped message (Redis ms)
-     * @param nextDue       when the slot next has something due (Redis ms; {@code <=} now means more is due), -1 if empty
+     * @param token    the fencing token of every popped message: its prepare score in 1/1024 ms (see
+     *                 {@link #TOKEN_UNITS}), unique to this pop; 0 when nothing was popped
+     * @param redisNow Redis's clock when the pop ran (ms)
+     * @param nextDue  when the slot next has something due (Redis ms; {@code <=} now means more is due), -1 if empty
      */
-    public record PopResult(SlotKeys slot, long leaseDeadline, long nextDue, List<Popped> messages) {
+    public record PopResult(SlotKeys slot, long token, long redisNow, long nextDue, List<Popped> messages) {
     }
+
+    /**
+     * A lease token is a prepare score (lease deadline ms + k/1024, see issue_lease in _common.lua) times this: an
+     * exact integer, as the scripts reply it and take it back.
+     */
+    public static final long TOKEN_UNITS = 1024;
 
     /** Sweeps expired leases of the slot (as {@link #sweep}), then pops (see pop.lua). */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
@@ -184,20 +192,26 @@ public final class RmqRedis {
         args[2] = bytes(leaseMillis);
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = bytes(SWEEP_PER_POP);
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.all(), args);
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.leasing(),
+                args);
         return reply.thenApply(items -> {
-            boolean withAttempts = (long) number(items.get(2)) == 1;
+            boolean withAttempts = (long) number(items.get(3)) == 1;
             int step = withAttempts ? 3 : 2;
-            List<Popped> popped = new ArrayList<>((items.size() - 3) / step);
-            for (int i = 3; i + step - 1 < items.size(); i += step) {
+            List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
+            for (int i = 4; i + step - 1 < items.size(); i += step) {
                 int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt));
             }
-            return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)), popped);
+            return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
+                    (long) number(items.get(2)), popped);
         });
     }
 
-    /** Returns 1 (acked) or 0 (fenced) per member. Consecutive members with the same token share one run. */
+    /**
+     * Returns 1 (acked) or 0 (fenced) per member. Consecutive members with the same token share one run.
+     *
+     * @param tokens per member, the token its delivery holds (in {@link #TOKEN_UNITS})
+     */
     public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens) {
         List<byte[]> args = new ArrayList<>(members.size() + 5);
         args.add(priority ? ONE : ZERO);
@@ -265,7 +279,7 @@ public final class RmqRedis {
         return gateway.eval(RmqScript.RELEASE, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
-    /** Returns per member the new token, or 0 when fenced. */
+    /** Returns per member the new token (in {@link #TOKEN_UNITS}: it fences the old one), or 0 when fenced. */
     public CompletableFuture<List<Long>> extend(SlotKeys slot, long leaseMillis, List<byte[]> members, List<Long> tokens) {
         byte[][] args = new byte[1 + members.size() * 2][];
         args[0] = bytes(leaseMillis);
@@ -273,7 +287,7 @@ public final class RmqRedis {
             args[1 + 2 * i] = members.get(i);
             args[2 + 2 * i] = bytes(tokens.get(i));
         }
-        return gateway.eval(RmqScript.EXTEND, ScriptOutputType.MULTI, slot.all(), args);
+        return gateway.eval(RmqScript.EXTEND, ScriptOutputType.MULTI, slot.leasing(), args);
     }
 
     /** Moves expired leases back as failed attempts. Returns {retried, dead}. */
@@ -543,7 +557,7 @@ public final class RmqRedis {
         return gateway.commands().zscore(slot.store(), member).toCompletableFuture();
     }
 
-    /** The score of a member in a slot's prepare (its lease token; null when absent). */
+    /** The score of a member in a slot's prepare (its lease token / {@link #TOKEN_UNITS}; null when absent). */
     public CompletableFuture<Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }

@@ -1,14 +1,42 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
 -- Slot keys always come in this order (KEYS[1..9]):
 --   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled   (all under one hash tag {topic:slot})
+-- The scripts that issue lease tokens (pop.lua, extend.lua) get the slot's lease-seq key as KEYS[10].
 
-local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_LEASE_SEQ =
+    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
     local t = redis.call('TIME')
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Lease tokens (CONCURRENT slots). A delivery's prepare score is its lease deadline in ms plus a fraction k/1024
+-- that makes the score its fencing token, unique by construction: every lease a slot issues (pop, extension) scores
+-- above the last one it issued, which the slot's lease-seq key keeps. So two deliveries of one body never share a
+-- token, not even when both start in one millisecond. Clients hold a token as the integer score * 1024: exact, since
+-- k/1024 added to whole ms below 2^42 (the year 2109) is an exact double, and so is its product with 1024. A token
+-- goes back into Redis only as string.format('%.17g') (Lua's own tostring keeps 14 digits and would drop the fraction).
+local TOKEN_UNITS = 1024
+
+-- The token, in 1/1024 ms, of a prepare score as ZSCORE gives it.
+local function token_of(score)
+    return tonumber(score) * TOKEN_UNITS
+end
+
+-- Issues this slot's next lease token (a prepare score): now + lease_ms, raised just above the last token issued when
+-- that is not below it already (another lease of this slot started in the same millisecond, a consumer with a
+-- longer lease popped before, or Redis's clock stepped back). The lease-seq key lives until just after the token's
+-- deadline: once it has gone, now has passed every token the slot issued and now + lease is above them all again.
+local function issue_lease(now, lease_ms)
+    local token = now + lease_ms
+    local last = tonumber(redis.call('GET', K_LEASE_SEQ) or '0')
+    if last >= token then
+        token = last + 1 / TOKEN_UNITS
+    end
+    redis.call('SET', K_LEASE_SEQ, string.format('%.17g', token), 'PXAT', string.format('%d', math.floor(token) + 1))
+    return token
 end
 
 -- Consumers sleep until the earliest due time they know of and SUBSCRIBE to "<prefix>:wake". When a write makes

@@ -1,12 +1,13 @@
 -- Acknowledges deliveries: removes each member from prepare if, and only if, its prepare score still equals the
--- lease token the consumer holds (fencing: a consumer whose lease expired cannot remove a newer delivery).
+-- lease token the consumer holds (fencing: a consumer whose delivery ended cannot remove a later delivery of the body;
+-- tokens are unique per delivery, see issue_lease in _common.lua).
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
 -- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting).
 --
 -- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it):
---       token1, count1, member, member, ..., token2, count2, member, ...
+-- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
+--       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
 -- Returns: a string with one digit per member, in argument order: 1 (acked) or 0 (fenced: lease no longer held)
 --          (one reply element instead of one per member: cheaper to build here and to read in the client)
@@ -26,7 +27,7 @@ end
 local current = redis.call('ZMSCORE', K_PREPARE, unpack(members))
 local out, acked = {}, {}
 for j, member in ipairs(members) do
-    if current[j] and tonumber(current[j]) == tokens[j] then
+    if current[j] and token_of(current[j]) == tokens[j] then
         acked[#acked + 1] = member
         out[j] = '1'
     else

@@ -7,7 +7,8 @@
 -- ARGV[2]: max retries (failures beyond this many go to dead)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)
 -- ARGV[7]: a random number in [0,1) for the jitter
--- ARGV[8..]: member1, token1, reason1, action1, member2, ...   (action: '' retry policy, 'd' dead, 'x' drop, or ms)
+-- ARGV[8..]: member1, token1, reason1, action1, member2, ...   (token in 1/1024 ms, as pop.lua and extend.lua reply
+--           it; action: '' retry policy, 'd' dead, 'x' drop, or ms)
 -- Returns: array per member: 0 fenced (lease no longer held), 1 retry scheduled, 2 dead, 3 dropped (by its action, or
 --          because it was cancelled while in flight)
 --#include _common.lua
@@ -22,7 +23,7 @@ local out = {}
 for i = 8, #ARGV, 4 do
     local member, token, reason, action = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
     local score = redis.call('ZSCORE', K_PREPARE, member)
-    if score and tonumber(score) == token then
+    if score and token_of(score) == token then
         redis.call('ZREM', K_PREPARE, member)
         out[#out + 1] = fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter,
             spread(rnd, i), reason, action)

@@ -1,16 +1,19 @@
 -- Two-phase pop (CONCURRENT mode; an ORDERLY slot, one with an owner key, is refused): first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
+-- Their prepare score is one new lease token (see issue_lease in _common.lua): the deadline, raised above every token
+-- the slot issued before, so that it is unique to this pop; a pop that takes nothing issues none.
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
 -- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
 --
--- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
+-- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, lease-seq of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- Returns: { lease deadline (= fencing token), next due hint, with attempts (0/1), member1, score1, [attempt1], member2, ... }
+-- Returns: { token, Redis now (ms), next due hint, with attempts (0/1), member1, score1, [attempt1], member2, ... }
+--   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
 --   with attempts: 1 when the slot has failed messages and each member's score is followed by its attempt; 0 when
 --   it has none (every attempt is 1), to keep the reply short.
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
@@ -28,7 +31,7 @@ end
 local is_priority = ARGV[1] == '1'
 local batch = tonumber(ARGV[2])
 local now = now_ms()
-local deadline = now + tonumber(ARGV[3])
+local lease_ms = tonumber(ARGV[3])
 
 sweep_expired(now, tonumber(ARGV[10]), is_priority, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
     tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
@@ -45,10 +48,10 @@ end
 
 -- Most slots have no failed messages: skip the per-message attempt lookup (and its reply element) then.
 local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
-local out = { deadline, -1, any_failures and 1 or 0 }
+local out = { 0, now, -1, any_failures and 1 or 0 }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
--- Number-to-string conversion of arguments is costly in scripts: convert the deadline once.
-local deadline_arg = string.format('%d', deadline)
+-- Number-to-string conversion of arguments is costly in scripts: convert the token once, when the first is taken.
+local token_arg = nil
 -- Multi-member commands per page (ZMSCORE, ZREM, ZADD, HMGET): a pop costs a handful of calls, not a few per message.
 -- Tables are built once per page and per message as few as possible: each insert is paid per message.
 while taken < batch and skipped < max_skipped do
@@ -69,9 +72,14 @@ while taken < batch and skipped < max_skipped do
         end
     end
     if #take > 0 then
+        if not token_arg then
+            local token = issue_lease(now, lease_ms)
+            out[1] = token * TOKEN_UNITS
+            token_arg = string.format('%.17g', token)
+        end
         local lease_args = {}
         for j, member in ipairs(take) do
-            lease_args[2 * j - 1] = deadline_arg
+            lease_args[2 * j - 1] = token_arg
             lease_args[2 * j] = member
         end
         redis.call('ZREM', K_STORE, unpack(take))
@@ -123,5 +131,5 @@ local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
 if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then
     next_due = lease_end[2]
 end
-out[2] = next_due
+out[3] = next_due
 return out

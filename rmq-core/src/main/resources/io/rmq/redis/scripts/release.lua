@@ -5,7 +5,8 @@
 --
 -- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...
+-- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...   (token in 1/1024 ms, as pop.lua and extend.lua
+--           reply it; score: the store score it was popped with)
 -- Returns: the number of deliveries returned to store (a delivery cancelled while in flight is dropped instead)
 --#include _common.lua
 
@@ -15,7 +16,7 @@ local released = 0
 for i = 2, #ARGV, 3 do
     local member, token, score = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
     local current = redis.call('ZSCORE', K_PREPARE, member)
-    if current and tonumber(current) == token then
+    if current and token_of(current) == token then
         redis.call('ZREM', K_PREPARE, member)
         if take_cancel_mark(member) then
             forget(member) -- cancelled while in flight: not handed out again
