@@ -72,8 +72,8 @@ public final class Delivery {
     }
 
     /**
-     * Redis-clock ms until which this delivery is leased (it may end up to a millisecond later: see {@link #token()});
-     * -1 for a delivery of an ORDERLY slot, which is held by its owner's epoch, not leased.
+     * Redis-clock ms until which this delivery is leased: the whole milliseconds of its {@link #token()}; -1 for a
+     * delivery of an ORDERLY slot, which is held under its owner's epoch, not leased.
      */
     public long leaseDeadline() {
         return leased ? Math.floorDiv(token, RmqRedis.TOKEN_UNITS) : -1;
