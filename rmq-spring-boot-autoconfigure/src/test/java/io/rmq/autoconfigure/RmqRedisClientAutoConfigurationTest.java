@@ -21,6 +21,7 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -166,9 +167,12 @@ class RmqRedisClientAutoConfigurationTest {
         runner(RedisTopology.STANDALONE, true).withPropertyValues("rmq.redis.reconnect-delay-max=0").run(context ->
                 assertThat(context.getBean(RmqRedisClient.class).client().getResources().reconnectDelay()
                         .createDelay(20)).isEqualTo(Duration.ofSeconds(30)));
-        runner(RedisTopology.STANDALONE, true).withPropertyValues("rmq.redis.command-timeout=0").run(context ->
-                assertThat(context.getStartupFailure()).rootCause()
-                        .hasMessageContaining("rmq.redis.command-timeout").hasMessageContaining("must be positive"));
+        try (LogCapture spring = LogCapture.of("org.springframework")) {
+            runner(RedisTopology.STANDALONE, true).withPropertyValues("rmq.redis.command-timeout=0").run(context ->
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("rmq.redis.command-timeout").hasMessageContaining("must be positive"));
+            assertThat(spring.messages()).anyMatch(m -> m.contains("Could not bind properties to 'RmqProperties'"));
+        }
     }
 
     @Test
@@ -200,6 +204,31 @@ class RmqRedisClientAutoConfigurationTest {
                             assertThat(mine.client().getResources().reconnectDelay().createDelay(20))
                                     .isEqualTo(Duration.ofMillis(300));
                         });
+    }
+
+    @Test
+    void aConnectionDetailsBeanAsTestcontainersServiceConnectionsDefineItIsWhereRmqConnects() {
+        String host = RedisTopology.STANDALONE.springProperties().get("spring.data.redis.host");
+        int port = Integer.parseInt(RedisTopology.STANDALONE.springProperties().get("spring.data.redis.port"));
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                        JacksonAutoConfiguration.class, RmqAutoConfiguration.class))
+                // the properties point nowhere: the details bean wins, for Boot's client and RMQ's alike
+                .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
+                        "rmq.key-prefix=cd-" + UUID.randomUUID(), "rmq.topics.orders.type=FIXED_TIME",
+                        "rmq.startup.fail-fast=true")
+                .withBean(DataRedisConnectionDetails.class, () -> new DataRedisConnectionDetails() {
+                    @Override
+                    public Standalone getStandalone() {
+                        return Standalone.of(host, port);
+                    }
+                }).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(RmqRedisClient.class).address()).isEqualTo(host + ":" + port);
+                    context.getBean(RmqTemplate.class).sendFixedTime("orders", "o-1", Instant.now());
+                    assertThat(context.getBean(RmqTemplate.class).stats("orders").waiting()).isEqualTo(1);
+                    assertThat(context.getBean(StringRedisTemplate.class).hasKey("no-such-key")).isFalse();
+                });
     }
 
     @Test
