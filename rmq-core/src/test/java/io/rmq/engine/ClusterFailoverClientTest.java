@@ -97,13 +97,16 @@ class ClusterFailoverClientTest {
 
             // until the replica is promoted and the client follows, sends to that slot fail: at once, not queued
             List<Throwable> failures = new ArrayList<>();
+            long[] slowestFailureNanos = {0};
             int slot = lostSlot;
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                long started = System.nanoTime();
                 try {
                     send(rmq, slot, "after-" + System.nanoTime());
                     return true;
                 }
                 catch (RmqException ex) {
+                    slowestFailureNanos[0] = Math.max(slowestFailureNanos[0], System.nanoTime() - started);
                     failures.add(ex);
                     return false;
                 }
@@ -126,9 +129,10 @@ class ClusterFailoverClientTest {
                     .map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(":" + deadPort)).toList();
             List<String> dialledBefore = lettuce.events().subList(0, settledAt).stream()
                     .map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(":" + deadPort)).toList();
-            System.out.printf("[failover] slot resumed %d ms after the kill; %d failed sends; Lettuce lines naming"
-                    + " the dead node: %d until the topology settled, %d in the 11 s after%n", resumedMillis,
-                    failures.size(), dialledBefore.size(), dialledAfter.size());
+            System.out.printf("[failover] slot resumed %d ms after the kill; %d failed sends, the slowest failing in %d"
+                    + " ms; Lettuce lines naming the dead node: %d until the topology settled, %d in the 11 s after%n",
+                    resumedMillis, failures.size(), TimeUnit.NANOSECONDS.toMillis(slowestFailureNanos[0]),
+                    dialledBefore.size(), dialledAfter.size());
             assertThat(dialledAfter).as("Lettuce lines naming the dead node after the topology settled")
                     .hasSizeLessThanOrEqualTo(1);
             assertThat(client.getPartitions().stream().map(RedisClusterNode::getNodeId)).doesNotContain(deadId);
