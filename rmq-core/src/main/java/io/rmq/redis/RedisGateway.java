@@ -276,7 +276,7 @@ public final class RedisGateway implements AutoCloseable {
         if (!rejected && !cutOff) {
             return cause;
         }
-        String node = nodeOf(key);
+        String node = addressOfNodeServing(key);
         String connectionTo = "the connection to Redis" + (node == null ? "" : " node " + node) + " that serves "
                 + describeKey(key);
         if (rejected) {
@@ -304,7 +304,7 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
-    private String nodeOf(byte[] key) {
+    private String addressOfNodeServing(byte[] key) {
         if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
             return null;
         }
