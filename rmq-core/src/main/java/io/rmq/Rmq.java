@@ -131,7 +131,9 @@ public final class Rmq implements AutoCloseable {
 
     /**
      * Connects to Redis through a Lettuce {@code RedisClient} (standalone or Sentinel) or {@code RedisClusterClient}
-     * and loads the scripts. The client stays the caller's: {@link #close()} closes only RMQ's connection.
+     * and loads the scripts. The client stays the caller's, used as it is configured: {@link #close()} closes only
+     * RMQ's connection. {@link io.rmq.redis.RmqRedisClient} builds a client with RMQ's own settings (reconnect, calls
+     * for a disconnected node rejected at once, cluster topology refresh, dead nodes no longer dialled).
      */
     public static Rmq create(AbstractRedisClient client, Options options) {
         RedisGateway gateway = RedisGateway.connect(client);

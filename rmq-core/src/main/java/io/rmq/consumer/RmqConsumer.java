@@ -92,6 +92,9 @@ public final class RmqConsumer {
         return RedisGateway.await(pollAsync(allSlots, settings.batchSize()), "polling topic '" + topic.name() + "'");
     }
 
+    /** How long after a failed pop its slot is due again (in a poll result; see {@link #pollAsync}). */
+    static final long FAILED_SLOT_PAUSE_MILLIS = 1000;
+
     /**
      * Leases up to {@code batchPerSlot} due messages from each of the given slots, one pipelined script call per
      * slot.
@@ -118,7 +121,7 @@ public final class RmqConsumer {
                 catch (RuntimeException ex) {
                     firstFailure = firstFailure == null ? ex : firstFailure;
                     failed++;
-                    slotNextDue[i] = 0; // unknown: poll it again
+                    slotNextDue[i] = -2; // set below, once Redis's now is known
                     continue;
                 }
                 slotNextDue[i] = result.nextDue();
@@ -133,6 +136,13 @@ public final class RmqConsumer {
             }
             if (failed == pops.size() && firstFailure != null) {
                 throw firstFailure;
+            }
+            for (int i = 0; i < slotNextDue.length; i++) {
+                if (slotNextDue[i] == -2) {
+                    // a failed slot is polled again after a pause, not at once: RMQ's client fails a pop for a node
+                    // that is down in a moment, which would otherwise be sent again in every round until a failover
+                    slotNextDue[i] = now == Long.MAX_VALUE ? 0 : now + FAILED_SLOT_PAUSE_MILLIS;
+                }
             }
             if (firstFailure != null) {
                 log.warn("Polling {} of {} slots of topic '{}' failed; the rest was delivered", failed, pops.size(),

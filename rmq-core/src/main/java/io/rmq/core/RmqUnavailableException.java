@@ -1,12 +1,16 @@
 package io.rmq.core;
 
 /**
- * Redis has not been reachable since the engine was created ({@code Rmq.connectLazily}): the call failed at once
- * instead of waiting for a connection. The engine keeps trying to connect; the same call succeeds once it has.
+ * The call failed at once, without reaching Redis, instead of waiting for a connection: Redis has not been reachable
+ * since the engine was created ({@code Rmq.connectLazily}; the engine keeps trying to connect), or the connection to
+ * the Redis node that serves the call's slot is down (a restart, a master that died; RMQ's client reconnects, and
+ * follows a failover, by itself). The call was not sent;
+ * the same call succeeds once the connection is back.
  */
 public class RmqUnavailableException extends RmqException {
 
     private final String state;
+    private final String outlook;
 
     /**
      * @param state     since when Redis is unreachable and why, e.g. "Redis is not reachable (since 10:02:03; ...)"
@@ -17,12 +21,30 @@ public class RmqUnavailableException extends RmqException {
     }
 
     private RmqUnavailableException(String state, String operation, Throwable cause) {
-        super(state + ": " + operation + " failed at once; RMQ keeps trying to connect", cause);
+        this(state, operation, "RMQ keeps trying to connect", cause);
+    }
+
+    private RmqUnavailableException(String state, String operation, String outlook, Throwable cause) {
+        super(state + ": " + operation + " failed at once; " + outlook, cause);
         this.state = state;
+        this.outlook = outlook;
+    }
+
+    /**
+     * A call rejected because the connection it needs is down (RMQ's client does not queue calls for a disconnected
+     * node).
+     *
+     * @param state     which connection is down, e.g. "the connection to Redis node h:p that serves topic 'x' slot 3
+     *                  is down (...)"
+     * @param operation what failed
+     */
+    public static RmqUnavailableException disconnected(String state, String operation, Throwable cause) {
+        return new RmqUnavailableException(state, operation, "not sent, retry once the client has reconnected (or"
+                + " followed the failover)", cause);
     }
 
     /** The same failure, named by the caller's operation (which says more than a command's name). */
     public RmqUnavailableException during(String operation) {
-        return new RmqUnavailableException(state, operation, this);
+        return new RmqUnavailableException(state, operation, outlook, this);
     }
 }

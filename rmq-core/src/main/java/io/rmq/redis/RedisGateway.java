@@ -120,7 +120,7 @@ public final class RedisGateway implements AutoCloseable {
 
     private StatefulConnection<byte[], byte[]> openConnection() {
         if (client instanceof RedisClusterClient clusterClient) {
-            ensureFailoverDetection(clusterClient);
+            warnIfFailoverIsNotFollowed(clusterClient);
             return clusterClient.connect(ByteArrayCodec.INSTANCE);
         }
         return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
@@ -201,6 +201,11 @@ public final class RedisGateway implements AutoCloseable {
         return cluster;
     }
 
+    /** The Lettuce client this gateway's connection comes from (RMQ's own, or the caller's). */
+    public AbstractRedisClient client() {
+        return client;
+    }
+
     /** Loads every script into the script cache (all masters of a cluster) so EVALSHA finds them. */
     public void loadScripts() {
         loadScripts(commands);
@@ -223,45 +228,94 @@ public final class RedisGateway implements AutoCloseable {
         return Delay.exponential(Duration.ofMillis(50), max, 2, TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * Topology refresh period, and least time between two adaptive refreshes, that RMQ sets on a cluster client that
-     * has no refresh of its own. The first adaptive refresh after a master dies usually comes before the replica is
-     * promoted; Lettuce's default of 30 s between adaptive refreshes then kept its slots unreachable for that long.
-     */
-    static final Duration REFRESH_PERIOD = Duration.ofSeconds(5);
-    /** Reconnect attempts to one node after which an adaptive topology refresh runs. */
-    static final int RECONNECTS_BEFORE_REFRESH = 2;
+    private static final java.util.Set<RedisClusterClient> WARNED = java.util.Collections.newSetFromMap(
+            new java.util.WeakHashMap<>());
 
     /**
-     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; with
-     * Lettuce's defaults (no periodic refresh, and adaptive refresh only after several reconnect attempts that back
-     * off exponentially) commands for the dead master's slots wait for minutes. Where the application configured
-     * neither, RMQ turns on a periodic refresh and the adaptive triggers (the options belong to the client, so the
-     * application's own connections benefit too; Spring Boot: {@code spring.data.redis.lettuce.cluster.refresh.*}).
+     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; a client
+     * with neither a periodic nor an adaptive refresh leaves the dead master's slots unreachable until the
+     * application restarts. RMQ's own client ({@link RmqRedisClient}) refreshes;
+     * a client the caller hands in is the caller's, and stays as configured: RMQ only says so, once per client.
      */
-    static void ensureFailoverDetection(RedisClusterClient client) {
-        ClusterClientOptions options = client.getOptions() instanceof ClusterClientOptions cluster ? cluster
-                : ClusterClientOptions.builder(client.getOptions()).build();
-        ClusterTopologyRefreshOptions refresh = options.getTopologyRefreshOptions();
-        boolean periodic = refresh.isPeriodicRefreshEnabled();
-        boolean reconnects = refresh.getAdaptiveRefreshTriggers()
-                .contains(ClusterTopologyRefreshOptions.RefreshTrigger.PERSISTENT_RECONNECTS);
-        if (periodic && reconnects) {
+    static void warnIfFailoverIsNotFollowed(RedisClusterClient client) {
+        if (client instanceof RmqRedisClient.LiveNodesClusterClient) {
             return;
         }
-        ClusterTopologyRefreshOptions.Builder builder = ClusterTopologyRefreshOptions.builder()
-                .enablePeriodicRefresh(periodic ? refresh.getRefreshPeriod() : REFRESH_PERIOD)
-                .enableAllAdaptiveRefreshTriggers()
-                .refreshTriggersReconnectAttempts(reconnects ? refresh.getRefreshTriggersReconnectAttempts()
-                        : RECONNECTS_BEFORE_REFRESH)
-                .adaptiveRefreshTriggersTimeout(reconnects ? refresh.getAdaptiveRefreshTimeout() : REFRESH_PERIOD)
-                .closeStaleConnections(refresh.isCloseStaleConnections())
-                .dynamicRefreshSources(refresh.useDynamicRefreshSources());
-        client.setOptions(options.mutate().topologyRefreshOptions(builder.build()).build());
-        log.info("RMQ enabled cluster topology refresh on the Redis client (periodic every {}, adaptive on redirects"
-                + " and after {} reconnect attempts) so that a failover is followed within seconds; configure"
-                + " spring.data.redis.lettuce.cluster.refresh.* to choose your own",
-                periodic ? refresh.getRefreshPeriod() : REFRESH_PERIOD, RECONNECTS_BEFORE_REFRESH);
+        ClusterTopologyRefreshOptions refresh = client.getOptions() instanceof ClusterClientOptions cluster
+                ? cluster.getTopologyRefreshOptions() : ClusterTopologyRefreshOptions.create();
+        if (refresh.isPeriodicRefreshEnabled() || !refresh.getAdaptiveRefreshTriggers().isEmpty()) {
+            return;
+        }
+        synchronized (WARNED) {
+            if (!WARNED.add(client)) {
+                return;
+            }
+        }
+        log.warn("RMQ uses a Redis Cluster client without topology refresh (neither periodic nor adaptive): after a"
+                + " failover, RMQ's calls for the lost master's slots fail until the client learns the new topology."
+                + " Use RMQ's own client (RmqRedisClient; in Spring Boot rmq.redis.connection=own, the default), or"
+                + " enable a refresh (spring.data.redis.lettuce.cluster.refresh.period / .adaptive)");
+    }
+
+    /**
+     * The failure of a call for {@code key}, named by topic, slot and node when the connection that serves the key is
+     * down: a call rejected before it was sent (RMQ's client does not queue calls for a disconnected node, see
+     * {@link RedisClientSettings}) is an {@link RmqUnavailableException}; a call cut off by the loss of its
+     * connection while in flight an {@link RmqException} that says its outcome is unknown. Other failures as they are.
+     */
+    Throwable unavailableIfDisconnected(Throwable failure, byte[] key, String what) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                : failure;
+        if (cause instanceof RmqException) {
+            return cause;
+        }
+        String message = String.valueOf(cause.getMessage());
+        boolean rejected = cause instanceof io.lettuce.core.RedisConnectionException
+                || cause instanceof io.lettuce.core.RedisException && message.startsWith("Currently not connected");
+        boolean cutOff = cause instanceof io.lettuce.core.RedisException && message.startsWith("Connection disconnected");
+        if (!rejected && !cutOff) {
+            return cause;
+        }
+        String node = addressOfNodeServing(key);
+        String connectionTo = "the connection to Redis" + (node == null ? "" : " node " + node) + " that serves "
+                + describeKey(key);
+        if (rejected) {
+            return RmqUnavailableException.disconnected(connectionTo + " is down (" + message + ")", what, cause);
+        }
+        return new RmqException(what + " was cut off by the loss of " + connectionTo + " while in flight: it may or"
+                + " may not have been applied", cause);
+    }
+
+    /** {@code call}, failing as {@link #unavailableIfDisconnected} says when its connection is down. */
+    <T> CompletableFuture<T> namingDisconnection(CompletableFuture<T> call, byte[] key, String what) {
+        return call.exceptionallyCompose(ex -> CompletableFuture.failedFuture(unavailableIfDisconnected(ex, key, what)));
+    }
+
+    /** "topic 'orders' slot 5" for a key of RMQ's layout ({@code <prefix>:{orders:5}:store}), else the key. */
+    static String describeKey(byte[] key) {
+        String text = new String(key, java.nio.charset.StandardCharsets.UTF_8);
+        int open = text.indexOf('{');
+        int close = text.indexOf('}', open + 1);
+        int colon = open < 0 || close < 0 ? -1 : text.lastIndexOf(':', close);
+        if (colon <= open) {
+            return "key '" + text + "'";
+        }
+        return "topic '" + text.substring(open + 1, colon) + "' slot " + text.substring(colon + 1, close);
+    }
+
+    /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
+    private String addressOfNodeServing(byte[] key) {
+        if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
+            return null;
+        }
+        try {
+            io.lettuce.core.cluster.models.partitions.RedisClusterNode node = clusterClient.getPartitions()
+                    .getMasterBySlot(io.lettuce.core.cluster.SlotHash.getSlot(key));
+            return node == null || node.getUri() == null ? null : node.getUri().getHost() + ":" + node.getUri().getPort();
+        }
+        catch (RuntimeException ex) {
+            return null;
+        }
     }
 
     /**
@@ -272,8 +326,12 @@ public final class RedisGateway implements AutoCloseable {
         CompletableFuture<T> bySha = commands.dispatch(CommandType.EVALSHA, this.<T>output(output),
                 EncodedArgs.script(script.shaBytes(), keys, args)).toCompletableFuture();
         return bySha.exceptionallyCompose(ex -> {
-            Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
-            if (cause instanceof RmqUnavailableException) {
+            Throwable cause = keys.length == 0 ? ex
+                    : unavailableIfDisconnected(ex, keys[0], "a call of " + script.file());
+            if (cause instanceof CompletionException && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            if (cause instanceof RmqException) {
                 return CompletableFuture.failedFuture(cause);
             }
             if (cause instanceof RedisNoScriptException || String.valueOf(cause.getMessage()).startsWith("NOSCRIPT")) {

@@ -121,8 +121,9 @@ public final class RmqRedis {
                 parts.add(bytes(score));
                 parts.add(members.get(i));
             }
-            CompletableFuture<Long> added = gateway.commands().dispatch(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)).toCompletableFuture();
+            CompletableFuture<Long> added = gateway.namingDisconnection(gateway.commands().dispatch(CommandType.ZADD,
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts))
+                    .toCompletableFuture(), slot.store(), "a batch send (ZADD)");
             CompletableFuture<Long> woke = gateway.eval(RmqScript.WAKE_AFTER_BATCH, ScriptOutputType.INTEGER,
                     slot.all(), priority ? ONE : ZERO, bytes(lowest));
             // a lost wake-up only delays sleepers until their next full poll (max-idle); the batch itself is written

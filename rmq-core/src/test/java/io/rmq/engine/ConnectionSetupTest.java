@@ -1,5 +1,8 @@
 package io.rmq.engine;
 
+import java.time.Duration;
+
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -8,6 +11,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
 import io.rmq.core.RmqException;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisTopology;
 import io.rmq.test.TestRedisServers;
@@ -19,7 +23,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** What RMQ checks and sets up when it connects: ACL permissions, and failover detection on a cluster client. */
+/**
+ * What RMQ checks and sets up when it connects: ACL permissions; the options of its own client; a caller's own client
+ * left as it is.
+ */
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
 class ConnectionSetupTest extends EngineTestSupport {
@@ -29,29 +36,63 @@ class ConnectionSetupTest extends EngineTestSupport {
     }
 
     @Test
-    void aClusterClientWithoutTopologyRefreshGetsOneSoAFailoverIsFollowed() {
-        Assumptions.assumeTrue(topology == RedisTopology.CLUSTER, "cluster clients only");
-        ClusterTopologyRefreshOptions refresh = ((ClusterClientOptions) client.getOptions()).getTopologyRefreshOptions();
-        assertThat(refresh.isPeriodicRefreshEnabled()).isTrue();
-        assertThat(refresh.getRefreshPeriod()).isLessThanOrEqualTo(java.time.Duration.ofSeconds(5));
-        assertThat(refresh.getAdaptiveRefreshTriggers())
-                .contains(ClusterTopologyRefreshOptions.RefreshTrigger.PERSISTENT_RECONNECTS);
+    void rmqsOwnClientFollowsAFailoverRejectsCallsForADownNodeAndReconnectsQuickly() {
+        ClientOptions options = client.getOptions();
+        assertThat(options.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+        assertThat(options.getTimeoutOptions().isTimeoutCommands()).isTrue();
+        assertThat(options.getSocketOptions().getConnectTimeout()).isEqualTo(Duration.ofSeconds(5));
+        if (topology == RedisTopology.CLUSTER) {
+            ClusterTopologyRefreshOptions refresh = ((ClusterClientOptions) options).getTopologyRefreshOptions();
+            assertThat(refresh.isPeriodicRefreshEnabled()).isTrue();
+            assertThat(refresh.getRefreshPeriod()).isLessThanOrEqualTo(Duration.ofSeconds(5));
+            assertThat(refresh.getAdaptiveRefreshTriggers())
+                    .contains(ClusterTopologyRefreshOptions.RefreshTrigger.PERSISTENT_RECONNECTS);
+            assertThat(refresh.getAdaptiveRefreshTimeout()).isLessThanOrEqualTo(Duration.ofSeconds(1));
+            assertThat(((ClusterClientOptions) options).getNodeFilter())
+                    .isNotSameAs(ClusterClientOptions.DEFAULT_NODE_FILTER);
+        }
+        // the reconnect delay belongs to the client resources: RMQ's own view of the shared ones
+        assertThat(client.getResources().reconnectDelay().createDelay(20)).isEqualTo(Duration.ofSeconds(1));
     }
 
     @Test
-    void aClusterClientsOwnRefreshSettingsAreKept() {
+    void aClusterClientOfTheCallersOwnWithoutRefreshIsLeftAsConfiguredAndRmqSaysOnceThatItWillNotFollowAFailover() {
         Assumptions.assumeTrue(topology == RedisTopology.CLUSTER, "cluster clients only");
         RedisClusterClient own = (RedisClusterClient) topology.newClient();
-        try {
+        try (LogCapture log = LogCapture.rmq()) {
+            own.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(ClusterTopologyRefreshOptions
+                    .builder().disableAllAdaptiveRefreshTriggers().build()).build());
+            ClusterClientOptions before = (ClusterClientOptions) own.getOptions();
+            try (Rmq first = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+                    Rmq second = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                assertThat(own.getOptions()).isSameAs(before);
+                assertThat(((ClusterClientOptions) own.getOptions()).getTopologyRefreshOptions()
+                        .isPeriodicRefreshEnabled()).isFalse();
+                assertThat(first.topics()).isNotNull();
+                assertThat(second.topics()).isNotNull();
+            }
+            assertThat(log.messages()).filteredOn(m -> m.contains("without topology refresh")).hasSize(1);
+        }
+        finally {
+            own.shutdown();
+        }
+    }
+
+    @Test
+    void aClusterClientsOwnRefreshSettingsAreKeptWithoutAWarning() {
+        Assumptions.assumeTrue(topology == RedisTopology.CLUSTER, "cluster clients only");
+        RedisClusterClient own = (RedisClusterClient) topology.newClient();
+        try (LogCapture log = LogCapture.rmq()) {
             ClusterTopologyRefreshOptions chosen = ClusterTopologyRefreshOptions.builder()
-                    .enablePeriodicRefresh(java.time.Duration.ofSeconds(42)).enableAllAdaptiveRefreshTriggers()
+                    .enablePeriodicRefresh(Duration.ofSeconds(42)).enableAllAdaptiveRefreshTriggers()
                     .build();
             own.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(chosen).build());
             try (Rmq engine = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
                 assertThat(((ClusterClientOptions) own.getOptions()).getTopologyRefreshOptions().getRefreshPeriod())
-                        .isEqualTo(java.time.Duration.ofSeconds(42));
+                        .isEqualTo(Duration.ofSeconds(42));
                 assertThat(engine.topics()).isNotNull();
             }
+            assertThat(log.messages()).noneMatch(m -> m.contains("without topology refresh"));
         }
         finally {
             own.shutdown();

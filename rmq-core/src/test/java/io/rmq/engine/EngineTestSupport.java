@@ -10,6 +10,7 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
+import io.rmq.redis.RmqRedisClient;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.AfterEach;
@@ -29,6 +30,8 @@ abstract class EngineTestSupport {
             new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
 
     final RedisTopology topology;
+    /** RMQ's own client, as the Spring Boot starter builds it by default; {@link #client} is its Lettuce client. */
+    RmqRedisClient rmqClient;
     AbstractRedisClient client;
     Rmq rmq;
     String prefix;
@@ -39,7 +42,8 @@ abstract class EngineTestSupport {
 
     @BeforeEach
     void openEngine() {
-        client = topology.newClient();
+        rmqClient = topology.newRmqClient();
+        client = rmqClient.client();
         prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
         rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
     }
@@ -62,8 +66,8 @@ abstract class EngineTestSupport {
         if (rmq != null) {
             rmq.close();
         }
-        if (client != null) {
-            client.shutdown();
+        if (rmqClient != null) {
+            rmqClient.close();
         }
     }
 }

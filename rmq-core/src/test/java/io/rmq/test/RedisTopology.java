@@ -3,6 +3,8 @@ package io.rmq.test;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +32,21 @@ public enum RedisTopology {
             case STANDALONE -> TestRedisServers.newStandaloneClient();
             case CLUSTER -> TestRedisServers.newClusterClient();
         };
+    }
+
+    /**
+     * RMQ's own client ({@link RmqRedisClient}, as the Spring Boot starter builds it) of this topology's test
+     * server(s), sharing the per-JVM {@code ClientResources}; the caller closes it.
+     */
+    public RmqRedisClient newRmqClient(RedisClientSettings settings) {
+        return switch (this) {
+            case STANDALONE -> TestRedisServers.newStandaloneRmqClient(settings);
+            case CLUSTER -> TestRedisServers.newClusterRmqClient(settings);
+        };
+    }
+
+    public RmqRedisClient newRmqClient() {
+        return newRmqClient(RedisClientSettings.DEFAULT);
     }
 
     /** FLUSHALL on the standalone server, or on every master of the cluster. */

@@ -11,6 +11,8 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
 
 import java.io.File;
 import java.io.FileNotFoundException;
@@ -108,6 +110,14 @@ public final class TestRedisServers {
 
     static RedisClusterClient newClusterClient() {
         return RedisClusterClient.create(resources(), clusterSeeds(clusterNodes()));
+    }
+
+    static RmqRedisClient newStandaloneRmqClient(RedisClientSettings settings) {
+        return RmqRedisClient.standalone(standaloneUri(), null, resources(), settings);
+    }
+
+    static RmqRedisClient newClusterRmqClient(RedisClientSettings settings) {
+        return RmqRedisClient.cluster(clusterSeeds(clusterNodes()), null, resources(), settings);
     }
 
     static void flushStandalone() {

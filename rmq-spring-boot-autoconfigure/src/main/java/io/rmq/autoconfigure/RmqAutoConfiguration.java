@@ -1,10 +1,10 @@
 package io.rmq.autoconfigure;
 
-import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.resource.ClientResources;
 import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
@@ -12,6 +12,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
 import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
@@ -26,8 +27,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Bean;
@@ -39,9 +42,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Auto-configuration of RMQ on the application's Redis connection ({@code spring.data.redis.*}: standalone, Sentinel
- * or Cluster, SSL and credentials included) and JSON mapper. Every bean backs off when the application defines its
- * own. Active when a {@link RedisConnectionFactory} exists and {@code rmq.enabled} is not false.
+ * Auto-configuration of RMQ on the application's Redis ({@code spring.data.redis.*}: standalone, Sentinel or Cluster,
+ * SSL and credentials included; or whatever else fills Boot's Redis connection details) and JSON mapper. RMQ talks to
+ * Redis through a Lettuce client of its own and leaves the application's client as the application configured it.
+ * Every bean backs off when the application defines its own. Active when a {@link RedisConnectionFactory} exists and
+ * {@code rmq.enabled} is not false.
  */
 @AutoConfiguration(after = {DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class})
 @ConditionalOnClass({LettuceConnectionFactory.class, Rmq.class})
@@ -50,28 +55,67 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 @EnableConfigurationProperties(RmqProperties.class)
 public class RmqAutoConfiguration {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqAutoConfiguration.class);
+
     /** How much of a body log lines show with {@code rmq.log-bodies=true}. */
     static final int LOGGED_BODY_CHARS = 200;
 
     /**
-     * The engine on its own connection from the application's Lettuce client; defines {@code rmq.topics}. The
-     * properties are checked before anything connects. When Redis cannot be reached: with
-     * {@code rmq.startup.fail-fast} start-up fails ({@link RedisUnreachableException}); without, the engine connects
-     * in the background ({@link Rmq#connectLazily}) and the application starts.
+     * RMQ's own Lettuce client ({@code rmq.redis.connection=own}, the default), built from the application's Redis
+     * connection details ({@code spring.data.redis.*}, SSL bundles, Sentinel, Cluster, service connections) and
+     * sharing the application's {@link ClientResources}, with RMQ's timeouts, reconnect, disconnected behaviour and
+     * topology refresh ({@code rmq.redis.*}). The application's own client is left exactly as it configured it.
+     * Creating it does not connect.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public Rmq rmq(RedisConnectionFactory connectionFactory, RmqProperties properties,
+    @ConditionalOnProperty(name = "rmq.redis.connection", havingValue = "own", matchIfMissing = true)
+    public RmqRedisClient rmqRedisClient(ObjectProvider<DataRedisConnectionDetails> connectionDetails,
+            ObjectProvider<DataRedisProperties> redisProperties, ObjectProvider<ClientResources> clientResources,
+            RmqProperties properties) {
+        DataRedisConnectionDetails details = connectionDetails.getIfAvailable();
+        if (details == null) {
+            throw new IllegalStateException("RMQ builds its own Redis client from Spring Boot's Redis connection"
+                    + " details (spring.data.redis.*), but there are none: define a DataRedisConnectionDetails bean, or"
+                    + " set rmq.redis.connection=application to use the application's RedisConnectionFactory");
+        }
+        DataRedisProperties redis = redisProperties.getIfAvailable();
+        boolean urlSsl = redis != null && redis.getUrl() != null && redis.getUrl().startsWith("rediss://");
+        return RmqRedisClientFactory.create(details, urlSsl, clientResources.getIfUnique(),
+                properties.redis().settings());
+    }
+
+    /**
+     * The engine, on RMQ's own client (or, with {@code rmq.redis.connection=application}, on the application's
+     * Lettuce client as the application configured it); defines {@code rmq.topics}. The properties are checked
+     * before anything connects. When Redis cannot be reached: with {@code rmq.startup.fail-fast} start-up fails
+     * ({@link RedisUnreachableException}); without, the engine connects in the background
+     * ({@link Rmq#connectLazily}) and the application starts.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Rmq rmq(ObjectProvider<RmqRedisClient> rmqRedisClient, ObjectProvider<RedisConnectionFactory> connectionFactory,
+            ObjectProvider<DataRedisConnectionDetails> connectionDetails, RmqProperties properties,
             ObjectProvider<JsonMapper> jsonMapper, Environment environment) {
         TopicKeysCheck.check(environment);
-        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalStateException("RMQ needs Lettuce as the Redis client (spring.data.redis.client-type="
-                    + "lettuce), but the RedisConnectionFactory is a " + connectionFactory.getClass().getName());
+        RmqRedisClient own = rmqRedisClient.getIfAvailable();
+        AbstractRedisClient client;
+        String address;
+        if (own != null) {
+            client = own.client();
+            address = own.address();
+            checkSameRedis(own, connectionFactory.getIfAvailable(), connectionDetails.getIfAvailable());
         }
-        AbstractRedisClient client = lettuce.getNativeClient();
-        if (client == null) {
-            lettuce.start();
-            client = lettuce.getRequiredNativeClient();
+        else {
+            LettuceConnectionFactory lettuce = applicationLettuce(connectionFactory.getIfAvailable());
+            client = lettuce.getNativeClient();
+            if (client == null) {
+                lettuce.start();
+                client = lettuce.getRequiredNativeClient();
+            }
+            address = address(lettuce);
+            log.info("RMQ uses the application's Redis client as configured (rmq.redis.connection=application): {}",
+                    address);
         }
         BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
@@ -86,7 +130,7 @@ public class RmqAutoConfiguration {
                 throw ex;
             }
             if (properties.startup().failFast()) {
-                throw new RedisUnreachableException(address(lettuce), RedisGateway.describe(ex), ex);
+                throw new RedisUnreachableException(address, RedisGateway.describe(ex), ex);
             }
             // the engine logs the outage itself, once
             rmq = Rmq.connectLazily(client, options);
@@ -101,6 +145,35 @@ public class RmqAutoConfiguration {
         return rmq;
     }
 
+    private static LettuceConnectionFactory applicationLettuce(RedisConnectionFactory connectionFactory) {
+        if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
+            throw new IllegalStateException("rmq.redis.connection=application needs Lettuce as the application's Redis"
+                    + " client (spring.data.redis.client-type=lettuce), but the RedisConnectionFactory is "
+                    + (connectionFactory == null ? "missing" : "a " + connectionFactory.getClass().getName())
+                    + "; rmq.redis.connection=own (the default) works with any");
+        }
+        return lettuce;
+    }
+
+    /**
+     * RMQ's own client follows the connection details; an application that built its Lettuce connection factory by
+     * hand may point it elsewhere. Said once, at start-up, rather than found out from messages in another Redis.
+     */
+    private static void checkSameRedis(RmqRedisClient own, RedisConnectionFactory factory,
+            DataRedisConnectionDetails details) {
+        if (factory instanceof LettuceConnectionFactory lettuce && details != null) {
+            String application = address(lettuce);
+            String rmq = RmqRedisClientFactory.address(details);
+            if (!application.equals(rmq)) {
+                log.warn("RMQ connects to Redis at {} (its own client, from the Redis connection details), but the"
+                        + " application's connection factory points at {}. Define a DataRedisConnectionDetails bean"
+                        + " for the Redis you mean, or set rmq.redis.connection=application", rmq, application);
+                return;
+            }
+        }
+        log.debug("RMQ connects to Redis at {} with a client of its own", own.address());
+    }
+
     /** A failure to connect at all (a cluster client wraps it in "Cannot retrieve initial cluster partitions"). */
     private static boolean unreachable(Throwable ex) {
         for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -111,30 +184,16 @@ public class RmqAutoConfiguration {
         return false;
     }
 
-    /** Where the connection factory looks for Redis, for messages. */
+    /** Where the connection factory looks for Redis, for messages (same form as {@link RmqRedisClientFactory#address}). */
     static String address(LettuceConnectionFactory lettuce) {
-        if (lettuce.getClusterConfiguration() != null) {
-            return "cluster " + lettuce.getClusterConfiguration().getClusterNodes();
-        }
         if (lettuce.getSentinelConfiguration() != null) {
-            return "master '" + lettuce.getSentinelConfiguration().getMaster() + "' of sentinels "
-                    + lettuce.getSentinelConfiguration().getSentinels();
+            return "master '" + lettuce.getSentinelConfiguration().getMaster().getName() + "'";
+        }
+        if (lettuce.getClusterConfiguration() != null) {
+            return "cluster " + lettuce.getClusterConfiguration().getClusterNodes().stream()
+                    .map(n -> n.getHost() + ":" + n.getPort()).sorted().toList();
         }
         return lettuce.getHostName() + ":" + lettuce.getPort();
-    }
-
-    /**
-     * Reconnects Boot's Lettuce client quickly after Redis comes back ({@code rmq.redis.reconnect-delay-max}). Applies
-     * only to the {@code ClientResources} Boot creates; an application that defines its own keeps them as they are.
-     */
-    @Bean
-    public ClientResourcesBuilderCustomizer rmqReconnectDelayCustomizer(RmqProperties properties) {
-        Duration max = properties.redis().reconnectDelayMax();
-        return builder -> {
-            if (max != null && max.toMillis() > 0) {
-                builder.reconnectDelay(RedisGateway.reconnectDelay(max));
-            }
-        };
     }
 
     @Bean

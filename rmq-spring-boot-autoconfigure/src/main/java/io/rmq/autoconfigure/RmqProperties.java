@@ -14,6 +14,8 @@ import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.redis.RedisClientSettings;
+import io.lettuce.core.ClientOptions;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -28,7 +30,8 @@ import org.springframework.util.unit.DataSize;
  *                        against definitions made elsewhere.
  * @param consumer        Defaults of every @RmqListener (each may override them).
  * @param shutdownTimeout How long stopping a listener waits for running handlers to finish.
- * @param redis           How RMQ tunes the application's Lettuce client for quick recovery.
+ * @param redis           RMQ's connection to Redis: its own Lettuce client (the default) or the application's,
+ *                        and the own client's timeouts, reconnect and topology refresh.
  * @param listeners       Settings of individual @RmqListener containers by id (an annotation attribute, when set,
  *                        wins).
  * @param coordination    How ORDERLY listeners share out the slots of a topic among instances.
@@ -137,13 +140,66 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     }
 
     /**
-     * Client tuning.
+     * RMQ's connection to Redis.
      *
-     * @param reconnectDelayMax Longest wait between two reconnect attempts of the Lettuce client that Spring Boot
-     *                          creates (Lettuce's own default grows to 30s, so consumers could resume seconds after
-     *                          Redis is back); 0 leaves Lettuce's default.
+     * @param connection           Which Lettuce client RMQ talks to Redis through. own: a client of RMQ's own, built
+     *                             from the application's Redis connection details (spring.data.redis.*, SSL bundles,
+     *                             Sentinel, Cluster, service connections) and sharing its client resources, with the
+     *                             settings below; the application's client stays as the application configured it.
+     *                             application: the client of the application's LettuceConnectionFactory, as the
+     *                             application configured it (the settings below then do not apply).
+     * @param connectTimeout       Longest a connection attempt of RMQ's client may take.
+     * @param commandTimeout       Longest any command of RMQ's client waits for its reply before it is cancelled
+     *                             (sends and acks give up after 5s, listeners after rmq.consumer.command-timeout).
+     * @param reconnectDelayMax    Longest wait between two reconnect attempts of RMQ's client (they start at 50ms and
+     *                             double); 0: Lettuce's default (up to 30s).
+     * @param disconnectedBehavior What a command does while the connection it needs (its node's, on a cluster) is
+     *                             down: reject-commands fails it at once (a send to a dead master's slot throws
+     *                             RmqUnavailableException naming the topic and slot, instead of waiting seconds);
+     *                             accept-commands queues it until the connection is back or command-timeout passes.
+     * @param topologyRefreshPeriod Cluster: how often RMQ's client reads the topology again, besides the refreshes that
+     *                             redirects and reconnect attempts trigger (at most one a second).
      */
-    public record Redis(@DefaultValue("1s") Duration reconnectDelayMax) {
+    public record Redis(@DefaultValue("own") Connection connection, @DefaultValue("5s") Duration connectTimeout,
+            @DefaultValue("10s") Duration commandTimeout, @DefaultValue("1s") Duration reconnectDelayMax,
+            @DefaultValue("reject-commands") ClientOptions.DisconnectedBehavior disconnectedBehavior,
+            @DefaultValue("5s") Duration topologyRefreshPeriod) {
+
+        /** Lettuce's own cap of the reconnect delay, for {@code reconnect-delay-max=0}. */
+        static final Duration LETTUCE_RECONNECT_DELAY_MAX = Duration.ofSeconds(30);
+
+        public Redis {
+            positive("rmq.redis.connect-timeout", connectTimeout);
+            positive("rmq.redis.command-timeout", commandTimeout);
+            positive("rmq.redis.topology-refresh-period", topologyRefreshPeriod);
+            if (reconnectDelayMax.isNegative()) {
+                throw new RmqInvalidArgumentException("rmq.redis.reconnect-delay-max", reconnectDelayMax,
+                        "must be positive, or 0 for Lettuce's default");
+            }
+        }
+
+        private static void positive(String property, Duration value) {
+            if (value.isNegative() || value.isZero()) {
+                throw new RmqInvalidArgumentException(property, value, "must be positive");
+            }
+        }
+
+        /** The settings of RMQ's own client. */
+        public RedisClientSettings settings() {
+            return new RedisClientSettings(connectTimeout, commandTimeout,
+                    reconnectDelayMax.isZero() ? LETTUCE_RECONNECT_DELAY_MAX : reconnectDelayMax,
+                    disconnectedBehavior, topologyRefreshPeriod);
+        }
+    }
+
+    /** Which Lettuce client RMQ talks to Redis through. */
+    public enum Connection {
+
+        /** A client of RMQ's own, built from the application's Redis connection details. */
+        OWN,
+
+        /** The client of the application's LettuceConnectionFactory, as the application configured it. */
+        APPLICATION
     }
 
     /**

@@ -46,6 +46,26 @@ class ConfigurationMetadataTest {
     }
 
     @Test
+    void theRedisConnectionPropertiesAreDocumentedWithTheirDefaultsAndChoices() {
+        assertThat(hintValues("rmq.redis.connection")).containsExactly("own", "application");
+        assertThat(hintValues("rmq.redis.disconnected-behavior")).containsExactly("reject-commands", "accept-commands");
+        List<String> names = new ArrayList<>();
+        for (JsonNode property : metadata.get("properties")) {
+            String name = property.get("name").asString();
+            if (name.startsWith("rmq.redis.")) {
+                names.add(name);
+                assertThat(property.path("description").asString()).as(name).isNotBlank();
+            }
+            if (name.equals("rmq.redis.connection")) {
+                assertThat(property.get("defaultValue").asString()).isEqualTo("own");
+            }
+        }
+        assertThat(names).contains("rmq.redis.connection", "rmq.redis.connect-timeout", "rmq.redis.command-timeout",
+                "rmq.redis.reconnect-delay-max", "rmq.redis.disconnected-behavior",
+                "rmq.redis.topology-refresh-period");
+    }
+
+    @Test
     void theFailFastPropertyIsDocumentedWithItsDefault() {
         JsonNode failFast = null;
         for (JsonNode property : metadata.get("properties")) {

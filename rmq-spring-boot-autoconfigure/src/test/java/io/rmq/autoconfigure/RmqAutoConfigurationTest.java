@@ -3,7 +3,6 @@ package io.rmq.autoconfigure;
 import java.time.Duration;
 import java.util.UUID;
 
-import io.lettuce.core.resource.ClientResources;
 import io.rmq.Rmq;
 import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicType;
@@ -150,22 +149,15 @@ class RmqAutoConfigurationTest {
             assertThat(p.consumer().maxIdle()).isEqualTo(Duration.ofSeconds(30));
             assertThat(p.consumer().commandTimeout()).isEqualTo(Duration.ofSeconds(10));
             assertThat(p.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(p.redis().connection()).isEqualTo(RmqProperties.Connection.OWN);
             assertThat(p.redis().reconnectDelayMax()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(p.redis().connectTimeout()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(p.redis().commandTimeout()).isEqualTo(Duration.ofSeconds(10));
+            assertThat(p.redis().topologyRefreshPeriod()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(p.redis().disconnectedBehavior())
+                    .isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+            assertThat(p.redis().settings()).isEqualTo(io.rmq.redis.RedisClientSettings.DEFAULT);
         });
-    }
-
-    @Test
-    void bootsLettuceClientReconnectsWithinTheConfiguredDelay() {
-        runner.run(context -> {
-            ClientResources resources = context.getBean(ClientResources.class);
-            // the 20th attempt: Lettuce's default would wait 30 s
-            assertThat(resources.reconnectDelay().createDelay(20)).isEqualTo(Duration.ofSeconds(1));
-            assertThat(resources.reconnectDelay().createDelay(1)).isLessThanOrEqualTo(Duration.ofMillis(100));
-        });
-        runner.withPropertyValues("rmq.redis.reconnect-delay-max=250ms").run(context -> assertThat(context
-                .getBean(ClientResources.class).reconnectDelay().createDelay(20)).isEqualTo(Duration.ofMillis(250)));
-        runner.withPropertyValues("rmq.redis.reconnect-delay-max=0").run(context -> assertThat(context
-                .getBean(ClientResources.class).reconnectDelay().createDelay(20)).isEqualTo(Duration.ofSeconds(30)));
     }
 
     @Test
