@@ -1,6 +1,8 @@
 package io.rmq.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -8,6 +10,7 @@ import io.lettuce.core.RedisConnectionException;
 import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
+import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
@@ -63,7 +66,7 @@ public class RmqAutoConfiguration {
     @ConditionalOnMissingBean
     public Rmq rmq(RedisConnectionFactory connectionFactory, RmqProperties properties,
             ObjectProvider<JsonMapper> jsonMapper, Environment environment) {
-        TopicKeysCheck.check(environment);
+        List<TopicDefinition> topics = TopicEntries.definitions(environment, properties);
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("RMQ needs Lettuce as the Redis client (spring.data.redis.client-type="
                     + "lettuce), but the RedisConnectionFactory is a " + connectionFactory.getClass().getName());
@@ -92,7 +95,7 @@ public class RmqAutoConfiguration {
             rmq = Rmq.connectLazily(client, options);
         }
         try {
-            properties.topicDefinitions().forEach(rmq::defineTopic);
+            topics.forEach(rmq::defineTopic);
         }
         catch (RuntimeException ex) {
             rmq.close();
@@ -150,6 +153,7 @@ public class RmqAutoConfiguration {
             Environment environment, ObjectProvider<SlotCoordinator> coordinator,
             ObjectProvider<RmqErrorHandler> errorHandler) {
         RmqProperties.Consumer consumer = properties.consumer();
+        Map<String, RmqProperties.Topic> topics = TopicEntries.read(environment, properties);
         ThreadFactory threads = Threading.VIRTUAL.isActive(environment)
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
                 : new CustomizableThreadFactory("rmq-");
@@ -161,7 +165,7 @@ public class RmqAutoConfiguration {
                     RmqProperties.Listener listener = properties.listeners().get(id);
                     return listener == null ? null : listener.mode();
                 }, topic -> {
-                    RmqProperties.Topic definition = properties.topics().get(topic);
+                    RmqProperties.Topic definition = topics.get(topic);
                     return definition == null ? null : RateLimit.parse(definition.rateLimit());
                 });
         factory.setDefaultErrorHandler(errorHandler.getIfUnique());

@@ -96,6 +96,22 @@ class StartupFailureAnalysisTest {
     }
 
     @Test
+    void aTopicNamedWithDotsIsCheckedLikeAnyOther() {
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.slot-amount=8").run(context -> assertThat(
+                analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                .contains("Property: rmq.topics.orders.dlt.type", "Value:    null",
+                        "Rule:     must be set, to one of RANGE_MERGE, PRIORITY, FIXED_TIME"));
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED_TIME", "rmq.topics.orders.dlt.slot-amont=8")
+                .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                        .contains("Property: rmq.topics.orders.dlt.slot-amont", "Value:    8",
+                                "is not a topic property; a topic entry takes only type, slot-amount, rate-limit"));
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED", "rmq.topics.orders.type=PRIORITY")
+                .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                        .contains("Property: rmq.topics.orders.dlt.type", "Value:    FIXED",
+                                "must be one of RANGE_MERGE, PRIORITY, FIXED_TIME"));
+    }
+
+    @Test
     void theCamelCaseFormOfATopicKeyIsAccepted() {
         redisUp.withPropertyValues("rmq.topics.orders.type=PRIORITY", "rmq.topics.orders.slotAmount=8",
                 "rmq.topics.orders.rate_limit=5/s").run(context -> {
