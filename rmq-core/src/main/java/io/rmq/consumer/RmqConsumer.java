@@ -514,7 +514,7 @@ public final class RmqConsumer {
 
     /** Gives ownership of an ordered slot up; false when this instance no longer held it. */
     public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
-        return redis.releaseOwnership(slots[slot], instanceId, epoch);
+        return redis.releaseOwnership(slots[slot], instanceId, epoch, priority);
     }
 
     /**

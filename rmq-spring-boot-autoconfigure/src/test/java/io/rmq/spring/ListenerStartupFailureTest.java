@@ -6,6 +6,7 @@ import java.util.UUID;
 import io.rmq.Rmq;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.spring.annotation.RmqListener;
@@ -116,7 +117,7 @@ class ListenerStartupFailureTest {
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(Rmq.class).topics().get("orders.dlt"))
-                            .isEqualTo(new TopicDefinition("orders.dlt", TopicType.FIXED_TIME, 4));
+                            .isEqualTo(new TopicDefinition("orders.dlt", TopicType.FIXED_TIME, 4, ConsumeMode.CONCURRENT));
                     assertThat(context.getBean(RmqListenerEndpointRegistry.class).getListenerContainers())
                             .extracting(ListenerContainer::topic).containsExactlyInAnyOrder("orders", "orders.dlt");
                 });
