@@ -16,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
- * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms), decided
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at

@@ -1,5 +1,5 @@
 -- Helpers of the ORDERLY mode, pasted after _common.lua.
--- An ordered slot has an owner key (HASH id, epoch, until) while an owner holds it: only the instance holding the
+-- An ordered slot has an owner key (HASH id, epoch, until, decided) while an owner holds it: only the instance holding the
 -- current epoch, before `until` (Redis ms), may take or settle the slot's messages. The epoch is the fencing token:
 -- every new owner gets a higher one (Redis numbers them max(previous + 1, Redis time in µs), so they keep growing
 -- after a graceful release deleted the key; ZooKeeper's come from ZooKeeper). The slot's prepare ZSET then holds the

@@ -22,7 +22,7 @@
 --#include _orderly.lua
 
 local now = now_ms()
-local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until')
+local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided')
 local id, epoch, until_ms = owner[1], tonumber(owner[2] or '0'), tonumber(owner[3] or '0')
 local me, held, ttl, decided = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -40,7 +40,9 @@ if held > 0 and id == me and epoch == held and until_ms > now then
     return { epoch, 0 }
 end
 if decided > 0 then
-    if decided <= epoch then
+    -- a stale coordinator decision is refused; an epoch Redis numbered ('decided' 0: Redis time in µs, larger than
+    -- young ZooKeeper zxids) does not hold a ZooKeeper claim back, as Redis's small epochs never did before
+    if decided <= epoch and owner[4] ~= '0' then
         return { 0, -1 }
     end
 elseif until_ms > now and id ~= me then
@@ -59,5 +61,5 @@ local t = redis.call('TIME')
 local new_epoch = decided > 0 and decided or math.max(epoch + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 -- epochs are large: store the digits (ZooKeeper's: the argument's own), not Lua's rounded number formatting
 redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or string.format('%.0f', new_epoch),
-    'until', now + ttl)
+    'until', now + ttl, 'decided', decided > 0 and 1 or 0)
 return { new_epoch, 0 }
