@@ -345,7 +345,19 @@ public final class Rmq implements AutoCloseable {
     /** As {@link #container(String, ConsumerSettings, java.lang.reflect.Type, MessageHandler, ContainerOptions)}, with another coordinator (e.g. ZooKeeper). */
     public <T> ListenerContainer container(String topic, ConsumerSettings settings, java.lang.reflect.Type payloadType,
             MessageHandler<T> handler, ContainerOptions options, SlotCoordinator coordinator) {
+        declareConsumeMode(topic, options.mode());
         return ListenerContainer.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
+    }
+
+    /**
+     * Registers how a topic is consumed (the first listener's mode, cluster-wide); fails with
+     * {@link io.rmq.core.TopicConflictException} naming both definitions when the topic is registered with the other
+     * mode. {@link #container} does this; call it when building a container yourself. While an engine of
+     * {@link #connectLazily} has not reached Redis, the mode is registered (and checked) once it is.
+     */
+    public TopicDefinition declareConsumeMode(String topic, io.rmq.core.ConsumeMode mode) {
+        TopicDefinition definition = topics.get(topic);
+        return defineTopic(definition.withMode(mode));
     }
 
     /** The default coordinator of ORDERLY consumers: membership and slot shares kept in Redis. */

@@ -6,9 +6,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.BodyCodec;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.SlotRouter;
 import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
@@ -251,9 +253,11 @@ public final class RmqAdmin {
     public TopicStats stats(String topicName) {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
+        boolean retriesWait = topic.type() == TopicType.PRIORITY && topic.mode() != ConsumeMode.ORDERLY
+                && !isOrderly(topicName);
         List<CompletableFuture<long[]>> sizes = new ArrayList<>(slots.length);
         for (SlotKeys slot : slots) {
-            sizes.add(redis.sizes(slot));
+            sizes.add(redis.sizes(slot, retriesWait));
         }
         RedisGateway.await(CompletableFuture.allOf(sizes.toArray(CompletableFuture[]::new)), "reading sizes of " + topicName);
         List<TopicStats.SlotStats> perSlot = new ArrayList<>(slots.length);
@@ -271,9 +275,10 @@ public final class RmqAdmin {
     }
 
     /**
-     * Ends ORDERLY consumption of a topic so CONCURRENT listeners may consume it: every slot's owner key goes, and
-     * what ordered consumers had taken and not settled goes back to the store. Stop the ORDERLY listeners first:
-     * fails, naming the slots, while any slot is still owned.
+     * Ends ORDERLY consumption of a topic so CONCURRENT listeners may consume it: every slot's owner key goes (a
+     * graceful stop leaves none; an ORDERLY consumer that died does), what ordered consumers had taken and not
+     * settled goes back to the store, and the topic's registered consume mode becomes CONCURRENT. Stop the ORDERLY
+     * listeners first: fails, naming the slots, while any slot is still owned.
      *
      * @return how many messages went back to the store
      */
@@ -301,7 +306,33 @@ public final class RmqAdmin {
             throw new io.rmq.core.RmqException("Cannot end ordered consumption of topic '" + topicName + "': slot(s) "
                     + owned + " are still owned by running ORDERLY listeners; stop them first");
         }
+        setConsumeMode(topic, ConsumeMode.CONCURRENT);
         return moved;
+    }
+
+    /** Whether the topic is registered as consumed ORDERLY (asked of Redis: another process may have declared it). */
+    private boolean isOrderly(String topicName) {
+        TopicDefinition registered = RedisGateway.await(redis.topic(topicName), "reading topic " + topicName);
+        return registered != null && registered.mode() == ConsumeMode.ORDERLY;
+    }
+
+    /**
+     * Lets a topic consumed CONCURRENT be consumed ORDERLY: its registered consume mode becomes ORDERLY. Stop its
+     * CONCURRENT listeners first (what they hold in flight is released when they stop gracefully; leases of one that
+     * died are handed to the first ORDERLY owner as held messages).
+     */
+    public void beginOrdering(String topicName) {
+        setConsumeMode(topics.get(topicName), ConsumeMode.ORDERLY);
+    }
+
+    private void setConsumeMode(TopicDefinition topic, ConsumeMode mode) {
+        TopicDefinition wanted = topic.withMode(mode);
+        TopicDefinition registered = RedisGateway.await(redis.setConsumeMode(wanted), "setting the consume mode of "
+                + topic.name());
+        if (!registered.agreesWith(wanted)) {
+            throw new TopicConflictException(registered, wanted, "registered in Redis");
+        }
+        topics.redefined(registered);
     }
 
     public long deadCount(String topic) {

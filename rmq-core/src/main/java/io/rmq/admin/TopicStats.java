@@ -13,6 +13,13 @@ import java.util.List;
  */
 public record TopicStats(String topic, long waiting, long inFlight, long dead, List<SlotStats> slots) {
 
+    /** A summary: the totals and how many slots ({@link #slots()} has the figures per slot). */
+    @Override
+    public String toString() {
+        return "TopicStats[topic=" + topic + ", waiting=" + waiting + ", inFlight=" + inFlight + ", dead=" + dead
+                + ", slots=" + slots.size() + "]";
+    }
+
     /** Queue sizes of one slot. */
     public record SlotStats(int slot, long waiting, long inFlight, long dead) {
     }

@@ -19,6 +19,7 @@ import io.rmq.redis.RmqRedis;
 import io.rmq.redis.RmqRedis.PopResult;
 import io.rmq.redis.RmqRedis.Popped;
 import io.rmq.redis.SlotBatcher;
+import tools.jackson.core.JacksonException;
 
 /**
  * Two-phase consumption of one topic: {@link #poll()} leases due messages; each then ends in {@link #ack},
@@ -386,7 +387,7 @@ public final class RmqConsumer {
         }
         catch (RuntimeException ex) {
             return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
-                    + describe(ex), true, ex, FailureDecision.dead());
+                    + (logBodyChars > 0 ? describe(ex) : describeWithoutBody(ex)), true, ex, FailureDecision.dead());
         }
         try {
             handler.handle(payload, delivery);
@@ -523,7 +524,7 @@ public final class RmqConsumer {
 
     /** Gives ownership of an ordered slot up; false when this instance no longer held it. */
     public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
-        return redis.releaseOwnership(slots[slot], instanceId, epoch);
+        return redis.releaseOwnership(slots[slot], instanceId, epoch, priority);
     }
 
     /**
@@ -601,6 +602,37 @@ public final class RmqConsumer {
             if (t.getCause() == t) {
                 break;
             }
+        }
+        return truncate(text.toString());
+    }
+
+    /**
+     * Why a body could not be read, without quoting the body: a parser's message quotes the offending content
+     * (Jackson: "Unrecognized token 'SECRET…'", "from String \"…\"", "Numeric value (…)"), so only the description
+     * before the first quote or parenthesis is kept, with the position where reading stopped. Used for the log line
+     * and for the reason kept in the dead queue unless bodies may be logged ({@code logBodyChars > 0}).
+     */
+    static String describeWithoutBody(Throwable error) {
+        StringBuilder text = new StringBuilder(error.getClass().getName());
+        String message = error instanceof JacksonException jackson ? jackson.getOriginalMessage() : error.getMessage();
+        if (message != null) {
+            int cut = message.length();
+            for (char c : new char[] {'\'', '"', '(', '[', '\n'}) {
+                int at = message.indexOf(c);
+                if (at >= 0) {
+                    cut = Math.min(cut, at);
+                }
+            }
+            String kept = message.substring(0, cut).strip();
+            text.append(": ").append(kept.isEmpty() ? "(details not shown)" : kept);
+            if (cut < message.length()) {
+                text.append(" (details not shown: they quote the body; rmq.log-bodies shows them)");
+            }
+        }
+        if (error instanceof JacksonException jackson && jackson.getLocation() != null
+                && jackson.getLocation().getLineNr() > 0) {
+            text.append(" at line ").append(jackson.getLocation().getLineNr()).append(", column ")
+                    .append(jackson.getLocation().getColumnNr());
         }
         return truncate(text.toString());
     }

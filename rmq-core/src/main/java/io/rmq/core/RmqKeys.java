@@ -17,12 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
- * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY slots) id, epoch (fencing token), until (Redis ms; 0 released)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms), decided
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
- * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount"
+ * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
  * </pre>
  */
 public final class RmqKeys {

@@ -2,17 +2,25 @@ package io.rmq.core;
 
 
 /**
- * A topic: its name, what its scores mean, and how many sorted sets ("slots") it is split into.
+ * A topic: its name, what its scores mean, how many sorted sets ("slots") it is split into, and how it is consumed.
  *
  * @param name       letters, digits, {@code .}, {@code _}, {@code -}; 1 to 100 characters
  * @param type       what the store score means
  * @param slotAmount number of slots, a power of two between 1 and 16384
+ * @param mode       how its listeners consume it (ORDERLY slots have owners and ordered prepare sets, which
+ *                   CONCURRENT consumers must not touch); null while no listener has declared it (a producer's
+ *                   definition, or one registered before the mode was part of it). One mode per topic, cluster-wide.
  */
-public record TopicDefinition(String name, TopicType type, int slotAmount) {
+public record TopicDefinition(String name, TopicType type, int slotAmount, ConsumeMode mode) {
 
     /** Slot keys carry the topic name inside a hash tag, so braces and colons are forbidden. */
 
     public static final int MAX_SLOT_AMOUNT = 16384;
+
+    /** A definition that says nothing about the consume mode (what producers and {@code rmq.topics} define). */
+    public TopicDefinition(String name, TopicType type, int slotAmount) {
+        this(name, type, slotAmount, null);
+    }
 
     public TopicDefinition {
         validateName(name);
@@ -50,9 +58,23 @@ public record TopicDefinition(String name, TopicType type, int slotAmount) {
         return true;
     }
 
-    /** The form stored in Redis's topic registry, e.g. {@code PRIORITY:16}. */
+    /** This definition with its consume mode declared. */
+    public TopicDefinition withMode(ConsumeMode mode) {
+        return new TopicDefinition(name, type, slotAmount, mode);
+    }
+
+    /**
+     * Whether both can hold for one topic: the same type and slot amount, and no different consume modes (a definition
+     * without a mode agrees with either).
+     */
+    public boolean agreesWith(TopicDefinition other) {
+        return name.equals(other.name) && type == other.type && slotAmount == other.slotAmount
+                && (mode == null || other.mode == null || mode == other.mode);
+    }
+
+    /** The form stored in Redis's topic registry, e.g. {@code PRIORITY:16}, or {@code PRIORITY:16:ORDERLY}. */
     public String encode() {
-        return type.name() + ":" + slotAmount;
+        return type.name() + ":" + slotAmount + (mode == null ? "" : ":" + mode.name());
     }
 
     /** Reverses {@link #encode()}. */
@@ -62,8 +84,10 @@ public record TopicDefinition(String name, TopicType type, int slotAmount) {
             throw new RmqException("Unreadable definition of topic '" + name + "' in Redis: '" + encoded + "'");
         }
         try {
+            int second = encoded.indexOf(':', colon + 1);
             return new TopicDefinition(name, TopicType.valueOf(encoded.substring(0, colon)),
-                    Integer.parseInt(encoded.substring(colon + 1)));
+                    Integer.parseInt(second < 0 ? encoded.substring(colon + 1) : encoded.substring(colon + 1, second)),
+                    second < 0 ? null : ConsumeMode.valueOf(encoded.substring(second + 1)));
         }
         catch (IllegalArgumentException ex) {
             throw new RmqException("Unreadable definition of topic '" + name + "' in Redis: '" + encoded + "'", ex);
@@ -72,6 +96,7 @@ public record TopicDefinition(String name, TopicType type, int slotAmount) {
 
     /** Human-readable form used in error messages. */
     public String describe() {
-        return "topic '" + name + "' type=" + type + " slotAmount=" + slotAmount;
+        return "topic '" + name + "' type=" + type + " slotAmount=" + slotAmount
+                + (mode == null ? "" : " mode=" + mode);
     }
 }

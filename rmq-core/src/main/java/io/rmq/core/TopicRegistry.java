@@ -9,7 +9,10 @@ import java.util.function.Function;
 
 /**
  * Topic definitions known to this process, each checked once against the cluster-wide registry in Redis.
- * Conflicts (here or in Redis) fail with both definitions named.
+ * Conflicts (here or in Redis) fail with both definitions named. Definitions agree when type and slot amount are equal
+ * and their consume modes do not differ ({@link TopicDefinition#agreesWith}): a definition without a mode (a
+ * producer's) agrees with any; a listener declares its mode ({@code Rmq.declareConsumeMode}), which the first one
+ * fixes.
  */
 public final class TopicRegistry {
 
@@ -34,20 +37,35 @@ public final class TopicRegistry {
     public TopicDefinition define(TopicDefinition definition) {
         TopicDefinition local = topics.get(definition.name());
         if (local != null) {
-            if (!local.equals(definition)) {
+            if (!sameShape(local, definition)) {
                 throw new TopicConflictException(local, definition, "defined earlier in this application");
             }
-            return local;
+            if (definition.mode() == null || definition.mode() == local.mode()) {
+                return local;
+            }
+            // another mode than known here: Redis decides (RmqAdmin may have changed it since)
         }
         TopicDefinition registered = redisRegistration.apply(definition);
-        if (!registered.equals(definition)) {
+        if (!registered.agreesWith(definition)) {
             throw new TopicConflictException(registered, definition, "registered in Redis");
         }
-        TopicDefinition raced = topics.putIfAbsent(definition.name(), definition);
-        if (raced != null && !raced.equals(definition)) {
-            throw new TopicConflictException(raced, definition, "defined concurrently in this application");
-        }
-        return definition;
+        // what Redis holds, with the mode a listener declared there (or earlier) when this definition has none
+        TopicDefinition known = definition.mode() == null ? registered : definition;
+        return topics.merge(definition.name(), known, (raced, mine) -> {
+            if (!sameShape(raced, mine)) {
+                throw new TopicConflictException(raced, mine, "defined concurrently in this application");
+            }
+            return mine.mode() != null ? mine : raced;
+        });
+    }
+
+    private static boolean sameShape(TopicDefinition a, TopicDefinition b) {
+        return a.type() == b.type() && a.slotAmount() == b.slotAmount();
+    }
+
+    /** Replaces what this process knows of a topic by what Redis now holds (after its consume mode was changed). */
+    public void redefined(TopicDefinition registered) {
+        topics.put(registered.name(), registered);
     }
 
     /**
@@ -60,8 +78,13 @@ public final class TopicRegistry {
             pending.add(definition.name());
             return definition;
         }
-        if (!local.equals(definition)) {
+        if (!local.agreesWith(definition)) {
             throw new TopicConflictException(local, definition, "defined earlier in this application");
+        }
+        if (definition.mode() != null && local.mode() == null) {
+            topics.put(definition.name(), definition);
+            pending.add(definition.name());
+            return definition;
         }
         return local;
     }
@@ -77,7 +100,7 @@ public final class TopicRegistry {
             TopicDefinition definition = topics.get(name);
             TopicDefinition registered = redisRegistration.apply(definition);
             pending.remove(name);
-            if (!registered.equals(definition)) {
+            if (!registered.agreesWith(definition)) {
                 TopicConflictException conflict = new TopicConflictException(registered, definition,
                         "registered in Redis");
                 topics.remove(name, definition);

@@ -21,6 +21,16 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     /** Largest priority magnitude that a Redis sorted-set score (a double) holds exactly. */
     public static final long MAX_PRIORITY = 1L << 53;
 
+    /**
+     * Longest time range: the due time (Redis's now + timeRange) must stay a score Redis holds exactly (±2^53 ms, as
+     * the other types); 2^52 ms leaves the other half for now.
+     */
+    public static final long MAX_TIME_RANGE_MILLIS = 1L << 52;
+
+    private static final String TIME_RANGE_RULE = "must be at most 2^52 ms (about 142,000 years), so that its due time"
+            + " is a score Redis holds exactly (topic '";
+    private static final String FIXED_TIME_RULE = "must be within ±2^53 ms of the epoch (topic '";
+
     public OutgoingMessage {
         TopicDefinition.validateName(topic);
         if (body == null) {
@@ -35,6 +45,9 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                     throw new RmqInvalidArgumentException("timeRange", parameter + "ms",
                             "must be greater than 0 ms (topic '" + topic + "')");
                 }
+                if (parameter > MAX_TIME_RANGE_MILLIS) {
+                    throw new RmqInvalidArgumentException("timeRange", parameter + "ms", TIME_RANGE_RULE + topic + "')");
+                }
             }
             case PRIORITY -> {
                 if (Math.abs(parameter) > MAX_PRIORITY) {
@@ -46,8 +59,7 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                 // a time at or before now is due at once (host clocks are not Redis's; a deadline may pass while a
                 // request is processed): only times a score cannot hold exactly are refused
                 if (Math.abs(parameter) > MAX_PRIORITY) {
-                    throw new RmqInvalidArgumentException("fixedTime", parameter + "ms",
-                            "must be within ±2^53 ms of the epoch (topic '" + topic + "')");
+                    throw new RmqInvalidArgumentException("fixedTime", parameter + "ms", FIXED_TIME_RULE + topic + "')");
                 }
             }
         }
@@ -60,6 +72,10 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     public static OutgoingMessage rangeMerge(String topic, Object body, Duration timeRange) {
         if (timeRange == null) {
             throw new RmqInvalidArgumentException("timeRange", null, "must be greater than 0 ms (topic '" + topic + "')");
+        }
+        if (timeRange.compareTo(Duration.ofMillis(MAX_TIME_RANGE_MILLIS)) > 0) {
+            // checked before toMillis(), which overflows (ArithmeticException) for very long durations
+            throw new RmqInvalidArgumentException("timeRange", timeRange, TIME_RANGE_RULE + topic + "')");
         }
         return new OutgoingMessage(topic, body, TopicType.RANGE_MERGE, timeRange.toMillis(), null);
     }
@@ -76,6 +92,11 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     public static OutgoingMessage fixedTime(String topic, Object body, Instant fixedTime) {
         if (fixedTime == null) {
             throw new RmqInvalidArgumentException("fixedTime", null, "must not be null (topic '" + topic + "')");
+        }
+        if (fixedTime.isAfter(Instant.ofEpochMilli(MAX_PRIORITY))
+                || fixedTime.isBefore(Instant.ofEpochMilli(-MAX_PRIORITY))) {
+            // checked before toEpochMilli(), which overflows (ArithmeticException) for far times
+            throw new RmqInvalidArgumentException("fixedTime", fixedTime, FIXED_TIME_RULE + topic + "')");
         }
         return new OutgoingMessage(topic, body, TopicType.FIXED_TIME, fixedTime.toEpochMilli(), null);
     }

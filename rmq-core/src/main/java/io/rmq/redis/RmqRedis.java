@@ -53,10 +53,22 @@ public final class RmqRedis {
 
     // ---------------------------------------------------------------- topics
 
-    /** Registers the definition unless the name is taken; returns the definition Redis holds for the name. */
+    /**
+     * Registers the definition unless the name is taken (a consume mode is added to a registered definition of the
+     * same shape that has none yet); returns the definition Redis holds for the name.
+     */
     public CompletableFuture<TopicDefinition> defineTopic(TopicDefinition definition) {
+        return defineTopic(definition, "");
+    }
+
+    /** Sets the consume mode of a registered definition of the same type and slot amount, whatever it was. */
+    public CompletableFuture<TopicDefinition> setConsumeMode(TopicDefinition definition) {
+        return defineTopic(definition, "mode");
+    }
+
+    private CompletableFuture<TopicDefinition> defineTopic(TopicDefinition definition, String how) {
         CompletableFuture<byte[]> registered = gateway.eval(RmqScript.DEFINE_TOPIC, ScriptOutputType.VALUE,
-                new byte[][] {keys.topics()}, bytes(definition.name()), bytes(definition.encode()));
+                new byte[][] {keys.topics()}, bytes(definition.name()), bytes(definition.encode()), bytes(how));
         return registered.thenApply(encoded -> TopicDefinition.decode(definition.name(), string(encoded)));
     }
 
@@ -335,10 +347,14 @@ public final class RmqRedis {
         return reply.thenApply(r -> new Claim(r.get(0), r.get(1)));
     }
 
-    /** Gives up ownership of an ordered slot; false when this instance no longer held it. */
-    public CompletableFuture<Boolean> releaseOwnership(SlotKeys slot, String instanceId, long epoch) {
+    /**
+     * Gives up ownership of an ordered slot (what the owner took and did not settle goes back to store, in order, and
+     * the owner key is deleted); false when this instance no longer held it.
+     */
+    public CompletableFuture<Boolean> releaseOwnership(SlotKeys slot, String instanceId, long epoch,
+            boolean priority) {
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(),
-                bytes("release"), bytes(instanceId), bytes(epoch), ZERO, ZERO, ZERO, ZERO);
+                bytes("release"), bytes(instanceId), bytes(epoch), ZERO, ZERO, priority ? ONE : ZERO, ZERO);
         return reply.thenApply(r -> r.get(0) == 1);
     }
 
@@ -541,7 +557,14 @@ public final class RmqRedis {
     }
 
     /** Sizes of one slot: {waiting (store + backing off), in flight (prepare; ORDERLY: taken, not settled), dead}. */
-    public CompletableFuture<long[]> sizes(SlotKeys slot) {
+    /**
+     * waiting (store, plus PRIORITY retries backing off), in flight (prepare) and dead of a slot.
+     *
+     * @param retriesWait whether the retry ZSET holds messages that are nowhere else (CONCURRENT PRIORITY topics);
+     *                    an ORDERLY slot's retry entries are its failed head, in prepare or (put back by a graceful
+     *                    release) in store
+     */
+    public CompletableFuture<long[]> sizes(SlotKeys slot, boolean retriesWait) {
         var c = gateway.commands();
         CompletableFuture<Long> store = c.zcard(slot.store()).toCompletableFuture();
         CompletableFuture<Long> retry = c.zcard(slot.retry()).toCompletableFuture();
@@ -550,7 +573,7 @@ public final class RmqRedis {
         // an ORDERLY slot's retry entries are its failed head, which is also in prepare: count it once, in flight
         CompletableFuture<Long> ordered = c.exists(slot.owner()).toCompletableFuture();
         return CompletableFuture.allOf(store, retry, prepare, dead, ordered).thenApply(v -> new long[] {
-                store.join() + (ordered.join() > 0 ? 0 : retry.join()), prepare.join(), dead.join()});
+                store.join() + (ordered.join() > 0 || !retriesWait ? 0 : retry.join()), prepare.join(), dead.join()});
     }
 
     /** The score of a member in a slot's store (null when absent). For tests and tooling. */

@@ -80,7 +80,8 @@ public final class SlotBatcher<T, R> {
                 CompletableFuture<List<R>> sent;
                 try {
                     sent = Timeouts.within(call.apply(slot, items), timeoutMillis,
-                            () -> "a call of " + items.size() + " to " + slot.store());
+                            () -> "a call of " + items.size() + " to slot " + slot.slot() + " of topic '" + slot.topic()
+                                    + "'");
                 }
                 catch (RuntimeException ex) {
                     sent = CompletableFuture.failedFuture(ex);

@@ -144,6 +144,9 @@ public final class WakeUpSubscriber implements AutoCloseable {
                 return;
             }
             if (downSince == 0) {
+                if (closed) {
+                    return; // closed while this check ran: the subscription was closed on purpose
+                }
                 downSince = now;
                 log.warn("RMQ wake-up subscription on '{}' is disconnected; listeners poll on their own schedule"
                         + " until it is back", channel);
@@ -232,10 +235,18 @@ public final class WakeUpSubscriber implements AutoCloseable {
         }
     }
 
-    public void unregister(String topic, Listener listener) {
+    /**
+     * Unregisters a listener. When none is left the subscription is closed (and opened again by the next
+     * {@link #register}): at a graceful shutdown the listeners stop before the Redis client does, so the client's
+     * shutdown is not mistaken for a lost subscription.
+     */
+    public synchronized void unregister(String topic, Listener listener) {
         List<Listener> forTopic = listeners.get(topic);
         if (forTopic != null) {
             forTopic.remove(listener);
+        }
+        if (listeners.values().stream().allMatch(List::isEmpty)) {
+            unsubscribe();
         }
     }
 
@@ -275,6 +286,10 @@ public final class WakeUpSubscriber implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        unsubscribe();
+    }
+
+    private void unsubscribe() {
         closed = true;
         if (check != null) {
             check.cancel(false);

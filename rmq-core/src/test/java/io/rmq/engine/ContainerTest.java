@@ -19,6 +19,7 @@ import io.rmq.container.RmqListenerContainer;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -41,6 +42,25 @@ class ContainerTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer(topic, FAST);
         return new RmqListenerContainer(consumer, rmq.wakeUps(), String.class, handler,
                 new ContainerOptions("c-" + topic, concurrency, maxIdle, Duration.ofSeconds(5), null));
+    }
+
+    @Test
+    void aGracefulShutdownLogsNoLostWakeUpSubscription() throws Exception {
+        rmq.defineTopic("quiet", TopicType.FIXED_TIME, 2);
+        try (LogCapture log = LogCapture.rmq(); LogCapture lettuce = LogCapture.of("io.lettuce.core")) {
+            RmqListenerContainer container = container("quiet", 1, Duration.ofSeconds(1), (String body, Delivery d) -> {
+            });
+            container.start();
+            // an application's shutdown: the listeners stop, then its Redis client, and last the engine
+            container.stop();
+            client.shutdown();
+            Thread.sleep(2500); // the subscription's check runs every second
+            rmq.close();
+            client = null;
+            assertThat(log.messages()).noneMatch(m -> m.contains("wake-up subscription"));
+            // the engine closes connections its client already closed
+            assertThat(lettuce.messages()).allMatch(m -> m.equals("Connection is already closed"));
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -54,6 +55,35 @@ class DeadQueueTest extends EngineTestSupport {
         });
         var stats = rmq.admin().stats("orders");
         assertThat(stats.waiting() + stats.inFlight()).isZero();
+    }
+
+    @Test
+    void anUnreadableBodyIsQuotedNeitherInTheLogNorInTheDeadReasonUnlessBodiesMayBeLogged() {
+        rmq.defineTopic("private", TopicType.PRIORITY, 1);
+        var slot = rmq.redis().keys().slot("private", 0);
+        rmq.redis().rawAdd(slot, "SECRET-IBAN-DE89370400440532013000".getBytes(), 5).join();
+        try (LogCapture log = LogCapture.rmq()) {
+            rmq.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
+            assertThat(log.messages()).singleElement().satisfies(line -> {
+                assertThat(line).doesNotContain("SECRET").doesNotContain("DE89")
+                        .contains("moved to the dead queue: unreadable message: cannot convert body to "
+                                + Order.class.getName() + ": tools.jackson.core.exc.StreamReadException:"
+                                + " Unrecognized token (details not shown: they quote the body; rmq.log-bodies"
+                                + " shows them) at line 1, column ");
+            });
+        }
+        assertThat(rmq.admin().deadMessages("private", 0, 1)).singleElement().satisfies(dead -> {
+            assertThat(dead.lastError()).doesNotContain("SECRET").contains("Unrecognized token");
+            assertThat(dead.bodyText()).as("the dead queue keeps the body").contains("SECRET");
+        });
+
+        // rmq.log-bodies=true: the parser's own words, body text included
+        try (var verbose = io.rmq.Rmq.create(client, io.rmq.Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                .withLogBodyChars(200)); LogCapture log = LogCapture.rmq()) {
+            rmq.redis().rawAdd(slot, "SECRET-2".getBytes(), 5).join();
+            verbose.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
+            assertThat(log.messages()).singleElement().asString().contains("Unrecognized token 'SECRET");
+        }
     }
 
     @Test

@@ -75,6 +75,31 @@ class ValidationTest extends EngineTestSupport {
     }
 
     @Test
+    void farTimesAndLongRangesFailNamingTheFieldValueAndRule() {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        assertThatThrownBy(() -> rmq.producer().sendFixedTime("ft", "x", Instant.MAX))
+                .isInstanceOf(RmqInvalidArgumentException.class)
+                .hasMessage("Invalid fixedTime '" + Instant.MAX + "': must be within ±2^53 ms of the epoch (topic 'ft')");
+        assertThatThrownBy(() -> rmq.producer().sendFixedTime("ft", "x", Instant.MIN))
+                .isInstanceOf(RmqInvalidArgumentException.class).hasMessageContaining("Invalid fixedTime '" + Instant.MIN);
+        assertThatThrownBy(() -> rmq.producer().sendRangeMerge("rm", "x", Duration.ofSeconds(Long.MAX_VALUE)))
+                .isInstanceOf(RmqInvalidArgumentException.class)
+                .hasMessage("Invalid timeRange '" + Duration.ofSeconds(Long.MAX_VALUE) + "': must be at most 2^52 ms"
+                        + " (about 142,000 years), so that its due time is a score Redis holds exactly (topic 'rm')");
+        // no overflow, but a due time beyond what a score holds exactly (the other types refuse beyond ±2^53)
+        assertThatThrownBy(() -> rmq.producer().sendRangeMerge("rm", "x", Duration.ofMillis(1L << 60)))
+                .isInstanceOf(RmqInvalidArgumentException.class).hasMessageContaining("must be at most 2^52 ms");
+        assertThatThrownBy(() -> rmq.producer().send(new OutgoingMessage("rm", "x", TopicType.RANGE_MERGE, 1L << 60,
+                null))).isInstanceOf(RmqInvalidArgumentException.class)
+                .hasMessageStartingWith("Invalid timeRange '" + (1L << 60) + "ms': must be at most 2^52 ms");
+        assertThat(rmq.admin().stats("rm").waiting()).as("nothing was written").isZero();
+        // the longest range and the farthest time still go
+        assertThat(rmq.producer().sendRangeMerge("rm", "far", Duration.ofMillis(1L << 52)).merged()).isFalse();
+        assertThat(rmq.producer().sendFixedTime("ft", "far", Instant.ofEpochMilli(1L << 53)).merged()).isFalse();
+    }
+
+    @Test
     void bodyOverTheSizeLimitIsRejected() {
         try (Rmq small = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withMaxBodyBytes(100))) {
             small.defineTopic("rm", TopicType.RANGE_MERGE, 4);

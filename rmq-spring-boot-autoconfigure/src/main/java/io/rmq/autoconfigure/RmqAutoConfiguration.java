@@ -1,5 +1,7 @@
 package io.rmq.autoconfigure;
 
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadFactory;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -8,6 +10,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
+import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
@@ -97,7 +100,7 @@ public class RmqAutoConfiguration {
     public Rmq rmq(ObjectProvider<RmqRedisClient> rmqRedisClient, ObjectProvider<RedisConnectionFactory> connectionFactory,
             ObjectProvider<DataRedisConnectionDetails> connectionDetails, RmqProperties properties,
             ObjectProvider<JsonMapper> jsonMapper, Environment environment) {
-        TopicKeysCheck.check(environment);
+        List<TopicDefinition> topics = TopicEntries.definitions(environment, properties);
         RmqRedisClient own = rmqRedisClient.getIfAvailable();
         AbstractRedisClient client;
         String address;
@@ -136,7 +139,7 @@ public class RmqAutoConfiguration {
             rmq = Rmq.connectLazily(client, options);
         }
         try {
-            properties.topicDefinitions().forEach(rmq::defineTopic);
+            topics.forEach(rmq::defineTopic);
         }
         catch (RuntimeException ex) {
             rmq.close();
@@ -209,6 +212,7 @@ public class RmqAutoConfiguration {
             Environment environment, ObjectProvider<SlotCoordinator> coordinator,
             ObjectProvider<RmqErrorHandler> errorHandler) {
         RmqProperties.Consumer consumer = properties.consumer();
+        Map<String, RmqProperties.Topic> topics = TopicEntries.read(environment, properties);
         ThreadFactory threads = Threading.VIRTUAL.isActive(environment)
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
                 : new CustomizableThreadFactory("rmq-");
@@ -220,7 +224,7 @@ public class RmqAutoConfiguration {
                     RmqProperties.Listener listener = properties.listeners().get(id);
                     return listener == null ? null : listener.mode();
                 }, topic -> {
-                    RmqProperties.Topic definition = properties.topics().get(topic);
+                    RmqProperties.Topic definition = topics.get(topic);
                     return definition == null ? null : RateLimit.parse(definition.rateLimit());
                 });
         factory.setDefaultErrorHandler(errorHandler.getIfUnique());

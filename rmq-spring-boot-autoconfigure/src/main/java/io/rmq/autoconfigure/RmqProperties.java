@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 import io.rmq.core.BackoffPolicy;
@@ -27,7 +26,8 @@ import org.springframework.util.unit.DataSize;
  * @param keyPrefix       Prefix of every Redis key RMQ writes, as in prefix:{topic:slot}:store.
  * @param maxBodySize     Largest serialized message body a send accepts.
  * @param topics          Topic definitions by name (type and slot amount), registered in Redis at start-up and checked
- *                        against definitions made elsewhere.
+ *                        against definitions made elsewhere. A name with dots may be written as it is
+ *                        (rmq.topics.orders.dlt.type) or in brackets (rmq.topics[orders.dlt].type).
  * @param consumer        Defaults of every @RmqListener (each may override them).
  * @param shutdownTimeout How long stopping a listener waits for running handlers to finish.
  * @param redis           RMQ's connection to Redis: its own Lettuce client (the default) or the application's,
@@ -60,10 +60,12 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         if (maxBody < 1 || maxBody > Integer.MAX_VALUE) {
             throw new RmqInvalidArgumentException("rmq.max-body-size", maxBodySize, "must be between 1B and 512MB");
         }
-        new TreeMap<>(topics).forEach(RmqProperties::check);
+        // the topic entries are checked when RMQ reads them (TopicEntries): a name with dots written without
+        // brackets binds here as a nested key of another entry, so only the environment tells what is what
     }
 
-    private static void check(String name, Topic topic) {
+    /** Checks one topic entry (see {@link TopicEntries}). */
+    static void check(String name, Topic topic) {
         try {
             TopicDefinition.validateName(name);
         }
@@ -87,13 +89,6 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         catch (RmqInvalidArgumentException ex) {
             throw new RmqInvalidArgumentException(property + ".rate-limit", ex.getValue(), ex.getRule());
         }
-    }
-
-    /** The topics of {@code rmq.topics} as definitions (all checked when the properties were bound). */
-    public List<TopicDefinition> topicDefinitions() {
-        return new TreeMap<>(topics).entrySet().stream()
-                .map(e -> new TopicDefinition(e.getKey(), e.getValue().type(), e.getValue().slotAmount()))
-                .toList();
     }
 
     /**

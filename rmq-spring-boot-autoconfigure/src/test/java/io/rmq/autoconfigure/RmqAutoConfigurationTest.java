@@ -59,6 +59,25 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void topicNamesWithDotsMayBeWrittenWithoutBrackets() {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.dlt.type=FIXED_TIME",
+                "rmq.topics.orders.dlt.slot-amount=4", "rmq.topics.audit.trail.type=PRIORITY",
+                "rmq.topics.audit.trail.rate-limit=5/s", "rmq.topics[billing.dlt].type=RANGE_MERGE").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    io.rmq.core.TopicRegistry topics = context.getBean(Rmq.class).topics();
+                    assertThat(topics.all()).containsOnlyKeys("orders", "orders.dlt", "audit.trail", "billing.dlt");
+                    assertThat(topics.get("orders.dlt"))
+                            .isEqualTo(new io.rmq.core.TopicDefinition("orders.dlt", TopicType.FIXED_TIME, 4));
+                    assertThat(topics.get("orders"))
+                            .isEqualTo(new io.rmq.core.TopicDefinition("orders", TopicType.FIXED_TIME, 16));
+                    assertThat(topics.get("audit.trail").type()).isEqualTo(TopicType.PRIORITY);
+                    assertThat(topics.get("billing.dlt").type()).isEqualTo(TopicType.RANGE_MERGE);
+                    assertThat(context.getBean(RmqListenerContainerFactory.class).configuredRateLimit("audit.trail"))
+                            .isEqualTo(io.rmq.core.RateLimit.parse("5/s"));
+                });
+    }
+
+    @Test
     void defaultBeansAreCreatedOnTheApplicationsRedis() {
         runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.slot-amount=8")
                 .run(context -> {

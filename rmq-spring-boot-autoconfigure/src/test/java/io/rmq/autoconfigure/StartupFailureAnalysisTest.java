@@ -96,6 +96,22 @@ class StartupFailureAnalysisTest {
     }
 
     @Test
+    void aTopicNamedWithDotsIsCheckedLikeAnyOther() {
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.slot-amount=8").run(context -> assertThat(
+                analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                .contains("Property: rmq.topics.orders.dlt.type", "Value:    null",
+                        "Rule:     must be set, to one of RANGE_MERGE, PRIORITY, FIXED_TIME"));
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED_TIME", "rmq.topics.orders.dlt.slot-amont=8")
+                .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                        .contains("Property: rmq.topics.orders.dlt.slot-amont", "Value:    8",
+                                "is not a topic property; a topic entry takes only type, slot-amount, rate-limit"));
+        redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED", "rmq.topics.orders.type=PRIORITY")
+                .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
+                        .contains("Property: rmq.topics.orders.dlt.type", "Value:    FIXED",
+                                "must be one of RANGE_MERGE, PRIORITY, FIXED_TIME"));
+    }
+
+    @Test
     void theCamelCaseFormOfATopicKeyIsAccepted() {
         redisUp.withPropertyValues("rmq.topics.orders.type=PRIORITY", "rmq.topics.orders.slotAmount=8",
                 "rmq.topics.orders.rate_limit=5/s").run(context -> {
@@ -141,6 +157,67 @@ class StartupFailureAnalysisTest {
                                     "topic 'orders' type=FIXED_TIME slotAmount=8 (registered in Redis)",
                                     "topic 'orders' type=PRIORITY slotAmount=16 (requested)"));
                 });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class DeclaresConcurrent {
+        @Bean
+        String concurrentLedger(Rmq rmq) {
+            rmq.declareConsumeMode("ledger", io.rmq.core.ConsumeMode.CONCURRENT);
+            return "never";
+        }
+    }
+
+    static class OrderlyLedger {
+        @RmqListener(topic = "ledger", mode = "ORDERLY")
+        void handle(String body) {
+        }
+    }
+
+    static class ConcurrentLedger {
+        @RmqListener(topic = "ledger")
+        void handle(String body) {
+        }
+    }
+
+    @Test
+    void aListenerOfAnotherModeThanTheTopicsFailsNamingBothDefinitionsAndTheWayToSwitch() {
+        String prefix = "mode-" + UUID.randomUUID().toString().substring(0, 8);
+        ApplicationContextRunner app = redisUp.withPropertyValues("rmq.key-prefix=" + prefix,
+                "rmq.topics.ledger.type=FIXED_TIME");
+        app.withBean("ledger", OrderlyLedger.class).run(first -> {
+            assertThat(first).hasNotFailed();
+            app.withBean("ledger", ConcurrentLedger.class).run(second -> {
+                FailureAnalysis analysis = analysis(second, RmqListenerFailureAnalyzer.class);
+                assertThat(analysis.getDescription()).isEqualTo("An RMQ listener cannot be started:\n\n"
+                        + "    Listener: @RmqListener on bean 'ledger' method 'ConcurrentLedger.handle'\n"
+                        + "    Problem:  Conflicting definitions of topic 'ledger': topic 'ledger' type=FIXED_TIME"
+                        + " slotAmount=16 mode=ORDERLY (registered in Redis) versus topic 'ledger' type=FIXED_TIME"
+                        + " slotAmount=16 mode=CONCURRENT (requested); a topic is consumed in one mode, cluster-wide:"
+                        + " to consume it CONCURRENT, stop its ORDERLY listeners and call"
+                        + " RmqAdmin.endOrdering(\"ledger\")\n");
+                assertThat(analysis.getAction()).isEqualTo("A topic is consumed in one mode everywhere (ORDERLY slots"
+                        + " have owners and keep their messages in order, which CONCURRENT consumers must not touch);"
+                        + " the first listener registers it with the topic. Make the listeners' modes agree"
+                        + " (@RmqListener(mode), rmq.listeners.<id>.mode), or change the topic's mode: to consume it"
+                        + " CONCURRENT, stop its ORDERLY listeners and call RmqAdmin.endOrdering(\"ledger\").");
+            });
+        });
+        // application code that declares a mode meets the conflict analyzer, which names both sides too
+        app.withUserConfiguration(DeclaresConcurrent.class).run(fromCode -> {
+            FailureAnalysis analysis = analysis(fromCode, TopicConflictFailureAnalyzer.class);
+            assertThat(analysis.getDescription()).isEqualTo("""
+                    Topic 'ledger' is defined twice, differently:
+
+                        topic 'ledger' type=FIXED_TIME slotAmount=16 mode=ORDERLY (registered in Redis)
+                        topic 'ledger' type=FIXED_TIME slotAmount=16 mode=CONCURRENT (requested)
+                    """);
+            assertThat(analysis.getAction()).endsWith("call RmqAdmin.endOrdering(\"ledger\").");
+        });
+        // the mode stays with the topic after the ORDERLY application stopped, until ordering is ended
+        app.withBean("ledger", ConcurrentLedger.class).run(third -> assertThat(third).hasFailed());
+        app.run(admin -> admin.getBean(Rmq.class).admin().endOrdering("ledger"));
+        app.withBean("ledger", ConcurrentLedger.class).run(fourth -> assertThat(fourth).hasNotFailed());
     }
 
     static class TwoParameters {

@@ -3,8 +3,14 @@ package io.rmq.spring;
 import java.util.List;
 import java.util.UUID;
 
+import io.rmq.Rmq;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicType;
 import io.rmq.spring.annotation.RmqListener;
+import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -18,7 +24,7 @@ import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Unusable listeners fail start-up with the bean, the method and the problem named. */
+/** Unusable listeners fail start-up with the bean, the method and the problem named; usable ones start in any order. */
 @ExtendWith(RedisServersExtension.class)
 class ListenerStartupFailureTest {
 
@@ -71,6 +77,18 @@ class ListenerStartupFailureTest {
         }
     }
 
+    static class DeadLetterListener {
+        @RmqListener(topic = "orders.dlt")
+        void handle(String body) {
+        }
+    }
+
+    static class OrdersListener {
+        @RmqListener(topic = "orders", deadLetterTopic = "orders.dlt")
+        void handle(String body) {
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class Beans {
     }
@@ -89,6 +107,19 @@ class ListenerStartupFailureTest {
                     for (String fragment : fragments) {
                         assertThat(messages.toString()).contains(fragment);
                     }
+                });
+    }
+
+    @Test
+    void aListenerOnADeadLetterTopicMayBeDeclaredBeforeTheListenerItServes() {
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.slot-amount=4")
+                .withBean("deadLetters", DeadLetterListener.class).withBean("orders", OrdersListener.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(Rmq.class).topics().get("orders.dlt"))
+                            .isEqualTo(new TopicDefinition("orders.dlt", TopicType.FIXED_TIME, 4, ConsumeMode.CONCURRENT));
+                    assertThat(context.getBean(RmqListenerEndpointRegistry.class).getListenerContainers())
+                            .extracting(ListenerContainer::topic).containsExactlyInAnyOrder("orders", "orders.dlt");
                 });
     }
 

@@ -1,10 +1,15 @@
 -- Helpers of the ORDERLY mode, pasted after _common.lua.
--- An ordered slot has an owner key (HASH id, epoch, until): only the instance holding the current epoch, before
--- `until` (Redis ms; 0 once released), may take or settle the slot's messages. The epoch is the fencing token: every
--- new owner gets a higher one. The slot's prepare ZSET then holds the messages taken out of store in order, with
--- their store score (due time or priority) instead of a lease deadline: the owner handles them head first, and
--- whatever an owner took and did not settle is handed to the next owner first, in the same order. A failed head
--- stays at the head; the time of its retry waits in the retry ZSET (so no later message can overtake it).
+-- An ordered slot has an owner key (HASH id, epoch, until, decided) while an owner holds it: only the instance holding the
+-- current epoch, before `until` (Redis ms), may take or settle the slot's messages. The epoch is the fencing token:
+-- every new owner gets a higher one (Redis numbers them max(previous + 1, Redis time in µs), so they keep growing
+-- after a graceful release deleted the key; ZooKeeper's come from ZooKeeper). The slot's prepare ZSET then holds the
+-- messages taken out of store in order, with their store score (due time or priority) instead of a lease deadline:
+-- the owner handles them head first, and whatever an owner took and did not settle is handed to the next owner
+-- first, in the same order. A failed head stays at the head; the time of its retry waits in the retry ZSET (so no
+-- later message can overtake it). A graceful release puts what the owner held back into store (same scores, so the
+-- same order), keeps the retry time of a head waiting for its retry (orderly_next honours it when it takes the head
+-- from store again) and deletes the owner key: a stopped ORDERLY consumer leaves no owner key behind. An owner that
+-- died leaves its key until the next owner takes over (own.lua) or RmqAdmin.endOrdering.
 
 -- True when `epoch` no longer holds the slot (another epoch holds it, or its time ran out or was released): fenced.
 local function orderly_fenced(epoch, now)
@@ -51,6 +56,23 @@ local function orderly_fail(member, now, is_priority, max_retries, retry_at, rea
     end
     redis.call('ZADD', K_RETRY, delay and now + delay or retry_at, member)
     return 1
+end
+
+-- Puts every held message back into store with its score (merging with a waiting duplicate as a retry does); a
+-- message cancelled while held leaves for good instead. Retry times stay (see above). Returns how many went back.
+local function orderly_return_held(is_priority, now)
+    local held = redis.call('ZRANGE', K_PREPARE, 0, -1, 'WITHSCORES')
+    local returned = 0
+    for i = 1, #held, 2 do
+        redis.call('ZREM', K_PREPARE, held[i])
+        if take_cancel_mark(held[i]) then
+            orderly_drop(held[i])
+        else
+            return_to_store(held[i], held[i + 1], is_priority, now)
+            returned = returned + 1
+        end
+    end
+    return returned
 end
 
 -- Takes the cancelled members (cancel.lua marked them while they were held) out of the held page `held`

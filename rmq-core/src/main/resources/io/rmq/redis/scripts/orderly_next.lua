@@ -6,7 +6,9 @@
 --   3. with batch > 0: hands over what prepare holds (taken earlier, not settled: after a failure, or from a
 --      previous owner), head first; unless the head waits for its retry, then the slot is suspended until then;
 --      then takes due messages out of store into prepare, in order (time types: score <= now, oldest first;
---      PRIORITY: highest first), skipping a body already in prepare (a duplicate waits until that one is settled).
+--      PRIORITY: highest first), skipping a body already in prepare (a duplicate waits until that one is settled);
+--      a message that still waits for its retry (a head a graceful release put back) stops the take there, or, as the
+--      first one, becomes the held head and suspends the slot until its retry time.
 --
 -- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
@@ -77,18 +79,39 @@ end
 
 local taken, skipped = #held / 2, 0
 local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
-while batch > 0 and taken < batch and skipped < 10 * batch + 100 do
+-- a head a graceful release put back into store while it waited for its retry (see _orderly.lua) has its retry time
+-- here: it stops the step (nothing behind it is taken); taken as the first message of a step, it is the held head
+-- again and the slot stays suspended until then
+local retries = redis.call('EXISTS', K_RETRY) == 1
+local suspended_until = nil
+while batch > 0 and taken < batch and skipped < 10 * batch + 100 and not suspended_until do
     local want = batch - taken
     local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
     local members = {}
     for i = 1, #page, 2 do members[#members + 1] = page[i] end
     local in_flight = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+    local retry_times = retries and redis.call('ZMSCORE', K_RETRY, unpack(members)) or {}
     local take, add = {}, {}
+    local stop = false
     for j, member in ipairs(members) do
         if in_flight[j] then
             skipped = skipped + 1
         else
+            local retry_at = retry_times[j] and tonumber(retry_times[j])
+            if retry_at and retry_at > now then
+                if taken + #take == 0 then
+                    suspended_until = retry_at
+                    take[1] = member
+                    add[1] = page[2 * j]
+                    add[2] = member
+                end
+                stop = true
+                break
+            end
+            if retry_at then
+                redis.call('ZREM', K_RETRY, member)
+            end
             take[#take + 1] = member
             add[#add + 1] = page[2 * j]
             add[#add + 1] = member
@@ -99,6 +122,10 @@ while batch > 0 and taken < batch and skipped < 10 * batch + 100 do
         -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
         if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
         redis.call('ZADD', K_PREPARE, unpack(add))
+        if suspended_until then
+            out[2] = suspended_until
+            return out
+        end
         local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take)) or {}
         for j, member in ipairs(take) do
             out[#out + 1] = member
@@ -107,7 +134,7 @@ while batch > 0 and taken < batch and skipped < 10 * batch + 100 do
         end
         taken = taken + #take
     end
-    if #page < 2 * want then break end
+    if stop or #page < 2 * want then break end
 end
 
 if #out > 4 then

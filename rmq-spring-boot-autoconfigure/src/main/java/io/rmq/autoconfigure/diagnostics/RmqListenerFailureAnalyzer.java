@@ -32,7 +32,8 @@ public class RmqListenerFailureAnalyzer implements FailureAnalyzer {
         String action;
         TopicConflictException conflict = Causes.find(listener.getCause(), TopicConflictException.class);
         if (conflict != null) {
-            action = TopicConflictFailureAnalyzer.ACTION;
+            action = conflict.isModeConflict() ? TopicConflictFailureAnalyzer.modeAction(conflict)
+                    : TopicConflictFailureAnalyzer.ACTION;
         }
         else if (Causes.find(listener.getCause(), RmqUnavailableException.class) != null) {
             action = "Redis is down, so the listener's topic cannot be looked up there. Define the topic where the"

@@ -12,7 +12,7 @@ public class TopicConflictFailureAnalyzer extends AbstractFailureAnalyzer<TopicC
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, TopicConflictException cause) {
-        return new FailureAnalysis(describe(cause), ACTION, cause);
+        return new FailureAnalysis(describe(cause), cause.isModeConflict() ? modeAction(cause) : ACTION, cause);
     }
 
     static String describe(TopicConflictException conflict) {
@@ -25,6 +25,13 @@ public class TopicConflictFailureAnalyzer extends AbstractFailureAnalyzer<TopicC
         return "Topic '" + conflict.getRequested().name() + "' is defined twice, differently:\n\n    "
                 + conflict.getExisting().describe() + " (" + where + ")\n    " + conflict.getRequested().describe()
                 + " (requested)\n";
+    }
+
+    static String modeAction(TopicConflictException conflict) {
+        return "A topic is consumed in one mode everywhere (ORDERLY slots have owners and keep their messages in order,"
+                + " which CONCURRENT consumers must not touch); the first listener registers it with the topic. Make"
+                + " the listeners' modes agree (@RmqListener(mode), rmq.listeners.<id>.mode), or change the topic's"
+                + " mode: " + conflict.getRule().substring(conflict.getRule().indexOf(": ") + 2) + ".";
     }
 
     static final String ACTION = "A topic name has one type and slot amount everywhere: rmq.topics.<name>,"

@@ -6,6 +6,7 @@ import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -79,17 +80,47 @@ public class RmqListenerAnnotationBeanPostProcessor
             endpoints = new ArrayList<>(pending);
             pending.clear();
         }
+        Map<RmqListenerEndpoint, String> built = new IdentityHashMap<>();
+        List<RmqListenerEndpoint> declared = new ArrayList<>();
         for (PendingEndpoint p : endpoints) {
             String where = "@RmqListener on bean '" + p.beanName + "' method '" + p.method.getDeclaringClass().getSimpleName()
                     + "." + p.method.getName() + "'";
             try {
                 RmqListenerEndpoint endpoint = endpoint(p, factory, where);
-                registry.registerListenerContainer(factory.createContainer(endpoint), endpoint.autoStartup());
+                built.put(endpoint, where);
+                declared.add(endpoint);
             }
             catch (RuntimeException ex) {
                 throw new IllegalStateException(where + ": " + ex.getMessage(), ex);
             }
         }
+        for (RmqListenerEndpoint endpoint : deadLetterSourcesFirst(declared)) {
+            try {
+                registry.registerListenerContainer(factory.createContainer(endpoint), endpoint.autoStartup());
+            }
+            catch (RuntimeException ex) {
+                throw new IllegalStateException(built.get(endpoint) + ": " + ex.getMessage(), ex);
+            }
+        }
+    }
+
+    /**
+     * The endpoints in the order their containers are created: a listener on a dead-letter topic after the listeners
+     * whose dead-letter topic it is (creating their consumer defines it, when nothing else did), whatever the order the
+     * beans were declared in. Otherwise in declaration order (a cycle, too).
+     */
+    static List<RmqListenerEndpoint> deadLetterSourcesFirst(List<RmqListenerEndpoint> endpoints) {
+        List<RmqListenerEndpoint> ordered = new ArrayList<>(endpoints.size());
+        List<RmqListenerEndpoint> waiting = new ArrayList<>(endpoints);
+        while (!waiting.isEmpty()) {
+            List<RmqListenerEndpoint> ready = waiting.stream().filter(e -> waiting.stream().noneMatch(
+                    source -> source != e && e.topic().equals(source.settings().failures().deadLetterTopic())))
+                    .toList();
+            List<RmqListenerEndpoint> next = ready.isEmpty() ? List.of(waiting.get(0)) : ready;
+            ordered.addAll(next);
+            waiting.removeAll(next);
+        }
+        return ordered;
     }
 
     private RmqListenerEndpoint endpoint(PendingEndpoint p, RmqListenerContainerFactory factory, String where) {

@@ -6,7 +6,7 @@ import java.util.concurrent.ThreadFactory;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
@@ -101,10 +101,11 @@ public class RmqListenerContainerFactory {
         if (endpoint.definition() != null) {
             rmq.defineTopic(endpoint.definition());
         }
-        RmqConsumer consumer = rmq.consumer(endpoint.topic(), endpoint.settings());
-        return ListenerContainer.create(consumer, rmq.wakeUps(), coordinator, endpoint.payloadType(),
-                endpoint.handler(), new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle,
+        @SuppressWarnings("unchecked")
+        MessageHandler<Object> handler = (MessageHandler<Object>) endpoint.handler();
+        return rmq.container(endpoint.topic(), endpoint.settings(), endpoint.payloadType(), handler,
+                new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle,
                         shutdownTimeout, threadFactory, commandTimeout, endpoint.mode(), endpoint.rateLimit(),
-                        ownershipTimeout));
+                        ownershipTimeout), coordinator);
     }
 }
