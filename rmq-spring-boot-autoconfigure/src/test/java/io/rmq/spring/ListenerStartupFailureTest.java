@@ -5,6 +5,7 @@ import java.util.UUID;
 
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.spring.annotation.RmqListener;
+import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,7 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Unusable listeners fail start-up with the bean, the method and the problem named. */
-@ExtendWith(RedisServersExtension.class)
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class ListenerStartupFailureTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
