@@ -44,8 +44,10 @@ class OrderedBenchmarkSmokeTest {
         assertThat(BenchmarkMain.number(takeover, "kills")).isEqualTo(2);
         // ownership timeout 1 s (2 s in real runs; shorter here to keep the test short), renewed every 200 ms: a slot
         // cannot move before ~0.8 s after the kill
-        assertThat(BenchmarkMain.number(takeover, "p50")).isBetween(500.0, 10_000.0);
-        assertThat(BenchmarkMain.number(takeover, "max")).isBetween(BenchmarkMain.number(takeover, "p50"), 10_000.0);
+        // cannot move before ~0.8 s after the kill; the upper bound only says a take-over happened (the figure
+        // itself is measured by real runs, not by this smoke test on a possibly loaded machine)
+        assertThat(BenchmarkMain.number(takeover, "p50")).isBetween(500.0, 30_000.0);
+        assertThat(BenchmarkMain.number(takeover, "max")).isBetween(BenchmarkMain.number(takeover, "p50"), 30_000.0);
         assertThat(BenchmarkMain.number(takeover, "left")).as("messages left unhandled after the kills").isZero();
         assertThat(BenchmarkMain.number(takeover, "dead")).isZero();
         assertThat(BenchmarkMain.number(takeover, "sendFailures")).isZero();

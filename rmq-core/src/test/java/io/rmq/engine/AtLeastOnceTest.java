@@ -81,32 +81,33 @@ class AtLeastOnceTest extends EngineTestSupport {
     @Test
     void crashedConsumerLeaseExpiresAndTheMessageIsRedeliveredThenDiesAfterMaxRetries() throws Exception {
         rmq.defineTopic("orders", TopicType.FIXED_TIME, 4);
-        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200),
+        // a lease no stall between two calls on a loaded machine outlasts; the sleeps below outlast it
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(1000),
                 new RetryPolicy(2, BackoffPolicy.fixed(Duration.ZERO)));
         rmq.producer().sendFixedTime("orders", "order-9", java.time.Instant.now().plusMillis(20));
         Thread.sleep(40);
 
         RmqConsumer crashing = rmq.consumer("orders", settings);
+        RmqConsumer survivor = newEngine().consumer("orders", settings);
         Delivery first = crashing.poll().deliveries().get(0);
         assertThat(first.attempt()).isEqualTo(1);
         // no ack: the consumer "dies". Before the lease passes, the sweep moves nothing and nobody else gets it.
-        RmqConsumer survivor = newEngine().consumer("orders", settings);
         assertThat(survivor.sweep()).containsExactly(0, 0);
         assertThat(survivor.poll().deliveries()).isEmpty();
 
-        Thread.sleep(250);
+        Thread.sleep(1100);
         assertThat(survivor.sweep()).containsExactly(1, 0);
         assertThat(survivor.sweep()).as("idempotent").containsExactly(0, 0);
         Delivery second = survivor.poll().deliveries().get(0);
         assertThat(second.bodyAsString()).isEqualTo("order-9");
         assertThat(second.attempt()).isEqualTo(2);
 
-        Thread.sleep(250);
+        Thread.sleep(1100);
         survivor.sweep();
         Delivery third = survivor.poll().deliveries().get(0);
         assertThat(third.attempt()).isEqualTo(3);
 
-        Thread.sleep(250);
+        Thread.sleep(1100);
         assertThat(survivor.sweep()).containsExactly(0, 1);
         var stats = rmq.admin().stats("orders");
         assertThat(stats.dead()).isEqualTo(1);
@@ -148,7 +149,8 @@ class AtLeastOnceTest extends EngineTestSupport {
         ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(150),
                 new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO)));
         RmqConsumer slow = rmq.consumer("rm", settings);
-        RmqConsumer other = newEngine().consumer("rm", settings);
+        // the newer delivery's lease outlasts any stall of a loaded machine: only the stale one is to expire here
+        RmqConsumer other = newEngine().consumer("rm", settings.withLease(Duration.ofSeconds(30)));
         rmq.producer().sendRangeMerge("rm", "picture-1", Duration.ofMillis(1));
         Thread.sleep(10);
         Delivery stale = slow.poll().deliveries().get(0);
@@ -222,13 +224,14 @@ class AtLeastOnceTest extends EngineTestSupport {
     @Test
     void extensionKeepsASlowHandlersMessageFromBeingRedelivered() throws Exception {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
-        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(200), RetryPolicy.DEFAULT);
+        // extended every 300 ms, 1.5 s in all: the 1 s lease would have passed without; 700 ms left for a stall
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(1000), RetryPolicy.DEFAULT);
         RmqConsumer consumer = rmq.consumer("rm", settings);
         rmq.producer().sendRangeMerge("rm", "slow-job", Duration.ofMillis(1));
         Thread.sleep(10);
         Delivery d = consumer.poll().deliveries().get(0);
         for (int i = 0; i < 5; i++) {
-            Thread.sleep(100);
+            Thread.sleep(300);
             assertThat(consumer.extend(d)).isTrue();
             assertThat(consumer.sweep()).containsExactly(0, 0);
         }

@@ -96,14 +96,14 @@ class ContainerTest extends EngineTestSupport {
         rmq.wakeUps().register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
         Instant later = Instant.now().plusSeconds(60);
         var first = rmq.producer().send(OutgoingMessage.fixedTime("ft", "x", later).withSlotBasis("k"));
-        long[] wake = heard.poll(5, TimeUnit.SECONDS);
+        long[] wake = heard.poll(30, TimeUnit.SECONDS);
         assertThat(wake).containsExactly(first.slot(), later.toEpochMilli());
         // a later message in the same slot is not first: no announcement
         rmq.producer().send(OutgoingMessage.fixedTime("ft", "y", later.plusSeconds(1)).withSlotBasis("k"));
         // a sooner one is
         Instant sooner = Instant.now().plusSeconds(30);
         rmq.producer().send(OutgoingMessage.fixedTime("ft", "z", sooner).withSlotBasis("k"));
-        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(first.slot(), sooner.toEpochMilli());
+        assertThat(heard.poll(30, TimeUnit.SECONDS)).containsExactly(first.slot(), sooner.toEpochMilli());
         assertThat(heard.poll(300, TimeUnit.MILLISECONDS)).isNull();
     }
 
@@ -119,9 +119,9 @@ class ContainerTest extends EngineTestSupport {
         }
         int slot = rmq.producer().send(OutgoingMessage.fixedTime("ft", "probe", later.plusSeconds(5))
                 .withSlotBasis("k")).slot();
-        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(slot, later.plusSeconds(5).toEpochMilli());
+        assertThat(heard.poll(30, TimeUnit.SECONDS)).containsExactly(slot, later.plusSeconds(5).toEpochMilli());
         assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(50);
-        assertThat(heard.poll(5, TimeUnit.SECONDS)).containsExactly(slot, later.toEpochMilli());
+        assertThat(heard.poll(30, TimeUnit.SECONDS)).containsExactly(slot, later.toEpochMilli());
         // a batch entirely behind the first message announces nothing
         List<OutgoingMessage> behind = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
@@ -133,11 +133,12 @@ class ContainerTest extends EngineTestSupport {
 
     @Test
     void leaseExtensionsRacingAcksNeverCauseARedelivery() throws Exception {
-        // A 300 ms lease is extended every 100 ms while acks stream out: every extension races with acks in flight.
+        // A 1.5 s lease is extended every 500 ms while acks stream out: every extension races with acks in flight.
         // An ack fenced by an extension it had not yet seen must be retried with the new token; if it were not, the
-        // message would stay in prepare, be swept after its lease and delivered a second time.
+        // message would stay in prepare, be swept after its lease and delivered a second time. (A shorter lease
+        // would also expire, rightly, when a loaded machine stalls the container longer than the lease.)
         rmq.defineTopic("race", TopicType.RANGE_MERGE, 16);
-        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(300), FAST.retry());
+        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(1500), FAST.retry());
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 20_000;
         CountDownLatch all = new CountDownLatch(messages);
@@ -160,8 +161,8 @@ class ContainerTest extends EngineTestSupport {
                 Thread.sleep(40); // spread the load over several extension rounds
             }
         }
-        assertThat(all.await(60, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(1000); // longer than a lease: a fenced ack would have been swept and redelivered by now
+        assertThat(all.await(120, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(2000); // longer than a lease: a fenced ack would have been swept and redelivered by now
         container.stop();
         assertThat(handled).hasSize(messages);
         assertThat(handled.values()).as("deliveries per message").containsOnly(1);
@@ -172,9 +173,9 @@ class ContainerTest extends EngineTestSupport {
     @Test
     void leaseExtensionsRacingATrickleOfAcksNeverCauseARedelivery() throws Exception {
         // As above, but the W3 shape: messages fall due one per ms, so each ack goes out alone, from the handler
-        // thread, while the poller's extensions (every 100 ms) are in flight.
+        // thread, while the poller's extensions (every 500 ms) are in flight.
         rmq.defineTopic("trickle", TopicType.FIXED_TIME, 16);
-        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(300), FAST.retry());
+        var settings = new io.rmq.consumer.ConsumerSettings(64, Duration.ofMillis(1500), FAST.retry());
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 4_000;
         CountDownLatch all = new CountDownLatch(messages);
@@ -191,8 +192,8 @@ class ContainerTest extends EngineTestSupport {
             batch.add(OutgoingMessage.fixedTime("trickle", "t-" + i, Instant.ofEpochMilli(base + i)));
         }
         rmq.producer().sendBatch(batch);
-        assertThat(all.await(60, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(1000); // longer than a lease: a fenced ack would have been swept and redelivered by now
+        assertThat(all.await(120, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(2000); // longer than a lease: a fenced ack would have been swept and redelivered by now
         container.stop();
         assertThat(handled).hasSize(messages);
         assertThat(handled.values()).as("deliveries per message").containsOnly(1);
@@ -223,7 +224,7 @@ class ContainerTest extends EngineTestSupport {
             container.stop();
         }
         assertThat(container.isRunning()).isFalse();
-        await().atMost(Duration.ofSeconds(5)).until(() -> rmq.admin().stats("pr").inFlight() == 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().stats("pr").inFlight() == 0);
     }
 
     @Test
@@ -253,7 +254,15 @@ class ContainerTest extends EngineTestSupport {
         RmqListenerContainer container = container("idle", 4, Duration.ofSeconds(30), (body, d) -> { });
         container.start();
         try (var stats = ((io.lettuce.core.RedisClient) client).connect()) {
-            Thread.sleep(500); // the start-up poll is done
+            // the start-up poll is done once the server stays quiet for half a second (a loaded machine may take
+            // seconds to start the container; a busy-polling one never goes quiet)
+            long[] last = {commandsProcessed(stats.sync().info("stats"))};
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                long now = commandsProcessed(stats.sync().info("stats"));
+                long delta = now - last[0];
+                last[0] = now;
+                return delta < 10;
+            });
             long before = commandsProcessed(stats.sync().info("stats"));
             Thread.sleep(3000);
             long after = commandsProcessed(stats.sync().info("stats"));
@@ -280,18 +289,19 @@ class ContainerTest extends EngineTestSupport {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
         CountDownLatch done = new CountDownLatch(1);
         List<Integer> attempts = new ArrayList<>();
-        RmqConsumer consumer = rmq.consumer("rm", FAST.withLease(Duration.ofMillis(300)));
+        // extended every 333 ms: a loaded machine's stall must outlast the 1 s lease to cause a (rightful) redelivery
+        RmqConsumer consumer = rmq.consumer("rm", FAST.withLease(Duration.ofMillis(1000)));
         RmqListenerContainer container = new RmqListenerContainer(consumer, rmq.wakeUps(), String.class,
                 (String body, Delivery d) -> {
                     attempts.add(d.attempt());
-                    Thread.sleep(1200); // four leases long
+                    Thread.sleep(3000); // three leases long
                     done.countDown();
                 }, new ContainerOptions("slow", 1, Duration.ofSeconds(30), Duration.ofSeconds(5), null));
         container.start();
         try {
             rmq.producer().sendRangeMerge("rm", "slow-job", Duration.ofMillis(1));
-            assertThat(done.await(20, TimeUnit.SECONDS)).isTrue();
-            await().atMost(Duration.ofSeconds(5)).until(() -> rmq.admin().stats("rm").inFlight() == 0);
+            assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().stats("rm").inFlight() == 0);
             Thread.sleep(500);
             assertThat(attempts).containsExactly(1);
             assertThat(rmq.admin().stats("rm").waiting()).isZero();

@@ -43,7 +43,11 @@ class DeadQueueTest extends EngineTestSupport {
 
         RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);
         List<Order> handled = new java.util.ArrayList<>();
-        int seen = consumer.pollAndHandle(Order.class, (order, delivery) -> handled.add(order));
+        int seen;
+        try (LogCapture log = LogCapture.rmq()) {
+            seen = consumer.pollAndHandle(Order.class, (order, delivery) -> handled.add(order));
+            assertThat(log.warnings()).singleElement().asString().contains("orders/2", "moved to the dead queue");
+        }
         assertThat(seen).isEqualTo(3);
         assertThat(handled).containsExactlyInAnyOrder(new Order(1, "acme"), new Order(2, "acme"));
         var dead = rmq.admin().deadMessages("orders", 0, 10);
@@ -93,10 +97,13 @@ class DeadQueueTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("lists", NO_RETRY);
         java.lang.reflect.Type listOfOrders = new io.rmq.engine.TypeRef<List<Order>>() { }.type();
         List<List<Order>> got = new java.util.ArrayList<>();
-        consumer.pollAndHandle(listOfOrders, (List<Order> orders, Delivery d) -> {
-            got.add(orders);
-            throw new IllegalStateException("downstream refused " + orders.size());
-        });
+        try (LogCapture log = LogCapture.rmq()) {
+            consumer.pollAndHandle(listOfOrders, (List<Order> orders, Delivery d) -> {
+                got.add(orders);
+                throw new IllegalStateException("downstream refused " + orders.size());
+            });
+            assertThat(log.warnings()).singleElement().asString().contains("failed for the last time");
+        }
         assertThat(got).containsExactly(List.of(new Order(1, "a"), new Order(2, "b")));
         assertThat(rmq.admin().deadMessages("lists", 0, 1).get(0).lastError())
                 .isEqualTo("java.lang.IllegalStateException: downstream refused 2");
@@ -111,10 +118,14 @@ class DeadQueueTest extends EngineTestSupport {
         }
         sleep(30);
         int handled = 0;
-        while (handled < 30) {
-            handled += consumer.pollAndHandle(String.class, (s, d) -> {
-                throw new RuntimeException("no " + s);
-            });
+        try (LogCapture log = LogCapture.rmq()) {
+            while (handled < 30) {
+                handled += consumer.pollAndHandle(String.class, (s, d) -> {
+                    throw new RuntimeException("no " + s);
+                });
+            }
+            assertThat(log.warnings()).hasSize(30).allSatisfy(line -> assertThat(line).contains("jobs/")
+                    .contains("failed for the last time; moved to the dead queue"));
         }
         assertThat(rmq.admin().deadCount("jobs")).isEqualTo(30);
 
@@ -147,10 +158,14 @@ class DeadQueueTest extends EngineTestSupport {
         assertThat(rmq.admin().requeueAllDead("jobs")).isEqualTo(28);
         assertThat(rmq.admin().stats("jobs").waiting()).isEqualTo(28);
         handled = 0;
-        while (handled < 28) {
-            handled += consumer.pollAndHandle(String.class, (s, d) -> {
-                throw new RuntimeException("still no");
-            });
+        try (LogCapture log = LogCapture.rmq()) {
+            while (handled < 28) {
+                handled += consumer.pollAndHandle(String.class, (s, d) -> {
+                    throw new RuntimeException("still no");
+                });
+            }
+            assertThat(log.warnings()).hasSize(28)
+                    .allSatisfy(line -> assertThat(line).contains("failed for the last time; moved to the dead queue"));
         }
         assertThat(rmq.admin().deadCount("jobs")).isEqualTo(28);
         assertThat(rmq.admin().purgeDead("jobs")).isEqualTo(28);
@@ -164,9 +179,12 @@ class DeadQueueTest extends EngineTestSupport {
         rmq.defineTopic("pr", TopicType.PRIORITY, 1);
         RmqConsumer consumer = rmq.consumer("pr", NO_RETRY);
         rmq.producer().sendPriority("pr", "vip", 50);
-        consumer.pollAndHandle(String.class, (s, d) -> {
-            throw new RuntimeException("x");
-        });
+        try (LogCapture log = LogCapture.rmq()) {
+            consumer.pollAndHandle(String.class, (s, d) -> {
+                throw new RuntimeException("x");
+            });
+            assertThat(log.warnings()).singleElement().asString().contains("failed for the last time");
+        }
         rmq.producer().sendPriority("pr", "normal", 10);
         assertThat(rmq.admin().requeueAllDead("pr")).isEqualTo(1);
         Delivery first = consumer.poll().deliveries().get(0);
@@ -180,10 +198,15 @@ class DeadQueueTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("pr", new ConsumerSettings(10, Duration.ofSeconds(5),
                 new RetryPolicy(1, BackoffPolicy.fixed(Duration.ZERO))));
         rmq.producer().sendPriority("pr", "x", 1);
-        for (int i = 0; i < 2; i++) {
-            consumer.pollAndHandle(String.class, (s, d) -> {
-                throw new RuntimeException("x");
-            });
+        try (LogCapture log = LogCapture.rmq()) {
+            for (int i = 0; i < 2; i++) {
+                consumer.pollAndHandle(String.class, (s, d) -> {
+                    throw new RuntimeException("x");
+                });
+            }
+            assertThat(log.warnings()).hasSize(2);
+            assertThat(log.warnings().get(0)).contains("retrying after its backoff");
+            assertThat(log.warnings().get(1)).contains("failed for the last time");
         }
         assertThat(rmq.admin().deadCount("pr")).isEqualTo(1);
         rmq.producer().sendPriority("pr", "x", 1);

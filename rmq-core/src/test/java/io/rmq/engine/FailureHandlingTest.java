@@ -162,7 +162,7 @@ class FailureHandlingTest extends EngineTestSupport {
                 })));
         AtomicInteger attempts = new AtomicInteger();
         try (LogCapture log = LogCapture.rmq()) {
-            await().atMost(Duration.ofSeconds(10)).until(() -> {
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
                 consumer.pollAndHandle(String.class, (body, d) -> {
                     if (body.equals("stubborn") && attempts.incrementAndGet() < 4) {
                         throw new IllegalStateException("not yet");
@@ -200,12 +200,12 @@ class FailureHandlingTest extends EngineTestSupport {
                     (Payment p, Delivery d) -> recovered.add(p), ContainerOptions.of("payments.dlt", 1));
             containers.add(recovery);
             recovery.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> recovered.size() == 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> recovered.size() == 1);
         }
         assertThat(recovered).containsExactly(new Payment(9, 1));
         assertThat(rmq.topics().get("payments.dlt").type()).as("defined when missing").isEqualTo(TopicType.FIXED_TIME);
         assertThat(rmq.admin().deadCount("payments")).as("left the dead queue once sent").isZero();
-        await().atMost(Duration.ofSeconds(5)).until(() -> rmq.admin().stats("payments.dlt").inFlight() == 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().stats("payments.dlt").inFlight() == 0);
     }
 
     @Test
@@ -231,7 +231,7 @@ class FailureHandlingTest extends EngineTestSupport {
             }, ContainerOptions.of("ledger", 1).withMode(ConsumeMode.ORDERLY));
             containers.add(ordered);
             ordered.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() >= 4);
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 4);
         }
         assertThat(handled).containsExactly("entry-0", "entry-1", "entry-2", "entry-3");
         assertThat(rmq.admin().find("ledger", "entry-0").isDead()).isTrue();
@@ -257,7 +257,7 @@ class FailureHandlingTest extends EngineTestSupport {
                 .withLogBodyChars(12)); LogCapture log = LogCapture.rmq()) {
             verbose.defineTopic("people", TopicType.FIXED_TIME, 1);
             RmqConsumer verboseConsumer = verbose.consumer("people", RETRYING);
-            await().atMost(Duration.ofSeconds(5)).until(() -> verboseConsumer.pollAndHandle(String.class,
+            await().atMost(Duration.ofSeconds(30)).until(() -> verboseConsumer.pollAndHandle(String.class,
                     (body, d) -> {
                         throw new IllegalStateException("down");
                     }) == 1);

@@ -72,10 +72,11 @@ class LazyConnectionTest {
                     (String body, io.rmq.consumer.Delivery delivery) -> handled.add(body),
                     ContainerOptions.of("late-listener", 2).withMode(mode));
             container.start();
-            // nothing waited for Redis (a cold JVM's class loading alone takes about a second here)
-            assertThat(Duration.ofNanos(System.nanoTime() - created)).isLessThan(Duration.ofSeconds(5));
+            // nothing waited for Redis (a cold JVM's class loading alone takes about a second here, several on a
+            // loaded machine; waiting for Redis would mean waiting forever)
+            assertThat(Duration.ofNanos(System.nanoTime() - created)).isLessThan(Duration.ofSeconds(30));
             assertThat(rmq.isConnected()).isFalse();
-            await().atMost(Duration.ofSeconds(5)).until(() -> !outageLines().isEmpty()); // the first attempt failed
+            await().atMost(Duration.ofSeconds(30)).until(() -> !outageLines().isEmpty()); // the first attempt failed
 
             long sending = System.nanoTime();
             assertThatThrownBy(() -> rmq.producer().sendPriority("late", "too-early", 1))
@@ -83,13 +84,14 @@ class LazyConnectionTest {
                     .hasMessageStartingWith("Redis is not reachable (since ")
                     .hasMessageContaining("Connection refused")
                     .hasMessageContaining("sending to topic 'late' failed at once");
-            assertThat(Duration.ofNanos(System.nanoTime() - sending)).isLessThan(Duration.ofMillis(500));
+            // at once: not after the 5 s a call waits for a reply (generous for a loaded machine)
+            assertThat(Duration.ofNanos(System.nanoTime() - sending)).isLessThan(Duration.ofSeconds(3));
             assertThatThrownBy(() -> rmq.admin().stats("late")).isInstanceOf(RmqUnavailableException.class);
 
             try (LateRedisServer redis = LateRedisServer.startOn(port)) {
-                await().atMost(Duration.ofSeconds(10)).until(rmq::isConnected);
+                await().atMost(Duration.ofSeconds(30)).until(rmq::isConnected);
                 rmq.producer().sendPriority("late", "on-time", 1);
-                await().atMost(Duration.ofSeconds(10)).until(() -> handled.contains("on-time"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> handled.contains("on-time"));
                 assertThat(handled).containsExactly("on-time");
                 try (StatefulRedisConnection<String, String> raw = client.connect()) {
                     // registered once Redis was reached, with the consume mode the listener declared

@@ -86,14 +86,14 @@ class ManagementRaceTest extends EngineTestSupport {
                 }, ContainerOptions.of(topic, 4));
                 container.start();
                 try {
-                    await().atMost(Duration.ofSeconds(10)).until(() -> handled.get() > 50);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> handled.get() > 50);
                     List<String> order = new ArrayList<>(bodies);
                     Collections.shuffle(order);
                     for (String body : order) {
                         results.put(body, rmq.admin().cancel(topic, body));
                         cancelReturned.put(body, System.nanoTime());
                     }
-                    await().atMost(Duration.ofSeconds(20)).until(() -> {
+                    await().atMost(Duration.ofSeconds(60)).until(() -> {
                         var stats = rmq.admin().stats(topic);
                         return stats.waiting() + stats.inFlight() == 0;
                     });
@@ -176,7 +176,7 @@ class ManagementRaceTest extends EngineTestSupport {
                 });
                 rescheduler.start();
                 try {
-                    await().atMost(Duration.ofSeconds(30)).until(() -> done.size() == count);
+                    await().atMost(Duration.ofSeconds(90)).until(() -> done.size() == count);
                 }
                 finally {
                     racing.set(false);
@@ -217,7 +217,7 @@ class ManagementRaceTest extends EngineTestSupport {
                     ManagementTest.sleep(ThreadLocalRandom.current().nextInt(4));
                     results.put(body, rmq.admin().cancel("poison", body));
                 }
-                await().atMost(Duration.ofSeconds(10)).until(() -> {
+                await().atMost(Duration.ofSeconds(30)).until(() -> {
                     var stats = rmq.admin().stats("poison");
                     return stats.waiting() + stats.inFlight() == 0;
                 });

@@ -251,13 +251,14 @@ class ManagementTest extends EngineTestSupport {
         assertThat(again.attempt()).isEqualTo(2);
 
         // PRIORITY: the backoff stays, the message comes back with its new priority
+        // a backoff longer than a loaded machine's stall between the nack and the "still backing off" poll
         ConsumerSettings quickRetry = new ConsumerSettings(100, Duration.ofSeconds(5),
-                new RetryPolicy(5, BackoffPolicy.fixed(Duration.ofMillis(300))));
+                new RetryPolicy(5, BackoffPolicy.fixed(Duration.ofSeconds(2))));
         RmqConsumer ranked = rmq.consumer("ranked", quickRetry);
         ranked.nack(ranked.poll().deliveries().get(0), "failed on purpose");
         assertThat(rmq.admin().reprioritize("ranked", "p", 42)).isEqualTo(RescheduleResult.RESCHEDULED);
         assertThat(ranked.poll().deliveries()).as("still backing off").isEmpty();
-        Delivery back = await().atMost(Duration.ofSeconds(5)).until(() -> ranked.poll().deliveries(),
+        Delivery back = await().atMost(Duration.ofSeconds(30)).until(() -> ranked.poll().deliveries(),
                 list -> !list.isEmpty()).get(0);
         assertThat(back.score()).isEqualTo(42);
         assertThat(back.attempt()).isEqualTo(2);

@@ -110,8 +110,9 @@ class MergeTest extends EngineTestSupport {
                     due = score;
                 }
             }
-            // computed from the estimated Redis clock: within a few ms of a due time Redis computed itself
-            assertThat(due).isBetween(scriptDue - 5, scriptDue + 5_000);
+            // computed from the estimated Redis clock: off by at most half a round trip of its reading, a few ms on
+            // a quiet machine (measured in benchmarks); a loaded one can make a round trip last far longer
+            assertThat(due).isBetween(scriptDue - 1_000, scriptDue + 30_000);
         }
         double firstDue = rmq.redis().storeScore(probeSlot, "probe".getBytes()).get();
         Thread.sleep(20);

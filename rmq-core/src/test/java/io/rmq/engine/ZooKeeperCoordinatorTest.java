@@ -9,6 +9,7 @@ import io.rmq.consumer.MessageHandler;
 import io.rmq.container.OrderlyListenerContainer;
 import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.TopicType;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -76,20 +77,25 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
         Checker checker = new Checker();
         ZooKeeperSlotCoordinator coordinatorA = coordinator();
         OrderlyListenerContainer a = zkOrderly(topic, checker, coordinatorA);
-        await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() == 16);
+        await().atMost(Duration.ofSeconds(45)).until(() -> a.ownedSlots().size() == 16);
         sendLedger(topic, 32, 10, 0);
         OrderlyListenerContainer b = zkOrderly(topic, checker, coordinator());
         OrderlyListenerContainer c = zkOrderly(topic, checker, coordinator());
-        await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() + b.ownedSlots().size()
+        await().atMost(Duration.ofSeconds(45)).until(() -> a.ownedSlots().size() + b.ownedSlots().size()
                 + c.ownedSlots().size() == 16 && b.ownedSlots().size() >= 5 && c.ownedSlots().size() >= 5);
         sendLedger(topic, 32, 10, 10);
         // b leaves gracefully; c's ZooKeeper session expires (as when its JVM stalls past the session timeout)
         b.stop();
-        clients.get(2).getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
-        sendLedger(topic, 32, 10, 20);
-        await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 32 * 30);
+        try (LogCapture curator = LogCapture.of("org.apache.curator").expecting("Session expired")) {
+            clients.get(2).getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+            sendLedger(topic, 32, 10, 20);
+            await().atMost(Duration.ofSeconds(90)).until(() -> checker.done.size() == 32 * 30
+                    && !curator.warnings().isEmpty());
+            assertThat(curator.warnings()).as("Curator's report of the expiry caused").singleElement().asString()
+                    .contains("Session expired");
+        }
         checker.assertInOrder(32, 30);
-        await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() + c.ownedSlots().size() == 16);
+        await().atMost(Duration.ofSeconds(45)).until(() -> a.ownedSlots().size() + c.ownedSlots().size() == 16);
         assertThat(rmq.admin().stats(topic).inFlight()).isZero();
     }
 }

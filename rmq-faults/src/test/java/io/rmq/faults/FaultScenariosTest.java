@@ -166,8 +166,10 @@ class FaultScenariosTest extends FaultSuite {
             }
             run.report(records, outages + " × " + what, worstResume);
             assertNoLossAndClean(run, records, outages * 2 * IN_HAND_PER_CONSUMER);
+            // the stated bound at the lengths RELIABILITY.md reports (run on a quiet machine); every build's short
+            // run, which may share a loaded machine, asserts that consumption resumes, within a generous 30 s
             assertThat(worstResume).as("ms from the end of the outage to the first message handled")
-                    .isBetween(0L, maxResumeMillis);
+                    .isBetween(0L, LONG ? maxResumeMillis : Math.max(maxResumeMillis, 30_000));
         }
     }
 

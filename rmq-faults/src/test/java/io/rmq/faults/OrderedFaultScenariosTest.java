@@ -75,10 +75,13 @@ class OrderedFaultScenariosTest extends FaultSuite {
                 assertThat(run.lost(records)).as("lost").isZero();
                 assertThat(run.leftInRedis()).as("left in Redis").isZero();
                 assertThat(run.orderViolations(Long.MIN_VALUE)).as("overlaps and disorder").isEmpty();
-                // ownership time + one renewal period (ownership / 5) + the time to start the first handler
-                assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isBetween(0L, OWNERSHIP_MILLIS + 2000));
+                // ownership time + one renewal period (ownership / 5) + the time to start the first handler: asserted
+                // at the lengths RELIABILITY.md reports (a quiet machine); every build's short run, which may share a
+                // loaded machine with other work, asserts a take-over within a generous bound
+                long slack = LONG ? 0 : 10_000;
+                assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isBetween(0L, OWNERSHIP_MILLIS + 2000 + slack));
                 // every slot gets messages all the time: a gap longer than a take-over would be a stalled owner
-                assertThat(gap).as("longest gap in a slot's handling").isLessThan(OWNERSHIP_MILLIS + 3000);
+                assertThat(gap).as("longest gap in a slot's handling").isLessThan(OWNERSHIP_MILLIS + 3000 + slack);
             }
         }
     }

@@ -24,6 +24,7 @@ import io.rmq.samples.render.PictureRenderer;
 import io.rmq.samples.render.PictureRenderer.FailedAttempt;
 import io.rmq.samples.render.PictureRenderer.Render;
 import io.rmq.spring.RmqTemplate;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -41,7 +44,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs the whole sample application against the test Redis (the driver plays the scenario while the context starts,
  * as {@code CommandLineRunner}) and checks each story's outcome. Subclasses choose the topology.
  */
-@SpringBootTest(classes = RmqSamplesApplication.class, properties = "rmq.samples.exit-when-done=false")
+@SpringBootTest(classes = {RmqSamplesApplication.class, SampleScenarioTestSupport.ScenarioFailures.class},
+        properties = "rmq.samples.exit-when-done=false")
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 abstract class SampleScenarioTestSupport {
@@ -72,6 +76,23 @@ abstract class SampleScenarioTestSupport {
     @Autowired
     Environment environment;
 
+    /** The two failures the scenario causes on purpose (a render, a ledger entry), logged while the context starts. */
+    @Autowired
+    LogCapture scenarioFailures;
+
+    /**
+     * Captures the scenario's failures from before the driver runs (after Spring Boot has set logging up, which
+     * would drop a capture opened earlier) until the context closes.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class ScenarioFailures {
+
+        @Bean
+        LogCapture scenarioFailures() {
+            return LogCapture.rmq().expecting("picture CDN upload timed out", "core banking timed out");
+        }
+    }
+
     /** The topology's spring.data.redis.* properties and a key prefix of this run's own. */
     static void redisProperties(DynamicPropertyRegistry registry, RedisTopology topology) {
         topology.springProperties().forEach((name, value) -> registry.add(name, () -> value));
@@ -84,6 +105,7 @@ abstract class SampleScenarioTestSupport {
         assertThat(report.finished()).isTrue();
         assertThat(report.problems()).isEmpty();
         assertThat(report.succeeded()).isTrue();
+        assertThat(scenarioFailures.warnings()).as("the failures the scenario causes on purpose").hasSize(2);
         assertThat(SampleDriver.TOPICS).containsExactly(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC,
                 SampleDriver.ORDER_TOPIC, SampleDriver.LEDGER_TOPIC);
         for (String topic : SampleDriver.TOPICS) {
@@ -130,6 +152,8 @@ abstract class SampleScenarioTestSupport {
         FailedAttempt failure = failures.get(0);
         assertThat(failure.itemId()).isEqualTo(1003L);
         assertThat(failure.attempt()).isEqualTo(1);
+        assertThat(scenarioFailures.warnings()).filteredOn(line -> line.contains("picture-render/")).singleElement()
+                .asString().contains("attempt 1", "retrying after its backoff", "picture CDN upload timed out");
         Render retried = renderer.renders().stream().filter(r -> r.itemId() == 1003L).findFirst().orElseThrow();
         assertThat(retried.attempt()).isEqualTo(2);
         // backoff 500 ms, no jitter (allow for clock granularity)
@@ -161,7 +185,8 @@ abstract class SampleScenarioTestSupport {
             Order order = byId.get(id);
             assertThat(order.status()).as(id).isEqualTo(OrderBook.Status.CLOSED);
             assertThat(order.closedAt()).as(id + " closed not before its deadline").isGreaterThanOrEqualTo(order.deadline());
-            assertThat(order.closedAt() - order.deadline()).as(id + " lateness (ms)").isLessThan(2_000);
+            // lateness is measured by the benchmarks (W3); here only that the close came (generous for a loaded machine)
+            assertThat(order.closedAt() - order.deadline()).as(id + " lateness (ms)").isLessThan(10_000);
         }
         for (String id : List.of("A-1002", "A-1004", "A-1005")) {
             Order order = byId.get(id);
@@ -222,6 +247,8 @@ abstract class SampleScenarioTestSupport {
         List<LedgerEntryHandler.FailedAttempt> failures = ledgerHandler.failures();
         assertThat(failures).hasSize(1);
         LedgerEntryHandler.FailedAttempt failure = failures.get(0);
+        assertThat(scenarioFailures.warnings()).filteredOn(line -> line.contains("ledger/")).singleElement()
+                .asString().contains("attempt 1", "retrying after its backoff", "core banking timed out");
         assertThat(failure.accountId()).isEqualTo(SampleDriver.FAILING_ACCOUNT);
         assertThat(failure.sequence()).isEqualTo(SampleDriver.FAILING_SEQUENCE);
         assertThat(failure.attempt()).isEqualTo(1);

@@ -10,6 +10,7 @@ import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -23,7 +24,7 @@ import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-@ExtendWith(RedisServersExtension.class)
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class RmqAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

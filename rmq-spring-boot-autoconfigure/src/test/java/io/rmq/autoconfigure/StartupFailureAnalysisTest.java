@@ -13,6 +13,7 @@ import io.rmq.autoconfigure.diagnostics.TopicConflictFailureAnalyzer;
 import io.rmq.core.TopicType;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.test.LateRedisServer;
+import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * RMQ's start-up failures, each produced by a real failing context and reported the way Spring Boot reports it: the
  * first analyzer registered in spring.factories that recognises it wins, and its text fits one screen.
  */
-@ExtendWith(RedisServersExtension.class)
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class StartupFailureAnalysisTest {
 
     private final ApplicationContextRunner base = new ApplicationContextRunner()

@@ -11,6 +11,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -25,7 +26,7 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Unusable listeners fail start-up with the bean, the method and the problem named; usable ones start in any order. */
-@ExtendWith(RedisServersExtension.class)
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class ListenerStartupFailureTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

@@ -101,8 +101,8 @@ class ListenerTestApplication {
         final List<String> handledAfterDecision = new CopyOnWriteArrayList<>();
         final BlockingQueue<String> deadLetters = new LinkedBlockingQueue<>();
 
-        /** Invalid input is not retried: noRetryFor. */
-        @RmqListener(topic = "it-validating", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "50ms",
+        /** Invalid input is not retried: noRetryFor. (Valid input is: its retries, 1 s, 2 s, ... apart, outlast the test.) */
+        @RmqListener(topic = "it-validating", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "1s",
                 noRetryFor = IllegalArgumentException.class)
         public void onValidating(RmqMessage<String> message) {
             validating.add(message);

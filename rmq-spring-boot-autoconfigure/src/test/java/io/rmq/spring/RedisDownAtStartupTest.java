@@ -77,13 +77,14 @@ class RedisDownAtStartupTest {
                             .isInstanceOf(RmqUnavailableException.class)
                             .hasMessageContaining("Redis is not reachable (since ")
                             .hasMessageContaining("sending to topic 'late' failed at once");
-                    assertThat(Duration.ofNanos(System.nanoTime() - sending)).isLessThan(Duration.ofMillis(500));
+                    // at once: not after the 5 s a call waits for a reply (generous for a loaded machine)
+                    assertThat(Duration.ofNanos(System.nanoTime() - sending)).isLessThan(Duration.ofSeconds(3));
 
                     try (LateRedisServer redis = LateRedisServer.startOn(port)) {
                         Rmq rmq = context.getBean(Rmq.class);
-                        await().atMost(Duration.ofSeconds(10)).until(rmq::isConnected);
+                        await().atMost(Duration.ofSeconds(30)).until(rmq::isConnected);
                         template.sendPriority("late", "on-time", 1);
-                        await().atMost(Duration.ofSeconds(10)).until(() -> handled.contains("on-time"));
+                        await().atMost(Duration.ofSeconds(30)).until(() -> handled.contains("on-time"));
                         context.close(); // stop the listener while its Redis is still there
                     }
                 });

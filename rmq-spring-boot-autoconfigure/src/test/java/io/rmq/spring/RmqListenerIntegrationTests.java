@@ -13,6 +13,7 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.spring.ListenerTestApplication.Listeners;
 import io.rmq.spring.ListenerTestApplication.Price;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -61,13 +62,18 @@ abstract class RmqListenerIntegrationTests {
     void anOrderlyListenerHandlesEachAccountInOrderThroughAFailure() {
         assertThat(registry.getListenerContainer("ordered").mode()).isEqualTo(io.rmq.core.ConsumeMode.ORDERLY);
         Instant base = Instant.now().minusSeconds(60);
-        for (int seq = 0; seq < 5; seq++) {
-            for (int account = 0; account < 6; account++) {
-                template.send(io.rmq.producer.OutgoingMessage.fixedTime("it-ordered", "acct-" + account + ":" + seq,
-                        base.plusMillis(seq)).withSlotBasis("acct-" + account));
+        try (LogCapture log = LogCapture.rmq().expecting("fails on purpose")) {
+            for (int seq = 0; seq < 5; seq++) {
+                for (int account = 0; account < 6; account++) {
+                    template.send(io.rmq.producer.OutgoingMessage.fixedTime("it-ordered",
+                            "acct-" + account + ":" + seq, base.plusMillis(seq)).withSlotBasis("acct-" + account));
+                }
             }
+            await().atMost(Duration.ofSeconds(60)).until(() -> listeners.ordered.size() == 36);
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.warnings().size() >= 6);
+            assertThat(log.warnings()).as("one line per failure caused").hasSize(6)
+                    .allSatisfy(line -> assertThat(line).contains("retrying"));
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> listeners.ordered.size() == 36);
         assertThat(listeners.overlaps).isEmpty();
         for (int account = 0; account < 6; account++) {
             String prefix = "acct-" + account + ":";
@@ -81,7 +87,7 @@ abstract class RmqListenerIntegrationTests {
         for (int i = 0; i < 150; i++) {
             template.sendRangeMerge("it-limited", "m-" + i, Duration.ofMillis(1));
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> listeners.limited.size() == 150);
+        await().atMost(Duration.ofSeconds(60)).until(() -> listeners.limited.size() == 150);
         List<Long> times = listeners.limited.stream().sorted().toList();
         // 150 at 50/s with at most 5 in the bucket at the start: about 2.9 s
         assertThat(times.get(149) - times.get(0)).isGreaterThanOrEqualTo(2500);
@@ -92,10 +98,11 @@ abstract class RmqListenerIntegrationTests {
         Price price = new Price(7, "EUR", 1999);
         int merged = 0;
         for (int i = 0; i < 20; i++) {
-            merged += template.sendRangeMerge("it-range", price, Duration.ofMillis(300)).merged() ? 1 : 0;
+            // a range longer than a loaded machine takes for the 20 sends: all of them fall into the first one's
+            merged += template.sendRangeMerge("it-range", price, Duration.ofSeconds(3)).merged() ? 1 : 0;
         }
         assertThat(merged).isEqualTo(19);
-        assertThat(listeners.ranges.poll(10, TimeUnit.SECONDS)).isEqualTo(price);
+        assertThat(listeners.ranges.poll(30, TimeUnit.SECONDS)).isEqualTo(price);
         assertThat(listeners.ranges.poll(500, TimeUnit.MILLISECONDS)).as("merged duplicates are not delivered").isNull();
     }
 
@@ -103,7 +110,7 @@ abstract class RmqListenerIntegrationTests {
     void priorityListenerGetsGenericPayloadAndDeliveryDetails() throws Exception {
         List<Price> prices = List.of(new Price(1, "EUR", 100), new Price(2, "USD", 200));
         template.sendPriority("it-priority", prices, 42);
-        RmqMessage<List<Price>> message = listeners.priorities.poll(10, TimeUnit.SECONDS);
+        RmqMessage<List<Price>> message = listeners.priorities.poll(30, TimeUnit.SECONDS);
         assertThat(message).isNotNull();
         assertThat(message.payload()).isEqualTo(prices);
         assertThat(message.payload().get(0)).isInstanceOf(Price.class);
@@ -118,24 +125,31 @@ abstract class RmqListenerIntegrationTests {
         Instant due = Instant.now().plusMillis(700);
         template.sendFixedTime("it-fixed", "close-order-" + due.toEpochMilli(), due);
         // The listener sleeps (max idle 30s); the send announces the new first message and wakes it for the due time.
-        String got = listeners.fixed.poll(10, TimeUnit.SECONDS);
+        String got = listeners.fixed.poll(20, TimeUnit.SECONDS); // woken: sooner than the 30 s idle poll
         assertThat(got).isEqualTo("close-order-" + due.toEpochMilli());
-        assertThat(listeners.fixedLateness.poll(5, TimeUnit.SECONDS)).as("lateness in ms, by the Redis clock").isGreaterThanOrEqualTo(-50L);
+        assertThat(listeners.fixedLateness.poll(30, TimeUnit.SECONDS)).as("lateness in ms, by the Redis clock").isGreaterThanOrEqualTo(-50L);
     }
 
     @Test
     void byteArrayListenerGetsTheBodyAsItIs() throws Exception {
         byte[] body = {0, 1, 2, (byte) 0xff, 'x'};
         template.sendPriority("it-bytes", body, 1);
-        assertThat(listeners.bytes.poll(10, TimeUnit.SECONDS)).isEqualTo(body);
+        assertThat(listeners.bytes.poll(30, TimeUnit.SECONDS)).isEqualTo(body);
         template.sendPriority("it-bytes", "plain text", 1);
-        assertThat(new String(listeners.bytes.poll(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("plain text");
+        assertThat(new String(listeners.bytes.poll(30, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("plain text");
     }
 
     @Test
     void failingListenerRetriesWithBackoffThenTheMessageIsDeadWithTheError() {
-        template.sendRangeMerge("it-failing", "job-1", Duration.ofMillis(1));
-        await().atMost(Duration.ofSeconds(15)).until(() -> template.deadCount("it-failing") == 1);
+        try (LogCapture log = LogCapture.rmq().expecting("cannot handle job-1")) {
+            template.sendRangeMerge("it-failing", "job-1", Duration.ofMillis(1));
+            await().atMost(Duration.ofSeconds(45)).until(() -> template.deadCount("it-failing") == 1
+                    && log.warnings().size() >= 3);
+            assertThat(log.warnings()).hasSize(3).satisfies(lines -> {
+                assertThat(lines.subList(0, 2)).allSatisfy(line -> assertThat(line).contains("retrying"));
+                assertThat(lines.get(2)).contains("attempt 3", "failed for the last time; moved to the dead queue");
+            });
+        }
         assertThat(listeners.failingAttempts).containsExactly(1, 2, 3);
         long firstGap = TimeUnit.NANOSECONDS.toMillis(listeners.failingTimes.get(1) - listeners.failingTimes.get(0));
         long secondGap = TimeUnit.NANOSECONDS.toMillis(listeners.failingTimes.get(2) - listeners.failingTimes.get(1));
@@ -150,32 +164,44 @@ abstract class RmqListenerIntegrationTests {
 
     @Test
     void noRetryForSendsInvalidInputToTheDeadQueueAtOnceAndRetriesTheRest() {
-        template.sendFixedTime("it-validating", "invalid-1", Instant.now());
-        template.sendFixedTime("it-validating", "valid-1", Instant.now());
-        await().atMost(Duration.ofSeconds(10)).until(() -> template.find("it-validating", "invalid-1").isDead()
-                && listeners.validating.stream().anyMatch(m -> m.payload().equals("valid-1") && m.attempt() >= 2));
-        assertThat(listeners.validating).filteredOn(m -> m.payload().equals("invalid-1")).singleElement()
-                .satisfies(m -> {
-                    assertThat(m.attempt()).isEqualTo(1);
-                    assertThat(m.maxRetries()).isEqualTo(5);
-                    assertThat(m.lastAttempt()).isFalse();
-                });
-        assertThat(template.find("it-validating", "invalid-1").deadReason())
-                .isEqualTo("java.lang.IllegalArgumentException: not a valid order: invalid-1");
-        assertThat(template.contains("it-validating", "valid-1")).as("still being retried").isTrue();
-        assertThat(ListenerTestApplication.defaultHandlerSaw).anySatisfy(f -> {
-            assertThat(f.topic()).isEqualTo("it-validating");
-            assertThat(f.retryable()).isFalse();
-        });
-        template.cancel("it-validating", "valid-1");
+        try (LogCapture log = LogCapture.rmq().expecting("not a valid order", "downstream unavailable")) {
+            template.sendFixedTime("it-validating", "invalid-1", Instant.now());
+            template.sendFixedTime("it-validating", "valid-1", Instant.now());
+            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-validating", "invalid-1").isDead()
+                    && listeners.validating.stream().anyMatch(m -> m.payload().equals("valid-1") && m.attempt() >= 2)
+                    && log.warnings().stream().anyMatch(line -> line.contains("will not be retried")));
+            assertThat(listeners.validating).filteredOn(m -> m.payload().equals("invalid-1")).singleElement()
+                    .satisfies(m -> {
+                        assertThat(m.attempt()).isEqualTo(1);
+                        assertThat(m.maxRetries()).isEqualTo(5);
+                        assertThat(m.lastAttempt()).isFalse();
+                    });
+            assertThat(template.find("it-validating", "invalid-1").deadReason())
+                    .isEqualTo("java.lang.IllegalArgumentException: not a valid order: invalid-1");
+            assertThat(template.contains("it-validating", "valid-1")).as("still being retried").isTrue();
+            assertThat(ListenerTestApplication.defaultHandlerSaw).anySatisfy(f -> {
+                assertThat(f.topic()).isEqualTo("it-validating");
+                assertThat(f.retryable()).isFalse();
+            });
+            template.cancel("it-validating", "valid-1");
+            assertThat(log.warnings()).filteredOn(line -> line.contains("will not be retried")).singleElement()
+                    .asString().contains("not a valid order: invalid-1");
+            assertThat(log.warnings()).filteredOn(line -> !line.contains("will not be retried"))
+                    .allSatisfy(line -> assertThat(line).contains("downstream unavailable"));
+        }
     }
 
     @Test
     void aNamedErrorHandlerDropsOrRetriesAfterItsOwnDelay() {
-        template.sendFixedTime("it-decided", "drop-1", Instant.now());
-        template.sendFixedTime("it-decided", "later-1", Instant.now());
-        await().atMost(Duration.ofSeconds(10)).until(() -> listeners.handledAfterDecision.contains("later-1#2"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> !template.find("it-decided", "drop-1").exists());
+        try (LogCapture log = LogCapture.rmq().expecting("first attempt fails")) {
+            template.sendFixedTime("it-decided", "drop-1", Instant.now());
+            template.sendFixedTime("it-decided", "later-1", Instant.now());
+            await().atMost(Duration.ofSeconds(30)).until(() -> listeners.handledAfterDecision.contains("later-1#2"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> !template.find("it-decided", "drop-1").exists()
+                    && log.warnings().size() >= 2);
+            assertThat(log.warnings()).hasSize(2).anySatisfy(line -> assertThat(line).contains("was dropped"))
+                    .anySatisfy(line -> assertThat(line).contains("retry after"));
+        }
         assertThat(listeners.handledAfterDecision).containsExactly("later-1#2");
         assertThat(template.deadCount("it-decided")).isZero();
         assertThat(ListenerTestApplication.defaultHandlerSaw).noneSatisfy(f ->
@@ -184,10 +210,13 @@ abstract class RmqListenerIntegrationTests {
 
     @Test
     void deadMessagesReachTheDeadLetterTopicListener() throws Exception {
-        template.sendPriority("it-dlt-source", "poison-1", 3);
-        assertThat(listeners.deadLetters.poll(10, TimeUnit.SECONDS)).isEqualTo("poison-1");
+        try (LogCapture log = LogCapture.rmq().expecting("cannot handle poison-1")) {
+            template.sendPriority("it-dlt-source", "poison-1", 3);
+            assertThat(listeners.deadLetters.poll(30, TimeUnit.SECONDS)).isEqualTo("poison-1");
+            assertThat(log.warnings()).singleElement().asString().contains("failed for the last time");
+        }
         // sent on first, then deleted from the dead queue: the dead-letter listener may be quicker than the delete
-        await().atMost(Duration.ofSeconds(5)).until(() -> template.deadCount("it-dlt-source") == 0);
+        await().atMost(Duration.ofSeconds(15)).until(() -> template.deadCount("it-dlt-source") == 0);
     }
 
     @Test
@@ -225,7 +254,7 @@ abstract class RmqListenerIntegrationTests {
         assertThat(listeners.manual.poll(300, TimeUnit.MILLISECONDS)).isNull();
         manual.start();
         try {
-            assertThat(listeners.manual.poll(10, TimeUnit.SECONDS)).isEqualTo("hello");
+            assertThat(listeners.manual.poll(30, TimeUnit.SECONDS)).isEqualTo("hello");
         }
         finally {
             manual.stop();
