@@ -39,6 +39,11 @@ public final class LogCapture implements AutoCloseable {
         return new LogCapture("io.rmq");
     }
 
+    /** Captures everything logged under {@code loggerName} (e.g. a library's package). */
+    public static LogCapture of(String loggerName) {
+        return new LogCapture(loggerName);
+    }
+
     /** The formatted messages captured so far (without stack traces). */
     public List<String> messages() {
         return events.stream().map(ILoggingEvent::getFormattedMessage).toList();
