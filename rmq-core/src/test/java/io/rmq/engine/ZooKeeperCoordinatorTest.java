@@ -20,6 +20,7 @@ import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.TopicType;
@@ -105,12 +106,44 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
         sendLedger(topic, 32, 10, 10);
         // b leaves gracefully; c's ZooKeeper session expires (as when its JVM stalls past the session timeout)
         b.stop();
-        clients.get(2).getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
-        sendLedger(topic, 32, 10, 20);
-        await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 32 * 30);
+        try (LogCapture curatorLog = LogCapture.of("org.apache.curator")) {
+            clients.get(2).getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+            sendLedger(topic, 32, 10, 20);
+            await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 32 * 30);
+            assertThat(curatorLog.messages()).contains("Session expired event received");
+        }
         checker.assertInOrder(32, 30);
         await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() + c.ownedSlots().size() == 16);
         assertThat(rmq.admin().stats(topic).inFlight()).isZero();
+    }
+
+    /**
+     * What the container's guard is derived from: the session timeout the server granted (not a setting checked at
+     * start-up), and no assurance from the moment the connection is suspended until a check succeeds again.
+     */
+    @Test
+    void theMembershipVouchesForTheGrantedSessionAndStopsAtOnceWhenTheConnectionIsSuspended() throws Exception {
+        try (TcpProxy proxy = new TcpProxy("127.0.0.1", zookeeper.getPort());
+                LogCapture zookeeperLog = LogCapture.of("org.apache.zookeeper");
+                LogCapture curatorLog = LogCapture.of("org.apache.curator")) {
+            SlotCoordinator.Membership membership = coordinator("127.0.0.1:" + proxy.port(), 2000)
+                    .join("zk-session", "m1", 4, Duration.ofSeconds(30));
+            assertThat(membership.assignedSlots()).containsOnlyKeys(0, 1, 2, 3);
+            assertThat(membership.assignmentTimeout()).isEqualTo(Duration.ofMillis(
+                    clients.get(0).getZookeeperClient().getLastNegotiatedSessionTimeoutMs())).isEqualTo(
+                    Duration.ofSeconds(2));
+            assertThat(membership.assured()).isTrue();
+            proxy.stall(120_000);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !membership.assured());
+            proxy.calm();
+            // reconnected (or a new session): assured again only once a check has gone through
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                membership.assignedSlots();
+                return membership.assured();
+            });
+            membership.close();
+            clients.get(0).close();
+        }
     }
 
     /** A handler start: by which instance, on which slot, which entry of which key, when. */
