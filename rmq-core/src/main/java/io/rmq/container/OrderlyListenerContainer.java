@@ -113,6 +113,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         volatile long validUntil;
         /** Being given up: no new handler starts; given up once no thread runs it. */
         volatile boolean releasing;
+        /** Put aside because it might not start handlers (invariant 1); due again as soon as a renewal restores it. */
+        volatile boolean guardLapsed;
         // guarded by the container's lock
         boolean running;
         long dueAt;
@@ -404,7 +406,14 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
         lock.lock();
         try {
-            changed.signalAll(); // a slot whose guard had lapsed may start handlers again
+            long now = System.currentTimeMillis();
+            for (OwnedSlot s : held) {
+                if (s.guardLapsed && !s.running && mayStart(s)) {
+                    s.guardLapsed = false;
+                    s.dueAt = Math.min(s.dueAt, now);
+                }
+            }
+            changed.signalAll();
             for (OwnedSlot s : held) {
                 if (!assigned.containsKey(s.slot) && !s.releasing && owned.get(s.slot) == s) {
                     s.releasing = true;
@@ -621,12 +630,14 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             if (!mayStart(s)) {
                 // another instance may own the slot by now: take nothing, report what was handled (Redis refuses it
-                // if so), and look again after the next renewal
+                // if so), and wait for a renewal (the tick makes the slot due again)
+                s.guardLapsed = true;
                 if (s.hasReport()) {
                     report(s, 0);
                 }
                 return System.currentTimeMillis() + renewEveryMillis;
             }
+            s.guardLapsed = false;
             int wanted = batch;
             if (limiter != null) {
                 long[] permits = limiter.acquire(batch, commandTimeoutMillis);
