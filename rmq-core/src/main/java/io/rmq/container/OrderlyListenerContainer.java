@@ -38,16 +38,21 @@ import org.slf4j.LoggerFactory;
  * time, one message after another, in the order Redis hands them over. {@code concurrency} threads handle up to that
  * many slots at once.
  * <p>
- * A coordination thread renews this instance's membership and its slots' ownership every fifth of the ownership
- * timeout, claims the slots the coordinator assigns to it (once their previous owner released them or its time ran
+ * A coordination thread renews this instance's membership and its slots' ownership every fifth of the guard time
+ * (below), claims the slots the coordinator assigns to it (once their previous owner released them or its time ran
  * out) and gives up those it no longer should own (after the handler running on the slot has finished; the
  * messages it had taken but not started stay, in order, for the next owner).
  *
  * <h2>Invariants</h2>
  * <ol>
  * <li>A slot's messages are taken and settled only under the epoch this instance holds for it: every step carries
- * the epoch and Redis refuses it otherwise (orderly_next.lua). Locally, no handler starts once the slot's ownership
- * may have run out (last renewal sent + ownership timeout - one renewal period) or once it is being given up.</li>
+ * the epoch and Redis refuses it otherwise (orderly_next.lua). Locally, no handler starts once another instance may
+ * own the slot, by either clock: the guard time is the shorter of the ownership timeout (Redis's claim) and the
+ * coordinator's {@link SlotCoordinator.Membership#assignmentTimeout() assignment timeout} (e.g. the ZooKeeper
+ * session, after which another instance's claim overrides this one's), and a slot may start handlers until the start
+ * of the last successful renewal + the guard time - one renewal period, while the coordinator vouches for its
+ * assignment ({@link SlotCoordinator.Membership#assured()}), and not once it is being given up. A slot that may not
+ * start waits (it takes nothing) until a renewal restores it or it is lost.</li>
  * <li>At most one thread runs a slot at a time ({@code running}, under {@link #lock}). It handles the messages of a
  * step in their order and stops at the first failure; the next step reports it, and Redis keeps the failed message
  * at the slot's head until its retry (the slot is suspended) or moves it to dead.</li>
@@ -74,7 +79,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private final ContainerOptions options;
     private final TopicRateLimiter limiter;
     private final long ownershipMillis;
-    private final long renewEveryMillis;
+    /** A fifth of the guard time (invariant 1): the shorter of the ownership and the coordinator's timeout. */
+    private volatile long renewEveryMillis;
     private final long commandTimeoutMillis;
     private final int batch;
 
@@ -103,10 +109,12 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         final int slot;
         /** The fencing token; changes only on the coordination thread. */
         volatile long epoch;
-        /** Local ms until which handlers may start on this slot (see invariant 1). */
+        /** Local ms until which handlers may start on this slot (with the coordinator's assurance, invariant 1). */
         volatile long validUntil;
         /** Being given up: no new handler starts; given up once no thread runs it. */
         volatile boolean releasing;
+        /** Put aside because it might not start handlers (invariant 1); due again as soon as a renewal restores it. */
+        volatile boolean guardLapsed;
         // guarded by the container's lock
         boolean running;
         long dueAt;
@@ -358,6 +366,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private void tick() {
         long sent = System.currentTimeMillis();
         Map<Integer, Long> assigned = membership.assignedSlots();
+        long guardMillis = guardMillis();
+        renewEveryMillis = Math.max(100, guardMillis / 5);
         List<OwnedSlot> held;
         lock.lock();
         try {
@@ -377,7 +387,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         slot.getValue()));
             }
         }
-        long validUntil = sent + ownershipMillis - renewEveryMillis;
+        long validUntil = sent + guardMillis - renewEveryMillis;
         for (Map.Entry<OwnedSlot, CompletableFuture<Claim>> renewal : renewals.entrySet()) {
             OwnedSlot s = renewal.getKey();
             Claim claim = RedisGateway.await(renewal.getValue(), "renewing ownership of slot " + s.slot
@@ -396,6 +406,14 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
         lock.lock();
         try {
+            long now = System.currentTimeMillis();
+            for (OwnedSlot s : held) {
+                if (s.guardLapsed && !s.running && mayStart(s)) {
+                    s.guardLapsed = false;
+                    s.dueAt = Math.min(s.dueAt, now);
+                }
+            }
+            changed.signalAll();
             for (OwnedSlot s : held) {
                 if (!assigned.containsKey(s.slot) && !s.releasing && owned.get(s.slot) == s) {
                     s.releasing = true;
@@ -429,6 +447,22 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         topic(), claim.epoch());
             }
         }
+    }
+
+    /**
+     * How long after a renewal began no other instance can claim this one's slots: the ownership in Redis, or the
+     * coordinator's own bound when that is shorter (a ZooKeeper session shorter than the ownership: the next owner's
+     * claim follows the session and overrides the Redis one).
+     */
+    private long guardMillis() {
+        java.time.Duration coordinated = membership.assignmentTimeout();
+        return coordinated == null || coordinated.toMillis() <= 0 ? ownershipMillis
+                : Math.min(ownershipMillis, coordinated.toMillis());
+    }
+
+    /** True while handlers may start on {@code s} (invariant 1); read before every handler start. */
+    private boolean mayStart(OwnedSlot s) {
+        return !stopping && !s.releasing && System.currentTimeMillis() < s.validUntil && membership.assured();
     }
 
     /** Marks a slot that is being given up as running, if no thread runs it; true when the caller gives it up. */
@@ -594,6 +628,16 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             if (stopping || s.releasing) {
                 return Long.MAX_VALUE; // stop() or the release reports what was handled
             }
+            if (!mayStart(s)) {
+                // another instance may own the slot by now: take nothing, report what was handled (Redis refuses it
+                // if so), and wait for a renewal (the tick makes the slot due again)
+                s.guardLapsed = true;
+                if (s.hasReport()) {
+                    report(s, 0);
+                }
+                return System.currentTimeMillis() + renewEveryMillis;
+            }
+            s.guardLapsed = false;
             int wanted = batch;
             if (limiter != null) {
                 long[] permits = limiter.acquire(batch, commandTimeoutMillis);
@@ -619,7 +663,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         : step.nextDue() - clockOffset;
             }
             for (Delivery delivery : step.deliveries()) {
-                if (stopping || s.releasing || s.epoch != epoch || System.currentTimeMillis() >= s.validUntil) {
+                if (s.epoch != epoch || !mayStart(s)) {
                     // not started: it stays in prepare, in order, for whoever runs the slot next
                     return System.currentTimeMillis();
                 }

@@ -28,6 +28,27 @@ public interface SlotCoordinator {
          */
         Map<Integer, Long> assignedSlots();
 
+        /**
+         * How long the slots of a successful {@link #assignedSlots()} stay this instance's as far as the coordinator
+         * is concerned, counted from when that call began: no other instance can be given them sooner (for
+         * ZooKeeper, the negotiated session timeout: the owner nodes outlive the session by nothing). Null (the
+         * default): the coordinator sets no such bound, another instance takes a slot only once this one's
+         * ownership in Redis has run out. The container starts no handler on a slot past the shorter of the two,
+         * whatever each is set to, and renews five times within it.
+         */
+        default java.time.Duration assignmentTimeout() {
+            return null;
+        }
+
+        /**
+         * False from the moment the coordinator can no longer vouch for its last assignment (for ZooKeeper: the
+         * connection is suspended or the session lost) until {@link #assignedSlots()} has succeeded again: the
+         * container starts no handler meanwhile.
+         */
+        default boolean assured() {
+            return true;
+        }
+
         /** This instance gave {@code slot} up (after finishing its running handler). */
         default void released(int slot) {
         }

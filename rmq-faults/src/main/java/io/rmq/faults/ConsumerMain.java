@@ -23,11 +23,16 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
+import io.rmq.coordination.SlotCoordinator;
+import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
  * A consumer process of the fault suite: one RMQ listener container on one topic, as a service would run it, that
@@ -38,7 +43,9 @@ import io.rmq.redis.RedisGateway;
  * Arguments ({@code --name value}): {@code redis} (host:port) or {@code cluster} (host:port,...), {@code prefix},
  * {@code topic}, {@code slots}, {@code record} (file), {@code concurrency}, {@code lease-ms}, {@code batch},
  * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message), {@code type}
- * (RANGE_MERGE), {@code mode} (CONCURRENT or ORDERLY), {@code ownership-ms} (ORDERLY). ORDERLY consumers also write
+ * (RANGE_MERGE), {@code mode} (CONCURRENT or ORDERLY), {@code ownership-ms} (ORDERLY), {@code zookeeper} (ORDERLY:
+ * coordinate through ZooKeeper at this connect string instead of Redis) and {@code session-ms} (its session
+ * timeout). ORDERLY consumers also write
  * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
  * checks. With {@code deliveries true}, every consumer also writes {@code startMillis,endMillis,attempt,body} per
  * handled message to {@code <record>.deliveries}: when each delivery began, for the cancel scenarios' checks of what
@@ -67,6 +74,15 @@ public final class ConsumerMain {
         ConsumerSettings settings = new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
                 new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
+        CuratorFramework curator = null;
+        SlotCoordinator coordinator = rmq.slotCoordinator();
+        if (options.containsKey("zookeeper")) {
+            curator = CuratorFrameworkFactory.newClient(options.get("zookeeper"),
+                    Integer.parseInt(options.getOrDefault("session-ms", "5000")), 5000,
+                    new ExponentialBackoffRetry(200, 5, 2000));
+            curator.start();
+            coordinator = new ZooKeeperSlotCoordinator(curator, "/rmq/" + options.get("prefix"));
+        }
         ListenerContainer container = rmq.container(topic, settings, String.class, (String body, Delivery delivery) -> {
                     long start = System.currentTimeMillis();
                     if (handleMillis > 0) {
@@ -95,7 +111,8 @@ public final class ConsumerMain {
                         Duration.ofMillis(Long.parseLong(options.getOrDefault("max-idle-ms", "2000"))),
                         Duration.ofSeconds(5), null,
                         Duration.ofMillis(Long.parseLong(options.getOrDefault("command-timeout-ms", "2000"))), mode,
-                        null, Duration.ofMillis(Long.parseLong(options.getOrDefault("ownership-ms", "5000")))));
+                        null, Duration.ofMillis(Long.parseLong(options.getOrDefault("ownership-ms", "5000")))),
+                coordinator);
         container.start();
         System.out.println("READY");
         System.out.flush();
@@ -105,6 +122,9 @@ public final class ConsumerMain {
             // wait for STOP (or the parent's end)
         }
         container.stop();
+        if (curator != null) {
+            curator.close();
+        }
         rmq.close();
         client.shutdown();
         resources.shutdown();

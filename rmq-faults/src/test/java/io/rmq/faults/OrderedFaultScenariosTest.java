@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisClient;
+import io.rmq.test.TcpProxy;
+import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -111,6 +113,101 @@ class OrderedFaultScenariosTest extends FaultSuite {
                         .containsPattern("lost slot \\d+ of topic 'ordered'");
             }
         }
+    }
+
+    /**
+     * ZooKeeper with a session (2 s, for a quick take-over) much shorter than the ownership (10 s): the other
+     * consumer's claim follows the session, so the owner frozen for 5 s, once resumed, must start no handler on the
+     * slots it lost although its ownership time has not run out. The frozen consumer's handlers take 40 ms, slower
+     * than its messages arrive (it has a backlog, so batches in hand); the other's take 1 ms, so it has gone past
+     * them by the time the frozen one resumes. The frozen consumer reaches ZooKeeper through a proxy that holds its
+     * bytes until 2 s after the thaw, so it cannot learn from ZooKeeper that its session expired: only its own guard
+     * can stop it. (ZooKeeperCoordinatorTest shows the defect deterministically in one JVM; here the freeze is real.)
+     */
+    @Test
+    void anOrderedOwnerFrozenPastAShortZooKeeperSessionStartsNoHandlerOnTheSlotsTakenOver() throws Exception {
+        int seconds = LONG ? 60 : 12;
+        long freezeMillis = 5000;
+        try (RedisNode redis = RedisNode.start(work, false); TestingServer zookeeper = new TestingServer(true);
+                TcpProxy zookeeperOfFrozen = new TcpProxy("127.0.0.1", zookeeper.getPort())) {
+            try (FaultRun run = new FaultRun("ORDERLY with ZooKeeper, session 2 s under a 10 s ownership, owner frozen"
+                    + " 5 s (SIGSTOP)", work, RedisClient.create(resources, redis.uri()), true)) {
+                Map<String, String> options = ordered(redis);
+                options.put("ownership-ms", "10000");
+                options.put("zookeeper", zookeeper.getConnectString());
+                options.put("session-ms", "2000");
+                Map<String, String> slow = new HashMap<>(options);
+                slow.put("handle-ms", "40");
+                slow.put("zookeeper", "127.0.0.1:" + zookeeperOfFrozen.port());
+                ConsumerProcess frozen = run.consumer("z0", slow);
+                run.consumer("z1", options);
+                run.send(seconds * 300, 300);
+                Thread.sleep(seconds * 1000L / 3);
+                long frozenAt = System.currentTimeMillis();
+                frozen.freeze();
+                zookeeperOfFrozen.stall(freezeMillis + 2000);
+                Thread.sleep(freezeMillis);
+                long thawedAt = System.currentTimeMillis();
+                frozen.thaw();
+                FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(90));
+                run.report(records, "1 × SIGSTOP 5 s of an ORDERLY owner (ZooKeeper session 2 s, ownership 10 s)",
+                        -1);
+                String file = frozen.record().getFileName().toString();
+                Set<Integer> takenOver = new java.util.TreeSet<>();
+                run.intervals().forEach((slot, intervals) -> {
+                    if (intervals.stream().anyMatch(i -> !i.consumer().equals(file) && i.start() > frozenAt
+                            && i.start() < frozenAt + freezeMillis)
+                            && intervals.stream().anyMatch(i -> i.consumer().equals(file) && i.start() < frozenAt
+                            && i.start() > frozenAt - 2000)) {
+                        takenOver.add(slot);
+                    }
+                });
+                long takeover = 0;
+                for (int slot : takenOver) {
+                    takeover = Math.max(takeover, run.intervals().get(slot).stream().filter(i -> !i.consumer()
+                            .equals(file) && i.start() > frozenAt).mapToLong(FaultRun.Interval::start).min()
+                            .orElseThrow() - frozenAt);
+                }
+                System.out.println("[faults] ORDERLY ZooKeeper: slots taken over from the frozen owner during its"
+                        + " freeze: " + takenOver + ", the last " + takeover + " ms after the freeze");
+                assertThat(takenOver).as("slots the other consumer took over while the owner was frozen").isNotEmpty();
+                assertThat(run.lost(records)).as("lost").isZero();
+                assertThat(run.leftInRedis()).as("left in Redis").isZero();
+                assertThat(startsBehindTheNewOwner(run, frozen, thawedAt)).as("handlers the resumed consumer started"
+                        + " behind the consumer that had taken its slot over").isEmpty();
+                // only the handlers the freeze caught mid-way may overlap
+                assertThat(run.orderViolations(frozenAt + freezeMillis / 2)).as("overlaps and disorder").isEmpty();
+            }
+        }
+    }
+
+    /**
+     * Handler starts of {@code resumed} (from {@code from}) of a message older than one another consumer had already
+     * started on the same slot: the resumed consumer went on with what it had taken before it lost the slot. (Once a
+     * slot is handed back to it, it goes on after the other's last message.)
+     */
+    private static List<String> startsBehindTheNewOwner(FaultRun run, ConsumerProcess resumed, long from)
+            throws Exception {
+        String file = resumed.record().getFileName().toString();
+        List<String> found = new ArrayList<>();
+        run.intervals().forEach((slot, intervals) -> {
+            for (FaultRun.Interval start : intervals) {
+                if (!start.consumer().equals(file) || start.start() < from) {
+                    continue;
+                }
+                intervals.stream().filter(other -> !other.consumer().equals(file) && other.start() < start.start()
+                        && other.index() > start.index()).findFirst().ifPresent(other -> found.add("slot " + slot
+                        + ": m-" + start.index() + " started at " + start.start() + ", after " + consumerName(other)
+                        + " had started m-" + other.index() + " at " + other.start()));
+            }
+        });
+        return found;
+    }
+
+    /** The consumer's id in the run ({@code z0}): its record file is {@code <run name>-<id>.records}. */
+    private static String consumerName(FaultRun.Interval interval) {
+        String file = interval.consumer();
+        return file.substring(file.lastIndexOf('-') + 1).replace(".records", "");
     }
 
     /** Slots {@code consumer} handled a message of since {@code since}: the slots it owned. */

@@ -116,7 +116,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * org.apache.curator:curator-framework on the class path).
      *
      * @param ownershipTimeout How long an instance that stops renewing (died, paused, cut off) keeps its slots before
-     *                         the others take them over; it renews every fifth of it.
+     *                         the others take them over; it renews every fifth of it. With ZooKeeper, an owner stops
+     *                         starting handlers by the shorter of this and the session timeout.
      * @param zookeeper        The ZooKeeper coordinator.
      */
     public record Coordination(@DefaultValue("5s") Duration ownershipTimeout, @DefaultValue ZooKeeper zookeeper) {
@@ -127,7 +128,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *
      * @param connectString     ZooKeeper servers, e.g. zk1:2181,zk2:2181; empty: coordinate in Redis.
      * @param root              Path under which RMQ keeps its nodes.
-     * @param sessionTimeout    ZooKeeper session timeout: how long a dead instance keeps its slots.
+     * @param sessionTimeout    ZooKeeper session timeout: how long a dead instance keeps its slots (the take-over
+     *                          follows it, not the ownership timeout); safe with any ownership timeout.
      * @param connectionTimeout How long to wait for a connection to ZooKeeper.
      */
     public record ZooKeeper(String connectString, @DefaultValue("/rmq") String root,

@@ -6,10 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RmqException;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -26,6 +29,14 @@ import org.apache.zookeeper.data.Stat;
  * expired). The owner node's creation zxid is the slot's epoch: it only grows, so the claim in Redis
  * ({@code own.lua}) takes over from any older owner and the fencing stays in Redis. The Curator client is the
  * caller's (its session timeout is how long a dead instance keeps its slots).
+ * <p>
+ * Since the next owner's claim follows the session, not the previous owner's ownership time in Redis, the session
+ * bounds how long an owner may start handlers: {@link Membership#assignmentTimeout()} is the session timeout the
+ * server granted (counted from the start of the last successful {@code assignedSlots()}, which the server answered
+ * within the session), and {@link Membership#assured()} turns false as soon as Curator reports the connection
+ * SUSPENDED or LOST (Curator's own advice for locks and leaders), until a later call succeeds. The container then
+ * starts no handler past the shorter of the session and the ownership, so any pair of settings is safe, and a short
+ * session gives a fast take-over.
  */
 public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
 
@@ -50,10 +61,23 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
         String base = root + "/" + topic;
         String member = base + "/members/" + instanceId;
         byte[] me = instanceId.getBytes(StandardCharsets.UTF_8);
+        // counts the suspensions and losses of the connection: an assignment is assured while none came since the
+        // start of the last successful assignedSlots()
+        AtomicLong interruptions = new AtomicLong();
+        ConnectionStateListener connection = (client, state) -> {
+            if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
+                interruptions.incrementAndGet();
+            }
+        };
+        curator.getConnectionStateListenable().addListener(connection);
         return new Membership() {
+
+            private volatile long assuredAt = -1;
+            private volatile long sessionTimeoutMillis;
 
             @Override
             public Map<Integer, Long> assignedSlots() {
+                long seen = interruptions.get();
                 try {
                     if (curator.checkExists().forPath(member) == null) {
                         // first call, or the session expired and took the node with it
@@ -70,11 +94,28 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
                             owned.put(slot, epoch);
                         }
                     }
+                    sessionTimeoutMillis = sessionTimeout();
+                    assuredAt = seen;
                     return owned;
                 }
                 catch (Exception ex) {
                     throw new RmqException("ZooKeeper coordination of topic '" + topic + "' failed: " + ex, ex);
                 }
+            }
+
+            /**
+             * The session timeout the server granted: the server keeps the session (and its owner nodes) for at
+             * least that long after it last heard from this client, so at least that long after the start of a call
+             * it answered. It may differ from the one asked for (the server bounds it by 2 and 20 ticks).
+             */
+            @Override
+            public Duration assignmentTimeout() {
+                return Duration.ofMillis(sessionTimeoutMillis);
+            }
+
+            @Override
+            public boolean assured() {
+                return assuredAt == interruptions.get();
             }
 
             @Override
@@ -84,6 +125,7 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
 
             @Override
             public void close() {
+                curator.getConnectionStateListenable().removeListener(connection);
                 try {
                     List<String> owners = curator.checkExists().forPath(base + "/owners") == null
                             ? List.of() : curator.getChildren().forPath(base + "/owners");
@@ -97,6 +139,12 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
                 }
             }
         };
+    }
+
+    /** The session timeout the server granted, or (not yet connected) the one asked for. */
+    private long sessionTimeout() throws Exception {
+        int negotiated = curator.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        return negotiated > 0 ? negotiated : curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
     }
 
     /** Creates the owner node, or finds it ours; its creation zxid is the epoch. Null while another owns it. */
