@@ -149,6 +149,38 @@ public final class RmqConsumer {
         });
     }
 
+    /**
+     * Leases up to {@code batch} due messages from one slot: a pop of its own, so that a container can hand each
+     * slot's deliveries to its handlers as soon as that slot's reply is back (a slot on a dead or frozen node then
+     * holds back only itself).
+     */
+    public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
+        long leaseMillis = settings.lease().toMillis();
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result -> {
+            List<Delivery> deliveries = new ArrayList<>(result.messages().size());
+            for (Popped popped : result.messages()) {
+                deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
+                        result.leaseDeadline(), logBodyChars));
+            }
+            return new PollResult(deliveries, result.leaseDeadline() - leaseMillis, result.nextDue(),
+                    new int[] {slot}, new long[] {result.nextDue()});
+        });
+    }
+
+    /**
+     * The cluster node that serves {@code slot} in the client's current view of the topology (its node id), or null
+     * on a standalone or Sentinel deployment. A pop sent to a node that no longer serves its slot (a failover) gets
+     * no reply until it times out: comparing the node a pop went to with this one tells when to send it again.
+     */
+    public String nodeOf(int slot) {
+        return redis.gateway().nodeOf(slots[slot].store());
+    }
+
+    /** Asks the cluster client to look at the topology again now (see {@link RedisGateway#refreshTopology()}). */
+    public CompletableFuture<Void> refreshTopology() {
+        return redis.gateway().refreshTopology();
+    }
+
     // ---------------------------------------------------------------- outcomes
 
     /** Acknowledges one delivery; false when the lease was no longer held (nothing was removed). */
