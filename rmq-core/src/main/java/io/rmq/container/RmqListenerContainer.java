@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * whichever comes first of its reply, its error, {@code commandTimeout} without a reply, or its abandonment (its slot
  * moved to another cluster node, or the watchdog gave it up); {@link Pop#finish} decides once. Draining that event
  * is the only place a pop leaves {@code slotPop}. A reply that comes after that still hands its deliveries to the
- * handlers. A failed pop pauses only its own slot, and a pop without a reply for a second stops taking room in the
+ * handlers. A failed pop pauses only its own slot, and a pop without a reply for 200 ms stops taking room in the
  * buffer: pops stuck on one node never keep the other slots from being polled.</li>
  * <li>No thread of the container waits on Redis without a deadline: pops and settles are bounded by
  * {@code commandTimeout}, lease extensions are sent without waiting (one at a time per slot), acks go through
@@ -111,11 +111,16 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** Pops whose reply has not come yet (a timed-out pop still counts until its late reply or error). */
     private final AtomicInteger popsUnderWay = new AtomicInteger();
     /**
+     * A pop without a reply for this long (a healthy one takes milliseconds) stops taking room in the buffer (see
+     * {@link Pop#discount()}).
+     */
+    private static final long SLOW_POP_MILLIS = 200;
+    /**
      * A cluster pop without a reply for this long may be waiting on a master that died: the poller then has the
      * client refresh its topology (at most every {@link #TOPOLOGY_CHECK_MILLIS}) and sends such pops again where
      * their slot has moved, instead of waiting for their timeout.
      */
-    private static final long SLOW_POP_MILLIS = 1000;
+    private static final long STUCK_POP_MILLIS = 1000;
     private static final long TOPOLOGY_CHECK_MILLIS = 1000;
 
     /** Everything other threads tell the poller; drained completely by the poller on every pass. */
@@ -171,8 +176,9 @@ public final class RmqListenerContainer implements ListenerContainer {
 
         /**
          * A pop without a reply for {@link #SLOW_POP_MILLIS} (its node may be dead or frozen) stops taking room in
-         * the buffer, so that pops stuck on one node cannot keep the other slots from being polled. If it answers
-         * after all, the buffer holds at most its batch more than its capacity for a while.
+         * the buffer, so that pops stuck on one node cannot keep the other slots from being polled (a dead master's
+         * pops asked for more than half the buffer and held the healthy slots back until they were discounted). If
+         * slow pops answer after all, the buffer holds at most a batch per slot more than its capacity for a while.
          */
         void discount() {
             if (state.compareAndSet(COUNTED, DISCOUNTED)) {
@@ -676,27 +682,35 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /**
      * Pops without a reply for {@link #SLOW_POP_MILLIS} stop taking room in the buffer ({@link Pop#discount()}); on a
-     * cluster, while there are such pops, the client refreshes its topology about every
-     * {@link #TOPOLOGY_CHECK_MILLIS} (its end comes back as a {@link TopologyChecked} event). Returns when the poller
-     * should look again (Long.MAX_VALUE: no pop will become slow).
+     * cluster, while a pop has had no reply for {@link #STUCK_POP_MILLIS}, the client refreshes its topology about
+     * every {@link #TOPOLOGY_CHECK_MILLIS} (its end comes back as a {@link TopologyChecked} event). Returns when the
+     * poller should look again (Long.MAX_VALUE: no pop under way will need it).
      */
     private long checkSlowPops(long now) {
-        long nextSlow = Long.MAX_VALUE;
-        boolean slowOnCluster = false;
+        long next = Long.MAX_VALUE;
+        boolean stuckOnCluster = false;
         for (Pop pop : slotPop) {
             if (pop == null) {
                 continue;
             }
-            if (now - pop.sentMillis >= SLOW_POP_MILLIS) {
+            long age = now - pop.sentMillis;
+            if (age >= SLOW_POP_MILLIS) {
                 pop.discount();
-                slowOnCluster |= pop.node != null;
             }
             else {
-                nextSlow = Math.min(nextSlow, pop.sentMillis + SLOW_POP_MILLIS);
+                next = Math.min(next, pop.sentMillis + SLOW_POP_MILLIS);
+            }
+            if (pop.node != null) {
+                if (age >= STUCK_POP_MILLIS) {
+                    stuckOnCluster = true;
+                }
+                else {
+                    next = Math.min(next, pop.sentMillis + STUCK_POP_MILLIS);
+                }
             }
         }
-        if (!slowOnCluster) {
-            return nextSlow;
+        if (!stuckOnCluster) {
+            return next;
         }
         if (now >= nextTopologyCheck) {
             nextTopologyCheck = now + TOPOLOGY_CHECK_MILLIS;
@@ -705,7 +719,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 LockSupport.unpark(poller);
             });
         }
-        return Math.min(nextSlow, nextTopologyCheck);
+        return Math.min(next, nextTopologyCheck);
     }
 
     /** Ends every pop whose slot is now served by another node than the one it went to; they are sent again. */
