@@ -211,10 +211,32 @@ public final class RmqConsumer {
      * when the lease was no longer held. Retries when a lease extension changed the token meanwhile.
      */
     public CompletableFuture<Boolean> ackAsync(Delivery delivery) {
+        return ackAsync(delivery, System.currentTimeMillis(), FIRST_ACK_RETRY_MILLIS);
+    }
+
+    /** Wait before the first retry of an ack that failed; it doubles with every further failure. */
+    private static final long FIRST_ACK_RETRY_MILLIS = 100;
+
+    /**
+     * An ack whose call failed (the cluster refusing commands while a failover is under way, a timeout) is sent
+     * again, backing off, for up to half the lease: giving up at once let the lease run out and the message come a
+     * second time. Retrying is safe: an ack is fenced by its token, so a repeated one settles nothing else.
+     */
+    private CompletableFuture<Boolean> ackAsync(Delivery delivery, long firstTriedMillis, long retryInMillis) {
         long token = delivery.leaseDeadline();
-        return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> code == 1
-                ? CompletableFuture.completedFuture(true)
-                : afterExtension(delivery, token, () -> ackAsync(delivery), false));
+        return acks.submit(delivery.slotKeys(), delivery).handle((code, error) -> {
+            if (error == null) {
+                return code == 1 ? CompletableFuture.completedFuture(true)
+                        : afterExtension(delivery, token, () -> ackAsync(delivery), false);
+            }
+            long retryAt = System.currentTimeMillis() + retryInMillis;
+            if (retryAt - firstTriedMillis > settings.lease().toMillis() / 2) {
+                return CompletableFuture.<Boolean>failedFuture(error);
+            }
+            CompletableFuture<Void> waited = new CompletableFuture<>();
+            Timeouts.after(retryInMillis, () -> waited.complete(null));
+            return waited.thenCompose(v -> ackAsync(delivery, firstTriedMillis, retryInMillis * 2));
+        }).thenCompose(next -> next);
     }
 
     /** Fails one attempt: retried after its backoff, or dead past max retries. */

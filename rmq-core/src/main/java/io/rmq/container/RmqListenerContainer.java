@@ -75,6 +75,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private static final Logger log = LoggerFactory.getLogger(RmqListenerContainer.class);
 
     private static final long ERROR_PAUSE_MILLIS = 1000;
+    /** Pause of a slot after its first failed pop; it doubles with each further failure up to ERROR_PAUSE_MILLIS. */
+    private static final long FIRST_RETRY_MILLIS = 100;
     /** Slack on top of maxIdle + commandTimeout before the watchdog calls a slot or the poller stalled (GC, load). */
     private static final long WATCHDOG_GRACE_MILLIS = 5000;
     private static final long WATCHDOG_EVERY_MILLIS = 1000;
@@ -632,16 +634,23 @@ public final class RmqListenerContainer implements ListenerContainer {
                 slotNextDue[slot] = 0; // poll it again at once, on its new node
                 return;
             }
-            // only this slot waits before its next try: the others go on
-            slotNextDue[slot] = now + clockOffset + ERROR_PAUSE_MILLIS;
+            // only this slot waits before its next try, the others go on: a quick retry first, then backing off
+            // to ERROR_PAUSE_MILLIS; but every FIRST_RETRY_MILLIS while the cluster refuses commands (it does so
+            // from the moment a master is marked failed until its replica takes over, and the healthy slots
+            // should go on as soon as it has)
             boolean firstOfAll = failingSlots == 0;
             if (slotFailures[slot]++ == 0) {
                 failingSlots++;
             }
+            boolean clusterDown = String.valueOf(error.getMessage()).contains("CLUSTERDOWN");
+            long pause = clusterDown ? FIRST_RETRY_MILLIS
+                    : Math.min(ERROR_PAUSE_MILLIS, FIRST_RETRY_MILLIS << Math.min(10, slotFailures[slot] - 1));
+            slotNextDue[slot] = now + clockOffset + pause;
             // one line when polling starts to fail (not one per slot), then one a minute per slot still failing
             if (firstOfAll || slotFailures[slot] % 60 == 0) {
                 log.warn("RMQ listener container '{}' failed to poll slot {} of topic '{}' ({} failed pop(s) in a row);"
-                        + " retrying each failing slot every {} ms, the other slots go on: {}", id(), slot, topic(),
+                        + " retrying each failing slot, backing off to every {} ms; the other slots go on: {}", id(), slot,
+                        topic(),
                         slotFailures[slot], ERROR_PAUSE_MILLIS, String.valueOf(error), log.isDebugEnabled() ? error : null);
             }
             return;

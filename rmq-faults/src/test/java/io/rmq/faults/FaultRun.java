@@ -134,11 +134,19 @@ final class FaultRun implements AutoCloseable {
      */
     void sendSpread(int total, Duration lead, Duration span) {
         long first = System.currentTimeMillis() + lead.toMillis();
-        for (int i = 0; i < total; i++) {
-            String id = "m-" + i;
-            long due = first + i * span.toMillis() / total;
-            sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(Math.max(1, due - System.currentTimeMillis())));
-            accepted.add(id);
+        int perBatch = 200;
+        for (int from = 0; from < total; from += perBatch) {
+            List<io.rmq.producer.OutgoingMessage> batch = new ArrayList<>(perBatch);
+            long now = System.currentTimeMillis();
+            for (int i = from; i < Math.min(total, from + perBatch); i++) {
+                long due = first + i * span.toMillis() / total;
+                batch.add(io.rmq.producer.OutgoingMessage.rangeMerge(topic, "m-" + i,
+                        Duration.ofMillis(Math.max(1, due - now))));
+            }
+            sender.producer().sendBatch(batch); // throws unless every message was accepted
+            for (int i = from; i < Math.min(total, from + perBatch); i++) {
+                accepted.add("m-" + i);
+            }
         }
     }
 
