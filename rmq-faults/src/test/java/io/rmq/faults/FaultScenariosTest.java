@@ -309,8 +309,9 @@ class FaultScenariosTest extends FaultSuite {
                         + " (redelivered %d)", number, healthyGap, downFor, promotedAt - killedAt, resume,
                         healthyDuplicates, healthyRedelivered, deadDuplicates, deadRedelivered));
                 assertNoLossAndClean(run, records, 2 * 2 * (1 + 8 * 64));
-                assertThat(healthyGap).as("longest pause in handling the healthy slots' messages (ms)")
-                        .isLessThan(2_000);
+                // the cluster's own refusal is Redis's; what RMQ adds to it must stay well below the 6-11 s of before
+                assertThat(healthyGap).as("longest pause in handling the healthy slots' messages (ms), the cluster"
+                        + " having refused commands for %d ms", downFor).isLessThan(downFor + 1_500);
                 assertThat(resume).as("ms from the promotion to the first message of the dead master's slots")
                         .isBetween(0L, 5_000L);
                 assertThat(healthyDuplicates + healthyRedelivered)
