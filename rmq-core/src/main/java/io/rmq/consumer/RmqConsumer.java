@@ -160,6 +160,38 @@ public final class RmqConsumer {
         });
     }
 
+    /**
+     * Leases up to {@code batch} due messages from one slot: a pop of its own, so that a container can hand each
+     * slot's deliveries to its handlers as soon as that slot's reply is back (a slot on a dead or frozen node then
+     * holds back only itself).
+     */
+    public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
+        long leaseMillis = settings.lease().toMillis();
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result -> {
+            List<Delivery> deliveries = new ArrayList<>(result.messages().size());
+            for (Popped popped : result.messages()) {
+                deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
+                        result.token(), true, logBodyChars));
+            }
+            return new PollResult(deliveries, result.redisNow(), result.nextDue(),
+                    new int[] {slot}, new long[] {result.nextDue()});
+        });
+    }
+
+    /**
+     * The cluster node that serves {@code slot} in the client's current view of the topology (its node id), or null
+     * on a standalone or Sentinel deployment. A pop sent to a node that no longer serves its slot (a failover) gets
+     * no reply until it times out: comparing the node a pop went to with this one tells when to send it again.
+     */
+    public String nodeOf(int slot) {
+        return redis.gateway().nodeOf(slots[slot].store());
+    }
+
+    /** Asks the cluster client to look at the topology again now (see {@link RedisGateway#refreshTopology()}). */
+    public CompletableFuture<Void> refreshTopology() {
+        return redis.gateway().refreshTopology();
+    }
+
     // ---------------------------------------------------------------- outcomes
 
     /** Acknowledges one delivery; false when the lease was no longer held (nothing was removed). */
@@ -190,10 +222,32 @@ public final class RmqConsumer {
      * when the lease was no longer held. Retries when a lease extension changed the token meanwhile.
      */
     public CompletableFuture<Boolean> ackAsync(Delivery delivery) {
+        return ackAsync(delivery, System.currentTimeMillis(), FIRST_ACK_RETRY_MILLIS);
+    }
+
+    /** Wait before the first retry of an ack that failed; it doubles with every further failure. */
+    private static final long FIRST_ACK_RETRY_MILLIS = 100;
+
+    /**
+     * An ack whose call failed (the cluster refusing commands while a failover is under way, a timeout) is sent
+     * again, backing off, for up to half the lease: giving up at once let the lease run out and the message come a
+     * second time. Retrying is safe: an ack is fenced by its token, so a repeated one settles nothing else.
+     */
+    private CompletableFuture<Boolean> ackAsync(Delivery delivery, long firstTriedMillis, long retryInMillis) {
         long token = delivery.token();
-        return acks.submit(delivery.slotKeys(), delivery).thenCompose(code -> code == 1
-                ? CompletableFuture.completedFuture(true)
-                : afterExtension(delivery, token, () -> ackAsync(delivery), false));
+        return acks.submit(delivery.slotKeys(), delivery).handle((code, error) -> {
+            if (error == null) {
+                return code == 1 ? CompletableFuture.completedFuture(true)
+                        : afterExtension(delivery, token, () -> ackAsync(delivery), false);
+            }
+            long retryAt = System.currentTimeMillis() + retryInMillis;
+            if (retryAt - firstTriedMillis > settings.lease().toMillis() / 2) {
+                return CompletableFuture.<Boolean>failedFuture(error);
+            }
+            CompletableFuture<Void> waited = new CompletableFuture<>();
+            Timeouts.after(retryInMillis, () -> waited.complete(null));
+            return waited.thenCompose(v -> ackAsync(delivery, firstTriedMillis, retryInMillis * 2));
+        }).thenCompose(next -> next);
     }
 
     /** Fails one attempt: retried after its backoff, or dead past max retries. */

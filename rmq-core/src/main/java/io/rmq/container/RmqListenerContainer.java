@@ -3,7 +3,9 @@ package io.rmq.container;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -12,7 +14,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -30,36 +31,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one listener: a poller thread leases due messages (pipelined across slots, up to two pop rounds under way so
- * Redis pops the next batch while handlers work through the last) into a small local queue, and
- * {@code concurrency} handler threads convert, handle and settle them (ack / retry / dead). The poller also extends
- * the leases of everything fetched, and sleeps when idle: until the earliest due time it knows of, until a wake-up
- * announcement names a sooner one, or at most {@code maxIdle}.
+ * Runs one listener: a poller thread leases due messages (one pop per slot, pipelined) into a small local queue, and
+ * {@code concurrency} handler threads convert, handle and settle them (ack / retry / dead). Each slot's deliveries
+ * are queued as soon as that slot's own reply is back, so a slot whose node is dead or frozen holds back only itself.
+ * The poller also extends the leases of everything fetched (queued ones too, per slot), and sleeps when idle: until
+ * the earliest due time it knows of, until a wake-up announcement names a sooner one, or at most {@code maxIdle}.
  * <p>
  * {@link #stop()} is graceful: fetching stops, fetched-but-unstarted messages go back to the store at once (no
  * attempt counted), running handlers get up to {@code shutdownTimeout} to finish while their leases are kept alive.
  *
  * <h2>Invariants (what keeps a listener consuming)</h2>
  * <ol>
- * <li>The scheduling state ({@code slotNextDue}, {@code slotBusy}, {@code rounds}, {@code deferredWakes}, the
- * clock offset, the next full poll) has one owner, the poller thread. Other threads never touch it: they
- * {@linkplain #events enqueue an event} (a round finished, a wake-up, a resync) and unpark the poller. The poller
- * drains the event queue completely at the top of every pass; an event is never cleared or dropped unseen.</li>
- * <li>A slot is busy iff a round that covers it is in {@code rounds}. Every round produces exactly one
- * {@link RoundFinished} event, on whichever comes first of its reply, its error, or {@code commandTimeout} without
- * a reply ({@link Round#finish} decides once). Draining that event is the only place a round leaves
- * {@code rounds} and its slots stop being busy. A reply that comes after the timeout still hands its deliveries
- * to the handlers.</li>
+ * <li>The scheduling state ({@code slotNextDue}, {@code slotPop}, {@code deferredWakes}, per-slot failures and
+ * extensions, the clock offset, the next full poll) has one owner, the poller thread. Other threads never touch it:
+ * they {@linkplain #events enqueue an event} (a pop finished, a wake-up, a resync, a topology check ended) and
+ * unpark the poller. The poller drains the event queue completely at the top of every pass; an event is never
+ * cleared or dropped unseen.</li>
+ * <li>A slot is busy iff its pop is in {@code slotPop}. Every pop produces exactly one {@link PopFinished} event, on
+ * whichever comes first of its reply, its error, {@code commandTimeout} without a reply, or its abandonment (its slot
+ * moved to another cluster node, or the watchdog gave it up); {@link Pop#finish} decides once. Draining that event
+ * is the only place a pop leaves {@code slotPop}. A reply that comes after that still hands its deliveries to the
+ * handlers. A failed pop pauses only its own slot, and a pop without a reply for 200 ms stops taking room in the
+ * buffer: pops stuck on one node never keep the other slots from being polled.</li>
  * <li>No thread of the container waits on Redis without a deadline: pops and settles are bounded by
- * {@code commandTimeout}, lease extensions are sent without waiting (one at a time), acks go through a batch lane
- * that is itself bounded. What a call that timed out had leased comes back through lease expiry.</li>
+ * {@code commandTimeout}, lease extensions are sent without waiting (one at a time per slot), acks go through
+ * per-slot batch lanes that are themselves bounded. What a call that timed out had leased comes back through lease
+ * expiry. On a cluster, a pop without a reply for a second makes the poller refresh the topology (about once a
+ * second) and send again, to the new node, every pop whose slot has moved: a failover costs the dead master's slots
+ * about the time until the replica is promoted, not the command timeout.</li>
+ * <li>A queued delivery's lease is extended like a running one's, so waiting in the local queue never lets a lease
+ * expire while its node answers.</li>
  * <li>The poller's sleep is bounded by {@code maxIdle} (it then polls every slot that is not busy), so no lost
  * unpark can stop it for longer than that.</li>
  * <li>A watchdog (every second, on the shared timer thread) checks what the invariants promise: the poller thread
  * is alive and has made a pass within {@code maxIdle + commandTimeout} (+ grace), and, while the buffer had room,
- * every slot has finished a pop round within that time. It logs an ERROR naming the container and the slots and
+ * every slot has finished a pop within that time. It logs an ERROR naming the container and the slots and
  * repairs: it restarts a dead poller, and enqueues a {@link Resync} that makes the poller poll every slot at once
- * (and give up on any round older than twice the command timeout).</li>
+ * (and give up on any pop older than twice the command timeout).</li>
  * </ol>
  */
 public final class RmqListenerContainer implements ListenerContainer {
@@ -67,6 +75,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private static final Logger log = LoggerFactory.getLogger(RmqListenerContainer.class);
 
     private static final long ERROR_PAUSE_MILLIS = 1000;
+    /** Pause of a slot after its first failed pop; it doubles with each further failure up to ERROR_PAUSE_MILLIS. */
+    private static final long FIRST_RETRY_MILLIS = 100;
     /** Slack on top of maxIdle + commandTimeout before the watchdog calls a slot or the poller stalled (GC, load). */
     private static final long WATCHDOG_GRACE_MILLIS = 5000;
     private static final long WATCHDOG_EVERY_MILLIS = 1000;
@@ -98,24 +108,35 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     private final AtomicInteger unhandled = new AtomicInteger();
 
-    /**
-     * Pop rounds under way at most. With one, the handlers ran dry at every round and Redis idled while they worked;
-     * two overlap them (BENCHMARKS.md).
-     */
-    private static final int MAX_ROUNDS = 2;
-    /** Messages asked for by rounds not yet finished: they take room in the buffer before they arrive. */
+    /** Messages asked for by pops not yet finished: they take room in the buffer before they arrive. */
     private final AtomicInteger requested = new AtomicInteger();
-    /** Pops whose reply has not come yet (a timed-out round still counts until its late reply or error). */
+    /** Pops whose reply has not come yet (a timed-out pop still counts until its late reply or error). */
     private final AtomicInteger popsUnderWay = new AtomicInteger();
+    /**
+     * A pop without a reply for this long (a healthy one takes milliseconds) stops taking room in the buffer (see
+     * {@link Pop#discount()}).
+     */
+    private static final long SLOW_POP_MILLIS = 200;
+    /**
+     * A cluster pop without a reply for this long may be waiting on a master that died: the poller then has the
+     * client refresh its topology (at most every {@link #TOPOLOGY_CHECK_MILLIS}) and sends such pops again where
+     * their slot has moved, instead of waiting for their timeout.
+     */
+    private static final long STUCK_POP_MILLIS = 1000;
+    private static final long TOPOLOGY_CHECK_MILLIS = 1000;
 
     /** Everything other threads tell the poller; drained completely by the poller on every pass. */
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
 
-    private sealed interface Event permits RoundFinished, Wake, Resync {
+    private sealed interface Event permits PopFinished, Wake, Resync, TopologyChecked {
     }
 
-    /** A pop round ended: its result, or its error (a timeout included). */
-    private record RoundFinished(Round round, PollResult result, Throwable error) implements Event {
+    /** A slot's pop ended: its result, or its error (a timeout, or its abandonment, included). */
+    private record PopFinished(Pop pop, PollResult result, Throwable error) implements Event {
+    }
+
+    /** A topology refresh the poller asked for has ended: pops sent to a node that lost their slot go again. */
+    private record TopologyChecked() implements Event {
     }
 
     /** A wake-up announcement: a slot got a new first message due at {@code due} (Redis clock). */
@@ -123,36 +144,73 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     /** Poll every slot now (after a resubscription that may have missed announcements, or a watchdog repair). */
-    private record Resync(boolean abandonOldRounds) implements Event {
+    private record Resync(boolean abandonOldPops) implements Event {
     }
 
-    /** A pop round: the slots it covers, when it was sent (local ms), and whether it has finished. */
-    private final class Round {
+    /**
+     * The pop of one slot: how many it asked for, when it was sent (local ms), the cluster node it went to (null
+     * standalone), and whether it has finished. What it asked for takes room in the buffer ({@link #requested})
+     * until it finishes or, if it is slow, until the poller {@linkplain #discount() stops counting it}.
+     */
+    private final class Pop {
 
-        final int[] slots;
+        private static final int COUNTED = 0;
+        private static final int DISCOUNTED = 1;
+        private static final int FINISHED = 2;
+
+        final int slot;
         final int asked;
         final long sentMillis;
-        final AtomicBoolean finished = new AtomicBoolean();
+        final String node;
+        private final AtomicInteger state = new AtomicInteger(COUNTED);
         volatile Timeout deadline;
 
-        Round(int[] slots, int asked, long sentMillis) {
-            this.slots = slots;
+        Pop(int slot, int asked, long sentMillis, String node) {
+            this.slot = slot;
             this.asked = asked;
             this.sentMillis = sentMillis;
+            this.node = node;
         }
 
-        /** Ends the round once, whatever ends it first; the poller hears of it through one event. */
+        boolean finished() {
+            return state.get() == FINISHED;
+        }
+
+        /**
+         * A pop without a reply for {@link #SLOW_POP_MILLIS} (its node may be dead or frozen) stops taking room in
+         * the buffer, so that pops stuck on one node cannot keep the other slots from being polled (a dead master's
+         * pops asked for more than half the buffer and held the healthy slots back until they were discounted). If
+         * slow pops answer after all, the buffer holds at most a batch per slot more than its capacity for a while.
+         */
+        void discount() {
+            if (state.compareAndSet(COUNTED, DISCOUNTED)) {
+                requested.addAndGet(-asked);
+            }
+        }
+
+        /** Ends the pop once, whatever ends it first; the poller hears of it through one event. */
         void finish(PollResult result, Throwable error) {
-            if (!finished.compareAndSet(false, true)) {
+            int was = state.getAndSet(FINISHED);
+            if (was == FINISHED) {
                 return;
             }
             Timeout timer = deadline;
             if (timer != null) {
                 timer.cancel();
             }
-            requested.addAndGet(-asked);
-            events.add(new RoundFinished(this, result, error));
+            if (was == COUNTED) {
+                requested.addAndGet(-asked);
+            }
+            events.add(new PopFinished(this, result, error));
             LockSupport.unpark(poller);
+        }
+    }
+
+    /** Ends a pop whose slot moved to another node (a failover): it is sent again at once, to the new node. */
+    private static final class SlotMoved extends RuntimeException {
+
+        SlotMoved(int slot, String from, String to) {
+            super("slot " + slot + " moved from cluster node " + from + " to " + to, null, false, false);
         }
     }
 
@@ -160,20 +218,27 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Per slot: Redis ms when it next needs a pop; -1 when empty; 0 at start (unknown: poll). */
     private long[] slotNextDue;
-    /** Slots a round under way is popping (not polled again until it has finished). */
-    private boolean[] slotBusy;
-    private final List<Round> rounds = new ArrayList<>(MAX_ROUNDS);
-    /** Wake-up announcements for busy slots, applied after their round's (older) hints. */
+    /** Per slot, its pop under way, or null; a slot is busy (not polled again) while it has one. */
+    private Pop[] slotPop;
+    /** Wake-up announcements for busy slots, applied after their pop's (older) hints. */
     private final List<Wake> deferredWakes = new ArrayList<>();
     /** Rotates which due slots a partial poll starts with, so no slot waits behind the others. */
     private int slotCursor;
     private long nextFullPoll;
+    /** Pauses every slot (the topic's rate limit could not be read); a failed pop pauses only its slot. */
     private long errorPauseUntil;
     /** Rate-limited: local ms when the shared bucket has a permit again. */
     private volatile long throttledUntil;
-    private int failedRounds;
-    /** The extension under way (bounded); the next one waits for it. */
-    private CompletableFuture<?> extension = CompletableFuture.completedFuture(null);
+    /** Per slot, its failed pops in a row; and how many slots are failing (logged when that starts and ends). */
+    private int[] slotFailures;
+    private int failingSlots;
+    /**
+     * Per slot, the lease extension under way (bounded); the slot's next one waits for it. Per slot, so that an
+     * extension waiting on a dead node holds back no other slot's leases.
+     */
+    private CompletableFuture<?>[] extensions;
+    /** Local ms before which the poller asks for no topology refresh (cluster only). */
+    private long nextTopologyCheck;
     /**
      * Estimated Redis clock minus local clock. Each pop brackets it: Redis read its clock after the request left and
      * before the reply arrived, so the offset lies in [redisNow - received, redisNow - sent]. The estimate keeps the
@@ -283,14 +348,17 @@ public final class RmqListenerContainer implements ListenerContainer {
             stopping = false;
             int slots = consumer.topic().slotAmount();
             slotNextDue = new long[slots];
-            slotBusy = new boolean[slots];
-            rounds.clear();
+            slotPop = new Pop[slots];
+            slotFailures = new int[slots];
+            failingSlots = 0;
+            extensions = new CompletableFuture<?>[slots];
+            Arrays.fill(extensions, CompletableFuture.completedFuture(null));
+            nextTopologyCheck = 0;
             deferredWakes.clear();
             events.clear(); // nothing runs yet that could have queued anything for this run
             nextFullPoll = 0;
             errorPauseUntil = 0;
             throttledUntil = 0;
-            failedRounds = 0;
             long now = System.currentTimeMillis();
             long[] initial = new long[slots];
             Arrays.fill(initial, now);
@@ -362,12 +430,12 @@ public final class RmqListenerContainer implements ListenerContainer {
                     extendLeases();
                     nextExtension = now + extendEveryMillis;
                 }
+                long slowPopsCheck = checkSlowPops(now);
                 int free = room();
                 boolean paused = now < errorPauseUntil || now < throttledUntil;
                 boolean fullPoll = now >= nextFullPoll;
                 int[] due = paused ? new int[0] : dueSlots(fullPoll);
-                boolean roundFree = rounds.size() < MAX_ROUNDS;
-                if (roundFree && free >= roundSize && due.length > 0) {
+                if (free >= roundSize && due.length > 0) {
                     if (fullPoll) {
                         nextFullPoll = now + options.maxIdle().toMillis();
                     }
@@ -393,8 +461,8 @@ public final class RmqListenerContainer implements ListenerContainer {
                     poll(slots, free);
                     continue;
                 }
-                long wakeAt = outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension;
-                boolean full = free < roundSize || !roundFree;
+                long wakeAt = Math.min(outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
+                boolean full = free < roundSize;
                 if (paused) {
                     wakeAt = Math.min(wakeAt, Math.max(errorPauseUntil, throttledUntil));
                 }
@@ -402,7 +470,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                     wakeAt = Math.min(wakeAt, Math.min(nextFullPoll, earliestDueLocal()));
                 }
                 // with the buffer full, a handler finishing or a round ending wakes the poller; the sleep is bounded
-                // by maxIdle whatever happens (invariant 4)
+                // by maxIdle whatever happens (invariant 5)
                 park(Math.min(wakeAt, now + options.maxIdle().toMillis()), full);
             }
             catch (Throwable ex) {
@@ -423,7 +491,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         int count = 0;
         int[] due = new int[next.length];
         for (int i = 0; i < next.length; i++) {
-            if (!slotBusy[i] && (all || next[i] >= 0 && next[i] <= redisNow)) {
+            if (slotPop[i] == null && (all || next[i] >= 0 && next[i] <= redisNow)) {
                 due[count++] = i;
             }
         }
@@ -449,48 +517,51 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     /**
-     * Sends a pop round. Its deliveries go to the handlers as soon as its reply is back (even after its timeout);
-     * the round itself ends once, on its reply, error or timeout (invariant 2).
+     * Sends a round: one pop per slot, pipelined. Each slot's deliveries go to the handlers as soon as its own reply
+     * is back (even after its timeout), so a slot whose node is dead or frozen holds back no other slot; each pop
+     * ends once, on its reply, error or timeout (invariant 2).
      */
     private void poll(int[] slots, int free) {
         int perSlot = limiter != null
                 // asks for no more than the permits it holds; what it does not use goes back to the bucket
                 ? Math.max(1, Math.min(consumer.settings().batchSize(), free / slots.length))
                 : Math.max(1, Math.min(consumer.settings().batchSize(), (free + slots.length - 1) / slots.length));
-        Round round = new Round(slots, perSlot * slots.length, System.currentTimeMillis());
+        if (limiter != null && free > perSlot * slots.length) {
+            limiter.giveBack(free - perSlot * slots.length);
+        }
+        long sent = System.currentTimeMillis();
         for (int slot : slots) {
-            slotBusy[slot] = true;
-        }
-        rounds.add(round);
-        requested.addAndGet(round.asked);
-        popsUnderWay.incrementAndGet();
-        CompletableFuture<PollResult> pop;
-        try {
-            pop = consumer.pollAsync(slots, perSlot);
-        }
-        catch (RuntimeException ex) {
-            pop = CompletableFuture.failedFuture(ex);
-        }
-        if (!pop.isDone()) {
-            round.deadline = Timeouts.after(commandTimeoutMillis, () -> round.finish(null, new RmqTimeoutException(
-                    "polling " + slots.length + " slots of topic '" + topic() + "': no reply from Redis within "
-                            + commandTimeoutMillis + " ms")));
-        }
-        int permits = free;
-        pop.whenComplete((result, error) -> {
+            Pop pop = new Pop(slot, perSlot, sent, consumer.nodeOf(slot));
+            slotPop[slot] = pop;
+            requested.addAndGet(perSlot);
+            popsUnderWay.incrementAndGet();
+            CompletableFuture<PollResult> reply;
             try {
-                if (limiter != null) {
-                    limiter.giveBack(permits - (result == null ? 0 : result.deliveries().size()));
-                }
-                if (result != null) {
-                    deliver(result.deliveries(), round.finished.get());
-                }
+                reply = consumer.pollSlotAsync(slot, perSlot);
             }
-            finally {
-                popsUnderWay.decrementAndGet();
-                round.finish(result, error);
+            catch (RuntimeException ex) {
+                reply = CompletableFuture.failedFuture(ex);
             }
-        });
+            if (!reply.isDone()) {
+                pop.deadline = Timeouts.after(commandTimeoutMillis, () -> pop.finish(null, new RmqTimeoutException(
+                        "polling slot " + slot + " of topic '" + topic() + "': no reply from Redis within "
+                                + commandTimeoutMillis + " ms")));
+            }
+            reply.whenComplete((result, error) -> {
+                try {
+                    if (limiter != null) {
+                        limiter.giveBack(perSlot - (result == null ? 0 : result.deliveries().size()));
+                    }
+                    if (result != null) {
+                        deliver(result.deliveries(), pop.finished());
+                    }
+                }
+                finally {
+                    popsUnderWay.decrementAndGet();
+                    pop.finish(result, error);
+                }
+            });
+        }
     }
 
     /** Hands leased deliveries to the handlers, or back to the store when the container has already drained. */
@@ -504,7 +575,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 unhandled.addAndGet(deliveries.size());
                 queue.addAll(deliveries);
                 if (late) {
-                    log.debug("Container '{}': a pop round answered after its timeout; its {} deliveries are handled",
+                    log.debug("Container '{}': a pop answered after its timeout; its {} deliveries are handled",
                             id(), deliveries.size());
                 }
                 return;
@@ -515,13 +586,13 @@ public final class RmqListenerContainer implements ListenerContainer {
                 released, ex));
     }
 
-    /** Takes in everything other threads reported (invariant 1): finished rounds first, then announcements. */
+    /** Takes in everything other threads reported (invariant 1): finished pops first, then announcements. */
     private void drainEvents(long now) {
         Event event;
         List<Wake> wakes = null;
         while ((event = events.poll()) != null) {
-            if (event instanceof RoundFinished finished) {
-                roundFinished(finished, now);
+            if (event instanceof PopFinished finished) {
+                popFinished(finished, now);
             }
             else if (event instanceof Wake wake) {
                 if (wakes == null) {
@@ -530,10 +601,13 @@ public final class RmqListenerContainer implements ListenerContainer {
                 wakes.add(wake);
             }
             else if (event instanceof Resync resync) {
-                resync(resync.abandonOldRounds(), now);
+                resync(resync.abandonOldPops(), now);
+            }
+            else if (event instanceof TopologyChecked) {
+                resendMovedPops();
             }
         }
-        // announcements deferred behind a round that has now finished apply after its (older) hints
+        // announcements deferred behind a pop that has now finished apply after its (older) hints
         if (!deferredWakes.isEmpty()) {
             List<Wake> ready = new ArrayList<>(deferredWakes);
             deferredWakes.clear();
@@ -544,67 +618,130 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
     }
 
-    private void roundFinished(RoundFinished finished, long now) {
-        Round round = finished.round();
-        if (!rounds.remove(round)) {
+    private void popFinished(PopFinished finished, long now) {
+        Pop pop = finished.pop();
+        int slot = pop.slot;
+        if (slotPop[slot] != pop) {
             return; // already abandoned by a resync
         }
-        AtomicLongArray polled = lastPolled;
-        for (int slot : round.slots) {
-            slotBusy[slot] = false;
-            polled.set(slot, now);
-        }
-        long[] next = slotNextDue;
+        slotPop[slot] = null;
+        lastPolled.set(slot, now);
         PollResult result = finished.result();
         if (result == null) {
-            for (int slot : round.slots) {
-                next[slot] = 0; // unknown: poll it again (after the error pause)
-            }
             Throwable error = finished.error() instanceof CompletionException && finished.error().getCause() != null
                     ? finished.error().getCause() : finished.error();
-            failedRounds++;
-            errorPauseUntil = now + ERROR_PAUSE_MILLIS;
-            if (failedRounds == 1 || failedRounds % 60 == 0) {
-                log.warn("RMQ listener container '{}' failed to poll topic '{}' ({} failed round(s) in a row);"
-                        + " retrying every {} ms: {}", id(), topic(), failedRounds, ERROR_PAUSE_MILLIS,
-                        String.valueOf(error), log.isDebugEnabled() ? error : null);
+            if (error instanceof SlotMoved) {
+                slotNextDue[slot] = 0; // poll it again at once, on its new node
+                return;
+            }
+            // only this slot waits before its next try, the others go on: a quick retry first, then backing off
+            // to ERROR_PAUSE_MILLIS; but every FIRST_RETRY_MILLIS while the cluster refuses commands (it does so
+            // from the moment a master is marked failed until its replica takes over, and the healthy slots
+            // should go on as soon as it has)
+            boolean firstOfAll = failingSlots == 0;
+            if (slotFailures[slot]++ == 0) {
+                failingSlots++;
+            }
+            boolean clusterDown = String.valueOf(error.getMessage()).contains("CLUSTERDOWN");
+            long pause = clusterDown ? FIRST_RETRY_MILLIS
+                    : Math.min(ERROR_PAUSE_MILLIS, FIRST_RETRY_MILLIS << Math.min(10, slotFailures[slot] - 1));
+            slotNextDue[slot] = now + clockOffset + pause;
+            // one line when polling starts to fail (not one per slot), then one a minute per slot still failing
+            if (firstOfAll || slotFailures[slot] % 60 == 0) {
+                log.warn("RMQ listener container '{}' failed to poll slot {} of topic '{}' ({} failed pop(s) in a row);"
+                        + " retrying each failing slot, backing off to every {} ms; the other slots go on: {}", id(), slot,
+                        topic(),
+                        slotFailures[slot], ERROR_PAUSE_MILLIS, String.valueOf(error), log.isDebugEnabled() ? error : null);
             }
             return;
         }
-        if (failedRounds > 0) {
-            log.info("RMQ listener container '{}' polls topic '{}' again after {} failed round(s)", id(), topic(),
-                    failedRounds);
-            failedRounds = 0;
+        if (slotFailures[slot] > 0) {
+            slotFailures[slot] = 0;
+            if (--failingSlots == 0) {
+                log.info("RMQ listener container '{}' polls every slot of topic '{}' again", id(), topic());
+            }
         }
         if (result.redisNow() >= 0) {
-            updateClockOffset(result.redisNow() - now, result.redisNow() - round.sentMillis);
+            updateClockOffset(result.redisNow() - now, result.redisNow() - pop.sentMillis);
         }
-        for (int i = 0; i < result.slots().length; i++) {
-            next[result.slots()[i]] = result.slotNextDue()[i];
+        slotNextDue[slot] = result.slotNextDue()[0];
+    }
+
+    /** Polls every slot at once; with {@code abandonOldPops}, also gives up pops long past their deadline. */
+    private void resync(boolean abandonOldPops, long now) {
+        nextFullPoll = 0;
+        errorPauseUntil = 0;
+        if (!abandonOldPops) {
+            return;
+        }
+        for (Pop pop : slotPop) {
+            if (pop == null || now - pop.sentMillis <= 2 * commandTimeoutMillis) {
+                continue;
+            }
+            if (pop.finished()) {
+                // it ended but its event never reached the poller (invariant 1 broken): end it here
+                slotPop[pop.slot] = null;
+                slotNextDue[pop.slot] = 0;
+            }
+            else {
+                pop.finish(null, new RmqTimeoutException("abandoned by the watchdog"));
+            }
         }
     }
 
-    /** Polls every slot at once; with {@code abandonOldRounds}, also gives up rounds long past their deadline. */
-    private void resync(boolean abandonOldRounds, long now) {
-        nextFullPoll = 0;
-        errorPauseUntil = 0;
-        if (!abandonOldRounds) {
-            return;
-        }
-        for (Round round : List.copyOf(rounds)) {
-            if (now - round.sentMillis <= 2 * commandTimeoutMillis) {
+    /**
+     * Pops without a reply for {@link #SLOW_POP_MILLIS} stop taking room in the buffer ({@link Pop#discount()}); on a
+     * cluster, while a pop has had no reply for {@link #STUCK_POP_MILLIS}, the client refreshes its topology about
+     * every {@link #TOPOLOGY_CHECK_MILLIS} (its end comes back as a {@link TopologyChecked} event). Returns when the
+     * poller should look again (Long.MAX_VALUE: no pop under way will need it).
+     */
+    private long checkSlowPops(long now) {
+        long next = Long.MAX_VALUE;
+        boolean stuckOnCluster = false;
+        for (Pop pop : slotPop) {
+            if (pop == null) {
                 continue;
             }
-            if (round.finished.get()) {
-                // it ended but its event never reached the poller (invariant 1 broken): end it here
-                rounds.remove(round);
-                for (int slot : round.slots) {
-                    slotBusy[slot] = false;
-                    slotNextDue[slot] = 0;
-                }
+            long age = now - pop.sentMillis;
+            if (age >= SLOW_POP_MILLIS) {
+                pop.discount();
             }
             else {
-                round.finish(null, new RmqTimeoutException("abandoned by the watchdog"));
+                next = Math.min(next, pop.sentMillis + SLOW_POP_MILLIS);
+            }
+            if (pop.node != null) {
+                if (age >= STUCK_POP_MILLIS) {
+                    stuckOnCluster = true;
+                }
+                else {
+                    next = Math.min(next, pop.sentMillis + STUCK_POP_MILLIS);
+                }
+            }
+        }
+        if (!stuckOnCluster) {
+            return next;
+        }
+        if (now >= nextTopologyCheck) {
+            nextTopologyCheck = now + TOPOLOGY_CHECK_MILLIS;
+            consumer.refreshTopology().whenComplete((v, error) -> {
+                events.add(new TopologyChecked());
+                LockSupport.unpark(poller);
+            });
+        }
+        return Math.min(next, nextTopologyCheck);
+    }
+
+    /** Ends every pop whose slot is now served by another node than the one it went to; they are sent again. */
+    private void resendMovedPops() {
+        for (Pop pop : slotPop) {
+            if (pop == null || pop.node == null || pop.finished()) {
+                continue;
+            }
+            String now = consumer.nodeOf(pop.slot);
+            if (now != null && !now.equals(pop.node)) {
+                log.info("RMQ listener container '{}': slot {} of topic '{}' moved to another cluster node (failover);"
+                        + " polling it there", id(), pop.slot, topic());
+                pop.finish(null, new SlotMoved(pop.slot, pop.node, now));
             }
         }
     }
@@ -628,8 +765,8 @@ public final class RmqListenerContainer implements ListenerContainer {
         long earliest = Long.MAX_VALUE;
         long[] next = slotNextDue;
         for (int i = 0; i < next.length; i++) {
-            // a busy slot's hint is stale; its round ending wakes the poller
-            if (!slotBusy[i] && next[i] >= 0 && next[i] < earliest) {
+            // a busy slot's hint is stale; its pop ending wakes the poller
+            if (slotPop[i] == null && next[i] >= 0 && next[i] < earliest) {
                 earliest = next[i];
             }
         }
@@ -646,7 +783,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         plannedWake.set(Math.max(1, wakeAtMillis));
         long now = System.currentTimeMillis();
         if (wakeAtMillis > now && !stopping && events.isEmpty()
-                && !(full && room() >= roundSize && rounds.size() < MAX_ROUNDS)) {
+                && !(full && room() >= roundSize)) {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(wakeAtMillis - now));
         }
         plannedWake.set(0);
@@ -658,43 +795,54 @@ public final class RmqListenerContainer implements ListenerContainer {
         if (slot < 0 || slot >= next.length) {
             return;
         }
-        if (slotBusy[slot]) {
-            deferredWakes.add(wake); // the round under way may bring back a hint older than this announcement
+        if (slotPop[slot] != null) {
+            deferredWakes.add(wake); // the pop under way may bring back a hint older than this announcement
         }
         else if (next[slot] < 0 || wake.due() < next[slot]) {
             next[slot] = wake.due();
         }
     }
 
-    /** Sends one extension of every outstanding lease, without waiting for it; the next waits for this one. */
+    /**
+     * Sends one extension of every outstanding lease (those of queued deliveries too), without waiting for it: one
+     * call per slot, each slot's next one waiting for its last, so that a slot whose node does not answer holds back
+     * no other slot's extensions.
+     */
     private void extendLeases() {
-        if (outstanding.isEmpty() || !extension.isDone()) {
+        if (outstanding.isEmpty()) {
             return;
         }
-        List<Delivery> leased = new ArrayList<>(outstanding);
-        CompletableFuture<Integer> sent;
-        try {
-            sent = consumer.extendAllAsync(leased); // bounded inside (RedisGateway.CALL_TIMEOUT_MILLIS)
-        }
-        catch (RuntimeException ex) {
-            sent = CompletableFuture.failedFuture(ex);
-        }
-        extension = sent.whenComplete((extended, error) -> {
-            if (error != null) {
-                log.warn("Container '{}': extending {} leases failed; they are extended again in {} ms: {}", id(),
-                        leased.size(), extendEveryMillis, String.valueOf(error));
+        Map<Integer, List<Delivery>> bySlot = new HashMap<>();
+        for (Delivery delivery : outstanding) {
+            if (extensions[delivery.slot()].isDone()) {
+                bySlot.computeIfAbsent(delivery.slot(), s -> new ArrayList<>()).add(delivery);
             }
-            else if (extended < leased.size()) {
-                log.debug("Container '{}': {} of {} leases could not be extended (already settled or expired)", id(),
-                        leased.size() - extended, leased.size());
+        }
+        bySlot.forEach((slot, leased) -> {
+            CompletableFuture<Integer> sent;
+            try {
+                sent = consumer.extendAllAsync(leased); // bounded inside (RedisGateway.CALL_TIMEOUT_MILLIS)
             }
+            catch (RuntimeException ex) {
+                sent = CompletableFuture.failedFuture(ex);
+            }
+            extensions[slot] = sent.whenComplete((extended, error) -> {
+                if (error != null) {
+                    log.warn("Container '{}': extending {} leases on slot {} failed; they are extended again in {} ms:"
+                            + " {}", id(), leased.size(), slot, extendEveryMillis, String.valueOf(error));
+                }
+                else if (extended < leased.size()) {
+                    log.debug("Container '{}': {} of {} leases could not be extended (already settled or expired)",
+                            id(), leased.size() - extended, leased.size());
+                }
+            });
         });
     }
 
     /** Stop: give back what was fetched but not started, then keep running handlers' leases alive until they end. */
     private void drainOnStop() {
         long deadline = System.currentTimeMillis() + options.shutdownTimeout().toMillis();
-        // pops under way bring deliveries that must be given back too (bounded: rounds time out, late ones are
+        // pops under way bring deliveries that must be given back too (bounded: pops time out, late ones are
         // released by deliver())
         long popDeadline = Math.min(deadline, System.currentTimeMillis() + commandTimeoutMillis);
         while (popsUnderWay.get() > 0 && System.currentTimeMillis() < popDeadline) {
@@ -731,7 +879,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
     }
 
-    // ------------------------------------------------------------------ watchdog (invariant 5)
+    // ------------------------------------------------------------------ watchdog (invariant 6)
 
     private void watchdog() {
         try {

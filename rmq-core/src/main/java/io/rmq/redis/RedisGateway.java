@@ -21,6 +21,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -382,6 +384,65 @@ public final class RedisGateway implements AutoCloseable {
         }
         catch (TimeoutException ex) {
             throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what);
+        }
+    }
+
+    // ---------------------------------------------------------------- following a failover
+
+    /**
+     * Least time between two topology refreshes asked for through {@link #refreshTopology()}: while a pop waits on
+     * a node that may have died, its container asks about once a second, so that the replica's promotion is seen
+     * within about a second (the client's own periodic refresh is slower).
+     */
+    static final long REFRESH_ON_DEMAND_EVERY_MILLIS = 1000;
+    private final Object refreshLock = new Object();
+    private CompletableFuture<Void> refreshUnderWay = CompletableFuture.completedFuture(null); // refreshLock
+    private long lastRefreshMillis;                                                               // refreshLock
+
+    /**
+     * The node id of the cluster master that serves {@code key} in the client's current view, or null (standalone or
+     * Sentinel, or a slot no node serves).
+     */
+    public String nodeOf(byte[] key) {
+        if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
+            return null;
+        }
+        RedisClusterNode node = clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        return node == null ? null : node.getNodeId();
+    }
+
+    /**
+     * Asks a cluster client to reload its topology now, for callers that wait on a node that may have failed over.
+     * At most one refresh is under way at a time and they start at least {@link #REFRESH_ON_DEMAND_EVERY_MILLIS}
+     * apart: a caller in between gets the one under way (or the last one). The future completes, never
+     * exceptionally, when the refresh is done, failed, or {@link #CALL_TIMEOUT_MILLIS} has passed. Standalone:
+     * completed at once.
+     */
+    public CompletableFuture<Void> refreshTopology() {
+        if (!(client instanceof RedisClusterClient clusterClient) || connection == null || closed) {
+            return CompletableFuture.completedFuture(null);
+        }
+        synchronized (refreshLock) {
+            long now = System.currentTimeMillis();
+            if (!refreshUnderWay.isDone() || now - lastRefreshMillis < REFRESH_ON_DEMAND_EVERY_MILLIS) {
+                return refreshUnderWay;
+            }
+            lastRefreshMillis = now;
+            CompletableFuture<Void> refresh;
+            try {
+                refresh = clusterClient.refreshPartitionsAsync().toCompletableFuture();
+            }
+            catch (RuntimeException ex) {
+                refresh = CompletableFuture.failedFuture(ex);
+            }
+            refreshUnderWay = io.rmq.core.Timeouts.within(refresh, CALL_TIMEOUT_MILLIS, () -> "refreshing the"
+                    + " cluster topology").handle((v, error) -> {
+                        if (error != null) {
+                            log.debug("Refreshing the cluster topology failed: {}", String.valueOf(error));
+                        }
+                        return null;
+                    });
+            return refreshUnderWay;
         }
     }
 

@@ -50,6 +50,10 @@ final class RedisServerProcess {
         this.version = version;
     }
 
+    long pid() {
+        return process.pid();
+    }
+
     RedisEndpoint endpoint() {
         return endpoint;
     }
@@ -70,6 +74,12 @@ final class RedisServerProcess {
      * @param clusterNode start with {@code --cluster-enabled yes}; the port is chosen so that port + 10000 is free too
      */
     static RedisServerProcess start(Path executable, Path workRoot, boolean clusterNode) throws IOException {
+        return start(executable, workRoot, clusterNode, List.of());
+    }
+
+    /** As {@link #start(Path, Path, boolean)}, with extra arguments (they override the defaults above). */
+    static RedisServerProcess start(Path executable, Path workRoot, boolean clusterNode, List<String> extraArgs)
+            throws IOException {
         List<String> portClashes = new ArrayList<>();
         for (int attempt = 1; attempt <= MAX_PORT_ATTEMPTS; attempt++) {
             int port = freePort(clusterNode);
@@ -90,6 +100,7 @@ final class RedisServerProcess {
                         "--cluster-config-file", "nodes-" + port + ".conf",
                         "--cluster-node-timeout", "5000"));
             }
+            command.addAll(extraArgs);
             Process process;
             try {
                 process = new ProcessBuilder(command)

@@ -654,7 +654,17 @@ public final class TestRedisServers {
 
     // ------------------------------------------------------------------------------------------------ plumbing
 
-    private static Path workRoot() throws IOException {
+    /** Servers started elsewhere in this package (a {@link PrivateCluster}) are stopped by the shutdown hook too. */
+    static void track(RedisServerProcess server) {
+        LIVE_PROCESSES.add(server);
+        registerShutdownHook();
+    }
+
+    static void untrack(RedisServerProcess server) {
+        LIVE_PROCESSES.remove(server);
+    }
+
+    static Path workRoot() throws IOException {
         synchronized (SHARED_LOCK) {
             if (workRoot == null || !Files.isDirectory(workRoot)) {
                 workRoot = Files.createTempDirectory("rmq-test-redis-");

@@ -49,7 +49,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
  * checks. With {@code deliveries true}, every consumer also writes {@code startMillis,endMillis,attempt,body} per
  * handled message to {@code <record>.deliveries}: when each delivery began, for the cancel scenarios' checks of what
- * was handed out after a cancel returned.
+ * was handed out after a cancel returned. With {@code defaults true}, the consumer runs with the settings a user of
+ * the Spring Boot starter gets by default (batch 64, lease 30 s, max idle 30 s, command timeout 10 s, shutdown
+ * timeout 30 s, reconnect delay up to 1 s); only {@code concurrency} is taken from the arguments.
  */
 public final class ConsumerMain {
 
@@ -58,8 +60,9 @@ public final class ConsumerMain {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> options = parse(args);
+        boolean defaults = Boolean.parseBoolean(options.getOrDefault("defaults", "false"));
         ClientResources resources = DefaultClientResources.builder()
-                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500))).build();
+                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(defaults ? 1000 : 500))).build();
         AbstractRedisClient client = client(options, resources);
         String topic = options.get("topic");
         long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
@@ -71,7 +74,8 @@ public final class ConsumerMain {
         OutputStream intervals = new FileOutputStream(options.get("record") + ".intervals", true);
         boolean recordDeliveries = Boolean.parseBoolean(options.getOrDefault("deliveries", "false"));
         OutputStream deliveries = new FileOutputStream(options.get("record") + ".deliveries", true);
-        ConsumerSettings settings = new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
+        ConsumerSettings settings = defaults ? ConsumerSettings.DEFAULT
+                : new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
                 new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
         CuratorFramework curator = null;
@@ -107,7 +111,8 @@ public final class ConsumerMain {
                             deliveries.write(handled);
                         }
                     }
-                }, new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),
+                }, defaults ? ContainerOptions.of("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "1")))
+                        : new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),
                         Duration.ofMillis(Long.parseLong(options.getOrDefault("max-idle-ms", "2000"))),
                         Duration.ofSeconds(5), null,
                         Duration.ofMillis(Long.parseLong(options.getOrDefault("command-timeout-ms", "2000"))), mode,

@@ -127,7 +127,33 @@ final class FaultRun implements AutoCloseable {
         thread.start();
     }
 
+    /**
+     * Sends {@code total} messages at once (one synchronous send each, on the calling thread), due one after another
+     * evenly over {@code span} starting {@code lead} from now: a backlog that keeps falling due while the scenario
+     * injects its fault, without a sender that would itself stall on a dead node.
+     */
+    void sendSpread(int total, Duration lead, Duration span) {
+        long first = System.currentTimeMillis() + lead.toMillis();
+        int perBatch = 200;
+        for (int from = 0; from < total; from += perBatch) {
+            List<io.rmq.producer.OutgoingMessage> batch = new ArrayList<>(perBatch);
+            long now = System.currentTimeMillis();
+            for (int i = from; i < Math.min(total, from + perBatch); i++) {
+                long due = first + i * span.toMillis() / total;
+                batch.add(io.rmq.producer.OutgoingMessage.rangeMerge(topic, "m-" + i,
+                        Duration.ofMillis(Math.max(1, due - now))));
+            }
+            sender.producer().sendBatch(batch); // throws unless every message was accepted
+            for (int i = from; i < Math.min(total, from + perBatch); i++) {
+                accepted.add("m-" + i);
+            }
+        }
+    }
+
     void awaitSent(Duration timeout) throws InterruptedException {
+        if (sending == null) {
+            return; // sent by sendSpread
+        }
         sending.join(timeout.toMillis());
         if (sending.isAlive()) {
             throw new AssertionError(name + ": the sender did not finish within " + timeout + " ("
@@ -175,6 +201,29 @@ final class FaultRun implements AutoCloseable {
     }
 
     record Handled(String id, long atMillis) {
+    }
+
+    /** One handling as a consumer started with {@code deliveries true} recorded it. */
+    record Handling(String id, long startMillis, int attempt) {
+    }
+
+    /** Every handling the consumers recorded in their {@code .deliveries} files (lines cut by a kill -9 skipped). */
+    List<Handling> handlings() throws IOException {
+        List<Handling> out = new ArrayList<>();
+        for (ConsumerProcess consumer : consumers) {
+            Path file = Path.of(consumer.record() + ".deliveries");
+            if (!Files.exists(file)) {
+                continue;
+            }
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                String[] f = line.split(",");
+                if (f.length != 4 || !f[3].startsWith("m-")) {
+                    continue;
+                }
+                out.add(new Handling(f[3], Long.parseLong(f[0]), Integer.parseInt(f[2])));
+            }
+        }
+        return out;
     }
 
     /** One handling by an ORDERLY consumer. */
@@ -288,6 +337,16 @@ final class FaultRun implements AutoCloseable {
         return records;
     }
 
+    /**
+     * Has the test side's cluster client load the topology now (after a failover: its own periodic refresh may be
+     * seconds away, and a stats call queued for the dead node would wait for the client's timeout).
+     */
+    void refreshSenderTopology() {
+        if (senderClient instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            cluster.refreshPartitions();
+        }
+    }
+
     /** Messages of the topic still waiting or in flight (and dead ones, which no scenario should produce). */
     long leftInRedis() {
         TopicStats stats = sender.admin().stats(topic);
@@ -313,6 +372,14 @@ final class FaultRun implements AutoCloseable {
         }
         Files.writeString(results, row, StandardOpenOption.APPEND);
         System.out.print("[faults] " + row);
+    }
+
+    /** Appends a line of figures below the scenario rows of the results file (and prints it). */
+    void note(String line) throws IOException {
+        Path results = Path.of(System.getProperty("rmq.faults.results", "target/reliability-results.md"));
+        Files.createDirectories(results.toAbsolutePath().getParent());
+        Files.writeString(results, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        System.out.println("[faults] " + line);
     }
 
     @Override

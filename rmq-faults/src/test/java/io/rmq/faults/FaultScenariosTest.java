@@ -223,6 +223,163 @@ class FaultScenariosTest extends FaultSuite {
         }
     }
 
+    /**
+     * A master of a 3+3 cluster killed (kill -9) while a backlog falls due on every slot, with two consumers that run
+     * with the settings a user gets by default (batch 64, lease 30 s, command timeout 10 s, max idle 30 s). Measured
+     * from the consumers' own records: the longest pause in handling the other masters' messages, the time from the
+     * replica's promotion (seen from the replica itself) to the first message of the dead master's slots handled,
+     * and redeliveries, told apart by the node their slot was on. The healthy slots must not pause (the round that
+     * waited for every slot held them for 6-11 s), the dead master's slots must resume within seconds of the
+     * promotion, and no healthy slot's message may be delivered twice (a lease that ran out while its delivery waited
+     * in a consumer's local queue). Once, or five times when long; each kill's figures go to the results file.
+     */
+    @Test
+    void aKilledMasterHoldsBackOnlyItsOwnSlotsWithTheDefaultSettings() throws Exception {
+        int kills = LONG ? 5 : 1;
+        for (int k = 1; k <= kills; k++) {
+            killAMasterWithDefaults(k);
+        }
+    }
+
+    private void killAMasterWithDefaults(int number) throws Exception {
+        int messages = 4_000;
+        Duration lead = Duration.ofSeconds(2);
+        Duration span = Duration.ofSeconds(10);
+        try (ClusterOfSix cluster = ClusterOfSix.start(work)) {
+            try (FaultRun run = new FaultRun("3+3 cluster, a master killed, default consumer settings (" + number + ")",
+                    work, RedisClusterClient.create(resources, cluster.seeds()))) {
+                Map<String, String> options = Map.of("cluster", cluster.seedList(), "defaults", "true",
+                        "deliveries", "true");
+                run.consumer("c0", options);
+                run.consumer("c1", options);
+                long firstDue = System.currentTimeMillis() + lead.toMillis();
+                run.sendSpread(messages, lead, span);
+                long lastDue = firstDue + span.toMillis();
+                cluster.awaitReplicaInSync(0); // what the dead master accepted is on its replica
+                long killAt = firstDue + span.toMillis() / 4;
+                assertThat(System.currentTimeMillis()).as("sending the backlog took too long (machine overloaded?)")
+                        .isLessThan(killAt);
+                Signals.sleep(killAt - System.currentTimeMillis());
+                Set<Integer> lostSlots = cluster.slotsOf(0);
+                java.util.function.Predicate<String> onDeadMaster = id -> lostSlots.contains(clusterSlot(run, id));
+                long killedAt;
+                long promotedAt;
+                long downFor;
+                try (PromotionWatch promotion = new PromotionWatch(cluster.replicas.get(0), cluster.masters.get(1))) {
+                    killedAt = System.currentTimeMillis();
+                    cluster.masters.get(0).kill();
+                    promotedAt = promotion.await(Duration.ofSeconds(60));
+                    downFor = promotion.downFrom == 0 ? 0 : (promotion.downTo == 0 ? System.currentTimeMillis()
+                            : promotion.downTo) - promotion.downFrom;
+                }
+                Signals.sleep(1000); // the other nodes learn of the promotion
+                run.refreshSenderTopology();
+                // leases of deliveries whose ack died with the master run out after 30 s: then they come again
+                FaultRun.Records records = run.finish(Duration.ofSeconds(10), Duration.ofSeconds(120));
+
+                // healthy slots' messages fall due until lastDue: every pause that began before then counts
+                List<Long> healthy = records.times().stream().filter(h -> !onDeadMaster.test(h.id()))
+                        .map(FaultRun.Handled::atMillis).filter(t -> t >= killedAt).sorted().toList();
+                long healthyGap = 0;
+                long previous = killedAt;
+                for (long at : healthy) {
+                    if (previous <= lastDue) {
+                        healthyGap = Math.max(healthyGap, at - previous);
+                    }
+                    previous = at;
+                }
+                long resume = records.firstAfter(promotedAt, onDeadMaster);
+                List<FaultRun.Handling> handlings = run.handlings();
+                long healthyRedelivered = handlings.stream().filter(h -> h.attempt() > 1 && !onDeadMaster.test(h.id()))
+                        .count();
+                long deadRedelivered = handlings.stream().filter(h -> h.attempt() > 1 && onDeadMaster.test(h.id()))
+                        .count();
+                long healthyDuplicates = records.counts().entrySet().stream()
+                        .filter(e -> !onDeadMaster.test(e.getKey())).mapToLong(e -> e.getValue() - 1).sum();
+                long deadDuplicates = records.counts().entrySet().stream()
+                        .filter(e -> onDeadMaster.test(e.getKey())).mapToLong(e -> e.getValue() - 1).sum();
+                long lastHandled = records.times().stream().mapToLong(FaultRun.Handled::atMillis).max().orElse(0);
+                long deadAfterKill = records.times().stream().filter(h -> h.atMillis() >= killedAt
+                        && onDeadMaster.test(h.id())).count();
+                run.report(records, "1 master kill -9 (promoted after " + (promotedAt - killedAt) + " ms)", resume);
+                run.note(String.format("kill %d: handled after the kill: %d of the healthy slots' messages by their"
+                        + " last due time (+%d ms), %d of the dead master's; last message handled at +%d ms", number,
+                        healthy.stream().filter(t -> t <= lastDue).count(), lastDue - killedAt, deadAfterKill, lastHandled - killedAt));
+                run.note(String.format("kill %d: healthy slots' longest pause %d ms (the cluster refused every command"
+                        + " for %d ms); replica promoted %d ms after the kill; dead master's slots: first message %d ms"
+                        + " after the promotion; duplicates: healthy slots %d (redelivered %d), dead master's slots %d"
+                        + " (redelivered %d)", number, healthyGap, downFor, promotedAt - killedAt, resume,
+                        healthyDuplicates, healthyRedelivered, deadDuplicates, deadRedelivered));
+                assertNoLossAndClean(run, records, 2 * 2 * (1 + 8 * 64));
+                // the cluster's own refusal is Redis's; what RMQ adds to it must stay well below the 6-11 s of before
+                assertThat(healthyGap).as("longest pause in handling the healthy slots' messages (ms), the cluster"
+                        + " having refused commands for %d ms", downFor).isLessThan(downFor + 1_500);
+                assertThat(resume).as("ms from the promotion to the first message of the dead master's slots")
+                        .isBetween(0L, 5_000L);
+                assertThat(healthyDuplicates + healthyRedelivered)
+                        .as("healthy slots' messages delivered twice (a lease ran out in a local queue)").isZero();
+            }
+        }
+    }
+
+    /**
+     * Watches a failover from the side, every 20 ms: the replica's ROLE (when it became a master) and a healthy
+     * master's cluster_state (while the cluster refused commands: Redis's default, cluster-require-full-coverage
+     * yes, refuses every command from the moment a master is marked failed until its replica takes over).
+     */
+    private static final class PromotionWatch implements AutoCloseable {
+
+        private final RedisClient replicaClient;
+        private final RedisClient healthyClient;
+        private final StatefulRedisConnection<String, String> replica;
+        private final StatefulRedisConnection<String, String> healthy;
+        long downFrom;
+        long downTo;
+
+        PromotionWatch(RedisNode replicaNode, RedisNode healthyNode) {
+            replicaClient = RedisClient.create(resources, replicaNode.uri());
+            healthyClient = RedisClient.create(resources, healthyNode.uri());
+            replica = replicaClient.connect();
+            healthy = healthyClient.connect();
+        }
+
+        /** Returns when the replica became a master; then waits (up to 10 s) for the cluster to be ok again. */
+        long await(Duration timeout) throws InterruptedException {
+            long deadline = System.currentTimeMillis() + timeout.toMillis();
+            long promoted = 0;
+            while (System.currentTimeMillis() < deadline) {
+                long now = System.currentTimeMillis();
+                boolean ok = healthy.sync().clusterInfo().contains("cluster_state:ok");
+                if (!ok && downFrom == 0) {
+                    downFrom = now;
+                }
+                if (ok && downFrom != 0 && downTo == 0) {
+                    downTo = now;
+                }
+                if (promoted == 0 && "master".equals(String.valueOf(replica.sync().role().get(0)))) {
+                    promoted = now;
+                    deadline = Math.min(deadline, now + 10_000);
+                }
+                if (promoted != 0 && ok) {
+                    return promoted;
+                }
+                Thread.sleep(20);
+            }
+            if (promoted != 0) {
+                return promoted;
+            }
+            throw new AssertionError("the replica was not promoted within " + timeout);
+        }
+
+        @Override
+        public void close() {
+            replica.close();
+            healthy.close();
+            replicaClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            healthyClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
     /** The Redis Cluster slot of the store key that holds message {@code id}. */
     private static int clusterSlot(FaultRun run, String id) {
         int slot = SlotRouter.slot(id.getBytes(StandardCharsets.UTF_8), run.slots);
@@ -295,6 +452,15 @@ class FaultScenariosTest extends FaultSuite {
             await(() -> all.stream().allMatch(n -> call(n, RedisCommands::clusterInfo).contains("cluster_state:ok"))
                     && replicas.stream().allMatch(n -> call(n, c -> c.info("replication"))
                             .contains("master_link_status:up")), "cluster ok with replicas in sync");
+        }
+
+        /** Waits until master {@code index}'s replica has every write the master has (replication offsets equal). */
+        void awaitReplicaInSync(int index) throws InterruptedException {
+            await(() -> {
+                String info = call(masters.get(index), c -> c.info("replication"));
+                long offset = Long.parseLong(info.replaceAll("(?s).*master_repl_offset:(\\d+).*", "$1"));
+                return info.matches("(?s).*slave0:[^\\n]*offset=" + offset + ",.*");
+            }, "replica in sync");
         }
 
         Set<Integer> slotsOf(int master) {
