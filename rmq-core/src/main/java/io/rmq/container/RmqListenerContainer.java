@@ -3,6 +3,7 @@ package io.rmq.container;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,6 +25,7 @@ import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.RmqTimeoutException;
+import io.rmq.core.TopicType;
 import io.rmq.core.Timeouts;
 import io.netty.util.Timeout;
 import io.rmq.redis.WakeUpSubscriber;
@@ -32,8 +34,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs one listener: a poller thread leases due messages (one pop per slot, pipelined) into a small local queue, and
- * {@code concurrency} handler threads convert, handle and settle them (ack / retry / dead). Each slot's deliveries
- * are queued as soon as that slot's own reply is back, so a slot whose node is dead or frozen holds back only itself.
+ * {@code concurrency} handler threads convert, handle and settle them (ack / retry / dead). A round's deliveries are
+ * queued once all its slots have answered or {@link #HANDOFF_GRACE_MILLIS} after the first reply, so a slot whose node
+ * is dead or frozen holds back only itself; the queue hands them out in the topic's taking order across slots.
  * The poller also extends the leases of everything fetched (queued ones too, per slot), and sleeps when idle: until
  * the earliest due time it knows of, until a wake-up announcement names a sooner one, or at most {@code maxIdle}.
  * <p>
@@ -97,7 +100,11 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** The topic's cluster-wide rate limit, or null. */
     private final io.rmq.consumer.TopicRateLimiter limiter;
 
-    private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    /**
+     * Fetched, not yet started, in the topic's taking order (highest priority first; earliest due first): slots
+     * answer one by one, so the order across slots is kept here, not by the arrival of their replies.
+     */
+    private final PriorityBlockingQueue<Delivery> queue;
     /** The most messages a handler thread takes from the queue at once (a fair share of what is queued). */
     private static final int HANDLER_TAKE = 16;
     private final Set<Delivery> outstanding = ConcurrentHashMap.newKeySet();
@@ -294,6 +301,7 @@ public final class RmqListenerContainer implements ListenerContainer {
     public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<T> handler, ContainerOptions options) {
         this.consumer = consumer;
+        this.queue = new PriorityBlockingQueue<>(64, takingOrder(consumer.topic().type()));
         this.wakeUps = wakeUps;
         this.payloadType = payloadType;
         this.handler = (MessageHandler<Object>) handler;
@@ -517,8 +525,9 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     /**
-     * Sends a round: one pop per slot, pipelined. Each slot's deliveries go to the handlers as soon as its own reply
-     * is back (even after its timeout), so a slot whose node is dead or frozen holds back no other slot; each pop
+     * Sends a round: one pop per slot, pipelined. The round's deliveries go to the handlers together once every pop
+     * has answered, or {@link #HANDOFF_GRACE_MILLIS} after the first reply; a later reply (even one after its timeout)
+     * is handed over when it comes, so a slot whose node is dead or frozen holds back no other slot; each pop
      * ends once, on its reply, error or timeout (invariant 2).
      */
     private void poll(int[] slots, int free) {
@@ -530,6 +539,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             limiter.giveBack(free - perSlot * slots.length);
         }
         long sent = System.currentTimeMillis();
+        Handoff round = new Handoff(slots.length);
         for (int slot : slots) {
             Pop pop = new Pop(slot, perSlot, sent, consumer.nodeOf(slot));
             slotPop[slot] = pop;
@@ -552,9 +562,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                     if (limiter != null) {
                         limiter.giveBack(perSlot - (result == null ? 0 : result.deliveries().size()));
                     }
-                    if (result != null) {
-                        deliver(result.deliveries(), pop.finished());
-                    }
+                    round.arrived(result == null ? List.of() : result.deliveries(), pop.finished());
                 }
                 finally {
                     popsUnderWay.decrementAndGet();
@@ -562,6 +570,72 @@ public final class RmqListenerContainer implements ListenerContainer {
                 }
             });
         }
+    }
+
+    /**
+     * How long the first replies of a round wait for the others before they go to the handlers. Slots answer one by
+     * one; handing each reply over on its own let a lower priority (or a later due time) from a quick slot start
+     * before a higher one that came a moment later, so a backlog was no longer handled in taking order across slots.
+     * The replies of one node's pipelined pops come within about a millisecond; a slot whose node is slow, frozen
+     * or dead holds the others back by this much at most (the timer wheel ticks every 10 ms).
+     */
+    static final long HANDOFF_GRACE_MILLIS = 20;
+
+    /**
+     * Gathers the replies of one round and hands them to the handlers together, sorted by the queue, once every pop
+     * has answered (reply or error) or {@link #HANDOFF_GRACE_MILLIS} after the first reply, whichever comes first;
+     * what answers later is handed over as it comes. Nothing is held longer than the grace: a pop that never answers
+     * costs the others at most that.
+     */
+    private final class Handoff {
+
+        private int waitingFor;
+        private List<Delivery> gathered = new ArrayList<>();
+        private boolean timerSet;
+
+        Handoff(int pops) {
+            this.waitingFor = pops;
+        }
+
+        void arrived(List<Delivery> deliveries, boolean late) {
+            List<Delivery> now;
+            synchronized (this) {
+                waitingFor--;
+                if (gathered == null) {
+                    now = deliveries; // the round was handed over already
+                }
+                else {
+                    gathered.addAll(deliveries);
+                    if (waitingFor > 0) {
+                        if (!timerSet) {
+                            timerSet = true;
+                            Timeouts.after(HANDOFF_GRACE_MILLIS, this::handOver);
+                        }
+                        return;
+                    }
+                    now = gathered;
+                    gathered = null;
+                }
+            }
+            deliver(now, late);
+        }
+
+        void handOver() {
+            List<Delivery> now;
+            synchronized (this) {
+                now = gathered;
+                gathered = null;
+            }
+            if (now != null) {
+                deliver(now, false);
+            }
+        }
+    }
+
+    /** The order in which the topic hands out messages: highest priority first, or earliest due time first. */
+    private static Comparator<Delivery> takingOrder(TopicType type) {
+        Comparator<Delivery> byScore = Comparator.comparingDouble(Delivery::score);
+        return type == TopicType.PRIORITY ? byScore.reversed() : byScore;
     }
 
     /** Hands leased deliveries to the handlers, or back to the store when the container has already drained. */
@@ -573,7 +647,13 @@ public final class RmqListenerContainer implements ListenerContainer {
             if (!drained) {
                 outstanding.addAll(deliveries);
                 unhandled.addAndGet(deliveries.size());
-                queue.addAll(deliveries);
+                List<Delivery> bestFirst = deliveries;
+                if (deliveries.size() > 1) {
+                    // a handler waiting on the queue takes what is there when the first one lands
+                    bestFirst = new ArrayList<>(deliveries);
+                    bestFirst.sort(queue.comparator());
+                }
+                queue.addAll(bestFirst);
                 if (late) {
                     log.debug("Container '{}': a pop answered after its timeout; its {} deliveries are handled",
                             id(), deliveries.size());

@@ -63,6 +63,37 @@ class ContainerTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * Slots answer one by one, yet a backlog that one round of pops takes whole is handled in priority order across
+     * its slots: a quick slot's lower priorities must not start before a higher one that another slot returned a
+     * moment later. Repeated, since the order in which replies come is up to the machine.
+     */
+    @Test
+    void aPriorityBacklogTakenInOneRoundIsHandledHighestFirstAcrossSlots() throws Exception {
+        for (int run = 0; run < 5; run++) {
+            String topic = "backlog-" + run;
+            rmq.defineTopic(topic, TopicType.PRIORITY, 4);
+            List<OutgoingMessage> backlog = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                // distinct priorities in shuffled order, spread over the four slots by their bodies
+                backlog.add(OutgoingMessage.priority(topic, "task-" + i, (i * 17) % 40));
+            }
+            rmq.producer().sendBatch(backlog);
+            List<Double> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+            RmqListenerContainer container = container(topic, 1, Duration.ofSeconds(1),
+                    (String body, Delivery d) -> handled.add(d.score()));
+            container.start();
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 40);
+            }
+            finally {
+                container.stop();
+            }
+            assertThat(handled).as("priorities in the order handled, run %d", run)
+                    .isSortedAccordingTo(java.util.Comparator.reverseOrder());
+        }
+    }
+
     @Test
     void releasedDeliveriesGoBackAtOnceWithoutCountingAnAttempt() {
         rmq.defineTopic("pr", TopicType.PRIORITY, 2);
