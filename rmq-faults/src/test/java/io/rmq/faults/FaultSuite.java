@@ -36,11 +36,11 @@ abstract class FaultSuite {
 
     /** The sender's client of a standalone Redis; the {@link FaultRun} given it closes it. */
     static RmqRedisClient sender(RedisNode redis) {
-        return RmqRedisClient.standalone(redis.uri(), null, resources, RedisClientSettings.DEFAULT);
+        return RmqRedisClient.standalone(redis.uri(), null, null, RedisClientSettings.DEFAULT);
     }
 
     /** The sender's client of a Redis Cluster; the {@link FaultRun} given it closes it. */
     static RmqRedisClient sender(List<RedisURI> seeds) {
-        return RmqRedisClient.cluster(seeds, null, resources, RedisClientSettings.DEFAULT);
+        return RmqRedisClient.cluster(seeds, null, null, RedisClientSettings.DEFAULT);
     }
 }
