@@ -23,7 +23,7 @@ import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.test.LogCapture;
-import io.rmq.test.ReplicatedCluster;
+import io.rmq.test.PrivateCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,12 +43,12 @@ class ClusterFailoverClientTest {
     private static final String TOPIC = "orders";
     private static final int SLOTS = 16;
 
-    private static ReplicatedCluster cluster;
+    private static PrivateCluster cluster;
     private static ClientResources resources;
 
     @BeforeAll
     static void startCluster() throws Exception {
-        cluster = ReplicatedCluster.start(3, Duration.ofMillis(2000));
+        cluster = PrivateCluster.start(3, 1, Duration.ofMillis(2000));
         resources = DefaultClientResources.create();
     }
 

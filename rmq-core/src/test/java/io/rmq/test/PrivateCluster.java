@@ -14,10 +14,12 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 
 /**
- * A Redis Cluster of a test's own (not the shared one of {@link TestRedisServers}), for tests that freeze, kill or
- * fail over its nodes: {@code masters} masters splitting the hash slots as redis-cli does, each with
- * {@code replicasPerMaster} replicas. Nodes are {@code redis-server} processes found like the shared ones', stopped by
- * {@link #close()} (and by the JVM's shutdown hook). Freezing and thawing go by PID ({@code kill -STOP/-CONT}).
+ * A Redis Cluster of a test's own (not the shared one of {@link TestRedisServers}, which has no replicas and must not
+ * be frozen or killed), for tests that freeze, kill or fail over its nodes: {@code masters} masters splitting the hash
+ * slots as redis-cli does, each with {@code replicasPerMaster} replicas. Nodes are {@code redis-server} processes found
+ * like the shared ones', on free loopback ports, stopped by {@link #close()} (and by the JVM's shutdown hook, should
+ * the test not get there). Freezing and thawing go by PID ({@code kill -STOP/-CONT}); {@link #killMaster} is a
+ * kill -9, after which the master's replica is promoted once the cluster's node timeout has passed.
  */
 public final class PrivateCluster implements AutoCloseable {
 
@@ -139,6 +141,32 @@ public final class PrivateCluster implements AutoCloseable {
         return masters.get(index).pid();
     }
 
+    public int masterPort(int index) {
+        return masters.get(index).endpoint().port();
+    }
+
+    public String masterNodeId(int index) {
+        return call(masters.get(index), RedisCommands::clusterMyId);
+    }
+
+    /** kill -9 of master {@code index}: its replica is promoted after the node timeout (see {@link #replicaPromoted}). */
+    public void killMaster(int index) {
+        masters.get(index).kill();
+    }
+
+    /** Whether a replica of master {@code index} has become a master (false while it cannot be asked). */
+    public boolean replicaPromoted(int index) {
+        int perMaster = replicas.size() / masters.size();
+        return replicas.subList(index * perMaster, (index + 1) * perMaster).stream().anyMatch(replica -> {
+            try {
+                return call(replica, c -> c.info("replication")).contains("role:master");
+            }
+            catch (RuntimeException ex) {
+                return false;
+            }
+        });
+    }
+
     /** SIGSTOP: the master keeps its connections open and answers nothing until {@link #thawMaster}. */
     public void freezeMaster(int index) {
         signal(masterPid(index), "STOP");
@@ -197,17 +225,19 @@ public final class PrivateCluster implements AutoCloseable {
         throw new IllegalStateException("private cluster: " + what + " not reached within " + FORM_TIMEOUT);
     }
 
-    /** Thaws (in case a test left a node frozen) and stops every node. */
+    /** Thaws (in case a test left a node frozen) and stops every node that is still alive. */
     @Override
     public void close() {
         List<RedisServerProcess> all = new ArrayList<>(masters);
         all.addAll(replicas);
         for (RedisServerProcess node : all) {
-            try {
-                signal(node.pid(), "CONT");
-            }
-            catch (RuntimeException ignored) {
-                // already gone
+            if (node.isAlive()) {
+                try {
+                    signal(node.pid(), "CONT");
+                }
+                catch (RuntimeException ignored) {
+                    // gone meanwhile
+                }
             }
             node.stopQuietly();
             TestRedisServers.untrack(node);

@@ -135,6 +135,16 @@ final class RedisServerProcess {
         deleteRecursively(dir);
     }
 
+    /** kill -9 (a crash: no shutdown, no reply to anyone), waiting until the process is gone. */
+    void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Kill without waiting long; for the JVM shutdown hook. */
     void stopQuietly() {
         try {

@@ -12,12 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -29,7 +24,8 @@ import io.rmq.core.ConsumeMode;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -49,9 +45,14 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
  * checks. With {@code deliveries true}, every consumer also writes {@code startMillis,endMillis,attempt,body} per
  * handled message to {@code <record>.deliveries}: when each delivery began, for the cancel scenarios' checks of what
- * was handed out after a cancel returned. With {@code defaults true}, the consumer runs with the settings a user of
- * the Spring Boot starter gets by default (batch 64, lease 30 s, max idle 30 s, command timeout 10 s, shutdown
- * timeout 30 s, reconnect delay up to 1 s); only {@code concurrency} is taken from the arguments.
+ * was handed out after a cancel returned.
+ * <p>
+ * Every consumer talks to Redis as an application does: through RMQ's own client ({@link RmqRedisClient}) with
+ * {@link RedisClientSettings#DEFAULT RMQ's default settings} (connect timeout 5 s, command timeout 10 s, reconnect delay
+ * up to 1 s, commands rejected at once while their connection is down, RMQ's topology refresh on a cluster). With
+ * {@code defaults true}, the listener too runs with the settings a user of the Spring Boot starter gets by default
+ * (batch 64, lease 30 s, max idle 30 s, command timeout 10 s, shutdown timeout 30 s); only {@code concurrency} is taken
+ * from the arguments.
  */
 public final class ConsumerMain {
 
@@ -61,13 +62,11 @@ public final class ConsumerMain {
     public static void main(String[] args) throws Exception {
         Map<String, String> options = parse(args);
         boolean defaults = Boolean.parseBoolean(options.getOrDefault("defaults", "false"));
-        ClientResources resources = DefaultClientResources.builder()
-                .reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(defaults ? 1000 : 500))).build();
-        AbstractRedisClient client = client(options, resources);
+        RmqRedisClient client = client(options);
         String topic = options.get("topic");
         long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
         OutputStream record = new FileOutputStream(options.get("record"), true);
-        Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix")));
+        Rmq rmq = Rmq.create(client.client(), Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix")));
         rmq.defineTopic(topic, TopicType.valueOf(options.getOrDefault("type", "RANGE_MERGE")),
                 Integer.parseInt(options.getOrDefault("slots", "16")));
         ConsumeMode mode = ConsumeMode.valueOf(options.getOrDefault("mode", "CONCURRENT"));
@@ -131,8 +130,7 @@ public final class ConsumerMain {
             curator.close();
         }
         rmq.close();
-        client.shutdown();
-        resources.shutdown();
+        client.close();
         record.close();
         intervals.close();
         deliveries.close();
@@ -140,15 +138,16 @@ public final class ConsumerMain {
         System.out.flush();
     }
 
-    private static AbstractRedisClient client(Map<String, String> options, ClientResources resources) {
+    /** RMQ's own client with its defaults and resources of its own, as an application without Spring would build it. */
+    private static RmqRedisClient client(Map<String, String> options) {
         if (options.containsKey("cluster")) {
             List<RedisURI> seeds = new ArrayList<>();
             for (String node : options.get("cluster").split(",")) {
                 seeds.add(uri(node));
             }
-            return RedisClusterClient.create(resources, seeds);
+            return RmqRedisClient.cluster(seeds, null, null, RedisClientSettings.DEFAULT);
         }
-        return RedisClient.create(resources, uri(options.get("redis")));
+        return RmqRedisClient.standalone(uri(options.get("redis")), null, null, RedisClientSettings.DEFAULT);
     }
 
     private static RedisURI uri(String hostPort) {

@@ -97,7 +97,7 @@ class CancelFaultScenariosTest extends FaultSuite {
         System.out.println("[faults] " + name + ": seed " + seed + ", work directory " + work);
         Random random = new Random(seed);
         try (RedisNode redis = RedisNode.start(work, false);
-                FaultRun run = new FaultRun(name, work, RedisClient.create(resources, redis.uri()), ordered)) {
+                FaultRun run = new FaultRun(name, work, sender(redis), ordered)) {
             RedisClient rawClient = RedisClient.create(resources, redis.uri());
             try (StatefulRedisConnection<String, String> raw = rawClient.connect()) {
                 RedisCommands<String, String> redisCommands = raw.sync();

@@ -17,13 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.Rmq;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.RmqRedisClient;
 
 /**
  * One fault scenario's bookkeeping, independent of the consumers: the ids the sender got an acknowledgement for
@@ -39,7 +36,7 @@ final class FaultRun implements AutoCloseable {
     /** ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, with one of 64 keys as slot basis. */
     final boolean ordered;
     final int slots = 16;
-    private final AbstractRedisClient senderClient;
+    private final RmqRedisClient senderClient;
     private final Rmq sender;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
     private final AtomicLong failedSends = new AtomicLong();
@@ -47,24 +44,18 @@ final class FaultRun implements AutoCloseable {
     private final long startedMillis = System.currentTimeMillis();
     private volatile Thread sending;
 
-    /** Client resources of a scenario's test-side clients: reconnects capped at 500 ms, as the consumer JVMs'. */
-    static ClientResources clientResources() {
-        return DefaultClientResources.builder().reconnectDelay(RedisGateway.reconnectDelay(Duration.ofMillis(500)))
-                .build();
-    }
-
-    /** The run owns {@code senderClient}: {@link #close()} shuts it down. */
-    FaultRun(String name, Path workDir, AbstractRedisClient senderClient) {
+    /** The run owns {@code senderClient} ({@link FaultSuite#sender}): {@link #close()} closes it. */
+    FaultRun(String name, Path workDir, RmqRedisClient senderClient) {
         this(name, workDir, senderClient, false);
     }
 
-    FaultRun(String name, Path workDir, AbstractRedisClient senderClient, boolean ordered) {
+    FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered) {
         this.ordered = ordered;
         this.topic = ordered ? "ordered" : "faults";
         this.name = name;
         this.workDir = workDir;
         this.senderClient = senderClient;
-        this.sender = Rmq.create(senderClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        this.sender = Rmq.create(senderClient.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix));
         sender.defineTopic(topic, ordered ? TopicType.FIXED_TIME : TopicType.RANGE_MERGE, slots);
     }
 
@@ -342,7 +333,7 @@ final class FaultRun implements AutoCloseable {
      * seconds away, and a stats call queued for the dead node would wait for the client's timeout).
      */
     void refreshSenderTopology() {
-        if (senderClient instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+        if (senderClient.client() instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
             cluster.refreshPartitions();
         }
     }
@@ -392,7 +383,7 @@ final class FaultRun implements AutoCloseable {
             thread.interrupt();
         }
         sender.close();
-        senderClient.shutdown();
+        senderClient.close();
     }
 
     private static void sleep(long millis, int nanos) {

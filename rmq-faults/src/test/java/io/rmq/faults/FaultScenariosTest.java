@@ -17,7 +17,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.rmq.core.SlotRouter;
 import io.rmq.test.TcpProxy;
@@ -56,10 +55,6 @@ class FaultScenariosTest extends FaultSuite {
         return options;
     }
 
-    private static RedisClient client(RedisNode node) {
-        return RedisClient.create(resources, node.uri());
-    }
-
     // ------------------------------------------------------------------ scenarios
 
     @Test
@@ -67,7 +62,7 @@ class FaultScenariosTest extends FaultSuite {
         int messages = LONG ? 100_000 : 6_000;
         int kills = LONG ? 20 : 3;
         try (RedisNode redis = RedisNode.start(work, false)) {
-            try (FaultRun run = new FaultRun("kill -9 of consumers", work, client(redis))) {
+            try (FaultRun run = new FaultRun("kill -9 of consumers", work, sender(redis))) {
                 List<ConsumerProcess> live = new ArrayList<>();
                 live.add(run.consumer("c0", consumer("redis", redis.hostPort())));
                 live.add(run.consumer("c1", consumer("redis", redis.hostPort())));
@@ -95,7 +90,7 @@ class FaultScenariosTest extends FaultSuite {
             for (int seed = 1; seed <= runs; seed++) {
                 try (TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
                         FaultRun run = new FaultRun("soak through a faulty proxy, seed " + seed, work,
-                                client(redis))) {
+                                sender(redis))) {
                     run.consumer("c0", consumer("redis", RedisNode.HOST + ":" + proxy.port()));
                     run.consumer("c1", consumer("redis", RedisNode.HOST + ":" + proxy.port()));
                     // latency on every chunk; every ~2 s a reset (30%) or a stall of up to 2 s (> command timeout)
@@ -149,7 +144,7 @@ class FaultScenariosTest extends FaultSuite {
         int outages = LONG ? 3 : 1;
         int seconds = LONG ? 60 : 10;
         int rate = LONG ? 1000 : 500;
-        try (FaultRun run = new FaultRun(name, work, client(redis))) {
+        try (FaultRun run = new FaultRun(name, work, sender(redis))) {
             run.consumer("c0", consumer("redis", redis.hostPort()));
             run.consumer("c1", consumer("redis", redis.hostPort()));
             run.send(seconds * rate, rate);
@@ -178,7 +173,7 @@ class FaultScenariosTest extends FaultSuite {
         int seconds = LONG ? 60 : 10;
         try (RedisNode redis = RedisNode.start(work, false)) {
             try (FaultRun run = new FaultRun("consumer frozen past its lease (SIGSTOP 4 s, lease 1 s)", work,
-                    client(redis))) {
+                    sender(redis))) {
                 Map<String, String> shortLease = consumer("redis", redis.hostPort());
                 shortLease.put("lease-ms", "1000");
                 ConsumerProcess frozen = run.consumer("c0", shortLease);
@@ -203,7 +198,7 @@ class FaultScenariosTest extends FaultSuite {
         int seconds = LONG ? 60 : 12;
         try (ClusterOfSix cluster = ClusterOfSix.start(work)) {
             try (FaultRun run = new FaultRun("3+3 cluster, a master killed (kill -9)", work,
-                    RedisClusterClient.create(resources, cluster.seeds()))) {
+                    sender(cluster.seeds()))) {
                 Map<String, String> options = consumer("cluster", cluster.seedList());
                 run.consumer("c0", options);
                 run.consumer("c1", options);
@@ -247,7 +242,7 @@ class FaultScenariosTest extends FaultSuite {
         Duration span = Duration.ofSeconds(10);
         try (ClusterOfSix cluster = ClusterOfSix.start(work)) {
             try (FaultRun run = new FaultRun("3+3 cluster, a master killed, default consumer settings (" + number + ")",
-                    work, RedisClusterClient.create(resources, cluster.seeds()))) {
+                    work, sender(cluster.seeds()))) {
                 Map<String, String> options = Map.of("cluster", cluster.seedList(), "defaults", "true",
                         "deliveries", "true");
                 run.consumer("c0", options);

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import io.lettuce.core.RedisClient;
 import io.rmq.test.TcpProxy;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
@@ -43,7 +42,7 @@ class OrderedFaultScenariosTest extends FaultSuite {
         int seconds = LONG ? 120 : 16;
         try (RedisNode redis = RedisNode.start(work, false)) {
             try (FaultRun run = new FaultRun("ORDERLY consumers, kill -9 (ownership 2 s)", work,
-                    RedisClient.create(resources, redis.uri()), true)) {
+                    sender(redis), true)) {
                 List<ConsumerProcess> live = new ArrayList<>();
                 for (int i = 0; i < 3; i++) {
                     live.add(run.consumer("o" + i, ordered(redis)));
@@ -93,7 +92,7 @@ class OrderedFaultScenariosTest extends FaultSuite {
         int seconds = LONG ? 60 : 12;
         try (RedisNode redis = RedisNode.start(work, false)) {
             try (FaultRun run = new FaultRun("ORDERLY consumer frozen past its ownership (SIGSTOP 5 s)", work,
-                    RedisClient.create(resources, redis.uri()), true)) {
+                    sender(redis), true)) {
                 ConsumerProcess frozen = run.consumer("o0", ordered(redis));
                 run.consumer("o1", ordered(redis));
                 run.send(seconds * 300, 300);
@@ -131,7 +130,7 @@ class OrderedFaultScenariosTest extends FaultSuite {
         try (RedisNode redis = RedisNode.start(work, false); TestingServer zookeeper = new TestingServer(true);
                 TcpProxy zookeeperOfFrozen = new TcpProxy("127.0.0.1", zookeeper.getPort())) {
             try (FaultRun run = new FaultRun("ORDERLY with ZooKeeper, session 2 s under a 10 s ownership, owner frozen"
-                    + " 5 s (SIGSTOP)", work, RedisClient.create(resources, redis.uri()), true)) {
+                    + " 5 s (SIGSTOP)", work, sender(redis), true)) {
                 Map<String, String> options = ordered(redis);
                 options.put("ownership-ms", "10000");
                 options.put("zookeeper", zookeeper.getConnectString());
