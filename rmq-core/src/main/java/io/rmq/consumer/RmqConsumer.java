@@ -130,10 +130,7 @@ public final class RmqConsumer {
                 if (result.nextDue() >= 0 && (nextDue < 0 || result.nextDue() < nextDue)) {
                     nextDue = result.nextDue();
                 }
-                for (Popped popped : result.messages()) {
-                    deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                            result.token(), true, logBodyChars));
-                }
+                deliveries.addAll(deliveriesOf(result));
             }
             if (failed == pops.size() && firstFailure != null) {
                 throw firstFailure;
@@ -167,15 +164,19 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result -> {
-            List<Delivery> deliveries = new ArrayList<>(result.messages().size());
-            for (Popped popped : result.messages()) {
-                deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                        result.token(), true, logBodyChars));
-            }
-            return new PollResult(deliveries, result.redisNow(), result.nextDue(),
-                    new int[] {slot}, new long[] {result.nextDue()});
-        });
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result ->
+                new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
+                        new long[] {result.nextDue()}));
+    }
+
+    /** The leased deliveries of one pop, each fenced by the pop's token. */
+    private List<Delivery> deliveriesOf(PopResult result) {
+        List<Delivery> deliveries = new ArrayList<>(result.messages().size());
+        for (Popped popped : result.messages()) {
+            deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
+                    result.token(), true, logBodyChars));
+        }
+        return deliveries;
     }
 
     /**

@@ -307,12 +307,8 @@ public final class RedisGateway implements AutoCloseable {
 
     /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
     private String addressOfNodeServing(byte[] key) {
-        if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
-            return null;
-        }
         try {
-            io.lettuce.core.cluster.models.partitions.RedisClusterNode node = clusterClient.getPartitions()
-                    .getMasterBySlot(io.lettuce.core.cluster.SlotHash.getSlot(key));
+            RedisClusterNode node = masterServing(key);
             return node == null || node.getUri() == null ? null : node.getUri().getHost() + ":" + node.getUri().getPort();
         }
         catch (RuntimeException ex) {
@@ -404,11 +400,16 @@ public final class RedisGateway implements AutoCloseable {
      * Sentinel, or a slot no node serves).
      */
     public String nodeOf(byte[] key) {
+        RedisClusterNode node = masterServing(key);
+        return node == null ? null : node.getNodeId();
+    }
+
+    /** The cluster master that serves {@code key} in the client's current view; null standalone or unknown. */
+    private RedisClusterNode masterServing(byte[] key) {
         if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
             return null;
         }
-        RedisClusterNode node = clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-        return node == null ? null : node.getNodeId();
+        return clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
     }
 
     /**
