@@ -88,6 +88,14 @@ public final class Delivery {
         return token;
     }
 
+    /**
+     * The trace context the sender stored beside the message ({@code rmq.observation.propagate-context}), e.g.
+     * {@code traceparent}; empty when none was stored or the listener does not read it.
+     */
+    public java.util.Map<String, String> context() {
+        return java.util.Map.of(); // TODO(issue 20, observations helper): read from the slot's context hash
+    }
+
     SlotKeys slotKeys() {
         return slotKeys;
     }

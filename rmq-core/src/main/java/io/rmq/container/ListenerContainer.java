@@ -24,6 +24,39 @@ public interface ListenerContainer {
     /** Graceful stop; returns when the container has stopped (or its shutdown timeout has passed). */
     void stop();
 
+    /**
+     * Stops taking new messages while staying started: deliveries in hand are handled and settled, leases of running
+     * handlers keep being extended, ORDERLY slots stay owned. Idempotent.
+     */
+    default void pause() {
+        throw new UnsupportedOperationException("TODO(issue 20, state helper): pause " + id());
+    }
+
+    /** Takes messages again after {@link #pause()}. Idempotent. */
+    default void resume() {
+        throw new UnsupportedOperationException("TODO(issue 20, state helper): resume " + id());
+    }
+
+    /** True between {@link #pause()} and {@link #resume()} (also while stopped, if it was paused). */
+    default boolean isPaused() {
+        return false;
+    }
+
+    /** How many handler threads (CONCURRENT) or at most how many slots at once (ORDERLY) this container runs. */
+    default int concurrency() {
+        return 1; // TODO(issue 20, state helper)
+    }
+
+    /** ORDERLY: the slots this container owns now (sorted); CONCURRENT: empty (every consumer pops every slot). */
+    default java.util.List<Integer> ownedSlots() {
+        return java.util.List.of();
+    }
+
+    /** ORDERLY: owned slots whose head failed and waits for its retry (sorted); CONCURRENT: empty. */
+    default java.util.List<Integer> suspendedSlots() {
+        return java.util.List.of();
+    }
+
     /** Stalls the container's watchdog found and repaired (zero in a healthy container; each is logged as an ERROR). */
     long stallsRepaired();
 

@@ -1,0 +1,198 @@
+package io.rmq.observe;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.rmq.consumer.Delivery;
+
+/**
+ * Calls several instrumentations in order. One that throws is logged as a WARN line (no stack trace) and does not
+ * keep the others, or the engine, from their work.
+ */
+final class CompositeInstrumentation implements RmqInstrumentation {
+
+    private static final Logger log = LoggerFactory.getLogger(CompositeInstrumentation.class);
+
+    private final RmqInstrumentation[] parts;
+
+    private CompositeInstrumentation(RmqInstrumentation[] parts) {
+        this.parts = parts;
+    }
+
+    static RmqInstrumentation of(List<? extends RmqInstrumentation> parts) {
+        List<? extends RmqInstrumentation> real = parts.stream().filter(p -> p != null && p != NONE).toList();
+        if (real.isEmpty()) {
+            return NONE;
+        }
+        if (real.size() == 1) {
+            return real.get(0);
+        }
+        return new CompositeInstrumentation(real.toArray(RmqInstrumentation[]::new));
+    }
+
+    private static void failed(Object part, String method, RuntimeException ex) {
+        log.warn("RMQ instrumentation {} failed in {}: {}", part.getClass().getName(), method, ex.toString());
+    }
+
+    @Override
+    public SendScope sendStarted(String topic, int messages) {
+        SendScope[] scopes = new SendScope[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                scopes[i] = parts[i].sendStarted(topic, messages);
+            }
+            catch (RuntimeException ex) {
+                failed(parts[i], "sendStarted", ex);
+            }
+            if (scopes[i] == null) {
+                scopes[i] = SendScope.NONE;
+            }
+        }
+        return new SendScope() {
+            @Override
+            public Map<String, String> context() {
+                Map<String, String> context = null;
+                for (SendScope scope : scopes) {
+                    Map<String, String> part = scope.context();
+                    if (!part.isEmpty()) {
+                        if (context == null) {
+                            context = new HashMap<>();
+                        }
+                        context.putAll(part);
+                    }
+                }
+                return context == null ? Map.of() : context;
+            }
+
+            @Override
+            public void finished(int added, int merged, Throwable error) {
+                for (SendScope scope : scopes) {
+                    try {
+                        scope.finished(added, merged, error);
+                    }
+                    catch (RuntimeException ex) {
+                        failed(scope, "finished", ex);
+                    }
+                }
+            }
+        };
+    }
+
+    @Override
+    public void popped(String listenerId, String topic, int slot, int messages, long nanos) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.popped(listenerId, topic, slot, messages, nanos);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "popped", ex);
+            }
+        }
+    }
+
+    @Override
+    public void popFailed(String listenerId, String topic, int slot, Throwable error) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.popFailed(listenerId, topic, slot, error);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "popFailed", ex);
+            }
+        }
+    }
+
+    @Override
+    public HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
+        HandleScope[] scopes = new HandleScope[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                scopes[i] = parts[i].handleStarted(listenerId, delivery, latenessMillis);
+            }
+            catch (RuntimeException ex) {
+                failed(parts[i], "handleStarted", ex);
+            }
+            if (scopes[i] == null) {
+                scopes[i] = HandleScope.NONE;
+            }
+        }
+        return new HandleScope() {
+            @Override
+            public void handlerReturned(Throwable error) {
+                // reverse order: scopes opened on this thread (observations) close innermost first
+                for (int i = scopes.length - 1; i >= 0; i--) {
+                    try {
+                        scopes[i].handlerReturned(error);
+                    }
+                    catch (RuntimeException ex) {
+                        failed(scopes[i], "handlerReturned", ex);
+                    }
+                }
+            }
+
+            @Override
+            public void settled(Outcome outcome) {
+                for (HandleScope scope : scopes) {
+                    try {
+                        scope.settled(outcome);
+                    }
+                    catch (RuntimeException ex) {
+                        failed(scope, "settled", ex);
+                    }
+                }
+            }
+        };
+    }
+
+    @Override
+    public void operation(String operation, String topic, long nanos, Throwable error) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.operation(operation, topic, nanos, error);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "operation", ex);
+            }
+        }
+    }
+
+    @Override
+    public void rateLimitWaited(String listenerId, String topic, long nanos) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.rateLimitWaited(listenerId, topic, nanos);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "rateLimitWaited", ex);
+            }
+        }
+    }
+
+    @Override
+    public void watchdogRepaired(String listenerId, String topic) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.watchdogRepaired(listenerId, topic);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "watchdogRepaired", ex);
+            }
+        }
+    }
+
+    @Override
+    public void slotTakenOver(String listenerId, String topic, int slot) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.slotTakenOver(listenerId, topic, slot);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "slotTakenOver", ex);
+            }
+        }
+    }
+}

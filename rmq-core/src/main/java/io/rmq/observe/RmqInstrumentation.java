@@ -1,0 +1,145 @@
+package io.rmq.observe;
+
+import java.util.List;
+import java.util.Map;
+
+import io.rmq.consumer.Delivery;
+
+/**
+ * What the engine reports about its work, for metrics, observations and tracing. Every method has a no-op default,
+ * so an implementation overrides only what it records. Implementations are called on hot paths (send, pop, handle,
+ * settle) and on Lettuce's event-loop threads: they must be cheap, must not block and must not throw (the engine
+ * catches and logs what they throw, but a throwing instrumentation costs a log line per call).
+ *
+ * <p>The engine holds one instrumentation ({@code Rmq.Options#instrumentation}); {@link #composite(List)} combines
+ * several (the Spring layer combines every {@code RmqInstrumentation} bean: meters, observations, the user's own).
+ */
+public interface RmqInstrumentation {
+
+    /** Records nothing. */
+    RmqInstrumentation NONE = new RmqInstrumentation() {
+    };
+
+    // ---------------------------------------------------------------- producing
+
+    /**
+     * A send call starts: {@code messages} messages (1 for a single send, the batch's count of this topic for a batch;
+     * a batch over several topics reports once per topic). Called on the sending thread before anything is encoded,
+     * so an observation opened here sees the sender's current trace context.
+     *
+     * @return the scope that ends with the send's outcome; never null ({@link SendScope#NONE})
+     */
+    default SendScope sendStarted(String topic, int messages) {
+        return SendScope.NONE;
+    }
+
+    /** One send call (single message or one topic's part of a batch), from its start to Redis's answer. */
+    interface SendScope {
+
+        SendScope NONE = new SendScope() {
+        };
+
+        /**
+         * Trace context to store beside every message of this send (propagation on), e.g. {@code traceparent}; empty
+         * when nothing is to be propagated (the default: nothing is stored).
+         */
+        default Map<String, String> context() {
+            return Map.of();
+        }
+
+        /**
+         * The send completed. {@code added} messages were new, {@code merged} merged into a waiting duplicate;
+         * {@code error} is null on success. May run on a Lettuce thread.
+         */
+        default void finished(int added, int merged, Throwable error) {
+        }
+    }
+
+    // ---------------------------------------------------------------- consuming
+
+    /**
+     * A listener's pop round of one slot answered: {@code messages} deliveries taken (0 for an empty round),
+     * {@code nanos} from request to reply. May run on a Lettuce thread.
+     */
+    default void popped(String listenerId, String topic, int slot, int messages, long nanos) {
+    }
+
+    /** A listener's pop round of one slot failed (timeout, node down, script error); the slot pauses and retries. */
+    default void popFailed(String listenerId, String topic, int slot, Throwable error) {
+    }
+
+    /**
+     * A handler call is about to start, on the thread that runs it. {@code latenessMillis} is the handler's start
+     * minus the message's due time for time-typed topics (RANGE_MERGE, FIXED_TIME; may be negative when hosts' clocks
+     * differ), or {@link Long#MIN_VALUE} for PRIORITY topics (no due time). {@link Delivery#context()} holds the
+     * sender's propagated trace context, if any.
+     *
+     * @return the scope that ends with the handler and then with the settlement; never null
+     */
+    default HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
+        return HandleScope.NONE;
+    }
+
+    /** One delivery in a handler: {@link #handlerReturned} (same thread) then {@link #settled} (any thread). */
+    interface HandleScope {
+
+        HandleScope NONE = new HandleScope() {
+        };
+
+        /**
+         * The handler returned ({@code error} null) or threw; called on the handler's thread, right after the call,
+         * before the settlement is sent to Redis.
+         */
+        default void handlerReturned(Throwable error) {
+        }
+
+        /**
+         * How the delivery ended once Redis answered the settlement (may run on a Lettuce thread); called at most
+         * once, and not at all when the settlement itself failed (the lease expires and the message is redelivered).
+         */
+        default void settled(Outcome outcome) {
+        }
+    }
+
+    /** How one delivery ended. */
+    enum Outcome {
+        /** Handled and acknowledged. */
+        ACK,
+        /** Failed; back in the store for a retry after its backoff. */
+        RETRY,
+        /** Failed for the last time (or non-retryable, or unreadable): moved to the dead queue. */
+        DEAD,
+        /** Failed and dropped by the failure policy (not retried, not kept dead). */
+        DROPPED,
+        /** The settlement was refused: the lease had ended (expired, re-delivered elsewhere; a fenced token). */
+        FENCED,
+        /** Not handled: the container stopped or the message was cancelled before its handler ran. */
+        CANCELLED
+    }
+
+    /**
+     * One Redis operation of the engine finished: {@code operation} is one of {@code send}, {@code receive} (a pop),
+     * {@code ack}, {@code nack}, {@code extend}; {@code error} null on success. May run on a Lettuce thread.
+     */
+    default void operation(String operation, String topic, long nanos, Throwable error) {
+    }
+
+    /** A listener waited {@code nanos} for its topic's cluster-wide rate limit before taking more. */
+    default void rateLimitWaited(String listenerId, String topic, long nanos) {
+    }
+
+    /** A listener container's watchdog found it stalled and repaired it (each one is a bug, also logged). */
+    default void watchdogRepaired(String listenerId, String topic) {
+    }
+
+    /** ORDERLY: this listener took over a slot that another consumer (live or dead) had owned. */
+    default void slotTakenOver(String listenerId, String topic, int slot) {
+    }
+
+    // ---------------------------------------------------------------- composition
+
+    /** One instrumentation that calls each of {@code parts} in order (NONE for an empty list). */
+    static RmqInstrumentation composite(List<? extends RmqInstrumentation> parts) {
+        return CompositeInstrumentation.of(parts);
+    }
+}
