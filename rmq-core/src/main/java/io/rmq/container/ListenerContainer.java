@@ -48,13 +48,13 @@ public interface ListenerContainer {
     }
 
     /** ORDERLY: the slots this container owns now (sorted); CONCURRENT: empty (every consumer pops every slot). */
-    default java.util.List<Integer> ownedSlots() {
-        return java.util.List.of();
+    default java.util.Set<Integer> ownedSlots() {
+        return java.util.Set.of();
     }
 
     /** ORDERLY: owned slots whose head failed and waits for its retry (sorted); CONCURRENT: empty. */
-    default java.util.List<Integer> suspendedSlots() {
-        return java.util.List.of();
+    default java.util.Set<Integer> suspendedSlots() {
+        return java.util.Set.of();
     }
 
     /** Stalls the container's watchdog found and repaired (zero in a healthy container; each is logged as an ERROR). */

@@ -222,6 +222,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     }
 
     /** The slots this instance owns now. */
+    @Override
     public Set<Integer> ownedSlots() {
         lock.lock();
         try {
