@@ -30,6 +30,7 @@ import io.rmq.producer.RmqProducer;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.observe.RmqInstrumentation;
 
 /**
  * The RMQ engine, usable without Spring: one Redis connection, the topic registry, a producer, consumers and the
@@ -56,8 +57,11 @@ public final class Rmq implements AutoCloseable {
      * @param codec        body serialization
      * @param logBodyChars how many characters of a message body log lines show; 0 (default): none, only its size
      *                     (bodies may hold personal data)
+     * @param instrumentation what the engine reports its work to (meters, observations); {@link RmqInstrumentation#NONE}
+     *                     (default, also for null): nothing
      */
-    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
+    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
+            RmqInstrumentation instrumentation) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -74,6 +78,13 @@ public final class Rmq implements AutoCloseable {
                 throw new RmqInvalidArgumentException("logBodyChars", logBodyChars, "must be zero (no bodies in logs) or"
                         + " positive");
             }
+            if (instrumentation == null) {
+                instrumentation = RmqInstrumentation.NONE;
+            }
+        }
+
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, RmqInstrumentation.NONE);
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
@@ -81,15 +92,20 @@ public final class Rmq implements AutoCloseable {
         }
 
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
+        }
+
+        /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
+        public Options withInstrumentation(RmqInstrumentation instrumentation) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
         }
     }
 
@@ -123,7 +139,8 @@ public final class Rmq implements AutoCloseable {
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
+        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(),
+                options.instrumentation());
         this.admin = new RmqAdmin(redis, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
@@ -311,7 +328,7 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars());
+                options.logBodyChars(), options.instrumentation());
     }
 
     /**

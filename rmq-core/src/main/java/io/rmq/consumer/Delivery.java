@@ -29,13 +29,20 @@ public final class Delivery {
     private volatile CompletableFuture<Void> extension = CompletableFuture.completedFuture(null);
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
+    /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
+    private final long poppedAtRedisMillis;
+    /** Local {@link System#nanoTime()} when that pop's reply was read. */
+    private final long receivedNanos;
 
     /**
      * @param token  CONCURRENT ({@code leased}): the lease token the pop issued; ORDERLY: the owner's epoch
      * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
      */
-    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars) {
+    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars,
+            long poppedAtRedisMillis, long receivedNanos) {
         this.logBodyChars = logBodyChars;
+        this.poppedAtRedisMillis = poppedAtRedisMillis;
+        this.receivedNanos = receivedNanos;
         this.slotKeys = slotKeys;
         this.body = body;
         this.score = score;
@@ -98,6 +105,14 @@ public final class Delivery {
 
     SlotKeys slotKeys() {
         return slotKeys;
+    }
+
+    /**
+     * Estimated Redis clock now (ms): Redis's time when the pop ran plus the local time elapsed since its reply (no
+     * call to Redis; one clock read).
+     */
+    long redisNowEstimate() {
+        return poppedAtRedisMillis + (System.nanoTime() - receivedNanos) / 1_000_000;
     }
 
     /** An extension issued {@code token}: the lease now lasts longer and the old token is fenced. */

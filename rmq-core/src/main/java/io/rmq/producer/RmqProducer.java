@@ -19,6 +19,8 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.SlotBatcher;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.RmqInstrumentation.SendScope;
 
 /**
  * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
@@ -35,8 +37,18 @@ public final class RmqProducer {
     private final int maxBodyBytes;
     /** Single sends to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Encoded, Long> singles;
+    private final RmqInstrumentation instrumentation;
+    /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
+    private final boolean instrumented;
 
     public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
+        this(redis, topics, codec, maxBodyBytes, RmqInstrumentation.NONE);
+    }
+
+    public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
+            RmqInstrumentation instrumentation) {
+        this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
+        this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
@@ -65,9 +77,36 @@ public final class RmqProducer {
      * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        Encoded encoded = encode(message, codec.encode(message.body()));
-        return singles.submit(encoded.slot, encoded)
-                .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+        if (!instrumented) {
+            Encoded encoded = encode(message, codec.encode(message.body()));
+            return singles.submit(encoded.slot, encoded)
+                    .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+        }
+        // on the caller's thread, before encoding: an observation opened here sees the sender's trace context
+        SendScope scope = instrumentation.sendStarted(message.topic(), 1);
+        Encoded encoded;
+        try {
+            // context: stored by the obs helper (scope.context() goes with this message down to redis.send)
+            encoded = encode(message, codec.encode(message.body()));
+        }
+        catch (RuntimeException ex) {
+            scope.finished(0, 0, ex);
+            throw ex;
+        }
+        return singles.submit(encoded.slot, encoded).whenComplete((added, error) -> {
+            if (error != null) {
+                scope.finished(0, 0, unwrap(error));
+            }
+            else {
+                scope.finished(added == 0 ? 0 : 1, added == 0 ? 1 : 0, null);
+            }
+        }).thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+    }
+
+    /** The failure itself, not the CompletionException a future's stage wraps it in. */
+    static Throwable unwrap(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
     }
 
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
@@ -80,19 +119,36 @@ public final class RmqProducer {
      * (see {@code RedisClock}); single sends compute them inside Redis.
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
+        // one scope per topic of the batch, opened on the caller's thread before anything is encoded
+        Map<String, TopicSend> sends = instrumented ? startBatch(messages) : null;
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
             for (OutgoingMessage message : messages) {
+                // context: stored by the obs helper (sends.get(message.topic()).scope.context() goes with this
+                // message down to redis.sendBatch)
                 Encoded encoded = encode(message, encoder.encode(message.body()));
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
             }
         }
+        catch (RuntimeException ex) {
+            if (sends != null) {
+                sends.values().forEach(send -> send.scope.finished(0, 0, ex));
+            }
+            throw ex;
+        }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         bySlot.forEach((slot, group) -> {
             for (int from = 0; from < group.size(); from += CHUNK) {
-                writes.add(writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
+                CompletableFuture<Long> write = writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK)));
+                writes.add(write);
+                if (sends != null) {
+                    sends.get(slot.topic()).writes.add(write);
+                }
             }
         });
+        if (sends != null) {
+            sends.values().forEach(TopicSend::finishWhenWritten);
+        }
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long added = 0;
             for (CompletableFuture<Long> write : writes) {
@@ -102,18 +158,66 @@ public final class RmqProducer {
         });
     }
 
+    private Map<String, TopicSend> startBatch(Collection<OutgoingMessage> messages) {
+        Map<String, int[]> counts = new LinkedHashMap<>();
+        for (OutgoingMessage message : messages) {
+            counts.computeIfAbsent(message.topic(), t -> new int[1])[0]++;
+        }
+        Map<String, TopicSend> sends = new LinkedHashMap<>();
+        counts.forEach((topic, count) -> sends.put(topic,
+                new TopicSend(instrumentation.sendStarted(topic, count[0]), count[0])));
+        return sends;
+    }
+
+    /** One topic's part of an instrumented batch: its scope ends once all its writes have answered. */
+    private static final class TopicSend {
+
+        final SendScope scope;
+        final int messages;
+        final List<CompletableFuture<Long>> writes = new ArrayList<>();
+
+        TopicSend(SendScope scope, int messages) {
+            this.scope = scope;
+            this.messages = messages;
+        }
+
+        void finishWhenWritten() {
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
+                if (error != null) {
+                    scope.finished(0, 0, unwrap(error));
+                    return;
+                }
+                long added = 0;
+                for (CompletableFuture<Long> write : writes) {
+                    added += write.join();
+                }
+                scope.finished((int) added, messages - (int) added, null);
+            });
+        }
+    }
+
     /** Single sends: send.lua reports per message whether it merged. */
     private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
-        return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                parameters(group));
+        long started = instrumented ? System.nanoTime() : 0;
+        CompletableFuture<List<Long>> written = redis.send(slot, type == TopicType.RANGE_MERGE,
+                type == TopicType.PRIORITY, members(group), parameters(group));
+        return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
     /** Batches: a native ZADD, only the count of new messages. */
     private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
-        return redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                parameters(group));
+        long started = instrumented ? System.nanoTime() : 0;
+        CompletableFuture<Long> written = redis.sendBatch(slot, type == TopicType.RANGE_MERGE,
+                type == TopicType.PRIORITY, members(group), parameters(group));
+        return instrumented ? timed(written, slot.topic(), started) : written;
+    }
+
+    /** Reports one Redis call of a send ({@code operation("send")}: one per script call or batch ZADD). */
+    private <R> CompletableFuture<R> timed(CompletableFuture<R> call, String topic, long started) {
+        return call.whenComplete((r, error) -> instrumentation.operation("send", topic, System.nanoTime() - started,
+                error == null ? null : unwrap(error)));
     }
 
     private static List<byte[]> members(List<Encoded> group) {
