@@ -463,16 +463,17 @@ public final class RmqConsumer {
         if (outcome.failed()) {
             NackOutcome[] result = {NackOutcome.FENCED};
             settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision())) != NackOutcome.FENCED);
-            scope.settled(outcomeOf(result[0]));
             afterFailure(delivery, result[0], outcome);
+            // after its log line (and a dead-letter forward): whoever sees the count sees the line written
+            scope.settled(outcomeOf(result[0]));
             return CompletableFuture.completedFuture(null);
         }
         return ackAsync(delivery).thenAccept(acked -> {
-            scope.settled(acked ? RmqInstrumentation.Outcome.ACK : RmqInstrumentation.Outcome.FENCED);
             if (!acked) {
                 log.warn("{} was handled after its lease had expired (handler slower than the lease and its"
                         + " extension); it may be delivered again", delivery);
             }
+            scope.settled(acked ? RmqInstrumentation.Outcome.ACK : RmqInstrumentation.Outcome.FENCED);
         });
     }
 

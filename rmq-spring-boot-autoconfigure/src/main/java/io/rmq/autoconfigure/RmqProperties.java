@@ -38,13 +38,15 @@ import org.springframework.util.unit.DataSize;
  * @param logBodies       Whether log lines show message bodies (their first 200 characters); off by default, since
  *                        bodies may hold personal data: lines then show topic, slot, attempt and the body's size.
  * @param startup         What start-up does when Redis cannot be reached.
+ * @param metrics         RMQ's Micrometer meters (registered when the application has a MeterRegistry, e.g. with
+ *                        Spring Boot Actuator).
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
-        @DefaultValue("false") boolean logBodies) {
+        @DefaultValue("false") boolean logBodies, @DefaultValue Metrics metrics) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -100,6 +102,24 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                 sends fail at once with RmqUnavailableException until then.
      */
     public record Startup(@DefaultValue("false") boolean failFast) {
+    }
+
+    /**
+     * RMQ's Micrometer meters.
+     *
+     * @param enabled            Whether RMQ registers its meters (messaging.*, rmq.*) when the application has a
+     *                           MeterRegistry.
+     * @param queueSizesInterval How often the rmq.messages gauges read the queue sizes from Redis (one round of
+     *                           pipelined commands per topic, a few per slot); scrapes read the last values.
+     */
+    public record Metrics(@DefaultValue("true") boolean enabled, @DefaultValue("30s") Duration queueSizesInterval) {
+
+        public Metrics {
+            if (queueSizesInterval != null && queueSizesInterval.toMillis() < 100) {
+                throw new RmqInvalidArgumentException("rmq.metrics.queue-sizes-interval", queueSizesInterval,
+                        "must be at least 100ms");
+            }
+        }
     }
 
     /**

@@ -1,0 +1,182 @@
+package io.rmq.micrometer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.rmq.Rmq;
+import io.rmq.admin.TopicStats;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.redis.RedisGateway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Gauges of what waits in Redis, read on a schedule of their own and never per scrape (a scrape reads the last
+ * snapshot):
+ * <ul>
+ * <li>{@code rmq.messages} ({@code messaging.system=rmq}, {@code messaging.destination.name=<topic>},
+ * {@code rmq.state=waiting|in_flight|retrying|dead}) for every topic the engine knows, refreshed every
+ * {@code interval} with {@link io.rmq.admin.RmqAdmin#stats}: one round of pipelined commands per topic (a few per
+ * slot), the first round right after {@link #bindTo}; NaN until a topic's first round has answered;</li>
+ * <li>{@code rmq.orderly.slots.owned} / {@code rmq.orderly.slots.suspended} (+ {@code rmq.listener.id}) for every
+ * ORDERLY container, read from the container itself (no Redis).</li>
+ * </ul>
+ * Topics and containers that appear later get their gauges at the next round. {@link #close()} stops the schedule and
+ * removes the gauges.
+ */
+public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RmqQueueSizeMeters.class);
+
+    /** The states of {@code rmq.messages}, in the order of {@link TopicSizes#values}. */
+    private static final String[] STATES = {"waiting", "in_flight", "retrying", "dead"};
+
+    private final Rmq rmq;
+    private final Duration interval;
+    private final Supplier<? extends Collection<? extends ListenerContainer>> containers;
+    private final Map<String, TopicSizes> topics = new ConcurrentHashMap<>();
+    private final Map<ListenerContainer, Boolean> orderly = new ConcurrentHashMap<>();
+    private final List<Meter> meters = new ArrayList<>();
+    private volatile MeterRegistry registry;
+    private ScheduledExecutorService schedule;
+    private volatile boolean failing;
+    private boolean closed;
+
+    /**
+     * @param rmq        the engine whose topics are measured
+     * @param interval   how often the sizes are read from Redis
+     * @param containers the listener containers whose ORDERLY slots are measured (read at every round)
+     */
+    public RmqQueueSizeMeters(Rmq rmq, Duration interval,
+            Supplier<? extends Collection<? extends ListenerContainer>> containers) {
+        if (interval == null || interval.toMillis() < 100) {
+            throw new RmqInvalidArgumentException("queueSizesInterval", interval, "must be at least 100 ms");
+        }
+        this.rmq = rmq;
+        this.interval = interval;
+        this.containers = containers == null ? List::of : containers;
+    }
+
+    public RmqQueueSizeMeters(Rmq rmq, Duration interval) {
+        this(rmq, interval, List::of);
+    }
+
+    @Override
+    public synchronized void bindTo(MeterRegistry registry) {
+        if (this.registry != null) {
+            throw new IllegalStateException("RmqQueueSizeMeters is bound to a registry already");
+        }
+        this.registry = registry;
+        schedule = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "rmq-queue-sizes");
+            thread.setDaemon(true);
+            return thread;
+        });
+        schedule.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** One round: gauges for new topics and containers, then every topic's sizes from Redis. */
+    void refresh() {
+        try {
+            for (ListenerContainer container : containers.get()) {
+                if (container.mode() == ConsumeMode.ORDERLY && orderly.putIfAbsent(container, Boolean.TRUE) == null) {
+                    registerOrderly(container);
+                }
+            }
+            boolean failed = false;
+            for (String topic : rmq.topics().all().keySet()) {
+                TopicSizes sizes = topics.computeIfAbsent(topic, this::registerTopic);
+                if (!rmq.isConnected()) {
+                    continue; // not reached yet (connectLazily): nothing to read, and nothing to log
+                }
+                try {
+                    TopicStats stats = rmq.admin().stats(topic);
+                    sizes.values = new double[] {stats.waiting(), stats.inFlight(), retrying(stats), stats.dead()};
+                }
+                catch (RuntimeException ex) {
+                    if (!failed && !failing) {
+                        log.warn("RMQ could not read the queue sizes of topic '{}' for its gauges; they keep their"
+                                + " last values until Redis answers again: {}", topic, RedisGateway.describe(ex));
+                    }
+                    failed = true;
+                }
+            }
+            if (failing && !failed) {
+                log.info("RMQ reads the queue sizes for its gauges again");
+            }
+            failing = failed;
+        }
+        catch (RuntimeException ex) {
+            log.warn("RMQ's queue-size gauges could not be refreshed: {}", String.valueOf(ex));
+        }
+    }
+
+    /**
+     * Messages waiting out a retry's backoff. 0 until the merge with the state work (issue 20, branch ops-state), which
+     * adds the figure to {@link TopicStats}.
+     */
+    static double retrying(TopicStats stats) {
+        return 0; // TODO(issue 20, merge ops-state): stats.retrying()
+    }
+
+    private TopicSizes registerTopic(String topic) {
+        TopicSizes sizes = new TopicSizes();
+        Tags tags = Tags.of("messaging.system", MicrometerInstrumentation.SYSTEM, "messaging.destination.name", topic);
+        for (int i = 0; i < STATES.length; i++) {
+            int state = i;
+            register(Gauge.builder("rmq.messages", sizes, s -> s.values[state])
+                    .description("Messages of a topic in Redis by state, read every rmq.metrics.queue-sizes-interval")
+                    .tags(tags).tag("rmq.state", STATES[i]).strongReference(true));
+        }
+        return sizes;
+    }
+
+    private void registerOrderly(ListenerContainer container) {
+        Tags tags = Tags.of("messaging.system", MicrometerInstrumentation.SYSTEM, "messaging.destination.name",
+                container.topic(), "rmq.listener.id", container.id());
+        register(Gauge.builder("rmq.orderly.slots.owned", container, c -> c.ownedSlots().size())
+                .description("Slots this ORDERLY listener owns").tags(tags).strongReference(true));
+        register(Gauge.builder("rmq.orderly.slots.suspended", container, c -> c.suspendedSlots().size())
+                .description("Owned slots whose head failed and waits for its retry").tags(tags)
+                .strongReference(true));
+    }
+
+    private synchronized void register(Gauge.Builder<?> gauge) {
+        if (registry != null && !closed) {
+            meters.add(gauge.register(registry));
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (schedule != null) {
+            schedule.shutdownNow();
+        }
+        if (registry != null) {
+            meters.forEach(registry::remove);
+        }
+        meters.clear();
+    }
+
+    /** The last snapshot of a topic, in the order of {@link #STATES}; NaN before the first. */
+    private static final class TopicSizes {
+
+        volatile double[] values = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
+    }
+}
