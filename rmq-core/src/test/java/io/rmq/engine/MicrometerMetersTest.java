@@ -1,0 +1,153 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.rmq.Rmq;
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.ConsumeMode;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.TopicType;
+import io.rmq.micrometer.MicrometerInstrumentation;
+import io.rmq.micrometer.RmqQueueSizeMeters;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** {@link MicrometerInstrumentation} and {@link RmqQueueSizeMeters} on an engine, without Spring. */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class MicrometerMetersTest extends EngineTestSupport {
+
+    private final MeterRegistry registry = new SimpleMeterRegistry();
+    private final MicrometerInstrumentation meters = new MicrometerInstrumentation(registry);
+    private Rmq engine;
+    private ListenerContainer container;
+    private RmqQueueSizeMeters sizes;
+
+    MicrometerMetersTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @BeforeEach
+    void openMeteredEngine() {
+        engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(meters));
+    }
+
+    @AfterEach
+    void closeMeteredEngine() {
+        if (sizes != null) {
+            sizes.close();
+        }
+        if (container != null) {
+            container.stop();
+        }
+        engine.close();
+    }
+
+    @Test
+    void eventsWithoutAMessageHaveTheirMetersAndEachMeterIsCreatedOnce() {
+        for (int round = 0; round < 2; round++) {
+            meters.popFailed("l", "t", 3, new RedisCommandTimeoutException("no reply"));
+            meters.rateLimitWaited("l", "t", TimeUnit.MILLISECONDS.toNanos(40));
+            meters.watchdogRepaired("l", "t");
+            meters.slotTakenOver("l", "t", 1);
+            meters.handedBack("l", "t", 3);
+            meters.operation("receive", "t", 1_000_000, new RedisCommandTimeoutException("no reply"));
+            meters.operation("something new", "t", 1_000_000, null);
+        }
+        int created = registry.getMeters().size();
+        assertThat(registry.get("rmq.receive.failures").tag("rmq.listener.id", "l").tag("messaging.destination.name", "t")
+                .tag("messaging.system", "rmq").tag("error.type", "RedisCommandTimeoutException").counter().count())
+                .isEqualTo(2);
+        assertThat(registry.get("rmq.ratelimit.wait").tag("rmq.listener.id", "l").timer().totalTime(TimeUnit.MILLISECONDS))
+                .isEqualTo(80);
+        assertThat(registry.get("rmq.watchdog.repairs").tag("rmq.listener.id", "l").counter().count()).isEqualTo(2);
+        assertThat(registry.get("rmq.orderly.takeovers").tag("rmq.listener.id", "l").counter().count()).isEqualTo(2);
+        assertThat(registry.get("rmq.handled.messages").tag("rmq.listener.id", "l").tag("rmq.outcome", "cancelled")
+                .counter().count()).isEqualTo(6);
+        assertThat(registry.get("messaging.client.operation.duration").tag("messaging.operation.name", "receive")
+                .tag("error.type", "RedisCommandTimeoutException").timer().count()).isEqualTo(2);
+        assertThat(registry.find("messaging.client.operation.duration").tag("messaging.operation.name", "something new")
+                .timer()).isNull();
+        // the same events again create nothing new
+        meters.popFailed("l", "t", 3, new RedisCommandTimeoutException("no reply"));
+        meters.handedBack("l", "t", 1);
+        assertThat(registry.getMeters()).hasSize(created);
+    }
+
+    @Test
+    void aRefusedSendIsCountedWithItsErrorType() {
+        engine.defineTopic("typed", TopicType.PRIORITY, 2);
+        assertThatThrownBy(() -> engine.producer().sendFixedTime("typed", "x", Instant.now()))
+                .isInstanceOf(RmqInvalidArgumentException.class);
+        engine.producer().sendPriority("typed", "x", 1);
+        assertThat(registry.get("messaging.client.sent.messages").tag("messaging.destination.name", "typed")
+                .tag("error.type", "RmqInvalidArgumentException").counter().count()).isEqualTo(1);
+        assertThat(registry.get("messaging.client.sent.messages").tag("messaging.destination.name", "typed")
+                .tag("error.type", "none").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void queueSizesFollowRedisAndOrderlyGaugesFollowTheContainer() throws Exception {
+        engine.defineTopic("sized", TopicType.FIXED_TIME, 4);
+        CountDownLatch release = new CountDownLatch(1);
+        container = engine.container("sized", FAST, String.class, (String body, Delivery delivery) -> {
+            if (body.equals("hold")) {
+                release.await(20, TimeUnit.SECONDS);
+            }
+        }, ContainerOptions.of("sized-orderly", 1).withMode(ConsumeMode.ORDERLY));
+        sizes = new RmqQueueSizeMeters(engine, Duration.ofMillis(200), () -> List.of(container));
+        sizes.bindTo(registry);
+        container.start();
+        engine.producer().sendFixedTime("sized", "hold", Instant.now());
+        engine.producer().sendFixedTime("sized", "later", Instant.now().plus(Duration.ofHours(1)));
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> gauge("rmq.messages", "in_flight") == 1
+                    && gauge("rmq.messages", "waiting") == 1);
+            assertThat(gauge("rmq.messages", "dead")).isZero();
+            assertThat(gauge("rmq.messages", "retrying")).isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> registry.find("rmq.orderly.slots.owned")
+                    .tag("rmq.listener.id", "sized-orderly").gauge() != null
+                    && registry.get("rmq.orderly.slots.owned").tag("rmq.listener.id", "sized-orderly").gauge()
+                    .value() == 4);
+            assertThat(registry.get("rmq.orderly.slots.suspended").tag("rmq.listener.id", "sized-orderly").gauge()
+                    .value()).isZero();
+        }
+        finally {
+            release.countDown();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> gauge("rmq.messages", "in_flight") == 0);
+        sizes.close();
+        assertThat(registry.find("rmq.messages").gauges()).isEmpty();
+        assertThat(registry.find("rmq.orderly.slots.owned").gauges()).isEmpty();
+    }
+
+    private double gauge(String name, String state) {
+        var gauge = registry.find(name).tag("messaging.destination.name", "sized").tag("rmq.state", state).gauge();
+        return gauge == null ? Double.NaN : gauge.value();
+    }
+
+    /** Guards the cost claim of the README: with NONE, the engine asks nothing of the instrumentation. */
+    @Test
+    void noneIsTheDefault() {
+        assertThat(Rmq.Options.DEFAULT.instrumentation()).isSameAs(RmqInstrumentation.NONE);
+        assertThat(Rmq.Options.DEFAULT.withInstrumentation(null).instrumentation()).isSameAs(RmqInstrumentation.NONE);
+    }
+}
