@@ -137,15 +137,24 @@ public final class RmqProducer {
             throw ex;
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
-        bySlot.forEach((slot, group) -> {
-            for (int from = 0; from < group.size(); from += CHUNK) {
-                CompletableFuture<Long> write = writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK)));
-                writes.add(write);
-                if (sends != null) {
-                    sends.get(slot.topic()).writes.add(write);
+        try {
+            bySlot.forEach((slot, group) -> {
+                for (int from = 0; from < group.size(); from += CHUNK) {
+                    CompletableFuture<Long> write = writeBatch(slot, group.subList(from, Math.min(group.size(),
+                            from + CHUNK)));
+                    writes.add(write);
+                    if (sends != null) {
+                        sends.get(slot.topic()).writes.add(write);
+                    }
                 }
+            });
+        }
+        catch (RuntimeException ex) {
+            if (sends != null) {
+                sends.values().forEach(send -> send.scope.finished(0, 0, ex));
             }
-        });
+            throw ex;
+        }
         if (sends != null) {
             sends.values().forEach(TopicSend::finishWhenWritten);
         }
