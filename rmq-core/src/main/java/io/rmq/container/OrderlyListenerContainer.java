@@ -129,6 +129,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         /** With an instrumentation: the scopes of {@link #acked}, in the same order, and of {@link #failed}. */
         final List<HandleScope> ackedScopes = new ArrayList<>();
         HandleScope failedScope;
+        /** Deliveries of the last step that were not started: the next step hands them out again (not new). */
+        int notStarted;
         Delivery failed;
         Outcome failure;
         int failedSteps;
@@ -679,9 +681,12 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         ? System.currentTimeMillis() + options.maxIdle().toMillis()
                         : step.nextDue() - clockOffset;
             }
-            for (Delivery delivery : step.deliveries()) {
+            List<Delivery> taken = step.deliveries();
+            for (int i = 0; i < taken.size(); i++) {
+                Delivery delivery = taken.get(i);
                 if (s.epoch != epoch || !mayStart(s)) {
                     // not started: it stays in prepare, in order, for whoever runs the slot next
+                    s.notStarted = taken.size() - i;
                     return System.currentTimeMillis();
                 }
                 // right before the handler (conversion included), on its thread
@@ -694,6 +699,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                     s.failed = delivery;
                     s.failure = outcome;
                     s.failedScope = scope;
+                    s.notStarted = taken.size() - i - 1;
                     break; // the rest waits behind it (invariant 2)
                 }
                 s.acked.add(delivery);
@@ -765,7 +771,11 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         Throwable failure = RmqConsumer.unwrap(error);
         if (wanted > 0) {
             if (failure == null) {
-                instrumentation.popped(id(), topic(), s.slot, step.deliveries().size(), nanos);
+                int taken = step.deliveries().size();
+                // what the last step took and did not start comes again first: counted once, when first taken
+                int again = Math.min(taken, s.notStarted);
+                s.notStarted -= again;
+                instrumentation.popped(id(), topic(), s.slot, taken - again, nanos);
             }
             else {
                 instrumentation.popFailed(id(), topic(), s.slot, failure);

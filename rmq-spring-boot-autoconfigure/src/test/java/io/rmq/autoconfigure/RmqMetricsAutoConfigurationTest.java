@@ -19,6 +19,7 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,6 +61,16 @@ class RmqMetricsAutoConfigurationTest {
             assertThat(context).hasNotFailed();
             assertThat(context).doesNotHaveBean(MicrometerInstrumentation.class);
             assertThat(context).doesNotHaveBean(RmqQueueSizeMeters.class);
+            assertThat(context.getBean(Rmq.class).options().instrumentation()).isSameAs(RmqInstrumentation.NONE);
+        });
+    }
+
+    @Test
+    void withoutMicrometerOnTheClassPathTheEngineRunsWithoutMeters() {
+        runner.withClassLoader(new FilteredClassLoader("io.micrometer.core")).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean("rmqMicrometerInstrumentation");
+            assertThat(context).doesNotHaveBean("rmqQueueSizeMeters");
             assertThat(context.getBean(Rmq.class).options().instrumentation()).isSameAs(RmqInstrumentation.NONE);
         });
     }
