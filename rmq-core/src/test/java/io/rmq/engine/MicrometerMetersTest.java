@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.Rmq;
@@ -19,6 +20,13 @@ import io.rmq.core.TopicType;
 import io.rmq.micrometer.MicrometerInstrumentation;
 import io.rmq.micrometer.RmqQueueSizeMeters;
 import io.rmq.observe.RmqInstrumentation;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisEndpoint;
+import io.rmq.test.TcpProxy;
+import io.rmq.test.TestRedisServers;
+import org.junit.jupiter.api.Assumptions;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -137,6 +145,48 @@ class MicrometerMetersTest extends EngineTestSupport {
         sizes.close();
         assertThat(registry.find("rmq.messages").gauges()).isEmpty();
         assertThat(registry.find("rmq.orderly.slots.owned").gauges()).isEmpty();
+    }
+
+    /** A node that goes away: the listener's pops fail (rejected at once while disconnected) and are counted. */
+    @Test
+    void popsThatFailWhileRedisIsDownAreCountedAsReceiveFailures() throws Exception {
+        Assumptions.assumeTrue(topology == RedisTopology.STANDALONE, "one proxied server shows it");
+        RedisEndpoint endpoint = TestRedisServers.standalone();
+        try (LogCapture log = LogCapture.of("io.rmq", "io.lettuce.core");
+                TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
+            RmqRedisClient proxied = RmqRedisClient.standalone(RedisURI.create(endpoint.host(), proxy.port()), null,
+                    null, RedisClientSettings.DEFAULT);
+            Rmq down = Rmq.create(proxied.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                    .withInstrumentation(meters));
+            try {
+                down.defineTopic("unreachable", TopicType.FIXED_TIME, 2);
+                ListenerContainer listener = down.container("unreachable", FAST, String.class,
+                        (String body, Delivery delivery) -> {
+                        }, new ContainerOptions("down", 1, Duration.ofMillis(200), Duration.ofSeconds(1), null));
+                listener.start();
+                try {
+                    proxy.close(); // the node is gone
+                    await().atMost(Duration.ofSeconds(20)).until(() -> registry.find("rmq.receive.failures")
+                            .tag("rmq.listener.id", "down").counters().stream().mapToDouble(c -> c.count()).sum() >= 2);
+                }
+                finally {
+                    listener.stop();
+                }
+            }
+            finally {
+                down.close();
+                proxied.close();
+            }
+            var failures = registry.get("rmq.receive.failures").tag("rmq.listener.id", "down")
+                    .tag("messaging.destination.name", "unreachable").counters();
+            assertThat(failures).allSatisfy(c -> assertThat(c.getId().getTag("error.type")).isNotBlank()
+                    .isNotEqualTo("none"));
+            assertThat(registry.get("messaging.client.operation.duration").tag("messaging.operation.name", "receive")
+                    .tag("messaging.destination.name", "unreachable").timers().stream()
+                    .filter(t -> !"none".equals(t.getId().getTag("error.type"))).mapToLong(t -> t.count()).sum())
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(log.messages()).anyMatch(m -> m.contains("failed to poll slot"));
+        }
     }
 
     private double gauge(String name, String state) {
