@@ -112,13 +112,7 @@ public final class RmqConsumer {
         }
         long started = System.nanoTime();
         return call.whenComplete((r, error) -> instrumentation.operation(operation, topic.name(),
-                System.nanoTime() - started, unwrap(error)));
-    }
-
-    /** The failure itself, not the CompletionException a future's stage wraps it in (null stays null). */
-    public static Throwable unwrap(Throwable error) {
-        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
+                System.nanoTime() - started, RedisGateway.unwrap(error)));
     }
 
     /** The slot numbers of the topic, 0 to slotAmount - 1. */

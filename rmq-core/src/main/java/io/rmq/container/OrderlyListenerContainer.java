@@ -768,7 +768,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
      * {@code ack} (or a {@code nack} when it reports a failure).
      */
     private void reportStep(OwnedSlot s, int wanted, OrderedStep step, Throwable error, long nanos) {
-        Throwable failure = RmqConsumer.unwrap(error);
+        Throwable failure = RedisGateway.unwrap(error);
         if (wanted > 0) {
             if (failure == null) {
                 int taken = step.deliveries().size();

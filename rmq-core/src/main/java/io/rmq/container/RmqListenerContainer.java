@@ -28,6 +28,7 @@ import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.TopicType;
 import io.rmq.core.Timeouts;
 import io.netty.util.Timeout;
+import io.rmq.redis.RedisGateway;
 import io.rmq.redis.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
@@ -589,7 +590,7 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** One slot's pop answered (or failed): {@code popped} / {@code popFailed} and {@code operation("receive")}. */
     private void reportPop(int slot, PollResult result, Throwable error, long sentNanos) {
         long nanos = System.nanoTime() - sentNanos;
-        Throwable failure = RmqConsumer.unwrap(error);
+        Throwable failure = RedisGateway.unwrap(error);
         if (failure == null) {
             instrumentation.popped(id(), topic(), slot, result.deliveries().size(), nanos);
         }

@@ -95,18 +95,12 @@ public final class RmqProducer {
         }
         return singles.submit(encoded.slot, encoded).whenComplete((added, error) -> {
             if (error != null) {
-                scope.finished(0, 0, unwrap(error));
+                scope.finished(0, 0, RedisGateway.unwrap(error));
             }
             else {
                 scope.finished(added == 0 ? 0 : 1, added == 0 ? 1 : 0, null);
             }
         }).thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
-    }
-
-    /** The failure itself, not the CompletionException a future's stage wraps it in. */
-    static Throwable unwrap(Throwable error) {
-        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
     }
 
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
@@ -193,7 +187,7 @@ public final class RmqProducer {
         void finishWhenWritten() {
             CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
                 if (error != null) {
-                    scope.finished(0, 0, unwrap(error));
+                    scope.finished(0, 0, RedisGateway.unwrap(error));
                     return;
                 }
                 long added = 0;
@@ -226,7 +220,7 @@ public final class RmqProducer {
     /** Reports one Redis call of a send ({@code operation("send")}: one per script call or batch ZADD). */
     private <R> CompletableFuture<R> timed(CompletableFuture<R> call, String topic, long started) {
         return call.whenComplete((r, error) -> instrumentation.operation("send", topic, System.nanoTime() - started,
-                error == null ? null : unwrap(error)));
+                RedisGateway.unwrap(error)));
     }
 
     private static List<byte[]> members(List<Encoded> group) {

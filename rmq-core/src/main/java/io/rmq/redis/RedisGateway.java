@@ -146,6 +146,15 @@ public final class RedisGateway implements AutoCloseable {
         return connection != null;
     }
 
+    /**
+     * The failure itself, not the {@code CompletionException} a future's stage wraps it in (null stays null): what
+     * the engine reports to its instrumentation.
+     */
+    public static Throwable unwrap(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+    }
+
     /** "message; cause" of a failed attempt, without the stack: what an operator needs to see. */
     public static String describe(Throwable ex) {
         Throwable root = ex;
