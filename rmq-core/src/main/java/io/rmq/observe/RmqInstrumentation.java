@@ -59,7 +59,8 @@ public interface RmqInstrumentation {
 
     /**
      * A listener's pop round of one slot answered: {@code messages} deliveries taken (0 for an empty round),
-     * {@code nanos} from request to reply. May run on a Lettuce thread.
+     * {@code nanos} from request to reply. May run on a Lettuce thread. ORDERLY: a step that takes messages; what it
+     * hands out again (taken by the slot's previous step and not started, behind a failure) is not counted again.
      */
     default void popped(String listenerId, String topic, int slot, int messages, long nanos) {
     }
@@ -127,7 +128,10 @@ public interface RmqInstrumentation {
 
     /**
      * One Redis operation of the engine finished: {@code operation} is one of {@code send}, {@code receive} (a pop),
-     * {@code ack}, {@code nack}, {@code extend}; {@code error} null on success. May run on a Lettuce thread.
+     * {@code ack}, {@code nack}, {@code extend}; {@code error} null on success. May run on a Lettuce thread. One per
+     * Redis call: a script call or a pipelined group (single sends or acks to one slot that go out together are one);
+     * an ORDERLY step that takes messages is a {@code receive} (its settlements ride along), one that only settles an
+     * {@code ack} or a {@code nack}.
      */
     default void operation(String operation, String topic, long nanos, Throwable error) {
     }
