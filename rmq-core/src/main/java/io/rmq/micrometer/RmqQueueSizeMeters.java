@@ -51,8 +51,10 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
     private final Supplier<? extends Collection<? extends ListenerContainer>> containers;
     private final Map<String, TopicSizes> topics = new ConcurrentHashMap<>();
     private final Map<ListenerContainer, Boolean> orderly = new ConcurrentHashMap<>();
+    /** Every gauge so far, registered on every registry bound so far (guarded by this). */
+    private final List<Gauge.Builder<?>> gauges = new ArrayList<>();
+    private final List<MeterRegistry> registries = new ArrayList<>();
     private final List<Meter> meters = new ArrayList<>();
-    private volatile MeterRegistry registry;
     private ScheduledExecutorService schedule;
     private volatile boolean failing;
     private boolean closed;
@@ -76,12 +78,22 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
         this(rmq, interval, List::of);
     }
 
+    /**
+     * Registers the gauges on {@code registry} (the first binding also starts the schedule; a binder bound to several
+     * registries reads Redis once for all of them).
+     */
     @Override
     public synchronized void bindTo(MeterRegistry registry) {
-        if (this.registry != null) {
-            throw new IllegalStateException("RmqQueueSizeMeters is bound to a registry already");
+        if (closed || registries.contains(registry)) {
+            return;
         }
-        this.registry = registry;
+        registries.add(registry);
+        for (Gauge.Builder<?> gauge : gauges) {
+            meters.add(gauge.register(registry));
+        }
+        if (schedule != null) {
+            return;
+        }
         schedule = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "rmq-queue-sizes");
             thread.setDaemon(true);
@@ -157,7 +169,11 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
     }
 
     private synchronized void register(Gauge.Builder<?> gauge) {
-        if (registry != null && !closed) {
+        if (closed) {
+            return;
+        }
+        gauges.add(gauge);
+        for (MeterRegistry registry : registries) {
             meters.add(gauge.register(registry));
         }
     }
@@ -168,10 +184,11 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
         if (schedule != null) {
             schedule.shutdownNow();
         }
-        if (registry != null) {
+        for (MeterRegistry registry : registries) {
             meters.forEach(registry::remove);
         }
         meters.clear();
+        gauges.clear();
     }
 
     /** The last snapshot of a topic, in the order of {@link #STATES}; NaN before the first. */

@@ -123,6 +123,8 @@ class MicrometerMetersTest extends EngineTestSupport {
         }, ContainerOptions.of("sized-orderly", 1).withMode(ConsumeMode.ORDERLY));
         sizes = new RmqQueueSizeMeters(engine, Duration.ofMillis(200), () -> List.of(container));
         sizes.bindTo(registry);
+        MeterRegistry second = new SimpleMeterRegistry(); // as Spring Boot does without a composite registry
+        sizes.bindTo(second);
         container.start();
         engine.producer().sendFixedTime("sized", "hold", Instant.now());
         engine.producer().sendFixedTime("sized", "later", Instant.now().plus(Duration.ofHours(1)));
@@ -130,6 +132,8 @@ class MicrometerMetersTest extends EngineTestSupport {
             await().atMost(Duration.ofSeconds(10)).until(() -> gauge("rmq.messages", "in_flight") == 1
                     && gauge("rmq.messages", "waiting") == 1);
             assertThat(gauge("rmq.messages", "dead")).isZero();
+            assertThat(second.get("rmq.messages").tag("messaging.destination.name", "sized").tag("rmq.state", "waiting")
+                    .gauge().value()).isEqualTo(1);
             assertThat(gauge("rmq.messages", "retrying")).isZero();
             await().atMost(Duration.ofSeconds(10)).until(() -> registry.find("rmq.orderly.slots.owned")
                     .tag("rmq.listener.id", "sized-orderly").gauge() != null
@@ -145,6 +149,7 @@ class MicrometerMetersTest extends EngineTestSupport {
         sizes.close();
         assertThat(registry.find("rmq.messages").gauges()).isEmpty();
         assertThat(registry.find("rmq.orderly.slots.owned").gauges()).isEmpty();
+        assertThat(second.getMeters()).isEmpty();
     }
 
     /** A node that goes away: the listener's pops fail (rejected at once while disconnected) and are counted. */
