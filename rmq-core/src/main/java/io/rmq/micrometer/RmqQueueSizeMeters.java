@@ -57,7 +57,7 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
     private final List<Meter> meters = new ArrayList<>();
     private ScheduledExecutorService schedule;
     private volatile boolean failing;
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
      * @param rmq        the engine whose topics are measured
@@ -121,6 +121,9 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
                     sizes.values = new double[] {stats.waiting(), stats.inFlight(), retrying(stats), stats.dead()};
                 }
                 catch (RuntimeException ex) {
+                    if (closed) {
+                        return; // close() interrupted this round: nothing to report
+                    }
                     if (!failed && !failing) {
                         log.warn("RMQ could not read the queue sizes of topic '{}' for its gauges; they keep their"
                                 + " last values until Redis answers again: {}", topic, RedisGateway.describe(ex));
