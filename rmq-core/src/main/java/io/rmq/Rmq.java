@@ -56,8 +56,12 @@ public final class Rmq implements AutoCloseable {
      * @param codec        body serialization
      * @param logBodyChars how many characters of a message body log lines show; 0 (default): none, only its size
      *                     (bodies may hold personal data)
+     * @param propagateContext whether consumers read the trace context a sender stored beside each message
+     *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
+     *                     senders store comes from the instrumentation's {@code SendScope.context()}.
      */
-    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
+    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
+            boolean propagateContext) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -80,16 +84,24 @@ public final class Rmq implements AutoCloseable {
             this(keyPrefix, maxBodyBytes, codec, 0);
         }
 
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, false);
+        }
+
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
+        }
+
+        public Options withPropagateContext(boolean propagateContext) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
         }
     }
 
@@ -311,7 +323,7 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars());
+                options.logBodyChars(), options.propagateContext());
     }
 
     /**

@@ -46,6 +46,8 @@ public final class RmqConsumer {
     private final DeadLetterForwarder deadLetters;
     /** How much of a body log lines show (0: none; bodies may hold personal data). */
     private final int logBodyChars;
+    /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
+    private final boolean readContexts;
 
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec) {
         this(redis, topic, settings, codec, null, 0);
@@ -57,6 +59,17 @@ public final class RmqConsumer {
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
             DeadLetterForwarder deadLetters, int logBodyChars) {
+        this(redis, topic, settings, codec, deadLetters, logBodyChars, false);
+    }
+
+    /**
+     * @param readContexts whether deliveries carry the trace context stored beside their message
+     *                     ({@link Delivery#context()}; {@code Rmq.Options#propagateContext}); pops pay nothing for it
+     *                     when false
+     */
+    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
+            DeadLetterForwarder deadLetters, int logBodyChars, boolean readContexts) {
+        this.readContexts = readContexts;
         this.deadLetters = deadLetters;
         this.logBodyChars = Math.max(0, logBodyChars);
         this.redis = redis;
@@ -104,7 +117,7 @@ public final class RmqConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry()));
+            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry(), readContexts));
         }
         // handle, not thenApply: one failed slot must not hide what the other slots already leased
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
@@ -164,7 +177,7 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result ->
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry(), readContexts).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
     }
@@ -174,7 +187,7 @@ public final class RmqConsumer {
         List<Delivery> deliveries = new ArrayList<>(result.messages().size());
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                    result.token(), true, logBodyChars));
+                    result.token(), true, logBodyChars, popped.context()));
         }
         return deliveries;
     }
@@ -552,12 +565,12 @@ public final class RmqConsumer {
         List<byte[]> ackedBodies = bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
                 failed == null ? null : failed.body(), failed == null ? null : truncate(reason),
-                failed == null ? "" : FailureDecision.actionOf(decision))
+                failed == null ? "" : FailureDecision.actionOf(decision), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                false, logBodyChars));
+                                false, logBodyChars, popped.context()));
                     }
                     return new OrderedStep(step.fenced(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

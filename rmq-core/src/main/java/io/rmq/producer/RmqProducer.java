@@ -19,6 +19,7 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.SlotBatcher;
+import io.rmq.redis.TraceContexts;
 
 /**
  * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
@@ -65,7 +66,17 @@ public final class RmqProducer {
      * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        Encoded encoded = encode(message, codec.encode(message.body()));
+        return sendAsync(message, Map.of());
+    }
+
+    /**
+     * As {@link #sendAsync(OutgoingMessage)}, storing {@code context} (a trace context, e.g. {@code traceparent})
+     * beside the message in its slot, for the consumer's {@code Delivery.context()}: RANGE_MERGE keeps the context
+     * of the send that added the message, PRIORITY and FIXED_TIME take the latest sender's. An empty context stores
+     * nothing and costs nothing.
+     */
+    public CompletableFuture<SendResult> sendAsync(OutgoingMessage message, Map<String, String> context) {
+        Encoded encoded = encode(message, codec.encode(message.body()), TraceContexts.encode(context));
         return singles.submit(encoded.slot, encoded)
                 .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
     }
@@ -80,10 +91,21 @@ public final class RmqProducer {
      * (see {@code RedisClock}); single sends compute them inside Redis.
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
+        return sendBatchAsync(messages, Map.of());
+    }
+
+    /**
+     * As {@link #sendBatchAsync(Collection)}, storing {@code context} beside every message of the batch (see
+     * {@link #sendAsync(OutgoingMessage, Map)}). With a context the batch goes through the send script (one call per
+     * slot and chunk), which writes messages and contexts atomically; without one, through native ZADDs.
+     */
+    public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages,
+            Map<String, String> context) {
+        byte[] storedContext = TraceContexts.encode(context);
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
             for (OutgoingMessage message : messages) {
-                Encoded encoded = encode(message, encoder.encode(message.body()));
+                Encoded encoded = encode(message, encoder.encode(message.body()), storedContext);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
             }
         }
@@ -106,14 +128,42 @@ public final class RmqProducer {
     private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
         return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                parameters(group), contexts(group));
+    }
+
+    /** Batches: a native ZADD, only the count of new messages (with contexts: send.lua, counting the new ones). */
+    private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
+        TopicType type = group.get(0).type;
+        List<byte[]> contexts = contexts(group);
+        if (contexts != null) {
+            return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                    parameters(group), contexts).thenApply(flags -> {
+                        long added = 0;
+                        for (long flag : flags) {
+                            added += flag;
+                        }
+                        return added;
+                    });
+        }
+        return redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
                 parameters(group));
     }
 
-    /** Batches: a native ZADD, only the count of new messages. */
-    private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
-        TopicType type = group.get(0).type;
-        return redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                parameters(group));
+    /** Per message its stored context, or null when no message of the group carries one (the common case). */
+    private static List<byte[]> contexts(List<Encoded> group) {
+        List<byte[]> contexts = null;
+        for (int i = 0; i < group.size(); i++) {
+            if (group.get(i).context != null) {
+                if (contexts == null) {
+                    contexts = new ArrayList<>(group.size());
+                    for (int k = 0; k < group.size(); k++) {
+                        contexts.add(group.get(k).context);
+                    }
+                }
+                break;
+            }
+        }
+        return contexts;
     }
 
     private static List<byte[]> members(List<Encoded> group) {
@@ -133,7 +183,7 @@ public final class RmqProducer {
     }
 
     /** Validates a message whose body was serialized to {@code member} and routes it to its slot. */
-    private Encoded encode(OutgoingMessage message, byte[] member) {
+    private Encoded encode(OutgoingMessage message, byte[] member, byte[] context) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
@@ -148,9 +198,10 @@ public final class RmqProducer {
             throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topic.name() + "')");
         }
         SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(member, message.slotBasis(), topic.slotAmount())];
-        return new Encoded(slot, topic.type(), member, message.parameter());
+        return new Encoded(slot, topic.type(), member, message.parameter(), context);
     }
 
-    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter) {
+    /** @param context the trace context to store beside the message ({@link TraceContexts}), or null */
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte[] context) {
     }
 }
