@@ -122,7 +122,9 @@ public class RmqAutoConfiguration {
         }
         BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
-                properties.logBodies() ? LOGGED_BODY_CHARS : 0);
+                properties.logBodies() ? LOGGED_BODY_CHARS : 0)
+                .withPropagateContext(properties.observation().enabled()
+                        && properties.observation().propagateContext());
         Rmq rmq;
         try {
             // Redis reachable: connect now, so that a conflict with Redis's topic registry fails start-up
