@@ -30,6 +30,7 @@ import io.rmq.producer.RmqProducer;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.observe.RmqInstrumentation;
 
 /**
  * The RMQ engine, usable without Spring: one Redis connection, the topic registry, a producer, consumers and the
@@ -56,12 +57,14 @@ public final class Rmq implements AutoCloseable {
      * @param codec        body serialization
      * @param logBodyChars how many characters of a message body log lines show; 0 (default): none, only its size
      *                     (bodies may hold personal data)
+     * @param instrumentation what the engine reports its work to (meters, observations); {@link RmqInstrumentation#NONE}
+     *                     (default, also for null): nothing
      * @param propagateContext whether consumers read the trace context a sender stored beside each message
      *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
      *                     senders store comes from the instrumentation's {@code SendScope.context()}.
      */
     public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-            boolean propagateContext) {
+            RmqInstrumentation instrumentation, boolean propagateContext) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -78,30 +81,42 @@ public final class Rmq implements AutoCloseable {
                 throw new RmqInvalidArgumentException("logBodyChars", logBodyChars, "must be zero (no bodies in logs) or"
                         + " positive");
             }
+            if (instrumentation == null) {
+                instrumentation = RmqInstrumentation.NONE;
+            }
+        }
+
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, RmqInstrumentation.NONE, false);
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
             this(keyPrefix, maxBodyBytes, codec, 0);
         }
 
-        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
-            this(keyPrefix, maxBodyBytes, codec, logBodyChars, false);
-        }
-
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
+        /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
+        public Options withInstrumentation(RmqInstrumentation instrumentation) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+        }
+
+        /**
+         * With consumers that read the trace context stored beside each message (or not); the instrumentation's
+         * send scopes decide what senders store.
+         */
         public Options withPropagateContext(boolean propagateContext) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
     }
 
@@ -135,7 +150,8 @@ public final class Rmq implements AutoCloseable {
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes());
+        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(),
+                options.instrumentation());
         this.admin = new RmqAdmin(redis, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
@@ -323,7 +339,7 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars(), options.propagateContext());
+                options.logBodyChars(), options.instrumentation(), options.propagateContext());
     }
 
     /**

@@ -34,20 +34,24 @@ public final class Delivery {
     /** The sender's trace context as stored ({@link TraceContexts}), null when none; decoded when asked for. */
     private final byte[] storedContext;
     private Map<String, String> context;
+    /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
+    private final long poppedAtRedisMillis;
+    /** Local {@link System#nanoTime()} when that pop's reply was read. */
+    private final long receivedNanos;
 
     /**
      * @param token  CONCURRENT ({@code leased}): the lease token the pop issued; ORDERLY: the owner's epoch
      * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
      */
-    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars) {
-        this(slotKeys, body, score, attempt, token, leased, logBodyChars, null);
-    }
-
-    /** @param storedContext the trace context the pop returned ({@link TraceContexts}), or null */
+    /**
+     * @param storedContext the trace context the pop returned ({@link TraceContexts}), or null
+     */
     Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars,
-            byte[] storedContext) {
+            long poppedAtRedisMillis, long receivedNanos, byte[] storedContext) {
         this.storedContext = storedContext;
         this.logBodyChars = logBodyChars;
+        this.poppedAtRedisMillis = poppedAtRedisMillis;
+        this.receivedNanos = receivedNanos;
         this.slotKeys = slotKeys;
         this.body = body;
         this.score = score;
@@ -116,6 +120,14 @@ public final class Delivery {
 
     SlotKeys slotKeys() {
         return slotKeys;
+    }
+
+    /**
+     * Estimated Redis clock now (ms): Redis's time when the pop ran plus the local time elapsed since its reply (no
+     * call to Redis; one clock read).
+     */
+    long redisNowEstimate() {
+        return poppedAtRedisMillis + (System.nanoTime() - receivedNanos) / 1_000_000;
     }
 
     /** An extension issued {@code token}: the lease now lasts longer and the old token is fenced. */

@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 
 import io.rmq.core.BodyCodec;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.RmqInstrumentation.HandleScope;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
@@ -48,6 +50,9 @@ public final class RmqConsumer {
     private final int logBodyChars;
     /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
     private final boolean readContexts;
+    private final RmqInstrumentation instrumentation;
+    /** False with {@link RmqInstrumentation#NONE}: no clock reads for operation timings. */
+    private final boolean instrumented;
 
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec) {
         this(redis, topic, settings, codec, null, 0);
@@ -59,17 +64,31 @@ public final class RmqConsumer {
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
             DeadLetterForwarder deadLetters, int logBodyChars) {
-        this(redis, topic, settings, codec, deadLetters, logBodyChars, false);
+        this(redis, topic, settings, codec, deadLetters, logBodyChars, RmqInstrumentation.NONE);
     }
 
     /**
-     * @param readContexts whether deliveries carry the trace context stored beside their message
-     *                     ({@link Delivery#context()}; {@code Rmq.Options#propagateContext}); pops pay nothing for it
-     *                     when false
+     * @param instrumentation what this consumer and the containers built on it report to
+     *                        ({@link RmqInstrumentation#NONE}: nothing)
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
-            DeadLetterForwarder deadLetters, int logBodyChars, boolean readContexts) {
+            DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation) {
+        this(redis, topic, settings, codec, deadLetters, logBodyChars, instrumentation, false);
+    }
+
+    /**
+     * @param instrumentation what this consumer and the containers built on it report to
+     *                        ({@link RmqInstrumentation#NONE}: nothing)
+     * @param readContexts    whether deliveries carry the trace context stored beside their message
+     *                        ({@link Delivery#context()}; {@code Rmq.Options#propagateContext}); pops pay nothing for
+     *                        it when false
+     */
+    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
+            DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation,
+            boolean readContexts) {
         this.readContexts = readContexts;
+        this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
+        this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
         this.deadLetters = deadLetters;
         this.logBodyChars = Math.max(0, logBodyChars);
         this.redis = redis;
@@ -83,7 +102,39 @@ public final class RmqConsumer {
         }
         this.priority = topic.type() == TopicType.PRIORITY;
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
-                (slot, group) -> redis.ack(slot, priority, bodies(group), tokens(group)));
+                (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group))));
+    }
+
+    /** What this consumer and the containers built on it report to ({@link RmqInstrumentation#NONE}: nothing). */
+    public RmqInstrumentation instrumentation() {
+        return instrumentation;
+    }
+
+    /**
+     * How late {@code delivery} is now, for {@link RmqInstrumentation#handleStarted}: Redis's clock (estimated from
+     * its pop's reply and the local time since) minus its due time; {@link Long#MIN_VALUE} for PRIORITY topics.
+     */
+    public long latenessMillis(Delivery delivery) {
+        return priority ? Long.MIN_VALUE : delivery.redisNowEstimate() - (long) delivery.score();
+    }
+
+    /**
+     * Reports one Redis call ({@code operation} ack, nack, extend) when it ends; with NONE, the call as it is
+     * (the clock read at the start is the caller's: {@code System.nanoTime()} only when instrumented).
+     */
+    private <R> CompletableFuture<R> timed(String operation, CompletableFuture<R> call) {
+        if (!instrumented) {
+            return call;
+        }
+        long started = System.nanoTime();
+        return call.whenComplete((r, error) -> instrumentation.operation(operation, topic.name(),
+                System.nanoTime() - started, unwrap(error)));
+    }
+
+    /** The failure itself, not the CompletionException a future's stage wraps it in (null stays null). */
+    public static Throwable unwrap(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
     }
 
     /** The slot numbers of the topic, 0 to slotAmount - 1. */
@@ -185,9 +236,10 @@ public final class RmqConsumer {
     /** The leased deliveries of one pop, each fenced by the pop's token. */
     private List<Delivery> deliveriesOf(PopResult result) {
         List<Delivery> deliveries = new ArrayList<>(result.messages().size());
+        long received = result.messages().isEmpty() ? 0 : System.nanoTime();
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                    result.token(), true, logBodyChars, popped.context()));
+                    result.token(), true, logBodyChars, result.redisNow(), received, popped.context()));
         }
         return deliveries;
     }
@@ -219,7 +271,7 @@ public final class RmqConsumer {
     }
 
     public CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> redis.ack(slot, priority, bodies(group), tokens(group)))
+        return perSlot(deliveries, (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group))))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -284,8 +336,8 @@ public final class RmqConsumer {
     }
 
     public CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        return redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
-                List.of(delivery.token()), List.of(truncate(reason)), List.of(FailureDecision.actionOf(decision)))
+        return timed("nack", redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
+                List.of(delivery.token()), List.of(truncate(reason)), List.of(FailureDecision.actionOf(decision))))
                 .thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
 
@@ -336,8 +388,8 @@ public final class RmqConsumer {
     }
 
     private CompletableFuture<Integer> extendAll(List<Delivery> deliveries, long leaseMillis) {
-        return perSlot(deliveries, (slot, group) -> redis.extend(slot, leaseMillis, bodies(group), tokens(group))
-                .thenApply(tokens -> {
+        return perSlot(deliveries, (slot, group) -> timed("extend", redis.extend(slot, leaseMillis, bodies(group),
+                tokens(group))).thenApply(tokens -> {
                     int extended = 0;
                     for (int i = 0; i < group.size(); i++) {
                         if (tokens.get(i) > 0) {
@@ -411,19 +463,43 @@ public final class RmqConsumer {
      * completes when the outcome is written to Redis.
      */
     public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
+        return handleAsync(delivery, payloadType, handler, HandleScope.NONE);
+    }
+
+    /**
+     * As {@link #handleAsync(Delivery, Type, MessageHandler)}, reporting to {@code scope} (opened by the caller with
+     * {@link RmqInstrumentation#handleStarted} right before): {@link HandleScope#handlerReturned} right after the
+     * handler (conversion included), {@link HandleScope#settled} once Redis answered the ack or nack (not when the
+     * settlement itself failed).
+     */
+    public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler,
+            HandleScope scope) {
         Outcome outcome = invoke(delivery, payloadType, handler);
+        scope.handlerReturned(outcome.error());
         if (outcome.failed()) {
             NackOutcome[] result = {NackOutcome.FENCED};
             settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision())) != NackOutcome.FENCED);
+            scope.settled(outcomeOf(result[0]));
             afterFailure(delivery, result[0], outcome);
             return CompletableFuture.completedFuture(null);
         }
         return ackAsync(delivery).thenAccept(acked -> {
+            scope.settled(acked ? RmqInstrumentation.Outcome.ACK : RmqInstrumentation.Outcome.FENCED);
             if (!acked) {
                 log.warn("{} was handled after its lease had expired (handler slower than the lease and its"
                         + " extension); it may be delivered again", delivery);
             }
         });
+    }
+
+    /** The instrumentation's name for what became of a failed delivery. */
+    public static RmqInstrumentation.Outcome outcomeOf(NackOutcome result) {
+        return switch (result) {
+            case RETRY -> RmqInstrumentation.Outcome.RETRY;
+            case DEAD -> RmqInstrumentation.Outcome.DEAD;
+            case DROPPED -> RmqInstrumentation.Outcome.DROPPED;
+            case FENCED -> RmqInstrumentation.Outcome.FENCED;
+        };
     }
 
     /**
@@ -568,9 +644,10 @@ public final class RmqConsumer {
                 failed == null ? "" : FailureDecision.actionOf(decision), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
+                    long received = step.messages().isEmpty() ? 0 : System.nanoTime();
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                false, logBodyChars, popped.context()));
+                                false, logBodyChars, step.redisNow(), received, popped.context()));
                     }
                     return new OrderedStep(step.fenced(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

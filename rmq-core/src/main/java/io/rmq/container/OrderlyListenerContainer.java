@@ -29,6 +29,8 @@ import io.rmq.core.Timeouts;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis.Claim;
 import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.RmqInstrumentation.HandleScope;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,6 +85,9 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private volatile long renewEveryMillis;
     private final long commandTimeoutMillis;
     private final int batch;
+    /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
+    private final RmqInstrumentation instrumentation;
+    private final boolean instrumented;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -121,6 +126,9 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         long wokenAt = Long.MAX_VALUE;
         // touched only by the thread running the slot (invariant 2)
         final List<Delivery> acked = new ArrayList<>();
+        /** With an instrumentation: the scopes of {@link #acked}, in the same order, and of {@link #failed}. */
+        final List<HandleScope> ackedScopes = new ArrayList<>();
+        HandleScope failedScope;
         Delivery failed;
         Outcome failure;
         int failedSteps;
@@ -189,6 +197,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         this.renewEveryMillis = Math.max(100, ownershipMillis / 5);
         this.commandTimeoutMillis = Math.min(options.commandTimeout().toMillis(), ownershipMillis);
         this.batch = consumer.settings().batchSize();
+        this.instrumentation = consumer.instrumentation();
+        this.instrumented = instrumentation != RmqInstrumentation.NONE;
     }
 
     @Override
@@ -435,6 +445,9 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             Claim claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
                     + topic() + "'", commandTimeoutMillis);
             if (claim.held()) {
+                if (claim.tookOver() && instrumented) {
+                    instrumentation.slotTakenOver(id(), topic(), entry.getKey());
+                }
                 lock.lock();
                 try {
                     owned.put(entry.getKey(), new OwnedSlot(entry.getKey(), claim.epoch(), validUntil,
@@ -644,6 +657,9 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                 long[] permits = limiter.acquire(batch, commandTimeoutMillis);
                 wanted = (int) permits[0];
                 if (wanted == 0) {
+                    if (instrumented) {
+                        instrumentation.rateLimitWaited(id(), topic(), TimeUnit.MILLISECONDS.toNanos(permits[1]));
+                    }
                     if (s.hasReport()) {
                         report(s, 0);
                     }
@@ -668,13 +684,22 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                     // not started: it stays in prepare, in order, for whoever runs the slot next
                     return System.currentTimeMillis();
                 }
+                // right before the handler (conversion included), on its thread
+                HandleScope scope = instrumented
+                        ? instrumentation.handleStarted(id(), delivery, consumer.latenessMillis(delivery))
+                        : HandleScope.NONE;
                 Outcome outcome = consumer.invoke(delivery, payloadType, handler);
+                scope.handlerReturned(outcome.error());
                 if (outcome.failed()) {
                     s.failed = delivery;
                     s.failure = outcome;
+                    s.failedScope = scope;
                     break; // the rest waits behind it (invariant 2)
                 }
                 s.acked.add(delivery);
+                if (instrumented) {
+                    s.ackedScopes.add(scope);
+                }
             }
         }
         return System.currentTimeMillis(); // more may be due: back in line behind slots that waited
@@ -687,16 +712,40 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private OrderedStep report(OwnedSlot s, int wanted) {
         long epoch = s.epoch;
         long sent = System.currentTimeMillis();
-        OrderedStep step = RedisGateway.await(consumer.orderedStep(s.slot, epoch, wanted, s.acked, s.failed,
-                s.failure == null ? null : s.failure.reason(), s.failure == null ? null : s.failure.decision()),
-                "a step on slot " + s.slot + " of topic '" + topic() + "'", commandTimeoutMillis);
+        long sentNanos = instrumented ? System.nanoTime() : 0;
+        OrderedStep step;
+        try {
+            step = RedisGateway.await(consumer.orderedStep(s.slot, epoch, wanted, s.acked, s.failed,
+                    s.failure == null ? null : s.failure.reason(), s.failure == null ? null : s.failure.decision()),
+                    "a step on slot " + s.slot + " of topic '" + topic() + "'", commandTimeoutMillis);
+        }
+        catch (RuntimeException ex) {
+            if (instrumented) {
+                reportStep(s, wanted, null, ex, System.nanoTime() - sentNanos);
+            }
+            throw ex;
+        }
         long received = System.currentTimeMillis();
+        if (instrumented) {
+            reportStep(s, wanted, step, null, System.nanoTime() - sentNanos);
+        }
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
+        NackOutcome failedOutcome = null;
         if (s.failed != null) {
-            NackOutcome outcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
-            consumer.afterFailure(s.failed, outcome, s.failure);
+            failedOutcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
+            consumer.afterFailure(s.failed, failedOutcome, s.failure);
         }
+        if (instrumented) {
+            RmqInstrumentation.Outcome acked = step.fenced() ? RmqInstrumentation.Outcome.FENCED
+                    : RmqInstrumentation.Outcome.ACK;
+            s.ackedScopes.forEach(scope -> scope.settled(acked));
+            if (s.failedScope != null && failedOutcome != null) {
+                s.failedScope.settled(RmqConsumer.outcomeOf(failedOutcome));
+            }
+        }
+        s.ackedScopes.clear();
+        s.failedScope = null;
         s.acked.clear();
         s.failed = null;
         s.failure = null;
@@ -705,6 +754,35 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             return null;
         }
         return step;
+    }
+
+    /**
+     * Reports one step: a step that takes messages is this listener's pop of the slot ({@code popped} /
+     * {@code popFailed}, {@code operation("receive")}, its settlements included); one that only settles is an
+     * {@code ack} (or a {@code nack} when it reports a failure).
+     */
+    private void reportStep(OwnedSlot s, int wanted, OrderedStep step, Throwable error, long nanos) {
+        Throwable failure = RmqConsumer.unwrap(error);
+        if (wanted > 0) {
+            if (failure == null) {
+                instrumentation.popped(id(), topic(), s.slot, step.deliveries().size(), nanos);
+            }
+            else {
+                instrumentation.popFailed(id(), topic(), s.slot, failure);
+            }
+            instrumentation.operation("receive", topic(), nanos, failure);
+        }
+        else {
+            instrumentation.operation(s.failed != null ? "nack" : "ack", topic(), nanos, failure);
+        }
+    }
+
+    /** Counts a repair by the watchdog (each one a broken invariant, logged as an ERROR by the caller). */
+    private void repaired() {
+        stallsRepaired.incrementAndGet();
+        if (instrumented) {
+            instrumentation.watchdogRepaired(id(), topic());
+        }
     }
 
     // ------------------------------------------------------------------ watchdog
@@ -717,7 +795,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             Thread thread = coordination;
             long silent = System.currentTimeMillis() - lastTickMillis;
             if (!thread.isAlive() || silent > renewEveryMillis + 3 * commandTimeoutMillis + 5000) {
-                stallsRepaired.incrementAndGet();
+                repaired();
                 log.error("ORDERLY container '{}' (topic '{}'): its coordination thread {}; starting a new one", id(),
                         topic(), thread.isAlive() ? "made no pass for " + silent + " ms" : "has died");
                 thread.interrupt();
@@ -726,7 +804,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             for (int i = 0; i < workers.size(); i++) {
                 if (!workers.get(i).isAlive() && !stopping) {
-                    stallsRepaired.incrementAndGet();
+                    repaired();
                     log.error("ORDERLY container '{}' (topic '{}'): handler thread {} has died; starting a new one",
                             id(), topic(), workers.get(i).getName());
                     Thread worker = options.threadFactory().newThread(this::work);

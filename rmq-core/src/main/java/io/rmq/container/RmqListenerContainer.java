@@ -29,6 +29,8 @@ import io.rmq.core.TopicType;
 import io.rmq.core.Timeouts;
 import io.netty.util.Timeout;
 import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.RmqInstrumentation.HandleScope;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,6 +101,9 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final long commandTimeoutMillis;
     /** The topic's cluster-wide rate limit, or null. */
     private final io.rmq.consumer.TopicRateLimiter limiter;
+    /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
+    private final RmqInstrumentation instrumentation;
+    private final boolean instrumented;
 
     /**
      * Fetched, not yet started, in the topic's taking order (highest priority first; earliest due first): slots
@@ -313,6 +318,8 @@ public final class RmqListenerContainer implements ListenerContainer {
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
         this.limiter = options.rateLimit() == null ? null : consumer.rateLimiter(options.rateLimit());
+        this.instrumentation = consumer.instrumentation();
+        this.instrumented = instrumentation != RmqInstrumentation.NONE;
     }
 
     @Override
@@ -461,6 +468,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                         }
                         if (permits[0] == 0) {
                             throttledUntil = now + permits[1]; // no polling until a permit is free
+                            if (instrumented) {
+                                instrumentation.rateLimitWaited(id(), topic(), TimeUnit.MILLISECONDS.toNanos(permits[1]));
+                            }
                             continue;
                         }
                         free = (int) permits[0];
@@ -539,6 +549,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             limiter.giveBack(free - perSlot * slots.length);
         }
         long sent = System.currentTimeMillis();
+        long sentNanos = instrumented ? System.nanoTime() : 0;
         Handoff round = new Handoff(slots.length);
         for (int slot : slots) {
             Pop pop = new Pop(slot, perSlot, sent, consumer.nodeOf(slot));
@@ -558,6 +569,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                                 + commandTimeoutMillis + " ms")));
             }
             reply.whenComplete((result, error) -> {
+                if (instrumented) {
+                    reportPop(slot, result, error, sentNanos);
+                }
                 try {
                     if (limiter != null) {
                         limiter.giveBack(perSlot - (result == null ? 0 : result.deliveries().size()));
@@ -570,6 +584,19 @@ public final class RmqListenerContainer implements ListenerContainer {
                 }
             });
         }
+    }
+
+    /** One slot's pop answered (or failed): {@code popped} / {@code popFailed} and {@code operation("receive")}. */
+    private void reportPop(int slot, PollResult result, Throwable error, long sentNanos) {
+        long nanos = System.nanoTime() - sentNanos;
+        Throwable failure = RmqConsumer.unwrap(error);
+        if (failure == null) {
+            instrumentation.popped(id(), topic(), slot, result.deliveries().size(), nanos);
+        }
+        else {
+            instrumentation.popFailed(id(), topic(), slot, failure);
+        }
+        instrumentation.operation("receive", topic(), nanos, failure);
     }
 
     /**
@@ -660,6 +687,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                 }
                 return;
             }
+        }
+        if (instrumented) {
+            instrumentation.handedBack(id(), topic(), deliveries.size());
         }
         consumer.releaseAsync(deliveries).whenComplete((released, ex) -> log.debug(
                 "Container '{}' had stopped when {} deliveries arrived; released {}", id(), deliveries.size(),
@@ -934,6 +964,9 @@ public final class RmqListenerContainer implements ListenerContainer {
             queue.drainTo(unstarted);
         }
         unhandled.addAndGet(-unstarted.size());
+        if (!unstarted.isEmpty() && instrumented) {
+            instrumentation.handedBack(id(), topic(), unstarted.size());
+        }
         if (!unstarted.isEmpty()) {
             try {
                 int released = consumer.release(unstarted);
@@ -978,7 +1011,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             long limit = options.maxIdle().toMillis() + commandTimeoutMillis + WATCHDOG_GRACE_MILLIS;
             Thread pollerThread = poller;
             if (!pollerThread.isAlive()) {
-                stallsRepaired.incrementAndGet();
+                repaired();
                 log.error("RMQ listener container '{}' (topic '{}'): its poller thread has died; starting a new one",
                         id(), topic());
                 startPoller();
@@ -987,7 +1020,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             if (now - lastPassMillis > limit) {
                 Throwable where = new Throwable("poller stack");
                 where.setStackTrace(pollerThread.getStackTrace());
-                stallsRepaired.incrementAndGet();
+                repaired();
                 log.error("RMQ listener container '{}' (topic '{}'): its poller has made no pass for {} ms; waking it",
                         id(), topic(), now - lastPassMillis, where);
                 events.add(new Resync(true));
@@ -1009,7 +1042,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 }
             }
             if (!stalled.isEmpty()) {
-                stallsRepaired.incrementAndGet();
+                repaired();
                 log.error("RMQ listener container '{}' (topic '{}'): slot(s) {} were not polled for over {} ms although"
                         + " the container had room; forcing a poll of every slot", id(), topic(), stalled, limit);
                 for (int slot : stalled) {
@@ -1021,6 +1054,14 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         catch (RuntimeException ex) {
             log.error("RMQ listener container '{}': watchdog check failed", id(), ex);
+        }
+    }
+
+    /** Counts a repair by the watchdog (each one a broken invariant, logged as an ERROR by the caller). */
+    private void repaired() {
+        stallsRepaired.incrementAndGet();
+        if (instrumented) {
+            instrumentation.watchdogRepaired(id(), topic());
         }
     }
 
@@ -1056,7 +1097,11 @@ public final class RmqListenerContainer implements ListenerContainer {
     private void handle(Delivery delivery) {
         CompletableFuture<Void> settled;
         try {
-            settled = consumer.handleAsync(delivery, payloadType, handler);
+            // right before the handler (conversion included), on its thread
+            HandleScope scope = instrumented
+                    ? instrumentation.handleStarted(id(), delivery, consumer.latenessMillis(delivery))
+                    : HandleScope.NONE;
+            settled = consumer.handleAsync(delivery, payloadType, handler, scope);
         }
         catch (RuntimeException ex) {
             settled = CompletableFuture.failedFuture(ex);

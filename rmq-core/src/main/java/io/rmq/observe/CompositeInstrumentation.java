@@ -185,6 +185,18 @@ final class CompositeInstrumentation implements RmqInstrumentation {
     }
 
     @Override
+    public void handedBack(String listenerId, String topic, int messages) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                part.handedBack(listenerId, topic, messages);
+            }
+            catch (RuntimeException ex) {
+                failed(part, "handedBack", ex);
+            }
+        }
+    }
+
+    @Override
     public void slotTakenOver(String listenerId, String topic, int slot) {
         for (RmqInstrumentation part : parts) {
             try {

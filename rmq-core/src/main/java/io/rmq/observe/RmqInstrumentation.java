@@ -101,6 +101,14 @@ public interface RmqInstrumentation {
         }
     }
 
+    /**
+     * Deliveries a listener had fetched but never handed to its handler, given back to the store when it stopped
+     * (no attempt counted): they end as {@link Outcome#CANCELLED} without a {@link HandleScope} (no handler ran, so
+     * {@link #handleStarted} was not called for them).
+     */
+    default void handedBack(String listenerId, String topic, int messages) {
+    }
+
     /** How one delivery ended. */
     enum Outcome {
         /** Handled and acknowledged. */

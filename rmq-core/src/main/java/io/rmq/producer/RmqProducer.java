@@ -20,6 +20,8 @@ import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.SlotBatcher;
 import io.rmq.redis.TraceContexts;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.RmqInstrumentation.SendScope;
 
 /**
  * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
@@ -36,8 +38,18 @@ public final class RmqProducer {
     private final int maxBodyBytes;
     /** Single sends to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Encoded, Long> singles;
+    private final RmqInstrumentation instrumentation;
+    /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
+    private final boolean instrumented;
 
     public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
+        this(redis, topics, codec, maxBodyBytes, RmqInstrumentation.NONE);
+    }
+
+    public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
+            RmqInstrumentation instrumentation) {
+        this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
+        this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
@@ -66,19 +78,36 @@ public final class RmqProducer {
      * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        return sendAsync(message, Map.of());
+        if (!instrumented) {
+            Encoded encoded = encode(message, codec.encode(message.body()), null);
+            return singles.submit(encoded.slot, encoded)
+                    .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+        }
+        // on the caller's thread, before encoding: an observation opened here sees the sender's trace context
+        SendScope scope = instrumentation.sendStarted(message.topic(), 1);
+        Encoded encoded;
+        try {
+            // the trace context the instrumentation gives this send (propagation on) is stored beside the message
+            encoded = encode(message, codec.encode(message.body()), TraceContexts.encode(scope.context()));
+        }
+        catch (RuntimeException ex) {
+            scope.finished(0, 0, ex);
+            throw ex;
+        }
+        return singles.submit(encoded.slot, encoded).whenComplete((added, error) -> {
+            if (error != null) {
+                scope.finished(0, 0, unwrap(error));
+            }
+            else {
+                scope.finished(added == 0 ? 0 : 1, added == 0 ? 1 : 0, null);
+            }
+        }).thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
     }
 
-    /**
-     * As {@link #sendAsync(OutgoingMessage)}, storing {@code context} (a trace context, e.g. {@code traceparent})
-     * beside the message in its slot, for the consumer's {@code Delivery.context()}: RANGE_MERGE keeps the context
-     * of the send that added the message, PRIORITY and FIXED_TIME take the latest sender's. An empty context stores
-     * nothing and costs nothing.
-     */
-    public CompletableFuture<SendResult> sendAsync(OutgoingMessage message, Map<String, String> context) {
-        Encoded encoded = encode(message, codec.encode(message.body()), TraceContexts.encode(context));
-        return singles.submit(encoded.slot, encoded)
-                .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+    /** The failure itself, not the CompletionException a future's stage wraps it in. */
+    static Throwable unwrap(Throwable error) {
+        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
     }
 
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
@@ -91,30 +120,36 @@ public final class RmqProducer {
      * (see {@code RedisClock}); single sends compute them inside Redis.
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
-        return sendBatchAsync(messages, Map.of());
-    }
-
-    /**
-     * As {@link #sendBatchAsync(Collection)}, storing {@code context} beside every message of the batch (see
-     * {@link #sendAsync(OutgoingMessage, Map)}). With a context the batch goes through the send script (one call per
-     * slot and chunk), which writes messages and contexts atomically; without one, through native ZADDs.
-     */
-    public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages,
-            Map<String, String> context) {
-        byte[] storedContext = TraceContexts.encode(context);
+        // one scope per topic of the batch, opened on the caller's thread before anything is encoded
+        Map<String, TopicSend> sends = instrumented ? startBatch(messages) : null;
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
             for (OutgoingMessage message : messages) {
-                Encoded encoded = encode(message, encoder.encode(message.body()), storedContext);
+                // the trace context of the message's topic's send scope (propagation on) is stored beside it
+                Encoded encoded = encode(message, encoder.encode(message.body()),
+                        sends == null ? null : sends.get(message.topic()).context);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
             }
+        }
+        catch (RuntimeException ex) {
+            if (sends != null) {
+                sends.values().forEach(send -> send.scope.finished(0, 0, ex));
+            }
+            throw ex;
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         bySlot.forEach((slot, group) -> {
             for (int from = 0; from < group.size(); from += CHUNK) {
-                writes.add(writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK))));
+                CompletableFuture<Long> write = writeBatch(slot, group.subList(from, Math.min(group.size(), from + CHUNK)));
+                writes.add(write);
+                if (sends != null) {
+                    sends.get(slot.topic()).writes.add(write);
+                }
             }
         });
+        if (sends != null) {
+            sends.values().forEach(TopicSend::finishWhenWritten);
+        }
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long added = 0;
             for (CompletableFuture<Long> write : writes) {
@@ -124,46 +159,98 @@ public final class RmqProducer {
         });
     }
 
+    private Map<String, TopicSend> startBatch(Collection<OutgoingMessage> messages) {
+        Map<String, int[]> counts = new LinkedHashMap<>();
+        for (OutgoingMessage message : messages) {
+            counts.computeIfAbsent(message.topic(), t -> new int[1])[0]++;
+        }
+        Map<String, TopicSend> sends = new LinkedHashMap<>();
+        counts.forEach((topic, count) -> sends.put(topic,
+                new TopicSend(instrumentation.sendStarted(topic, count[0]), count[0])));
+        return sends;
+    }
+
+    /** One topic's part of an instrumented batch: its scope ends once all its writes have answered. */
+    private static final class TopicSend {
+
+        final SendScope scope;
+        final int messages;
+        /** The trace context stored beside each of its messages (propagation on), or null. */
+        final byte[] context;
+        final List<CompletableFuture<Long>> writes = new ArrayList<>();
+
+        TopicSend(SendScope scope, int messages) {
+            this.scope = scope;
+            this.messages = messages;
+            this.context = TraceContexts.encode(scope.context());
+        }
+
+        void finishWhenWritten() {
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
+                if (error != null) {
+                    scope.finished(0, 0, unwrap(error));
+                    return;
+                }
+                long added = 0;
+                for (CompletableFuture<Long> write : writes) {
+                    added += write.join();
+                }
+                scope.finished((int) added, messages - (int) added, null);
+            });
+        }
+    }
+
     /** Single sends: send.lua reports per message whether it merged. */
     private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
-        return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                parameters(group), contexts(group));
+        long started = instrumented ? System.nanoTime() : 0;
+        CompletableFuture<List<Long>> written = redis.send(slot, type == TopicType.RANGE_MERGE,
+                type == TopicType.PRIORITY, members(group), parameters(group), contexts(group));
+        return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
-    /** Batches: a native ZADD, only the count of new messages (with contexts: send.lua, counting the new ones). */
+    /**
+     * Batches: a native ZADD, only the count of new messages. With trace contexts, send.lua instead (it writes
+     * messages and contexts atomically, with the merge rules), counting the new ones.
+     */
     private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
+        long started = instrumented ? System.nanoTime() : 0;
         List<byte[]> contexts = contexts(group);
-        if (contexts != null) {
-            return redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                    parameters(group), contexts).thenApply(flags -> {
-                        long added = 0;
-                        for (long flag : flags) {
-                            added += flag;
-                        }
-                        return added;
-                    });
+        CompletableFuture<Long> written = contexts == null
+                ? redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                        parameters(group))
+                : redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                        parameters(group), contexts).thenApply(RmqProducer::added);
+        return instrumented ? timed(written, slot.topic(), started) : written;
+    }
+
+    /** Reports one Redis call of a send ({@code operation("send")}: one per script call or batch ZADD). */
+    private <R> CompletableFuture<R> timed(CompletableFuture<R> call, String topic, long started) {
+        return call.whenComplete((r, error) -> instrumentation.operation("send", topic, System.nanoTime() - started,
+                error == null ? null : unwrap(error)));
+    }
+
+    private static long added(List<Long> flags) {
+        long added = 0;
+        for (long flag : flags) {
+            added += flag;
         }
-        return redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                parameters(group));
+        return added;
     }
 
     /** Per message its stored context, or null when no message of the group carries one (the common case). */
     private static List<byte[]> contexts(List<Encoded> group) {
-        List<byte[]> contexts = null;
-        for (int i = 0; i < group.size(); i++) {
-            if (group.get(i).context != null) {
-                if (contexts == null) {
-                    contexts = new ArrayList<>(group.size());
-                    for (int k = 0; k < group.size(); k++) {
-                        contexts.add(group.get(k).context);
-                    }
+        for (Encoded e : group) {
+            if (e.context != null) {
+                List<byte[]> contexts = new ArrayList<>(group.size());
+                for (Encoded each : group) {
+                    contexts.add(each.context);
                 }
-                break;
+                return contexts;
             }
         }
-        return contexts;
+        return null;
     }
 
     private static List<byte[]> members(List<Encoded> group) {

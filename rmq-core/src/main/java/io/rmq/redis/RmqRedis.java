@@ -370,8 +370,15 @@ public final class RmqRedis {
      * @param epoch            the epoch now held (the fencing token), or 0 when the slot is held by another
      * @param retryAfterMillis when not held: ms until the holder's time runs out, or -1 when the coordinator's epoch
      *                         was stale (a newer owner exists)
+     * @param tookOver         held anew from another instance that had not released it (it died, paused, lost Redis,
+     *                         or the coordinator gave the slot to this one over it); false for a renewal, a free slot
+     *                         or a refused claim
      */
-    public record Claim(long epoch, long retryAfterMillis) {
+    public record Claim(long epoch, long retryAfterMillis, boolean tookOver) {
+
+        public Claim(long epoch, long retryAfterMillis) {
+            this(epoch, retryAfterMillis, false);
+        }
 
         public boolean held() {
             return epoch > 0;
@@ -384,7 +391,7 @@ public final class RmqRedis {
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(),
                 bytes("claim"), bytes(instanceId), bytes(heldEpoch), bytes(ttlMillis), bytes(decidedEpoch),
                 priority ? ONE : ZERO, bytes(maxRetries));
-        return reply.thenApply(r -> new Claim(r.get(0), r.get(1)));
+        return reply.thenApply(r -> new Claim(r.get(0), r.get(1), r.size() > 2 && r.get(2) == 1));
     }
 
     /**

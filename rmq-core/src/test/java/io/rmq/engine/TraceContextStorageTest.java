@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.rmq.Rmq;
 import io.rmq.admin.DeadMessage;
@@ -13,6 +14,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.observe.RmqInstrumentation;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqKeys.SlotKeys;
@@ -51,10 +53,37 @@ class TraceContextStorageTest extends EngineTestSupport {
 
     /** An engine on the same keys whose consumers read contexts. */
     private Rmq reading;
+    /** An engine on the same keys whose sends carry {@link #nextContext} (as an observation's send scope would). */
+    private Rmq sending;
+    private final AtomicReference<Map<String, String>> nextContext = new AtomicReference<>(Map.of());
 
     @BeforeEach
-    void readingEngine() {
+    void engines() {
         reading = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
+        RmqInstrumentation propagating = new RmqInstrumentation() {
+            @Override
+            public SendScope sendStarted(String topic, int messages) {
+                Map<String, String> context = nextContext.get();
+                return new SendScope() {
+                    @Override
+                    public Map<String, String> context() {
+                        return context;
+                    }
+                };
+            }
+        };
+        sending = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(propagating));
+    }
+
+    /** Sends with {@code context} as the send scope's context. */
+    private void withContext(Map<String, String> context, Runnable send) {
+        nextContext.set(context);
+        try {
+            send.run();
+        }
+        finally {
+            nextContext.set(Map.of());
+        }
     }
 
     private Rmq newEngineWith(Rmq.Options options) {
@@ -73,6 +102,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     private void define(String topic, TopicType type) {
         rmq.defineTopic(topic, type, 1);
         reading.defineTopic(topic, type, 1);
+        sending.defineTopic(topic, type, 1);
     }
 
     private SlotKeys slot(String topic) {
@@ -88,7 +118,8 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     private void sendNow(String topic, String body, Map<String, String> context) {
-        rmq.producer().sendAsync(OutgoingMessage.fixedTime(topic, body, Instant.now().minusSeconds(1)), context).join();
+        withContext(context, () -> sending.producer().send(
+                OutgoingMessage.fixedTime(topic, body, Instant.now().minusSeconds(1))));
     }
 
     private static byte[] bytes(String s) {
@@ -134,29 +165,29 @@ class TraceContextStorageTest extends EngineTestSupport {
     @Test
     void rangeMergeKeepsTheFirstSendersContextAsItKeepsItsDueTime() {
         define("r", TopicType.RANGE_MERGE);
-        rmq.producer().sendAsync(OutgoingMessage.rangeMerge("r", BODY, Duration.ofMillis(1)), FIRST).join();
-        rmq.producer().sendAsync(OutgoingMessage.rangeMerge("r", BODY, Duration.ofMillis(1)), SECOND).join();
+        OutgoingMessage first = OutgoingMessage.rangeMerge("r", BODY, Duration.ofMillis(1000));
+        withContext(FIRST, () -> sending.producer().send(first));
+        withContext(SECOND, () -> sending.producer().send(first));
         assertThat(stored("r", BODY)).isEqualTo(FIRST);
-        // in one batch too: the first occurrence adds the message
-        rmq.producer().sendBatchAsync(List.of(OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1)),
-                OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1))), SECOND).join();
-        rmq.producer().sendBatchAsync(List.of(OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1))),
-                FIRST).join();
+        // batches (sent through the script when they carry a context) follow the same rule
+        OutgoingMessage nine = OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1000));
+        withContext(SECOND, () -> sending.producer().sendBatch(List.of(nine, nine)));
+        withContext(FIRST, () -> sending.producer().sendBatch(List.of(nine)));
         assertThat(stored("r", "{\"id\":9}")).isEqualTo(SECOND);
     }
 
     @Test
     void priorityAndFixedTimeTakeTheLatestSendersContextAsTheyTakeItsScore() {
         define("p", TopicType.PRIORITY);
-        rmq.producer().sendAsync(OutgoingMessage.priority("p", BODY, 1), FIRST).join();
-        rmq.producer().sendAsync(OutgoingMessage.priority("p", BODY, 2), SECOND).join();
+        withContext(FIRST, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 1)));
+        withContext(SECOND, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 2)));
         assertThat(stored("p", BODY)).isEqualTo(SECOND);
-        rmq.producer().sendAsync(OutgoingMessage.priority("p", BODY, 3), Map.of()).join();
+        withContext(Map.of(), () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 3)));
         assertThat(stored("p", BODY)).as("a send without a context leaves the stored one").isEqualTo(SECOND);
 
         define("f", TopicType.FIXED_TIME);
         sendNow("f", BODY, SECOND);
-        rmq.producer().sendBatchAsync(List.of(OutgoingMessage.fixedTime("f", BODY, Instant.now())), FIRST).join();
+        withContext(FIRST, () -> sending.producer().sendBatch(List.of(OutgoingMessage.fixedTime("f", BODY, Instant.now()))));
         assertThat(stored("f", BODY)).isEqualTo(FIRST);
         Delivery delivery = only(reading.consumer("f", ConsumerSettings.DEFAULT).poll().deliveries());
         assertThat(delivery.context()).isEqualTo(FIRST);
@@ -253,7 +284,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     @Test
     void priorityRetriesBackingOffKeepTheContext() {
         define("p", TopicType.PRIORITY);
-        rmq.producer().sendAsync(OutgoingMessage.priority("p", BODY, 5), FIRST).join();
+        withContext(FIRST, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 5)));
         RmqConsumer consumer = reading.consumer("p", new ConsumerSettings(10, Duration.ofSeconds(5),
                 new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(200)))));
         consumer.nack(only(consumer.poll().deliveries()), "failure");

@@ -14,6 +14,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
+import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
@@ -99,7 +100,8 @@ public class RmqAutoConfiguration {
     @ConditionalOnMissingBean
     public Rmq rmq(ObjectProvider<RmqRedisClient> rmqRedisClient, ObjectProvider<RedisConnectionFactory> connectionFactory,
             ObjectProvider<DataRedisConnectionDetails> connectionDetails, RmqProperties properties,
-            ObjectProvider<JsonMapper> jsonMapper, Environment environment) {
+            ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<RmqInstrumentation> instrumentations,
+            Environment environment) {
         List<TopicDefinition> topics = TopicEntries.definitions(environment, properties);
         RmqRedisClient own = rmqRedisClient.getIfAvailable();
         AbstractRedisClient client;
@@ -123,6 +125,8 @@ public class RmqAutoConfiguration {
         BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
+                // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
+                .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))
                 .withPropagateContext(properties.observation().enabled()
                         && properties.observation().propagateContext());
         Rmq rmq;

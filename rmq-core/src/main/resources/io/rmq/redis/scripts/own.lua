@@ -16,7 +16,9 @@
 -- ARGV[4]: ownership time in ms (the holder must renew within it)
 -- ARGV[5]: epoch decided by the coordinator (ZooKeeper), or 0 to let Redis number it
 -- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries (claim only)
--- Returns: claim: { epoch, 0 } when held; { 0, ms until the holder's time runs out (or -1: stale epoch) } when not
+-- Returns: claim: { epoch, 0, took_over } when held (took_over 1 when the slot was taken from another instance that
+--          had not released it, else 0; a renewal: { epoch, 0 }); { 0, ms until the holder's time runs out (or -1:
+--          stale epoch) } when not
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
 --#include _common.lua
 --#include _orderly.lua
@@ -62,4 +64,4 @@ local new_epoch = decided > 0 and decided or math.max(epoch + 1, tonumber(t[1]) 
 -- epochs are large: store the digits (ZooKeeper's: the argument's own), not Lua's rounded number formatting
 redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or string.format('%.0f', new_epoch),
     'until', now + ttl, 'decided', decided > 0 and 1 or 0)
-return { new_epoch, 0 }
+return { new_epoch, 0, (until_ms > 0 and id and id ~= me) and 1 or 0 }
