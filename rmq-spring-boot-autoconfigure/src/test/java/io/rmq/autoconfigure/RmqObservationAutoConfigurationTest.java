@@ -9,17 +9,53 @@ import io.rmq.micrometer.observation.RmqProcessObservationConvention;
 import io.rmq.micrometer.observation.RmqSendContext;
 import io.rmq.micrometer.observation.RmqSendObservationConvention;
 import io.rmq.observe.RmqInstrumentation.SendScope;
+import java.time.Instant;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.test.ContextFailureLogs;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** When RMQ's observations appear, and what replaces them (no Redis needed: nothing here connects). */
+/**
+ * When RMQ's observations appear and what replaces them (no Redis needed: nothing connects), and, against a real Redis,
+ * that the engine reports to them with the propagation the properties ask for.
+ */
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class RmqObservationAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RmqObservationAutoConfiguration.class));
+
+    @Test
+    void theEngineReportsToTheObservationsAndItsListenersReadContextsWithPropagateContext() {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                        JacksonAutoConfiguration.class, RmqAutoConfiguration.class,
+                        RmqObservationAutoConfiguration.class))
+                .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
+                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
+                .withPropertyValues("rmq.key-prefix=obs-" + UUID.randomUUID(), "rmq.topics.orders.type=FIXED_TIME",
+                        "rmq.observation.propagate-context=true")
+                .withBean(ObservationRegistry.class, () -> registry).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Rmq rmq = context.getBean(Rmq.class);
+                    assertThat(rmq.options().propagateContext()).isTrue();
+                    rmq.producer().sendFixedTime("orders", "{\"id\":1}", Instant.now());
+                    TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("rmq.send")
+                            .that().hasBeenStopped()
+                            .hasLowCardinalityKeyValue("messaging.destination.name", "orders");
+                });
+    }
 
     @Test
     void appearsWithAnObservationRegistry() {
