@@ -233,7 +233,8 @@ public final class RmqRedis {
      */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry, boolean withContexts) {
-        byte[][] args = new byte[11][];
+        // the contexts flag goes only with a pop that asks: without it the call is as it was (ARGV[11] absent)
+        byte[][] args = new byte[withContexts ? 11 : 10][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = retryArgs[0];
@@ -241,7 +242,9 @@ public final class RmqRedis {
         args[2] = bytes(leaseMillis);
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = bytes(SWEEP_PER_POP);
-        args[10] = withContexts ? ONE : ZERO;
+        if (withContexts) {
+            args[10] = ONE;
+        }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.leasing(),
                 args);
         return reply.thenApply(items -> {
@@ -426,7 +429,7 @@ public final class RmqRedis {
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
             RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action,
             boolean withContexts) {
-        byte[][] args = new byte[14 + acked.size()][];
+        byte[][] args = new byte[(withContexts ? 14 : 13) + acked.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
@@ -441,7 +444,9 @@ public final class RmqRedis {
         args[at] = failed == null ? new byte[0] : failed;
         args[at + 1] = bytes(reason == null ? "" : reason);
         args[at + 2] = bytes(action == null ? "" : action);
-        args[at + 3] = withContexts ? ONE : ZERO;
+        if (withContexts) {
+            args[at + 3] = ONE;
+        }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
         int step = withContexts ? 4 : 3;

@@ -16,7 +16,7 @@
 -- ARGV[10]: n, the number of acked members; ARGV[11..10+n]: the acked members
 -- ARGV[11+n]: the failed member, or '' ; ARGV[12+n]: its reason; ARGV[13+n]: its action ('' retry policy, 'd' dead,
 --            'x' drop, or ms until its retry; see orderly_fail)
--- ARGV[14+n]: 1 to reply each message's stored trace context (propagation on), else 0
+-- ARGV[14+n]: 1 to reply each message's stored trace context (propagation on); absent otherwise
 -- Returns: { status, next due, failed outcome, Redis now (ms), member1, score1, attempt1, [context1,] member2, ... }
 --   contextN (only when ARGV[14+n] is 1): the encoded trace context stored for the body, '' when none
 --   status: 1, or 0 when fenced (this instance no longer holds the slot; nothing changed)

@@ -12,7 +12,7 @@
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- ARGV[11]: 1 to reply each member's stored trace context (propagation on), else 0
+-- ARGV[11]: 1 to reply each member's stored trace context (propagation on); absent otherwise
 -- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [context1], member2, ... }
 --   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
 --   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
