@@ -242,6 +242,35 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
+    void aReleaseAtShutdownKeepsTheContextAndACancelledReleaseTakesItAlong() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        assertThat(consumer.release(consumer.poll().deliveries())).isOne();
+        Delivery again = only(consumer.poll().deliveries());
+        assertThat(again.context()).isEqualTo(FIRST);
+
+        assertThat(rmq.admin().cancel("t", BODY).inFlight()).isTrue();
+        consumer.release(List.of(again)); // cancelled while in flight: dropped, not put back
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void deletingADeadCopyKeepsTheContextOfACopyThatStillWaits() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", NO_RETRY);
+        consumer.deadLetter(only(consumer.poll().deliveries()), "dead");
+        sendNow("t", BODY, SECOND); // the same body sent again: waits while its old copy lies in dead
+        assertThat(rmq.admin().purgeDead("t")).isOne();
+        assertThat(stored("t", BODY)).isEqualTo(SECOND);
+        Delivery waiting = only(consumer.poll().deliveries());
+        assertThat(waiting.context()).isEqualTo(SECOND);
+        consumer.ack(waiting);
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
     void aLeaseExpiryRetriesWithTheContext() throws Exception {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
