@@ -59,9 +59,12 @@ public final class Rmq implements AutoCloseable {
      *                     (bodies may hold personal data)
      * @param instrumentation what the engine reports its work to (meters, observations); {@link RmqInstrumentation#NONE}
      *                     (default, also for null): nothing
+     * @param propagateContext whether consumers read the trace context a sender stored beside each message
+     *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
+     *                     senders store comes from the instrumentation's {@code SendScope.context()}.
      */
     public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-            RmqInstrumentation instrumentation) {
+            RmqInstrumentation instrumentation, boolean propagateContext) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -84,7 +87,7 @@ public final class Rmq implements AutoCloseable {
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
-            this(keyPrefix, maxBodyBytes, codec, logBodyChars, RmqInstrumentation.NONE);
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, RmqInstrumentation.NONE, false);
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
@@ -92,20 +95,28 @@ public final class Rmq implements AutoCloseable {
         }
 
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
 
         /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
         public Options withInstrumentation(RmqInstrumentation instrumentation) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+        }
+
+        /**
+         * With consumers that read the trace context stored beside each message (or not); the instrumentation's
+         * send scopes decide what senders store.
+         */
+        public Options withPropagateContext(boolean propagateContext) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
         }
     }
 
@@ -328,7 +339,7 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars(), options.instrumentation());
+                options.logBodyChars(), options.instrumentation(), options.propagateContext());
     }
 
     /**

@@ -28,6 +28,7 @@ import io.rmq.test.TestRedisServers;
  * several runs, and prints (and writes) a table of medians, ranges and RMQ/peer ratios. Every workload runs in its
  * own peer process (PROTOCOL.md); Redis is flushed before each. {@code --workload ordered} runs the RMQ-only ORDERLY
  * workloads instead ({@link OrderedWorkloads}: ORDERLY vs CONCURRENT consume throughput, takeover after a kill).
+ * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}).
  */
 public final class BenchmarkMain {
 
@@ -269,6 +270,10 @@ public final class BenchmarkMain {
         command.addAll(List.of(workload, "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
                 "--messages", Integer.toString(messages), "--concurrency", "8", "--seconds", Integer.toString(seconds)));
         command.addAll(List.of(extra));
+        if (peer.name().equals("RMQ") && options.containsKey("propagate-context")) {
+            // RMQ with trace context propagation on (RmqPeer --propagate-context): every send stores a traceparent
+            command.addAll(List.of("--propagate-context", options.get("propagate-context")));
+        }
         if (!workload.equals("fill")) {
             command.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));
         }

@@ -26,6 +26,11 @@ import io.rmq.producer.OutgoingMessage;
  * RMQ as a benchmark peer (PROTOCOL.md), through its public engine API the way an application uses it: the producer's
  * batch and async sends, and a listener container with a typed payload. W1/W2 use a RANGE_MERGE topic with a 1 ms
  * time range (a plain queue with merging), W3 a FIXED_TIME topic; both 16 slots.
+ *
+ * <p>{@code --propagate-context true}: trace context propagation on, as {@code rmq.observation.propagate-context}
+ * turns it on: every send call carries a W3C traceparent of its own (random trace and span ids, as a tracer makes
+ * them), stored beside each message, and listeners read it back ({@code Delivery.context()}) in every handler call.
+ * No tracer runs: this measures what the storage costs (Redis memory, script time, reply size), not a tracer's work.
  */
 public final class RmqPeer {
 
@@ -50,7 +55,7 @@ public final class RmqPeer {
         PeerArgs args = PeerArgs.parse(argv);
         RedisClient client = RedisClient.create(RedisURI.create(args.host(), args.port()));
         int exit = 0;
-        try (Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT)) {
+        try (Rmq rmq = Rmq.create(client, options(args))) {
             rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, 16);
             rmq.defineTopic(DELAYED, TopicType.FIXED_TIME, 16);
             warmUp(rmq, client, args);
@@ -65,6 +70,46 @@ public final class RmqPeer {
             client.shutdown();
         }
         System.exit(exit);
+    }
+
+    /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
+    static volatile boolean propagateContext;
+
+    static Rmq.Options options(PeerArgs args) {
+        propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
+        Rmq.Options options = Rmq.Options.DEFAULT;
+        if (propagateContext) {
+            options = options.withInstrumentation(new TraceparentPerSend()).withPropagateContext(true);
+        }
+        return options;
+    }
+
+    /**
+     * What an observation with propagation on hands the producer: per send call a fresh W3C traceparent
+     * ({@code 00-<32 hex trace id>-<16 hex span id>-01}, 55 characters).
+     */
+    static final class TraceparentPerSend implements io.rmq.observe.RmqInstrumentation {
+
+        @Override
+        public SendScope sendStarted(String topic, int messages) {
+            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+            String traceparent = String.format(Locale.ROOT, "00-%016x%016x-%016x-01", random.nextLong(),
+                    random.nextLong(), random.nextLong());
+            java.util.Map<String, String> context = java.util.Map.of("traceparent", traceparent);
+            return new SendScope() {
+                @Override
+                public java.util.Map<String, String> context() {
+                    return context;
+                }
+            };
+        }
+    }
+
+    /** A handler's read of the propagated context (what a process observation does with it). */
+    static void readContext(io.rmq.consumer.Delivery delivery) {
+        if (propagateContext && delivery.context().get("traceparent") == null) {
+            throw new IllegalStateException("no traceparent stored beside " + delivery);
+        }
     }
 
     static String run(Rmq rmq, PeerArgs args) throws Exception {
@@ -130,6 +175,7 @@ public final class RmqPeer {
         AtomicInteger handled = new AtomicInteger();
         RmqListenerContainer container = container(rmq, topic, Payload.class, concurrency,
                 (Payload p, io.rmq.consumer.Delivery d) -> {
+                    readContext(d);
                     handled.incrementAndGet();
                     done.countDown();
                 });
@@ -153,6 +199,7 @@ public final class RmqPeer {
         CountDownLatch done = new CountDownLatch(n);
         RmqListenerContainer container = container(rmq, topic, Timed.class, concurrency,
                 (Timed t, io.rmq.consumer.Delivery d) -> {
+                    readContext(d);
                     int k = handled.getAndIncrement();
                     if (k < n) {
                         lateness[k] = System.currentTimeMillis() - t.due();

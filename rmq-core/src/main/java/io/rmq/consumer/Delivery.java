@@ -1,10 +1,12 @@
 package io.rmq.consumer;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.redis.RmqRedis;
+import io.rmq.redis.TraceContexts;
 
 /**
  * One delivery of a message: leased to this consumer until {@link #leaseDeadline()}, fenced by its {@link #token()}:
@@ -29,6 +31,9 @@ public final class Delivery {
     private volatile CompletableFuture<Void> extension = CompletableFuture.completedFuture(null);
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
+    /** The sender's trace context as stored ({@link TraceContexts}), null when none; decoded when asked for. */
+    private final byte[] storedContext;
+    private Map<String, String> context;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
     /** Local {@link System#nanoTime()} when that pop's reply was read. */
@@ -38,8 +43,12 @@ public final class Delivery {
      * @param token  CONCURRENT ({@code leased}): the lease token the pop issued; ORDERLY: the owner's epoch
      * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
      */
+    /**
+     * @param storedContext the trace context the pop returned ({@link TraceContexts}), or null
+     */
     Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos) {
+            long poppedAtRedisMillis, long receivedNanos, byte[] storedContext) {
+        this.storedContext = storedContext;
         this.logBodyChars = logBodyChars;
         this.poppedAtRedisMillis = poppedAtRedisMillis;
         this.receivedNanos = receivedNanos;
@@ -97,10 +106,16 @@ public final class Delivery {
 
     /**
      * The trace context the sender stored beside the message ({@code rmq.observation.propagate-context}), e.g.
-     * {@code traceparent}; empty when none was stored or the listener does not read it.
+     * {@code traceparent}; empty when none was stored or the consumer does not read contexts
+     * ({@code Rmq.Options#propagateContext} off). Unmodifiable.
      */
-    public java.util.Map<String, String> context() {
-        return java.util.Map.of(); // TODO(issue 20, observations helper): read from the slot's context hash
+    public Map<String, String> context() {
+        Map<String, String> decoded = context;
+        if (decoded == null) {
+            decoded = storedContext == null ? Map.of() : TraceContexts.decode(storedContext);
+            context = decoded;
+        }
+        return decoded;
     }
 
     SlotKeys slotKeys() {

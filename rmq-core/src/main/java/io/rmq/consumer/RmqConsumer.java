@@ -48,6 +48,8 @@ public final class RmqConsumer {
     private final DeadLetterForwarder deadLetters;
     /** How much of a body log lines show (0: none; bodies may hold personal data). */
     private final int logBodyChars;
+    /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
+    private final boolean readContexts;
     private final RmqInstrumentation instrumentation;
     /** False with {@link RmqInstrumentation#NONE}: no clock reads for operation timings. */
     private final boolean instrumented;
@@ -71,6 +73,20 @@ public final class RmqConsumer {
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
             DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation) {
+        this(redis, topic, settings, codec, deadLetters, logBodyChars, instrumentation, false);
+    }
+
+    /**
+     * @param instrumentation what this consumer and the containers built on it report to
+     *                        ({@link RmqInstrumentation#NONE}: nothing)
+     * @param readContexts    whether deliveries carry the trace context stored beside their message
+     *                        ({@link Delivery#context()}; {@code Rmq.Options#propagateContext}); pops pay nothing for
+     *                        it when false
+     */
+    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
+            DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation,
+            boolean readContexts) {
+        this.readContexts = readContexts;
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
         this.deadLetters = deadLetters;
@@ -146,7 +162,7 @@ public final class RmqConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry()));
+            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry(), readContexts));
         }
         // handle, not thenApply: one failed slot must not hide what the other slots already leased
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
@@ -206,7 +222,7 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry()).thenApply(result ->
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry(), readContexts).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
     }
@@ -218,7 +234,7 @@ public final class RmqConsumer {
         long received = !instrumented || result.messages().isEmpty() ? 0 : System.nanoTime();
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                    result.token(), true, logBodyChars, result.redisNow(), received));
+                    result.token(), true, logBodyChars, result.redisNow(), received, popped.context()));
         }
         return deliveries;
     }
@@ -621,13 +637,13 @@ public final class RmqConsumer {
         List<byte[]> ackedBodies = bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
                 failed == null ? null : failed.body(), failed == null ? null : truncate(reason),
-                failed == null ? "" : FailureDecision.actionOf(decision))
+                failed == null ? "" : FailureDecision.actionOf(decision), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     long received = !instrumented || step.messages().isEmpty() ? 0 : System.nanoTime();
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                false, logBodyChars, step.redisNow(), received));
+                                false, logBodyChars, step.redisNow(), received, popped.context()));
                     }
                     return new OrderedStep(step.fenced(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms), decided
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH body -&gt; the sender's encoded trace context (propagation on; while the body is in the slot)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
@@ -29,7 +30,8 @@ public final class RmqKeys {
 
     public static final String DEFAULT_PREFIX = "rmq";
 
-    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled"};
+    private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
+            "context"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
 
@@ -96,7 +98,7 @@ public final class RmqKeys {
     /**
      * The keys of one slot. Arrays are shared: do not modify.
      *
-     * @param all     the keys every slot script gets (KEYS[1..9])
+     * @param all     the keys every slot script gets (KEYS[1..10])
      * @param leasing {@code all} followed by the lease-seq key: for the scripts that issue lease tokens
      */
     public record SlotKeys(String topic, int slot, byte[][] all, byte[][] leasing) {
@@ -137,8 +139,13 @@ public final class RmqKeys {
             return all[8];
         }
 
+        /** The trace contexts stored beside the slot's bodies (context propagation). */
+        public byte[] context() {
+            return all[9];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[9];
+            return leasing[10];
         }
     }
 }

@@ -19,6 +19,7 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.SlotBatcher;
+import io.rmq.redis.TraceContexts;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
 
@@ -78,7 +79,7 @@ public final class RmqProducer {
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
         if (!instrumented) {
-            Encoded encoded = encode(message, codec.encode(message.body()));
+            Encoded encoded = encode(message, codec.encode(message.body()), null);
             return singles.submit(encoded.slot, encoded)
                     .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
         }
@@ -86,8 +87,8 @@ public final class RmqProducer {
         SendScope scope = instrumentation.sendStarted(message.topic(), 1);
         Encoded encoded;
         try {
-            // context: stored by the obs helper (scope.context() goes with this message down to redis.send)
-            encoded = encode(message, codec.encode(message.body()));
+            // the trace context the instrumentation gives this send (propagation on) is stored beside the message
+            encoded = encode(message, codec.encode(message.body()), TraceContexts.encode(scope.context()));
         }
         catch (RuntimeException ex) {
             scope.finished(0, 0, ex);
@@ -118,9 +119,9 @@ public final class RmqProducer {
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
             for (OutgoingMessage message : messages) {
-                // context: stored by the obs helper (sends.get(message.topic()).scope.context() goes with this
-                // message down to redis.sendBatch)
-                Encoded encoded = encode(message, encoder.encode(message.body()));
+                // the trace context of the message's topic's send scope (propagation on) is stored beside it
+                Encoded encoded = encode(message, encoder.encode(message.body()),
+                        sends == null ? null : sends.get(message.topic()).context);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
             }
         }
@@ -177,11 +178,14 @@ public final class RmqProducer {
 
         final SendScope scope;
         final int messages;
+        /** The trace context stored beside each of its messages (propagation on), or null. */
+        final byte[] context;
         final List<CompletableFuture<Long>> writes = new ArrayList<>();
 
         TopicSend(SendScope scope, int messages) {
             this.scope = scope;
             this.messages = messages;
+            this.context = TraceContexts.encode(scope.context());
         }
 
         void finishWhenWritten() {
@@ -204,16 +208,23 @@ public final class RmqProducer {
         TopicType type = group.get(0).type;
         long started = instrumented ? System.nanoTime() : 0;
         CompletableFuture<List<Long>> written = redis.send(slot, type == TopicType.RANGE_MERGE,
-                type == TopicType.PRIORITY, members(group), parameters(group));
+                type == TopicType.PRIORITY, members(group), parameters(group), contexts(group));
         return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
-    /** Batches: a native ZADD, only the count of new messages. */
+    /**
+     * Batches: a native ZADD, only the count of new messages. With trace contexts, send.lua instead (it writes
+     * messages and contexts atomically, with the merge rules), counting the new ones.
+     */
     private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
         long started = instrumented ? System.nanoTime() : 0;
-        CompletableFuture<Long> written = redis.sendBatch(slot, type == TopicType.RANGE_MERGE,
-                type == TopicType.PRIORITY, members(group), parameters(group));
+        List<byte[]> contexts = contexts(group);
+        CompletableFuture<Long> written = contexts == null
+                ? redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                        parameters(group))
+                : redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
+                        parameters(group), contexts).thenApply(RmqProducer::added);
         return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
@@ -221,6 +232,28 @@ public final class RmqProducer {
     private <R> CompletableFuture<R> timed(CompletableFuture<R> call, String topic, long started) {
         return call.whenComplete((r, error) -> instrumentation.operation("send", topic, System.nanoTime() - started,
                 RedisGateway.unwrap(error)));
+    }
+
+    private static long added(List<Long> flags) {
+        long added = 0;
+        for (long flag : flags) {
+            added += flag;
+        }
+        return added;
+    }
+
+    /** Per message its stored context, or null when no message of the group carries one (the common case). */
+    private static List<byte[]> contexts(List<Encoded> group) {
+        for (Encoded e : group) {
+            if (e.context != null) {
+                List<byte[]> contexts = new ArrayList<>(group.size());
+                for (Encoded each : group) {
+                    contexts.add(each.context);
+                }
+                return contexts;
+            }
+        }
+        return null;
     }
 
     private static List<byte[]> members(List<Encoded> group) {
@@ -240,7 +273,7 @@ public final class RmqProducer {
     }
 
     /** Validates a message whose body was serialized to {@code member} and routes it to its slot. */
-    private Encoded encode(OutgoingMessage message, byte[] member) {
+    private Encoded encode(OutgoingMessage message, byte[] member, byte[] context) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
@@ -255,9 +288,10 @@ public final class RmqProducer {
             throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topic.name() + "')");
         }
         SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(member, message.slotBasis(), topic.slotAmount())];
-        return new Encoded(slot, topic.type(), member, message.parameter());
+        return new Encoded(slot, topic.type(), member, message.parameter(), context);
     }
 
-    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter) {
+    /** @param context the trace context to store beside the message ({@link TraceContexts}), or null */
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte[] context) {
     }
 }

@@ -29,6 +29,9 @@ public final class RmqRedis {
     private static final byte[] ZERO = bytes("0");
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
+    private static final byte[] RANGE_WITH_CONTEXTS = bytes("range-ctx");
+    private static final byte[] SCORE_WITH_CONTEXTS = bytes("score-ctx");
+    private static final byte[] NO_CONTEXT = new byte[0];
     private static final byte[] NX = bytes("NX");
 
     /** Expired leases a pop sweeps before it pops. */
@@ -98,12 +101,32 @@ public final class RmqRedis {
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters) {
-        byte[][] args = new byte[2 + members.size() * 2][];
-        args[0] = rangeMerge ? RANGE : SCORE;
+        return send(slot, rangeMerge, priority, members, parameters, null);
+    }
+
+    /**
+     * As {@link #send(SlotKeys, boolean, boolean, List, List)}, storing each message's trace context beside it in the
+     * slot's context HASH (see send.lua for the merge rules: RANGE_MERGE keeps the context of the send that added the
+     * message, PRIORITY and FIXED_TIME take the latest sender's).
+     *
+     * @param contexts per member its context as {@link TraceContexts#encode} stored it (null: none); a null list when
+     *                 no member has one (then the script does not touch the context HASH, and the call carries no
+     *                 extra argument)
+     */
+    public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters, List<byte[]> contexts) {
+        boolean withContexts = contexts != null;
+        int stride = withContexts ? 3 : 2;
+        byte[][] args = new byte[2 + members.size() * stride][];
+        args[0] = withContexts ? (rangeMerge ? RANGE_WITH_CONTEXTS : SCORE_WITH_CONTEXTS) : (rangeMerge ? RANGE : SCORE);
         args[1] = priority ? ONE : ZERO;
         for (int i = 0; i < members.size(); i++) {
-            args[2 + 2 * i] = bytes(parameters.get(i));
-            args[3 + 2 * i] = members.get(i);
+            args[2 + stride * i] = bytes(parameters.get(i));
+            args[3 + stride * i] = members.get(i);
+            if (withContexts) {
+                byte[] context = contexts.get(i);
+                args[4 + stride * i] = context == null ? NO_CONTEXT : context;
+            }
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
         return flags.thenApply(RmqRedis::digits);
@@ -175,8 +198,12 @@ public final class RmqRedis {
 
     // ---------------------------------------------------------------- consuming
 
-    /** A message moved from store to prepare. */
-    public record Popped(byte[] member, double score, int attempt) {
+    /**
+     * A message moved from store to prepare.
+     *
+     * @param context its stored trace context ({@link TraceContexts}), or null: none stored, or not asked for
+     */
+    public record Popped(byte[] member, double score, int attempt, byte[] context) {
     }
 
     /**
@@ -197,7 +224,17 @@ public final class RmqRedis {
     /** Sweeps expired leases of the slot (as {@link #sweep}), then pops (see pop.lua). */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry) {
-        byte[][] args = new byte[10][];
+        return pop(slot, priority, batch, leaseMillis, retry, false);
+    }
+
+    /**
+     * As {@link #pop(SlotKeys, boolean, int, long, RetryPolicy)}; with {@code withContexts} (propagation on) each
+     * message comes with the trace context stored beside it.
+     */
+    public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
+            RetryPolicy retry, boolean withContexts) {
+        // the contexts flag goes only with a pop that asks: without it the call is as it was (ARGV[11] absent)
+        byte[][] args = new byte[withContexts ? 11 : 10][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = retryArgs[0];
@@ -205,15 +242,21 @@ public final class RmqRedis {
         args[2] = bytes(leaseMillis);
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = bytes(SWEEP_PER_POP);
+        if (withContexts) {
+            args[10] = ONE;
+        }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.leasing(),
                 args);
         return reply.thenApply(items -> {
-            boolean withAttempts = (long) number(items.get(3)) == 1;
-            int step = withAttempts ? 3 : 2;
+            long flags = (long) number(items.get(3));
+            boolean withAttempts = (flags & 1) != 0;
+            boolean contexts = (flags & 2) != 0;
+            int step = 2 + (withAttempts ? 1 : 0) + (contexts ? 1 : 0);
             List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
             for (int i = 4; i + step - 1 < items.size(); i += step) {
                 int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
-                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt));
+                byte[] context = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, context));
             }
             return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
                     (long) number(items.get(2)), popped);
@@ -379,7 +422,14 @@ public final class RmqRedis {
 
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
             RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action) {
-        byte[][] args = new byte[13 + acked.size()][];
+        return orderlyNext(slot, epoch, priority, batch, retry, acked, failed, reason, action, false);
+    }
+
+    /** As above; with {@code withContexts} (propagation on) each message comes with its stored trace context. */
+    public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
+            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action,
+            boolean withContexts) {
+        byte[][] args = new byte[(withContexts ? 14 : 13) + acked.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
@@ -394,12 +444,17 @@ public final class RmqRedis {
         args[at] = failed == null ? new byte[0] : failed;
         args[at + 1] = bytes(reason == null ? "" : reason);
         args[at + 2] = bytes(action == null ? "" : action);
+        if (withContexts) {
+            args[at + 3] = ONE;
+        }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
+        int step = withContexts ? 4 : 3;
         return reply.thenApply(items -> {
-            List<Popped> popped = new ArrayList<>((items.size() - 4) / 3);
-            for (int i = 4; i + 2 < items.size(); i += 3) {
-                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2))));
+            List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
+            for (int i = 4; i + step - 1 < items.size(); i += step) {
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2)),
+                        withContexts ? nonEmpty((byte[]) items.get(i + 3)) : null));
             }
             return new OrderlyStep((long) number(items.get(0)) == 0, (long) number(items.get(1)),
                     (int) number(items.get(2)), (long) number(items.get(3)), popped);
@@ -498,6 +553,10 @@ public final class RmqRedis {
         return gateway.eval(RmqScript.PURGE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, bytes(limit));
     }
 
+    private static byte[] nonEmpty(byte[] reply) {
+        return reply == null || reply.length == 0 ? null : reply;
+    }
+
     private static Double optionalScore(Object reply) {
         if (reply instanceof byte[] b && b.length == 0) {
             return null;
@@ -591,6 +650,16 @@ public final class RmqRedis {
     /** The score of a member in a slot's prepare (its lease token / {@link #TOKEN_UNITS}; null when absent). */
     public CompletableFuture<Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
+    }
+
+    /** The trace context stored beside a body in its slot ({@link TraceContexts}; null when none). For tests and tooling. */
+    public CompletableFuture<byte[]> storedContext(SlotKeys slot, byte[] member) {
+        return gateway.commands().hget(slot.context(), member).toCompletableFuture();
+    }
+
+    /** How many bodies of a slot have a stored trace context. For tests and tooling. */
+    public CompletableFuture<Long> storedContexts(SlotKeys slot) {
+        return gateway.commands().hlen(slot.context()).toCompletableFuture();
     }
 
     /** Raw ZADD into a slot's store, bypassing validation and encoding. For tests and migration tooling. */

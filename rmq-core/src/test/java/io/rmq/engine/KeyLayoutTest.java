@@ -31,6 +31,7 @@ class KeyLayoutTest extends EngineTestSupport {
         assertThat(new String(slot.store(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:store");
         assertThat(new String(slot.prepare(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:prepare");
         assertThat(new String(slot.dead(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:dead");
+        assertThat(new String(slot.context(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:context");
         assertThat(new String(slot.leaseSeq(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:lease-seq");
         assertThat(new String(keys.topics(), StandardCharsets.UTF_8)).isEqualTo("rmq:topics");
         for (byte[] key : slot.leasing()) {

@@ -126,7 +126,9 @@ public class RmqAutoConfiguration {
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
-                .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()));
+                .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))
+                .withPropagateContext(properties.observation().enabled()
+                        && properties.observation().propagateContext());
         Rmq rmq;
         try {
             // Redis reachable: connect now, so that a conflict with Redis's topic registry fails start-up

@@ -40,13 +40,15 @@ import org.springframework.util.unit.DataSize;
  * @param startup         What start-up does when Redis cannot be reached.
  * @param metrics         RMQ's Micrometer meters (registered when the application has a MeterRegistry, e.g. with
  *                        Spring Boot Actuator).
+ * @param observation     Micrometer Observations around sends and handler calls, and trace context propagation.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
-        @DefaultValue("false") boolean logBodies, @DefaultValue Metrics metrics) {
+        @DefaultValue("false") boolean logBodies, @DefaultValue Metrics metrics,
+        @DefaultValue Observation observation) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -120,6 +122,18 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
                         "must be at least 100ms");
             }
         }
+    }
+
+    /**
+     * Observations (when an ObservationRegistry exists).
+     *
+     * @param enabled          Whether sends and handler calls are observed (rmq.send and rmq.process observations,
+     *                         so spans and timers appear wherever the application set tracing and metrics up).
+     * @param propagateContext Whether a send stores its trace context (traceparent) beside the message in Redis, and
+     *                         listeners read it back, so the handler's span continues the sender's trace however
+     *                         late it runs. Costs memory per waiting message (one hash field: body + context).
+     */
+    public record Observation(@DefaultValue("true") boolean enabled, @DefaultValue("false") boolean propagateContext) {
     }
 
     /**

@@ -1,10 +1,11 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..9]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled   (all under one hash tag {topic:slot})
--- The scripts that issue lease tokens (pop.lua, extend.lua) get the slot's lease-seq key as KEYS[10].
+-- Slot keys always come in this order (KEYS[1..10]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context
+--   (all under one hash tag {topic:slot})
+-- The scripts that issue lease tokens (pop.lua, extend.lua) get the slot's lease-seq key as KEYS[11].
 
-local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_LEASE_SEQ =
-    KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
+    K_LEASE_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -121,13 +122,48 @@ local function take_cancel_mark(member)
     return redis.call('EXISTS', K_CANCELLED) == 1 and redis.call('SREM', K_CANCELLED, member) == 1
 end
 
--- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count and, unless a copy
--- still backs off in the retry ZSET, its priority.
+-- Trace contexts (propagation, opt-in): the context HASH holds body -> the sender's encoded context for as long as
+-- the body is anywhere in the slot (store, prepare, retry, dead: one field serves every copy of the body, the way one
+-- attempts field does). A script that took `members` out of one of those calls this afterwards: the field goes when
+-- no copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
+-- store, a PRIORITY retry backs off or the body lies in dead (a requeue still links to its sender). Slots without
+-- contexts pay one EXISTS per call.
+local function forget_contexts(members)
+    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+        return
+    end
+    local in_store = redis.call('ZMSCORE', K_STORE, unpack(members))
+    local in_prepare = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+    local in_retry = redis.call('ZMSCORE', K_RETRY, unpack(members))
+    local in_dead = redis.call('ZMSCORE', K_DEAD, unpack(members))
+    local gone = {}
+    for j, member in ipairs(members) do
+        if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
+            gone[#gone + 1] = member
+        end
+    end
+    if #gone > 0 then
+        redis.call('HDEL', K_CONTEXT, unpack(gone))
+    end
+end
+
+-- The stored contexts of `members` (HMGET; '' where none), or nil when the slot has none: pops reply them only when
+-- the consumer asks (propagation on).
+local function contexts_of(members)
+    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+        return nil
+    end
+    return redis.call('HMGET', K_CONTEXT, unpack(members))
+end
+
+-- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count, unless a copy still
+-- backs off in the retry ZSET its priority, and unless a copy is left anywhere its trace context.
 local function forget(member)
     redis.call('HDEL', K_ATTEMPTS, member)
     if not redis.call('ZSCORE', K_RETRY, member) then
         redis.call('HDEL', K_PRIORITY, member)
     end
+    forget_contexts({ member })
 end
 
 -- Records one failed attempt of `member`, which the caller has already taken out of prepare, and decides what

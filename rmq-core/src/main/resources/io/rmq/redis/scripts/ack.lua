@@ -2,9 +2,10 @@
 -- lease token the consumer holds (fencing: a consumer whose delivery ended cannot remove a later delivery of the body;
 -- tokens are unique per delivery, see issue_lease in _common.lua).
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
--- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting).
+-- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting); it keeps the
+-- trace context stored for the body (see forget_contexts in _common.lua).
 --
--- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
+-- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
@@ -56,6 +57,8 @@ if #acked > 0 then
     if redis.call('EXISTS', K_CANCELLED) == 1 then
         redis.call('SREM', K_CANCELLED, unpack(acked))
     end
+    -- its trace context too, unless a duplicate still waits (or a copy backs off or lies in dead)
+    forget_contexts(acked)
     -- one lookup per call: duplicates waiting behind an in-flight body are rare
     local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))
     local now = nil

@@ -1,6 +1,7 @@
--- Deletes messages from the dead queue of one slot, with their details.
+-- Deletes messages from the dead queue of one slot, with their details (and trace contexts, unless the body is also
+-- waiting or in flight).
 --
--- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
+-- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
 -- ARGV[1]: when no members follow, the most entries to delete (oldest first)
 -- ARGV[2..]: the members to delete
 -- Returns: the number deleted
@@ -12,11 +13,14 @@ if #ARGV > 1 then
 else
     members = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[1]) - 1)
 end
-local deleted = 0
+local deleted, gone = 0, {}
 for _, member in ipairs(members) do
     if redis.call('ZREM', K_DEAD, member) == 1 then
         redis.call('HDEL', K_DEAD_INFO, member)
         deleted = deleted + 1
+        gone[deleted] = member
     end
 end
+-- their trace contexts too, unless a copy of the body is still waiting or in flight
+forget_contexts(gone)
 return deleted

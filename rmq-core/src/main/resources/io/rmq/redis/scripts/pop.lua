@@ -6,16 +6,18 @@
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
 -- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, lease-seq of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- Returns: { token, Redis now (ms), next due hint, with attempts (0/1), member1, score1, [attempt1], member2, ... }
+-- ARGV[11]: 1 to reply each member's stored trace context (propagation on); absent otherwise
+-- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [context1], member2, ... }
 --   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
---   with attempts: 1 when the slot has failed messages and each member's score is followed by its attempt; 0 when
---   it has none (every attempt is 1), to keep the reply short.
+--   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
+--   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its encoded trace context
+--   ('' when none; only when asked and the slot has contexts at all).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message, the first PRIORITY retry, and the first lease deadline (its expiry
 --   must be swept).
@@ -48,7 +50,9 @@ end
 
 -- Most slots have no failed messages: skip the per-message attempt lookup (and its reply element) then.
 local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
-local out = { 0, now, -1, any_failures and 1 or 0 }
+-- likewise the trace contexts: looked up only when the consumer asks for them and the slot has any
+local with_contexts = ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, when the first is taken.
 local token_arg = nil
@@ -95,7 +99,21 @@ while taken < batch and skipped < max_skipped do
             redis.call('HSET', K_PRIORITY, unpack(priority_args))
         end
         local n = #out
-        if any_failures then
+        if with_contexts then
+            local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take))
+            local contexts = redis.call('HMGET', K_CONTEXT, unpack(take))
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index[j]]
+                n = n + 2
+                if failures then
+                    out[n + 1] = tonumber(failures[j] or '0') + 1
+                    n = n + 1
+                end
+                out[n + 1] = contexts[j] or ''
+                n = n + 1
+            end
+        elseif any_failures then
             local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
             for j, member in ipairs(take) do
                 out[n + 1] = member

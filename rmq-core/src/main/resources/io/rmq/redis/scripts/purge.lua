@@ -1,8 +1,9 @@
 -- Deletes waiting messages of one slot, a chunk per call: store entries, and (PRIORITY) retries backing off, with
 -- what the slot keeps about them. In-flight deliveries and the dead queue are untouched; an ORDERLY slot's
--- suspended head is in flight (held by its owner) and stays.
+-- suspended head is in flight (held by its owner) and stays. Trace contexts go with the bodies (unless a copy is
+-- still in flight or dead).
 --
--- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot
+-- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the most entries to delete in this call
 -- Returns: the number deleted (less than ARGV[2]: the slot has no waiting messages left)
@@ -23,6 +24,7 @@ local function purge(key)
             redis.call('HDEL', K_PRIORITY, member)
         end
     end
+    forget_contexts(members)
     return #members
 end
 

@@ -4,16 +4,24 @@
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
 --                          its original due time (ZADD NX).
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
+-- Trace contexts (propagation on, modes 'range-ctx' / 'score-ctx' only; the plain modes never touch the context
+-- HASH): a message's context follows the same rule as its time. RANGE_MERGE keeps the context of the send that
+-- added the message (a merged send changes neither its due time nor its context); PRIORITY / FIXED_TIME take the
+-- latest sender's. A send without a context ('') leaves whatever is stored.
 --
--- KEYS[1..9]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled of the slot (only store is written)
--- ARGV[1]: 'range' or 'score'
+-- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot (store and context are written)
+-- ARGV[1]: 'range' or 'score'; 'range-ctx' or 'score-ctx' when messages carry trace contexts
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
+--            with contexts: parameter1, member1, context1, parameter2, ...  (context: encoded, or '' for none)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
 --          call); one reply element instead of one per message
 --#include _common.lua
 
-local range = ARGV[1] == 'range'
+local mode = ARGV[1]
+local range = mode == 'range' or mode == 'range-ctx'
+local with_contexts = mode == 'range-ctx' or mode == 'score-ctx'
+local step = with_contexts and 3 or 2
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
@@ -28,7 +36,7 @@ end
 -- RANGE_MERGE due times are formatted once per distinct timeRange: a Lua number handed to ZADD is converted to a
 -- string on every call, which cost more than the ZADD itself (most calls carry one timeRange).
 local members, zadd_args, seen, due_of = {}, {}, {}, {}
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, step do
     local member = ARGV[i + 1]
     members[#members + 1] = member
     local score = ARGV[i]
@@ -56,6 +64,21 @@ for j, member in ipairs(members) do
     else
         added[j] = '1'
         seen[member] = true
+    end
+end
+
+if with_contexts then
+    -- HSET with repeated fields keeps the last: the latest sender's context within this call, too
+    local context_args = {}
+    for j, member in ipairs(members) do
+        local context = ARGV[2 + 3 * j]
+        if context ~= '' and (not range or added[j] == '1') then
+            context_args[#context_args + 1] = member
+            context_args[#context_args + 1] = context
+        end
+    end
+    if #context_args > 0 then
+        redis.call('HSET', K_CONTEXT, unpack(context_args))
     end
 end
 

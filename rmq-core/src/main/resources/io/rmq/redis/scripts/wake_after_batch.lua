@@ -2,7 +2,7 @@
 -- send.lua: a script pays for every argument it is handed, a native ZADD does not). Wakes sleeping consumers when
 -- the batch holds the slot's first message, as send.lua does for single sends.
 --
--- KEYS[1..7]: the slot's keys (only store is read)
+-- KEYS[1..10]: the slot's keys (only store is read)
 -- ARGV[1]: 1 if the topic is PRIORITY (always wakes: due now), else 0
 -- ARGV[2]: the lowest score the batch wrote (due time ms; ignored for PRIORITY)
 -- Returns: 1 if it published, else 0

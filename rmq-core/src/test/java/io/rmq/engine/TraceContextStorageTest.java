@@ -1,0 +1,358 @@
+package io.rmq.engine;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.rmq.Rmq;
+import io.rmq.admin.DeadMessage;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.FailureDecision;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.redis.TraceContexts;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Trace context stored beside the message (propagation on): written by the send only when it carries one, returned
+ * by pops only when asked, merged by the rules the README states, and removed with the message on every path that
+ * removes the body for good — but not while a copy of the body is still in the slot.
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class TraceContextStorageTest extends EngineTestSupport {
+
+    TraceContextStorageTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    private static final String BODY = "{\"id\":1}";
+    private static final Map<String, String> FIRST = Map.of("traceparent",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    private static final Map<String, String> SECOND = Map.of("traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate", "congo=t61rcWkgMzE,rojo=x");
+
+    private static final ConsumerSettings NO_RETRY = new ConsumerSettings(100, Duration.ofSeconds(5),
+            new RetryPolicy(0, BackoffPolicy.fixed(Duration.ZERO)));
+
+    /** An engine on the same keys whose consumers read contexts. */
+    private Rmq reading;
+    /** An engine on the same keys whose sends carry {@link #nextContext} (as an observation's send scope would). */
+    private Rmq sending;
+    private final AtomicReference<Map<String, String>> nextContext = new AtomicReference<>(Map.of());
+
+    @BeforeEach
+    void engines() {
+        reading = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
+        RmqInstrumentation propagating = new RmqInstrumentation() {
+            @Override
+            public SendScope sendStarted(String topic, int messages) {
+                Map<String, String> context = nextContext.get();
+                return new SendScope() {
+                    @Override
+                    public Map<String, String> context() {
+                        return context;
+                    }
+                };
+            }
+        };
+        sending = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(propagating));
+    }
+
+    /** Sends with {@code context} as the send scope's context. */
+    private void withContext(Map<String, String> context, Runnable send) {
+        nextContext.set(context);
+        try {
+            send.run();
+        }
+        finally {
+            nextContext.set(Map.of());
+        }
+    }
+
+    private Rmq newEngineWith(Rmq.Options options) {
+        Rmq engine = Rmq.create(client, options);
+        extraEngines.add(engine);
+        return engine;
+    }
+
+    private final List<Rmq> extraEngines = new java.util.ArrayList<>();
+
+    @org.junit.jupiter.api.AfterEach
+    void closeExtra() {
+        extraEngines.forEach(Rmq::close);
+    }
+
+    private void define(String topic, TopicType type) {
+        rmq.defineTopic(topic, type, 1);
+        reading.defineTopic(topic, type, 1);
+        sending.defineTopic(topic, type, 1);
+    }
+
+    private SlotKeys slot(String topic) {
+        return rmq.redis().keys().slot(topic, 0);
+    }
+
+    private Map<String, String> stored(String topic, String body) {
+        return TraceContexts.decode(rmq.redis().storedContext(slot(topic), bytes(body)).join());
+    }
+
+    private long storedCount(String topic) {
+        return rmq.redis().storedContexts(slot(topic)).join();
+    }
+
+    private void sendNow(String topic, String body, Map<String, String> context) {
+        withContext(context, () -> sending.producer().send(
+                OutgoingMessage.fixedTime(topic, body, Instant.now().minusSeconds(1))));
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Delivery only(List<Delivery> deliveries) {
+        assertThat(deliveries).hasSize(1);
+        return deliveries.get(0);
+    }
+
+    @Test
+    void aSendWithAContextStoresItAndAReadingConsumerGetsItBackAndTheAckRemovesIt() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, SECOND);
+        assertThat(stored("t", BODY)).isEqualTo(SECOND);
+
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        Delivery delivery = only(consumer.poll().deliveries());
+        assertThat(delivery.context()).isEqualTo(SECOND);
+        assertThat(stored("t", BODY)).as("kept while in flight").isEqualTo(SECOND);
+
+        assertThat(consumer.ack(delivery)).isTrue();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void nothingIsStoredWithoutAContextAndAConsumerThatDoesNotReadContextsGetsNone() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", "{\"id\":2}", Map.of());
+        rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", "{\"id\":3}", Instant.now())));
+        assertThat(storedCount("t")).isZero();
+
+        sendNow("t", BODY, FIRST);
+        RmqConsumer notReading = rmq.consumer("t", ConsumerSettings.DEFAULT);
+        List<Delivery> deliveries = notReading.poll().deliveries();
+        assertThat(deliveries).hasSize(3).allSatisfy(d -> assertThat(d.context()).isEmpty());
+        assertThat(stored("t", BODY)).as("stored all the same").isEqualTo(FIRST);
+        notReading.ackAll(deliveries);
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void rangeMergeKeepsTheFirstSendersContextAsItKeepsItsDueTime() {
+        define("r", TopicType.RANGE_MERGE);
+        OutgoingMessage first = OutgoingMessage.rangeMerge("r", BODY, Duration.ofMillis(1000));
+        withContext(FIRST, () -> sending.producer().send(first));
+        withContext(SECOND, () -> sending.producer().send(first));
+        assertThat(stored("r", BODY)).isEqualTo(FIRST);
+        // batches (sent through the script when they carry a context) follow the same rule
+        OutgoingMessage nine = OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1000));
+        withContext(SECOND, () -> sending.producer().sendBatch(List.of(nine, nine)));
+        withContext(FIRST, () -> sending.producer().sendBatch(List.of(nine)));
+        assertThat(stored("r", "{\"id\":9}")).isEqualTo(SECOND);
+    }
+
+    @Test
+    void priorityAndFixedTimeTakeTheLatestSendersContextAsTheyTakeItsScore() {
+        define("p", TopicType.PRIORITY);
+        withContext(FIRST, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 1)));
+        withContext(SECOND, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 2)));
+        assertThat(stored("p", BODY)).isEqualTo(SECOND);
+        withContext(Map.of(), () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 3)));
+        assertThat(stored("p", BODY)).as("a send without a context leaves the stored one").isEqualTo(SECOND);
+
+        define("f", TopicType.FIXED_TIME);
+        sendNow("f", BODY, SECOND);
+        withContext(FIRST, () -> sending.producer().sendBatch(List.of(OutgoingMessage.fixedTime("f", BODY, Instant.now()))));
+        assertThat(stored("f", BODY)).isEqualTo(FIRST);
+        Delivery delivery = only(reading.consumer("f", ConsumerSettings.DEFAULT).poll().deliveries());
+        assertThat(delivery.context()).isEqualTo(FIRST);
+    }
+
+    @Test
+    void aNewerDuplicateWaitingWhileTheOldOneIsInFlightKeepsItsContextThroughTheOldOnesAck() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        Delivery old = only(consumer.poll().deliveries());
+        assertThat(old.context()).isEqualTo(FIRST);
+
+        sendNow("t", BODY, SECOND); // waits in store while the old delivery is in flight
+        assertThat(consumer.ack(old)).isTrue();
+        assertThat(stored("t", BODY)).as("the waiting duplicate keeps its context").isEqualTo(SECOND);
+
+        Delivery newer = only(consumer.poll().deliveries());
+        assertThat(newer.context()).isEqualTo(SECOND);
+        assertThat(consumer.ack(newer)).isTrue();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void retriesKeepTheContextAndDeadMessagesKeepItUntilDeletedSoARequeueStillLinks() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", new ConsumerSettings(10, Duration.ofSeconds(5),
+                new RetryPolicy(1, BackoffPolicy.fixed(Duration.ZERO))));
+        consumer.nack(only(consumer.poll().deliveries()), "first failure");
+        assertThat(stored("t", BODY)).isEqualTo(FIRST);
+        Delivery retry = only(consumer.poll().deliveries());
+        assertThat(retry.attempt()).isEqualTo(2);
+        assertThat(retry.context()).isEqualTo(FIRST);
+        consumer.nack(retry, "second failure"); // past max retries: dead
+        assertThat(rmq.admin().deadCount("t")).isOne();
+        assertThat(stored("t", BODY)).as("kept in dead").isEqualTo(FIRST);
+
+        DeadMessage dead = rmq.admin().deadMessages("t", 0, 1).get(0);
+        assertThat(rmq.admin().requeueDead(dead)).isTrue();
+        Delivery requeued = only(consumer.poll().deliveries());
+        assertThat(requeued.context()).isEqualTo(FIRST);
+        consumer.deadLetter(requeued, "dead again");
+        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0))).isTrue();
+        assertThat(storedCount("t")).isZero();
+
+        sendNow("t", "{\"id\":5}", FIRST);
+        consumer.deadLetter(only(consumer.poll().deliveries()), "dead");
+        assertThat(storedCount("t")).isOne();
+        assertThat(rmq.admin().purgeDead("t")).isOne();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void aReleaseAtShutdownKeepsTheContextAndACancelledReleaseTakesItAlong() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        assertThat(consumer.release(consumer.poll().deliveries())).isOne();
+        Delivery again = only(consumer.poll().deliveries());
+        assertThat(again.context()).isEqualTo(FIRST);
+
+        assertThat(rmq.admin().cancel("t", BODY).inFlight()).isTrue();
+        consumer.release(List.of(again)); // cancelled while in flight: dropped, not put back
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void deletingADeadCopyKeepsTheContextOfACopyThatStillWaits() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer consumer = reading.consumer("t", NO_RETRY);
+        consumer.deadLetter(only(consumer.poll().deliveries()), "dead");
+        sendNow("t", BODY, SECOND); // the same body sent again: waits while its old copy lies in dead
+        assertThat(rmq.admin().purgeDead("t")).isOne();
+        assertThat(stored("t", BODY)).isEqualTo(SECOND);
+        Delivery waiting = only(consumer.poll().deliveries());
+        assertThat(waiting.context()).isEqualTo(SECOND);
+        consumer.ack(waiting);
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void aLeaseExpiryRetriesWithTheContext() throws Exception {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        RmqConsumer shortLease = reading.consumer("t", new ConsumerSettings(10, Duration.ofMillis(100),
+                new RetryPolicy(3, BackoffPolicy.fixed(Duration.ZERO))));
+        only(shortLease.poll().deliveries()); // never settled
+        Thread.sleep(300);
+        shortLease.sweep();
+        Delivery again = only(shortLease.poll().deliveries());
+        assertThat(again.attempt()).isEqualTo(2);
+        assertThat(again.context()).isEqualTo(FIRST);
+    }
+
+    @Test
+    void cancelPurgeAndADroppedFailureRemoveTheContext() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        assertThat(rmq.admin().cancel("t", BODY).removedWaiting()).isTrue();
+        assertThat(storedCount("t")).isZero();
+
+        sendNow("t", "{\"id\":6}", FIRST);
+        sendNow("t", "{\"id\":7}", FIRST);
+        assertThat(rmq.admin().purge("t")).isEqualTo(2);
+        assertThat(storedCount("t")).isZero();
+
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        sendNow("t", BODY, FIRST);
+        consumer.fail(only(consumer.poll().deliveries()), "not wanted", FailureDecision.drop());
+        assertThat(storedCount("t")).isZero();
+
+        // cancelled while in flight: kept until that delivery ends, then gone with it
+        sendNow("t", BODY, FIRST);
+        Delivery inFlight = only(consumer.poll().deliveries());
+        assertThat(rmq.admin().cancel("t", BODY).inFlight()).isTrue();
+        assertThat(stored("t", BODY)).isEqualTo(FIRST);
+        consumer.nack(inFlight, "failed after the cancel");
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void priorityRetriesBackingOffKeepTheContext() {
+        define("p", TopicType.PRIORITY);
+        withContext(FIRST, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 5)));
+        RmqConsumer consumer = reading.consumer("p", new ConsumerSettings(10, Duration.ofSeconds(5),
+                new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(200)))));
+        consumer.nack(only(consumer.poll().deliveries()), "failure");
+        assertThat(stored("p", BODY)).as("kept while the retry backs off").isEqualTo(FIRST);
+        List<Delivery> retried = new java.util.ArrayList<>();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            retried.addAll(consumer.poll().deliveries());
+            return !retried.isEmpty();
+        });
+        assertThat(only(retried).context()).isEqualTo(FIRST);
+        consumer.ack(retried.get(0));
+        assertThat(storedCount("p")).isZero();
+    }
+
+    @Test
+    void orderlyStepsReturnTheContextAndTheAckRemovesIt() {
+        define("o", TopicType.FIXED_TIME);
+        sendNow("o", BODY, FIRST);
+        sendNow("o", "{\"id\":2}", Map.of());
+        RmqConsumer consumer = reading.consumer("o", NO_RETRY);
+        long epoch = consumer.claim(0, "a", 0, 10_000, 0).join().epoch();
+        OrderedStep step = consumer.orderedStep(0, epoch, 10, List.of(), null, null, null).join();
+        assertThat(step.deliveries()).hasSize(2);
+        Delivery first = step.deliveries().stream().filter(d -> d.bodyAsString().equals(BODY)).findFirst().orElseThrow();
+        assertThat(first.context()).isEqualTo(FIRST);
+        assertThat(step.deliveries()).filteredOn(d -> d != first).singleElement()
+                .satisfies(d -> assertThat(d.context()).isEmpty());
+
+        consumer.orderedStep(0, epoch, 0, step.deliveries(), null, null, null).join();
+        assertThat(storedCount("o")).isZero();
+
+        // a failed head that stays held is handed out again with its context
+        sendNow("o", BODY, SECOND);
+        OrderedStep next = consumer.orderedStep(0, epoch, 10, List.of(), null, null, null).join();
+        Delivery head = only(next.deliveries());
+        OrderedStep failed = consumer.orderedStep(0, epoch, 10, List.of(), head, "failure",
+                FailureDecision.retryAfter(Duration.ZERO)).join();
+        assertThat(only(failed.deliveries()).context()).isEqualTo(SECOND);
+        consumer.orderedStep(0, epoch, 0, failed.deliveries(), null, null, null).join();
+        assertThat(storedCount("o")).isZero();
+    }
+}

@@ -1,0 +1,211 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
+import io.micrometer.tracing.handler.PropagatingReceiverTracingObservationHandler;
+import io.micrometer.tracing.handler.PropagatingSenderTracingObservationHandler;
+import io.micrometer.tracing.otel.bridge.OtelBaggageManager;
+import io.micrometer.tracing.otel.bridge.OtelCurrentTraceContext;
+import io.micrometer.tracing.otel.bridge.OtelPropagator;
+import io.micrometer.tracing.otel.bridge.OtelTracer;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
+import io.rmq.Rmq;
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.TopicType;
+import io.rmq.micrometer.observation.ObservationInstrumentation;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A real tracer (OpenTelemetry SDK through Micrometer Tracing's bridge, spans exported to memory) shows what the
+ * stored trace context is for: a message sent inside a span and handled seconds later, by a listener that knows
+ * nothing of the sender, is handled in the sender's trace, as a child of the send span — with propagation on, and
+ * only then. Merged sends link to the sender the merge rules name.
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class TracePropagationTest extends EngineTestSupport {
+
+    TracePropagationTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    /** How long after the send the messages fall due: the context must survive a wait in Redis. */
+    private static final Duration DELAY = Duration.ofSeconds(2);
+
+    private final InMemorySpanExporter spans = InMemorySpanExporter.create();
+    private SdkTracerProvider tracerProvider;
+    private ObservationRegistry registry;
+    private final List<Rmq> engines = new java.util.ArrayList<>();
+    private final List<ListenerContainer> containers = new java.util.ArrayList<>();
+    /** Trace id seen on the handler thread, per body. */
+    private final Map<String, String> handlerTraceIds = new ConcurrentHashMap<>();
+    private final Map<String, Instant> handledAt = new ConcurrentHashMap<>();
+
+    @BeforeEach
+    void tracer() {
+        tracerProvider = SdkTracerProvider.builder().setSampler(Sampler.alwaysOn())
+                .addSpanProcessor(SimpleSpanProcessor.create(spans)).build();
+        OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(tracerProvider)
+                .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance())).build();
+        io.opentelemetry.api.trace.Tracer otelTracer = sdk.getTracer("rmq-test");
+        OtelCurrentTraceContext current = new OtelCurrentTraceContext();
+        OtelTracer tracer = new OtelTracer(otelTracer, current, event -> { },
+                new OtelBaggageManager(current, List.of(), List.of()));
+        OtelPropagator propagator = new OtelPropagator(sdk.getPropagators(), otelTracer);
+        registry = ObservationRegistry.create();
+        registry.observationConfig().observationHandler(new ObservationHandler.FirstMatchingCompositeObservationHandler(
+                new PropagatingSenderTracingObservationHandler<>(tracer, propagator),
+                new PropagatingReceiverTracingObservationHandler<>(tracer, propagator),
+                new DefaultTracingObservationHandler(tracer)));
+        // what the handler sees as its current trace
+        this.tracer = tracer;
+    }
+
+    private OtelTracer tracer;
+
+    @AfterEach
+    void close() {
+        containers.forEach(ListenerContainer::stop);
+        engines.forEach(Rmq::close);
+        tracerProvider.close();
+    }
+
+    /** An engine observed by the tracer, with propagation on or off (senders and listeners alike). */
+    private Rmq engine(boolean propagate) {
+        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                .withInstrumentation(new ObservationInstrumentation(registry, propagate, null, null))
+                .withPropagateContext(propagate));
+        engines.add(engine);
+        return engine;
+    }
+
+    private void listen(Rmq engine, String topic) {
+        ListenerContainer container = engine.container(topic, FAST, String.class, (String body, Delivery delivery) -> {
+            handledAt.put(body, Instant.now());
+            io.micrometer.tracing.Span span = tracer.currentSpan();
+            handlerTraceIds.put(body, span == null ? "none" : span.context().traceId());
+        }, new ContainerOptions("l-" + topic, 1, Duration.ofSeconds(1), Duration.ofSeconds(5), null));
+        containers.add(container);
+        container.start();
+    }
+
+    /** Sends inside a span of its own (a request being served) and returns that span's trace id. */
+    private String sendInSpan(Rmq engine, String name, OutgoingMessage message) {
+        String[] traceId = new String[1];
+        Observation.createNotStarted(name, registry).observe(() -> {
+            traceId[0] = tracer.currentSpan().context().traceId();
+            engine.producer().send(message);
+        });
+        return traceId[0];
+    }
+
+    private SpanData span(String name, String traceId) {
+        return spans.getFinishedSpanItems().stream()
+                .filter(s -> s.getName().equals(name) && s.getTraceId().equals(traceId))
+                .findFirst().orElseThrow(() -> new AssertionError("no span '" + name + "' in trace " + traceId + ": "
+                        + spans.getFinishedSpanItems()));
+    }
+
+    private SpanData processSpanOf(String body) {
+        String traceId = handlerTraceIds.get(body);
+        return spans.getFinishedSpanItems().stream()
+                .filter(s -> s.getKind() == SpanKind.CONSUMER && s.getTraceId().equals(traceId))
+                .findFirst().orElseThrow(() -> new AssertionError("no process span in " + spans.getFinishedSpanItems()));
+    }
+
+    @Test
+    void withPropagationTheDelayedHandlerContinuesTheSendersTraceAsAChildOfTheSendSpan() {
+        Rmq engine = engine(true);
+        engine.defineTopic("reminders", TopicType.FIXED_TIME, 4);
+        listen(engine, "reminders");
+        Instant due = Instant.now().plus(DELAY);
+        String body = "{\"remind\":1}";
+        String requestTrace = sendInSpan(engine, "request", OutgoingMessage.fixedTime("reminders", body, due));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.containsKey(body)
+                && spans.getFinishedSpanItems().stream().anyMatch(s -> s.getKind() == SpanKind.CONSUMER));
+        assertThat(handledAt.get(body)).as("handled after its due time, seconds after the send")
+                .isAfterOrEqualTo(due.minusMillis(50));
+        SpanData send = span("send reminders", requestTrace);
+        assertThat(send.getKind()).isEqualTo(SpanKind.PRODUCER);
+        SpanData process = processSpanOf(body);
+        assertThat(process.getName()).isEqualTo("process reminders");
+        assertThat(handlerTraceIds.get(body)).as("the handler runs in the sender's trace").isEqualTo(requestTrace);
+        assertThat(process.getTraceId()).isEqualTo(requestTrace);
+        assertThat(process.getParentSpanId()).as("a child of the send span").isEqualTo(send.getSpanId());
+        assertThat(process.getStartEpochNanos() - send.getEndEpochNanos())
+                .as("the wait in Redis lies between send and process").isGreaterThanOrEqualTo(DELAY.toNanos() / 2);
+    }
+
+    @Test
+    void withoutPropagationTheHandlerStartsATraceOfItsOwn() {
+        Rmq engine = engine(false);
+        engine.defineTopic("reminders", TopicType.FIXED_TIME, 4);
+        listen(engine, "reminders");
+        String body = "{\"remind\":2}";
+        String requestTrace = sendInSpan(engine, "request",
+                OutgoingMessage.fixedTime("reminders", body, Instant.now().plus(DELAY)));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.containsKey(body)
+                && spans.getFinishedSpanItems().stream().anyMatch(s -> s.getKind() == SpanKind.CONSUMER));
+        assertThat(span("send reminders", requestTrace).getKind()).isEqualTo(SpanKind.PRODUCER);
+        SpanData process = processSpanOf(body);
+        assertThat(process.getTraceId()).isNotEqualTo(requestTrace);
+        assertThat(handlerTraceIds.get(body)).isNotEqualTo(requestTrace);
+        assertThat(spans.getFinishedSpanItems()).filteredOn(s -> s.getKind() == SpanKind.CONSUMER)
+                .allSatisfy(s -> assertThat(s.getTraceId()).isNotEqualTo(requestTrace));
+    }
+
+    @Test
+    void mergedSendsLinkToTheSenderTheMergeRulesName() {
+        Rmq engine = engine(true);
+        engine.defineTopic("fixed", TopicType.FIXED_TIME, 4);
+        engine.defineTopic("ranged", TopicType.RANGE_MERGE, 4);
+        listen(engine, "fixed");
+        listen(engine, "ranged");
+        String fixedBody = "{\"fixed\":1}";
+        String rangedBody = "{\"ranged\":1}";
+        Instant due = Instant.now().plus(DELAY);
+        String fixedFirst = sendInSpan(engine, "first", OutgoingMessage.fixedTime("fixed", fixedBody, due));
+        String fixedLatest = sendInSpan(engine, "latest", OutgoingMessage.fixedTime("fixed", fixedBody, due));
+        String rangedFirst = sendInSpan(engine, "first", OutgoingMessage.rangeMerge("ranged", rangedBody, DELAY));
+        String rangedLatest = sendInSpan(engine, "latest", OutgoingMessage.rangeMerge("ranged", rangedBody, DELAY));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.containsKey(fixedBody)
+                && handlerTraceIds.containsKey(rangedBody) && spans.getFinishedSpanItems().stream()
+                        .filter(s -> s.getKind() == SpanKind.CONSUMER).count() == 2);
+        assertThat(handlerTraceIds.get(fixedBody)).as("FIXED_TIME: the latest sender's").isEqualTo(fixedLatest)
+                .isNotEqualTo(fixedFirst);
+        assertThat(processSpanOf(fixedBody).getParentSpanId()).isEqualTo(span("send fixed", fixedLatest).getSpanId());
+        assertThat(handlerTraceIds.get(rangedBody)).as("RANGE_MERGE: the first sender's").isEqualTo(rangedFirst)
+                .isNotEqualTo(rangedLatest);
+        assertThat(processSpanOf(rangedBody).getParentSpanId()).isEqualTo(span("send ranged", rangedFirst).getSpanId());
+    }
+}

@@ -1,0 +1,147 @@
+package io.rmq.autoconfigure;
+
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import io.rmq.micrometer.observation.ObservationInstrumentation;
+import io.rmq.micrometer.observation.RmqProcessContext;
+import io.rmq.micrometer.observation.RmqProcessObservationConvention;
+import io.rmq.micrometer.observation.RmqSendContext;
+import io.rmq.micrometer.observation.RmqSendObservationConvention;
+import io.rmq.observe.RmqInstrumentation.SendScope;
+import java.time.Instant;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.test.ContextFailureLogs;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * When RMQ's observations appear and what replaces them (no Redis needed: nothing connects), and, against a real Redis,
+ * that the engine reports to them with the propagation the properties ask for.
+ */
+@ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
+class RmqObservationAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RmqObservationAutoConfiguration.class));
+
+    @Test
+    void theEngineReportsToTheObservationsAndItsListenersReadContextsWithPropagateContext() {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                        JacksonAutoConfiguration.class, RmqAutoConfiguration.class,
+                        RmqObservationAutoConfiguration.class))
+                .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
+                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
+                .withPropertyValues("rmq.key-prefix=obs-" + UUID.randomUUID(), "rmq.topics.orders.type=FIXED_TIME",
+                        "rmq.observation.propagate-context=true")
+                .withBean(ObservationRegistry.class, () -> registry).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Rmq rmq = context.getBean(Rmq.class);
+                    assertThat(rmq.options().propagateContext()).isTrue();
+                    rmq.producer().sendFixedTime("orders", "{\"id\":1}", Instant.now());
+                    TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("rmq.send")
+                            .that().hasBeenStopped()
+                            .hasLowCardinalityKeyValue("messaging.destination.name", "orders");
+                });
+    }
+
+    @Test
+    void appearsWithAnObservationRegistry() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(ObservationInstrumentation.class);
+        });
+    }
+
+    @Test
+    void isAbsentWithoutAnObservationRegistry() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(ObservationInstrumentation.class);
+        });
+    }
+
+    @Test
+    void backsOffForTheApplicationsOwnInstrumentation() {
+        ObservationInstrumentation own = new ObservationInstrumentation(ObservationRegistry.NOOP);
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withBean("myInstrumentation", ObservationInstrumentation.class, () -> own).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).getBean(ObservationInstrumentation.class).isSameAs(own);
+                });
+    }
+
+    @Test
+    void isOffWithObservationEnabledFalse() {
+        runner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+                .withPropertyValues("rmq.observation.enabled=false").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(ObservationInstrumentation.class);
+                });
+    }
+
+    @Test
+    void takesTheApplicationsConventions() {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        runner.withBean(ObservationRegistry.class, () -> registry)
+                .withBean(RmqSendObservationConvention.class, () -> new RmqSendObservationConvention() {
+                    @Override
+                    public String getName() {
+                        return "my.send";
+                    }
+                })
+                .withBean(RmqProcessObservationConvention.class, () -> new RmqProcessObservationConvention() {
+                    @Override
+                    public String getContextualName(RmqProcessContext context) {
+                        return "handle " + context.topic();
+                    }
+                }).run(context -> {
+                    ObservationInstrumentation instrumentation = context.getBean(ObservationInstrumentation.class);
+                    instrumentation.sendStarted("orders", 1).finished(1, 0, null);
+                    TestObservationRegistryAssert.assertThat(registry).hasObservationWithNameEqualTo("my.send")
+                            .that().hasBeenStarted().hasBeenStopped()
+                            .hasLowCardinalityKeyValue("messaging.destination.name", "orders");
+                });
+    }
+
+    @Test
+    void propagateContextMakesTheSendCarryTheContextAndIsOffByDefault() {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        // a stand-in for a tracing handler: injects a traceparent as Micrometer Tracing's propagating handler does
+        registry.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<RmqSendContext>() {
+            @Override
+            public void onStart(RmqSendContext context) {
+                context.getSetter().set(context.getCarrier(), "traceparent", "00-abc-def-01");
+            }
+
+            @Override
+            public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+                return context instanceof RmqSendContext;
+            }
+        });
+        runner.withBean(ObservationRegistry.class, () -> registry).run(context -> {
+            SendScope scope = context.getBean(ObservationInstrumentation.class).sendStarted("orders", 1);
+            assertThat(scope.context()).isEmpty();
+            scope.finished(1, 0, null);
+        });
+        runner.withBean(ObservationRegistry.class, () -> registry)
+                .withPropertyValues("rmq.observation.propagate-context=true").run(context -> {
+                    assertThat(context.getBean(RmqProperties.class).observation().propagateContext()).isTrue();
+                    SendScope scope = context.getBean(ObservationInstrumentation.class).sendStarted("orders", 1);
+                    assertThat(scope.context()).containsEntry("traceparent", "00-abc-def-01");
+                    scope.finished(1, 0, null);
+                });
+    }
+}
