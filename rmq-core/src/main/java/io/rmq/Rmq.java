@@ -124,6 +124,8 @@ public final class Rmq implements AutoCloseable {
     private final RmqRedis redis;
     private final TopicRegistry topics;
     private final Options options;
+    /** {@code options.instrumentation()}, guarded: what it throws is logged and never reaches the engine. */
+    private final RmqInstrumentation instrumentation;
     private final RmqProducer producer;
     private final RmqAdmin admin;
     private final WakeUpSubscriber wakeUps;
@@ -150,8 +152,8 @@ public final class Rmq implements AutoCloseable {
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(),
-                options.instrumentation());
+        this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
+        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(), instrumentation);
         this.admin = new RmqAdmin(redis, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
@@ -339,7 +341,7 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars(), options.instrumentation(), options.propagateContext());
+                options.logBodyChars(), instrumentation, options.propagateContext());
     }
 
     /**

@@ -28,9 +28,11 @@ final class CompositeInstrumentation implements RmqInstrumentation {
         if (real.isEmpty()) {
             return NONE;
         }
-        if (real.size() == 1) {
-            return real.get(0);
+        if (real.size() == 1 && real.get(0) instanceof CompositeInstrumentation single) {
+            return single;
         }
+        // a single part is wrapped too: what it throws must not reach the engine (a handler scope that threw would
+        // leave its delivery unsettled, redelivered after every lease, never dead)
         return new CompositeInstrumentation(real.toArray(RmqInstrumentation[]::new));
     }
 

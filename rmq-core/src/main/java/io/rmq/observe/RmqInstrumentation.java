@@ -150,8 +150,16 @@ public interface RmqInstrumentation {
 
     // ---------------------------------------------------------------- composition
 
-    /** One instrumentation that calls each of {@code parts} in order (NONE for an empty list). */
+    /**
+     * One instrumentation that calls each of {@code parts} in order (NONE for an empty list); what a part throws is
+     * logged and goes no further.
+     */
     static RmqInstrumentation composite(List<? extends RmqInstrumentation> parts) {
         return CompositeInstrumentation.of(parts);
+    }
+
+    /** {@code instrumentation} with what it throws logged and kept from the engine (NONE stays NONE). */
+    static RmqInstrumentation guarded(RmqInstrumentation instrumentation) {
+        return instrumentation == null ? NONE : CompositeInstrumentation.of(List.of(instrumentation));
     }
 }

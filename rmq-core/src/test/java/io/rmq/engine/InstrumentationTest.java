@@ -159,6 +159,58 @@ class InstrumentationTest extends EngineTestSupport {
     }
 
     @Test
+    void anInstrumentationThatThrowsIsLoggedAndTheMessagesAreStillHandledAndAcknowledged() {
+        RmqInstrumentation broken = new RmqInstrumentation() {
+            @Override
+            public SendScope sendStarted(String topic, int messages) {
+                return new SendScope() {
+                    @Override
+                    public void finished(int added, int merged, Throwable error) {
+                        throw new IllegalStateException("broken finished");
+                    }
+                };
+            }
+
+            @Override
+            public HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
+                return new HandleScope() {
+                    @Override
+                    public void handlerReturned(Throwable error) {
+                        throw new IllegalStateException("broken handlerReturned");
+                    }
+
+                    @Override
+                    public void settled(Outcome outcome) {
+                        throw new IllegalStateException("broken settled");
+                    }
+                };
+            }
+        };
+        List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (LogCapture log = LogCapture.of("io.rmq.observe");
+                Rmq brokenEngine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                        .withInstrumentation(broken))) {
+            brokenEngine.defineTopic("sturdy", TopicType.PRIORITY, 2);
+            for (int i = 0; i < 5; i++) {
+                brokenEngine.producer().sendPriority("sturdy", "m" + i, i);
+            }
+            container = brokenEngine.container("sturdy", FAST, String.class,
+                    (String body, Delivery delivery) -> handled.add(body), ContainerOptions.of("sturdy", 2));
+            container.start();
+            // every message handled once and acknowledged: nothing stays in flight to be redelivered
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 5
+                    && brokenEngine.admin().stats("sturdy").inFlight() == 0
+                    && brokenEngine.admin().stats("sturdy").waiting() == 0);
+            container.stop();
+            container = null;
+            assertThat(handled).containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
+            assertThat(log.messages()).anyMatch(m -> m.contains("failed in finished"))
+                    .anyMatch(m -> m.contains("failed in handlerReturned"))
+                    .anyMatch(m -> m.contains("failed in settled"));
+        }
+    }
+
+    @Test
     void anOrderlyListenerReportsItsStepsHandlersSettlementsAndTakeovers() throws Exception {
         engine.defineTopic("ordered", TopicType.FIXED_TIME, 2);
         RmqConsumer ghost = engine.consumer("ordered", FAST);
