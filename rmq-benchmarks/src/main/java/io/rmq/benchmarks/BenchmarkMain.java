@@ -32,8 +32,21 @@ import io.rmq.test.TestRedisServers;
  */
 public final class BenchmarkMain {
 
-    record Peer(String name, List<String> command, String missing) {
+    /** A peer process: its command, why it cannot run (null: it can), and arguments added after the workload's. */
+    record Peer(String name, List<String> command, String missing, List<String> args) {
+
+        Peer(String name, List<String> command, String missing) {
+            this(name, command, missing, List.of());
+        }
     }
+
+    /**
+     * RMQ variants run only when {@code --peers} names them, beside plain RMQ in the same run: with its Micrometer
+     * meters and observations on (as with Spring Boot Actuator: a SimpleMeterRegistry, observations recorded as
+     * timers, no tracer), and with trace context propagation on.
+     */
+    static final Map<String, List<String>> RMQ_VARIANTS = Map.of("RMQ+ops", List.of("--ops", "metrics,observations"),
+            "RMQ+ctx", List.of("--propagate-context", "true"));
 
     /** One figure: its label, unit, and whether higher is better. */
     enum Metric {
@@ -189,7 +202,12 @@ public final class BenchmarkMain {
                         : "npm packages not installed (" + bullmq + "/node_modules)"));
         all.add(jarPeer("Rqueue", java, root.resolve("rmq-benchmarks/peers/rqueue/target/rqueue-peer.jar")));
         all.add(jarPeer("dyno-queues", java, root.resolve("rmq-benchmarks/peers/dyno/target/dyno-peer.jar")));
+        Peer rmq = all.get(0);
+        RMQ_VARIANTS.forEach((name, args) -> all.add(new Peer(name, rmq.command(), null, args)));
         String only = options.get("peers");
+        if (only == null) {
+            all.removeIf(p -> RMQ_VARIANTS.containsKey(p.name()));
+        }
         if (only != null) {
             List<String> wanted = List.of(only.toLowerCase(Locale.ROOT).split(","));
             all.removeIf(p -> !wanted.contains(p.name().toLowerCase(Locale.ROOT)));
@@ -270,6 +288,7 @@ public final class BenchmarkMain {
         command.addAll(List.of(workload, "--host", endpoint.host(), "--port", Integer.toString(endpoint.port()),
                 "--messages", Integer.toString(messages), "--concurrency", "8", "--seconds", Integer.toString(seconds)));
         command.addAll(List.of(extra));
+        command.addAll(peer.args());
         if (peer.name().equals("RMQ") && options.containsKey("propagate-context")) {
             // RMQ with trace context propagation on (RmqPeer --propagate-context): every send stores a traceparent
             command.addAll(List.of("--propagate-context", options.get("propagate-context")));

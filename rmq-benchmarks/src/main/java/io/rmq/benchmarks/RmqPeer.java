@@ -27,6 +27,9 @@ import io.rmq.producer.OutgoingMessage;
  * batch and async sends, and a listener container with a typed payload. W1/W2 use a RANGE_MERGE topic with a 1 ms
  * time range (a plain queue with merging), W3 a FIXED_TIME topic; both 16 slots.
  *
+ * <p>{@code --ops metrics,observations}: RMQ's Micrometer meters and/or its observations on, recorded in a
+ * SimpleMeterRegistry (observations as timers, no tracer), as an application with Spring Boot Actuator has them.
+ *
  * <p>{@code --propagate-context true}: trace context propagation on, as {@code rmq.observation.propagate-context}
  * turns it on: every send call carries a W3C traceparent of its own (random trace and span ids, as a tracer makes
  * them), stored beside each message, and listeners read it back ({@code Delivery.context()}) in every handler call.
@@ -78,10 +81,27 @@ public final class RmqPeer {
     static Rmq.Options options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
         Rmq.Options options = Rmq.Options.DEFAULT;
-        if (propagateContext) {
-            options = options.withInstrumentation(new TraceparentPerSend()).withPropagateContext(true);
+        List<io.rmq.observe.RmqInstrumentation> parts = new ArrayList<>();
+        List<String> ops = List.of(args.option("ops", "").split(","));
+        if (ops.contains("metrics") || ops.contains("observations")) {
+            // as Spring Boot Actuator sets it up without an exporter: a SimpleMeterRegistry, observations recorded as
+            // timers in it (DefaultMeterObservationHandler), no tracer
+            io.micrometer.core.instrument.MeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+            if (ops.contains("metrics")) {
+                parts.add(new io.rmq.micrometer.MicrometerInstrumentation(meters));
+            }
+            if (ops.contains("observations")) {
+                io.micrometer.observation.ObservationRegistry observations = io.micrometer.observation.ObservationRegistry.create();
+                observations.observationConfig().observationHandler(
+                        new io.micrometer.core.instrument.observation.DefaultMeterObservationHandler(meters));
+                parts.add(new io.rmq.micrometer.observation.ObservationInstrumentation(observations));
+            }
         }
-        return options;
+        if (propagateContext) {
+            parts.add(new TraceparentPerSend());
+            options = options.withPropagateContext(true);
+        }
+        return options.withInstrumentation(io.rmq.observe.RmqInstrumentation.composite(parts));
     }
 
     /**
