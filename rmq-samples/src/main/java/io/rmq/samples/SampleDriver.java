@@ -45,6 +45,7 @@ import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.CommandLineRunner;
 import org.springframework.boot.ExitCodeGenerator;
+import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
@@ -94,10 +95,15 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private final LedgerEntryHandler ledgerHandler;
     private final ScenarioReport report;
     private final SamplesProperties properties;
+    private final LiveTraffic liveTraffic;
+    private final Environment environment;
 
     public SampleDriver(RmqTemplate rmq, RmqListenerEndpointRegistry listeners, PriceBoard prices,
             PictureRenderer renderer, MerchantDirectory merchants, MerchantTaskWorker merchantWorker, OrderBook orders,
-            Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report, SamplesProperties properties) {
+            Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report, SamplesProperties properties,
+            LiveTraffic liveTraffic, Environment environment) {
+        this.liveTraffic = liveTraffic;
+        this.environment = environment;
         this.rmq = rmq;
         this.listeners = listeners;
         this.prices = prices;
@@ -128,6 +134,32 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             report.finish(Duration.ofNanos(System.nanoTime() - started).toMillis());
         }
         summary();
+        if (!properties.exitWhenDone()) {
+            whereToLook();
+            if (properties.liveTraffic()) {
+                liveTraffic.start();
+            }
+        }
+    }
+
+    /** The addresses of the dashboard, the Actuator endpoints and the metrics of this running application. */
+    private void whereToLook() {
+        String port = environment.getProperty("local.server.port");
+        if (port == null) {
+            story("The listeners keep running (no web server, so no dashboard). Stop with Ctrl-C.");
+            return;
+        }
+        String base = "http://localhost:" + port;
+        String dashboard = environment.getProperty("rmq.dashboard.path", "/rmq");
+        header("Where to look", new String[0]);
+        story("Dashboard        %s%s   (topics, slots, dead messages, waiting messages, listeners)", base, dashboard);
+        story("RMQ endpoint     %s/actuator/rmq   (JSON; POST to pause/resume listeners, requeue/purge dead)", base);
+        story("Health           %s/actuator/health/rmq", base);
+        story("Metrics          %s/actuator/metrics/rmq.handled.messages   (and messaging.*, rmq.* in /actuator/metrics)",
+                base);
+        story("%s", properties.liveTraffic() ? "A little traffic keeps flowing (every 30 s an order close that ends "
+                + "in the dead queue). Stop with Ctrl-C." : "Stop with Ctrl-C.");
+        story(RULE);
     }
 
     @Override

@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * as {@code CommandLineRunner}) and checks each story's outcome. Subclasses choose the topology.
  */
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleScenarioTestSupport.ScenarioFailures.class},
-        properties = "rmq.samples.exit-when-done=false")
+        properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=false"})
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 abstract class SampleScenarioTestSupport {

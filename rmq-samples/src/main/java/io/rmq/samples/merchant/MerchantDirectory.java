@@ -1,6 +1,7 @@
 package io.rmq.samples.merchant;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.springframework.stereotype.Component;
@@ -13,6 +14,11 @@ public class MerchantDirectory {
 
     public synchronized void register(String merchant, MerchantTier tier) {
         tiers.put(merchant, tier);
+    }
+
+    /** The registered merchants, in registration order. */
+    public synchronized List<String> names() {
+        return List.copyOf(tiers.keySet());
     }
 
     public synchronized MerchantTier tier(String merchant) {

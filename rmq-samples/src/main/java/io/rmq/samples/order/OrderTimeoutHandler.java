@@ -1,5 +1,6 @@
 package io.rmq.samples.order;
 
+import io.rmq.consumer.RmqNonRetryableException;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.annotation.RmqListener;
 import org.slf4j.Logger;
@@ -37,7 +38,9 @@ public class OrderTimeoutHandler {
             case ALREADY_CLOSED -> log.info("  <- order {} is closed already: skipped", id);
             case DEADLINE_MOVED -> log.info("  <- order {}: its deadline moved; the newer close message will handle it",
                     id);
-            case UNKNOWN -> log.warn("order {} does not exist; its close message is dropped", id);
+            // not ours (another shop's close on our topic): retrying cannot help, so it goes to the dead queue with
+            // this reason, for someone to inspect (the dashboard shows it)
+            case UNKNOWN -> throw new RmqNonRetryableException("order " + id + " does not exist in this shop");
         }
     }
 }
