@@ -20,6 +20,7 @@ import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.spring.operations.RmqOperations;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -235,6 +236,13 @@ public class RmqAutoConfiguration {
     @ConditionalOnMissingBean
     public RmqListenerEndpointRegistry rmqListenerEndpointRegistry() {
         return new RmqListenerEndpointRegistry();
+    }
+
+    /** What the {@code rmq} Actuator endpoint and the dashboard show and do (no threads, no connection of its own). */
+    @Bean
+    @ConditionalOnMissingBean
+    public RmqOperations rmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
+        return new RmqOperations(rmq, registry);
     }
 
     @Bean

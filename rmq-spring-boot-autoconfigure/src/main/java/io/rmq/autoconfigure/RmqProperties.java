@@ -38,13 +38,14 @@ import org.springframework.util.unit.DataSize;
  * @param logBodies       Whether log lines show message bodies (their first 200 characters); off by default, since
  *                        bodies may hold personal data: lines then show topic, slot, attempt and the body's size.
  * @param startup         What start-up does when Redis cannot be reached.
+ * @param dashboard       The operations web page (off by default).
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
-        @DefaultValue("false") boolean logBodies) {
+        @DefaultValue("false") boolean logBodies, @DefaultValue Dashboard dashboard) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -88,6 +89,27 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         }
         catch (RmqInvalidArgumentException ex) {
             throw new RmqInvalidArgumentException(property + ".rate-limit", ex.getValue(), ex.getRule());
+        }
+    }
+
+    /**
+     * The dashboard: one page with topics, listeners, dead and waiting messages, served by the application (Servlet
+     * or Reactive) at {@code path}, with its JSON under {@code path/api}.
+     *
+     * @param enabled  Whether the application serves the dashboard; when false nothing is served at its path.
+     * @param path     Where the page is served, e.g. /rmq (its JSON under /rmq/api).
+     * @param readOnly Whether the page only shows; when false it also requeues, deletes and purges dead messages,
+     *                 cancels and reschedules waiting ones and pauses and resumes listeners (POSTs, CSRF-protected
+     *                 when Spring Security is present; refused with 403 while read-only).
+     */
+    public record Dashboard(@DefaultValue("false") boolean enabled, @DefaultValue("/rmq") String path,
+            @DefaultValue("true") boolean readOnly) {
+
+        public Dashboard {
+            if (path == null || !path.matches("(/[A-Za-z0-9._~-]+)+")) {
+                throw new RmqInvalidArgumentException("rmq.dashboard.path", path, "must start with / and be made of"
+                        + " path segments of letters, digits, '.', '_', '~' and '-', without a trailing /");
+            }
         }
     }
 
