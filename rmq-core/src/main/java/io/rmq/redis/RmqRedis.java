@@ -367,7 +367,9 @@ public final class RmqRedis {
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param messages      the next messages, in handling order
      */
-    public record OrderlyStep(boolean fenced, long nextDue, int failedOutcome, long redisNow, List<Popped> messages) {
+    /** {@code suspended}: the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2). */
+    public record OrderlyStep(boolean fenced, boolean suspended, long nextDue, int failedOutcome, long redisNow,
+            List<Popped> messages) {
     }
 
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
@@ -394,7 +396,8 @@ public final class RmqRedis {
             for (int i = 4; i + 2 < items.size(); i += 3) {
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2))));
             }
-            return new OrderlyStep((long) number(items.get(0)) == 0, (long) number(items.get(1)),
+            long status = (long) number(items.get(0));
+            return new OrderlyStep(status == 0, status == 2, (long) number(items.get(1)),
                     (int) number(items.get(2)), (long) number(items.get(3)), popped);
         });
     }

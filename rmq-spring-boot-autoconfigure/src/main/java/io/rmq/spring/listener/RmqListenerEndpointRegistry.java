@@ -49,6 +49,41 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
         return List.copyOf(containers.values());
     }
 
+    /**
+     * Pauses a listener: it stops taking messages and finishes what it has taken (see {@link ListenerContainer#pause()});
+     * it stays paused across a stop and start until {@link #resume(String)}. Idempotent.
+     *
+     * @throws IllegalArgumentException when no listener has that id
+     */
+    public void pause(String id) {
+        container(id).pause();
+    }
+
+    /** Resumes a paused listener: it takes messages again at once. Idempotent. */
+    public void resume(String id) {
+        container(id).resume();
+    }
+
+    /** A snapshot of one listener's state; throws {@link IllegalArgumentException} for an unknown id. */
+    public RmqListenerState getListenerState(String id) {
+        return RmqListenerState.of(container(id), autoStartup.contains(id));
+    }
+
+    /** Snapshots of every registered listener, by id. */
+    public List<RmqListenerState> getListenerStates() {
+        return containers.values().stream().sorted(java.util.Comparator.comparing(ListenerContainer::id))
+                .map(c -> RmqListenerState.of(c, autoStartup.contains(c.id()))).toList();
+    }
+
+    private ListenerContainer container(String id) {
+        ListenerContainer container = containers.get(id);
+        if (container == null) {
+            throw new IllegalArgumentException("No RMQ listener with the id '" + id + "'; the listeners are "
+                    + new java.util.TreeSet<>(containers.keySet()));
+        }
+        return container;
+    }
+
     @Override
     public void start() {
         for (ListenerContainer container : containers.values()) {
