@@ -67,7 +67,9 @@ public class RmqOperations {
      * @param perSlot    sizes per slot (the one-topic read; null in the overview)
      */
     public record TopicView(String name, TopicType type, int slots, String mode, long waiting, long inFlight,
-            Long retrying, long dead, Instant oldestDue, List<SlotView> perSlot) {
+            Long retrying, long dead, Instant oldestDue,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+            List<SlotView> perSlot) {
     }
 
     /** Sizes of one slot. */
