@@ -124,7 +124,10 @@ class RmqDashboardAutoConfigurationTest {
 
     @Test
     void aBadPathFailsStartUpNamingTheProperty() {
-        servlet.withPropertyValues("rmq.dashboard.enabled=true", "rmq.dashboard.path=rmq/").run(context ->
-                assertThat(context).getFailure().rootCause().hasMessageContaining("rmq.dashboard.path"));
+        try (io.rmq.test.LogCapture log = io.rmq.test.LogCapture.of("org.springframework").expecting("RmqProperties")) {
+            servlet.withPropertyValues("rmq.dashboard.enabled=true", "rmq.dashboard.path=rmq/").run(context ->
+                    assertThat(context).getFailure().rootCause().hasMessageContaining("rmq.dashboard.path"));
+            assertThat(log.warnings()).hasSize(1);
+        }
     }
 }

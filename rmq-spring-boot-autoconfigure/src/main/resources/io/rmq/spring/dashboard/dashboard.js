@@ -59,6 +59,12 @@ function relative(iso) {
   return s >= 0 ? 'in ' + text : text + ' ago';
 }
 
+/** A time as UTC text with how far it is from now beside it. */
+function when(iso) {
+  if (!iso) return '—';
+  return [time(iso), h('span', {class: 'rel'}, relative(iso))];
+}
+
 function ms(v) {
   return v == null ? '—' : v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US');
 }
@@ -150,12 +156,12 @@ function renderTopics(overview) {
       h('td', {class: 'name'}, t.name),
       h('td', {}, h('span', {class: 'type'}, t.type)),
       h('td', {class: 'num'}, num(t.slots)),
-      h('td', {}, t.mode),
+      h('td', {class: 'mode'}, t.mode || '—'),
       h('td', {class: 'num waiting'}, num(t.waiting)),
       h('td', {class: 'num in-flight'}, num(t.inFlight)),
       h('td', {class: 'num retrying'}, num(t.retrying)),
       h('td', {class: 'num dead' + (t.dead > 0 ? ' alarm' : '')}, num(t.dead)),
-      h('td', {class: 'oldest-due', title: relative(t.oldestDue)}, time(t.oldestDue)),
+      h('td', {class: 'oldest-due'}, when(t.oldestDue)),
       h('td', {class: 'num sent-rate'}, overview.meters ? rateText(r.sent) : '—'),
       h('td', {class: 'num handled-rate'}, overview.meters ? rateText(r.handled) : '—'),
       h('td', {class: 'num lateness'}, m && m.latenessP50 != null
@@ -215,7 +221,7 @@ async function loadTopic() {
   if (!state.topic) return;
   const topic = await api('GET', 'topics/' + enc(state.topic));
   $('#topic-name').textContent = topic.name + ' — ' + topic.type + ', ' + topic.slots + ' slot'
-      + (topic.slots === 1 ? '' : 's') + ', ' + topic.mode;
+      + (topic.slots === 1 ? '' : 's') + (topic.mode ? ', ' + topic.mode : '');
   $('#waiting-score').textContent = topic.type === 'PRIORITY' ? 'Priority' : 'Due';
   renderSlots(topic);
 }
@@ -241,7 +247,7 @@ async function loadDead() {
     bodyCell(m.body),
     h('td', {class: 'error'}, h('code', {}, m.error || '')),
     h('td', {class: 'num'}, m.attempts),
-    h('td', {title: relative(m.diedAt)}, time(m.diedAt)),
+    h('td', {class: 'time'}, when(m.diedAt)),
     h('td', {class: 'actions'}, readOnly ? null : [
       h('button', {type: 'button', class: 'requeue', onclick: () => act('Requeue', 'POST',
           'topics/' + enc(state.topic) + '/dead/requeue', {slot: m.slot, body: m.bodyBase64})}, 'Requeue'),
@@ -264,7 +270,7 @@ async function loadWaiting() {
     h('td', {class: 'num'}, first + i + 1),
     h('td', {class: 'num'}, m.slot),
     bodyCell(m.body),
-    h('td', {title: relative(m.dueAt)}, m.priority != null ? num(m.priority) : time(m.dueAt)),
+    h('td', {class: m.priority != null ? 'num' : 'time'}, m.priority != null ? num(m.priority) : when(m.dueAt)),
     h('td', {class: 'num'}, m.failedAttempts)));
   fill($('#waiting tbody'), rows, 5, 'Nothing waiting.');
   $('#waiting-range').textContent = page.messages.length
