@@ -54,8 +54,9 @@ function relative(iso) {
   if (!iso) return '';
   const s = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
   const a = Math.abs(s);
-  const text = a < 60 ? a + 's' : a < 3600 ? Math.round(a / 60) + 'm' : a < 86400 ? Math.round(a / 3600) + 'h'
-      : Math.round(a / 86400) + 'd';
+  const m = Math.round(a / 60);
+  const hours = Math.round(a / 3600);
+  const text = a < 60 ? a + 's' : m < 60 ? m + 'm' : hours < 48 ? hours + 'h' : Math.round(a / 86400) + 'd';
   return s >= 0 ? 'in ' + text : text + ' ago';
 }
 
