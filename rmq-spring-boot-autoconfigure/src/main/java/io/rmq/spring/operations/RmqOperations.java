@@ -63,7 +63,7 @@ public class RmqOperations {
      * @param inFlight   messages leased to a consumer
      * @param retrying   failed messages waiting for their retry, or null when not known
      * @param dead       messages in the dead queue
-     * @param oldestDue  due time of the oldest waiting message of a time-typed topic, or null
+     * @param oldestDue  due time of the first waiting message of a time-typed topic in taking order, or null
      * @param perSlot    sizes per slot (the one-topic read; null in the overview)
      */
     public record TopicView(String name, TopicType type, int slots, String mode, long waiting, long inFlight,
@@ -183,16 +183,24 @@ public class RmqOperations {
         }
         return new TopicView(topic.name(), topic.type(), topic.slotAmount(),
                 topic.mode() == null ? null : topic.mode().name(), stats.waiting(),
-                stats.inFlight(), retrying(stats), stats.dead(), oldestDue(stats), slots);
+                stats.inFlight(), retrying(stats), stats.dead(), oldestDue(topic, stats), slots);
     }
 
-    // TopicStats gains retrying/oldestDue with the state work of issue 20; until then they are not known
+    // TODO(issue 20, state): TopicStats gains retrying (and oldest due) with the state work; until then not known
     private static Long retrying(TopicStats stats) {
         return null;
     }
 
-    private static Instant oldestDue(TopicStats stats) {
-        return null;
+    /**
+     * Time types: the due time of the first message in taking order (the oldest due; a retry waiting in the store
+     * counts with its retry time), read only when something waits; PRIORITY: null (its score is no time).
+     */
+    private Instant oldestDue(TopicDefinition topic, TopicStats stats) {
+        if (topic.type() == TopicType.PRIORITY || stats.waiting() == 0) {
+            return null;
+        }
+        List<WaitingMessage> first = rmq.admin().browse(topic.name(), null, 1).messages();
+        return first.isEmpty() ? null : Instant.ofEpochMilli((long) first.get(0).score());
     }
 
     public List<ListenerView> listeners() {

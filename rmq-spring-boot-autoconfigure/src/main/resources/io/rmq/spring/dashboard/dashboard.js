@@ -256,8 +256,8 @@ async function loadDead() {
           && act('Delete', 'POST', 'topics/' + enc(state.topic) + '/dead/delete', {slot: m.slot, body: m.bodyBase64})},
           'Delete')])));
   fill($('#dead tbody'), rows, 6, 'No dead messages.');
-  const from = page.messages.length ? page.offset + 1 : 0;
-  $('#dead-range').textContent = from + '–' + (page.offset + page.messages.length) + ' of ' + num(page.total);
+  $('#dead-range').textContent = page.messages.length
+      ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + num(page.total) : 'none';
   $('#dead-prev').disabled = page.offset === 0;
   $('#dead-next').disabled = page.offset + page.messages.length >= page.total;
 }

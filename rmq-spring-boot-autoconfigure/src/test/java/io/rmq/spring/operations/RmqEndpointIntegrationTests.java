@@ -100,6 +100,10 @@ abstract class RmqEndpointIntegrationTests {
         assertThat(backlog.get("inFlight").asLong()).isZero();
         assertThat(backlog.get("dead").asLong()).isZero();
         assertThat(backlog.has("perSlot")).as("the overview leaves per-slot sizes to the one-topic read").isFalse();
+        assertThat(Instant.parse(backlog.get("oldestDue").asString())).as("the first in taking order")
+                .isBetween(later.minusSeconds(60), later.plusSeconds(60));
+        assertThat(named(overview.get("topics"), "name", "ops-work").get("oldestDue").isNull())
+                .as("a PRIORITY topic has no due times").isTrue();
         assertThat(overview.get("topics").findValuesAsString("name")).contains("ops-failing", "ops-work",
                 "ops-ordered");
 
