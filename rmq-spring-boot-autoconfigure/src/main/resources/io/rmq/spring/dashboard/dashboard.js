@@ -54,6 +54,7 @@ function relative(iso) {
   if (!iso) return '';
   const s = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
   const a = Math.abs(s);
+  if (a < 2) return 'now';
   const m = Math.round(a / 60);
   const hours = Math.round(a / 3600);
   const text = a < 60 ? a + 's' : m < 60 ? m + 'm' : hours < 48 ? hours + 'h' : Math.round(a / 86400) + 'd';
