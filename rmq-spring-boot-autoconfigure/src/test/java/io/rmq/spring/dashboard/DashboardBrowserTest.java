@@ -41,6 +41,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+                "rmq.topics.ops-later.type=FIXED_TIME", "rmq.topics.ops-later.slot-amount=2",
                 "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
 class DashboardBrowserTest {
 
@@ -197,6 +198,37 @@ class DashboardBrowserTest {
         }
         assertThat(((JavascriptExecutor) browser).executeScript("return window.__xss === undefined")).as(
                 "a body is never run as HTML").isEqualTo(true);
+    }
+
+    @Test
+    void aMessageIsFoundRescheduledAndCancelledByItsBody() {
+        Instant due = Instant.now().plusSeconds(7200);
+        for (int i = 0; i < 3; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-later", "{\"invoice\":" + i + "}", due.plusSeconds(i)));
+        }
+        open();
+        waitForCell("ops-later", "waiting", "3");
+        click(By.cssSelector("#topics tr[data-topic='ops-later'] td.name"));
+        click(By.cssSelector("button[data-tab='find']"));
+        browser.findElement(By.id("find-body")).sendKeys("{\"invoice\":2}");
+        click(By.id("find"));
+        waitUntil(d -> d.findElement(By.id("find-result")).getText().contains("yes, due"));
+        Browser.screenshot(browser, "07-found");
+
+        browser.findElement(By.id("when")).sendKeys("30m");
+        click(By.id("reschedule"));
+        waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Reschedule: rescheduled"));
+        click(By.cssSelector("button[data-tab='waiting']"));
+        waitUntil(d -> {
+            List<WebElement> rows = d.findElements(By.cssSelector("#waiting tr.waiting-row .body-text"));
+            return rows.size() == 3 && rows.get(0).getText().equals("{\"invoice\":2}");
+        });
+
+        click(By.cssSelector("button[data-tab='find']"));
+        click(By.id("cancel"));
+        waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Cancel: cancelled"));
+        waitForCell("ops-later", "waiting", "2");
+        assertThat(rmq.admin().find("ops-later", "{\"invoice\":2}").exists()).isFalse();
     }
 
     @Test
