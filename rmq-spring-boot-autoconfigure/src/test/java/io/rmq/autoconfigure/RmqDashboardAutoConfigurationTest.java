@@ -105,6 +105,18 @@ class RmqDashboardAutoConfigurationTest {
     }
 
     @Test
+    void theDashboardNeedsNeitherMicrometerNorSpringSecurity() {
+        // Spring Security is not on this run's class path at all (see the pom); Micrometer is hidden here
+        servlet.withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader("io.micrometer"))
+                .withPropertyValues("rmq.dashboard.enabled=true").run(context -> {
+                    assertThat(context).hasSingleBean(RmqDashboard.class).doesNotHaveBean(RmqDashboard.Meters.class);
+                    mvc(context).perform(get("/rmq")).andExpect(status().isOk());
+                    mvc(context).perform(get("/rmq/api/csrf")).andExpect(status().isOk())
+                            .andExpect(content().json("{}"));
+                });
+    }
+
+    @Test
     void aNonWebApplicationGetsNoDashboard() {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RmqDashboardAutoConfiguration.class))
                 .withUserConfiguration(Operations.class).withPropertyValues("rmq.dashboard.enabled=true")

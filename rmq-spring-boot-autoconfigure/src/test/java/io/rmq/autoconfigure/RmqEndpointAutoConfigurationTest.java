@@ -44,6 +44,14 @@ class RmqEndpointAutoConfigurationTest {
     }
 
     @Test
+    void theEndpointIsAbsentWithoutActuator() {
+        runner.withClassLoader(new org.springframework.boot.test.context.FilteredClassLoader(
+                org.springframework.boot.actuate.endpoint.annotation.Endpoint.class))
+                .withPropertyValues("management.endpoints.web.exposure.include=rmq")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(RmqEndpoint.class));
+    }
+
+    @Test
     void theEndpointBacksOffForTheApplicationsOwn() {
         RmqEndpoint own = new RmqEndpoint(new RmqOperations(null, new RmqListenerEndpointRegistry()));
         runner.withPropertyValues("management.endpoints.web.exposure.include=rmq")
