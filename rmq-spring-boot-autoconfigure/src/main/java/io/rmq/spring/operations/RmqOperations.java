@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -19,12 +19,12 @@ import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.RmqAdmin;
 import io.rmq.admin.TopicStats;
 import io.rmq.admin.WaitingMessage;
-import io.rmq.container.ListenerContainer;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.spring.listener.RmqListenerState;
 
 /**
  * What an operator sees and does, in one place for the {@code /actuator/rmq} endpoint and the dashboard (so the two
@@ -204,40 +204,35 @@ public class RmqOperations {
     }
 
     public List<ListenerView> listeners() {
-        return registry.getListenerContainers().stream().sorted(Comparator.comparing(ListenerContainer::id))
-                .map(RmqOperations::listenerView).toList();
+        return registry.getListenerStates().stream().map(RmqOperations::listenerView).toList();
     }
 
     /** One listener; null when there is none with this id. */
     public ListenerView listener(String id) {
-        ListenerContainer container = registry.getListenerContainer(id);
-        return container == null ? null : listenerView(container);
+        return registry.getListenerContainer(id) == null ? null : listenerView(registry.getListenerState(id));
     }
 
-    private static ListenerView listenerView(ListenerContainer c) {
-        String state = !c.isRunning() ? "stopped" : c.isPaused() ? "paused" : "running";
-        return new ListenerView(c.id(), c.topic(), c.mode().name(), state, c.concurrency(),
-                List.copyOf(c.ownedSlots()), List.copyOf(c.suspendedSlots()), c.stallsRepaired());
+    private static ListenerView listenerView(RmqListenerState s) {
+        return new ListenerView(s.id(), s.topic(), s.mode().name(), s.status().name().toLowerCase(Locale.ROOT),
+                s.concurrency(), List.copyOf(s.ownedSlots()), List.copyOf(s.suspendedSlots()), s.stallsRepaired());
     }
 
     /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
     public ListenerView pause(String id) {
-        ListenerContainer container = registry.getListenerContainer(id);
-        if (container == null) {
+        if (registry.getListenerContainer(id) == null) {
             return null;
         }
-        container.pause();
-        return listenerView(container);
+        registry.pause(id);
+        return listener(id);
     }
 
     /** Lets a paused listener take messages again; null when there is none. */
     public ListenerView resume(String id) {
-        ListenerContainer container = registry.getListenerContainer(id);
-        if (container == null) {
+        if (registry.getListenerContainer(id) == null) {
             return null;
         }
-        container.resume();
-        return listenerView(container);
+        registry.resume(id);
+        return listener(id);
     }
 
     // ---------------------------------------------------------------- dead messages
