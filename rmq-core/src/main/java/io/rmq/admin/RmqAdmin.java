@@ -254,6 +254,11 @@ public final class RmqAdmin {
      * call per slot (stats.lua), pipelined, so one round trip for the whole topic and {@code slotAmount} commands.
      */
     public TopicStats stats(String topicName) {
+        return RedisGateway.await(statsAsync(topicName), "reading the queue figures of " + topicName);
+    }
+
+    /** {@link #stats(String)} without waiting: for callers that bound the wait themselves (health checks). */
+    public CompletableFuture<TopicStats> statsAsync(String topicName) {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
         boolean priority = topic.type() == TopicType.PRIORITY;
@@ -262,15 +267,18 @@ public final class RmqAdmin {
         for (SlotKeys slot : slots) {
             figures.add(redis.stats(slot, priority));
         }
-        RedisGateway.await(CompletableFuture.allOf(figures.toArray(CompletableFuture[]::new)),
-                "reading the queue figures of " + topicName);
-        List<TopicStats.SlotStats> perSlot = new ArrayList<>(slots.length);
+        return CompletableFuture.allOf(figures.toArray(CompletableFuture[]::new))
+                .thenApply(v -> sum(topicName, figures));
+    }
+
+    private static TopicStats sum(String topicName, List<CompletableFuture<long[]>> figures) {
+        List<TopicStats.SlotStats> perSlot = new ArrayList<>(figures.size());
         long waiting = 0;
         long inFlight = 0;
         long retrying = 0;
         long dead = 0;
         long oldest = -1;
-        for (int i = 0; i < slots.length; i++) {
+        for (int i = 0; i < figures.size(); i++) {
             long[] s = figures.get(i).join();
             perSlot.add(new TopicStats.SlotStats(i, s[0], s[1], s[3], s[2], s[4] < 0 ? null : Instant.ofEpochMilli(s[4])));
             waiting += s[0];
