@@ -51,6 +51,22 @@ public interface ListenerContainer {
         return java.util.Set.of();
     }
 
+    /**
+     * What the last {@link #stop()} handed back: CONCURRENT, fetched messages it had not started, returned to the store
+     * (no attempt counted); ORDERLY, the slots it released for other instances to take over at once.
+     */
+    default int handedBackOnStop() {
+        return 0;
+    }
+
+    /**
+     * What the last {@link #stop()} left behind because handlers still ran after the shutdown timeout: CONCURRENT,
+     * those messages (redelivered after their lease); ORDERLY, those slots (taken over when their ownership runs out).
+     */
+    default int abandonedOnStop() {
+        return 0;
+    }
+
     /** Stalls the container's watchdog found and repaired (zero in a healthy container; each is logged as an ERROR). */
     long stallsRepaired();
 

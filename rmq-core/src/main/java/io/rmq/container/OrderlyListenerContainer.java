@@ -110,6 +110,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private volatile boolean paused;
     /** Steps that take messages and have not answered yet (incremented under {@link #lock}, only while not paused). */
     private int takesUnderWay;
+    private volatile int handedBackOnStop;
+    private volatile int abandonedOnStop;
 
     /** A slot this instance holds. */
     private static final class OwnedSlot {
@@ -272,6 +274,16 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         return paused;
     }
 
+    @Override
+    public int handedBackOnStop() {
+        return handedBackOnStop;
+    }
+
+    @Override
+    public int abandonedOnStop() {
+        return abandonedOnStop;
+    }
+
     /**
      * Stops taking messages; the owned slots stay owned and finish what they have in hand. Returns once no step that
      * takes messages is under way (at most about the command timeout later), so nothing is taken after it returns.
@@ -398,6 +410,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             left.forEach(this::giveUp);
             int abandoned = ownedSlots().size();
+            handedBackOnStop = left.size();
+            abandonedOnStop = abandoned;
             if (abandoned > 0) {
                 log.warn("ORDERLY container '{}' stopped with handlers still running on {} slot(s) after {}; those"
                         + " slots are taken over when their ownership runs out", id(), abandoned,

@@ -306,6 +306,8 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     private volatile boolean paused;
     private volatile Thread poller;
+    private volatile int handedBackOnStop;
+    private volatile int abandonedOnStop;
     private final List<Thread> workers = new ArrayList<>();
 
     @SuppressWarnings("unchecked")
@@ -399,6 +401,16 @@ public final class RmqListenerContainer implements ListenerContainer {
     @Override
     public int concurrency() {
         return options.concurrency();
+    }
+
+    @Override
+    public int handedBackOnStop() {
+        return handedBackOnStop;
+    }
+
+    @Override
+    public int abandonedOnStop() {
+        return abandonedOnStop;
     }
 
     /** Messages fetched and not yet settled (queued or being handled). */
@@ -992,6 +1004,8 @@ public final class RmqListenerContainer implements ListenerContainer {
         while (popsUnderWay.get() > 0 && System.currentTimeMillis() < popDeadline) {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
         }
+        handedBackOnStop = 0;
+        abandonedOnStop = 0;
         List<Delivery> unstarted = new ArrayList<>();
         synchronized (handoff) {
             drained = true;
@@ -1001,6 +1015,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         if (!unstarted.isEmpty()) {
             try {
                 int released = consumer.release(unstarted);
+                handedBackOnStop = released;
                 log.debug("Container '{}' returned {} unstarted messages to the store", id(), released);
             }
             catch (RuntimeException ex) {
@@ -1018,6 +1033,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(20, extendEveryMillis)));
         }
         if (!outstanding.isEmpty()) {
+            abandonedOnStop = outstanding.size();
             log.warn("Container '{}' stopped with {} handlers still running after {}; their messages will be"
                     + " redelivered when their leases expire", id(), outstanding.size(), options.shutdownTimeout());
         }

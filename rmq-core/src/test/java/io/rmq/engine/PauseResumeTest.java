@@ -226,8 +226,13 @@ class PauseResumeTest extends OrderlyTestSupport {
             rmq.producer().send(OutgoingMessage.fixedTime(topic, "bad", base).withSlotBasis("k"));
             rmq.producer().send(OutgoingMessage.fixedTime(topic, "after", base.plusMillis(1)).withSlotBasis("k"));
             int slot = io.rmq.core.SlotRouter.slot("k".getBytes(java.nio.charset.StandardCharsets.UTF_8), 2);
-            await().atMost(Duration.ofSeconds(10)).until(() -> container.suspendedSlots().equals(java.util.Set.of(slot)));
+            await().atMost(Duration.ofSeconds(20)).until(() -> container.suspendedSlots().equals(java.util.Set.of(slot)));
             assertThat(handled).isEmpty();
+            io.rmq.admin.TopicStats stats = rmq.admin().stats(topic);
+            if (container.suspendedSlots().contains(slot)) {
+                assertThat(stats.retrying()).as("the held head waits for its retry").isEqualTo(1);
+                assertThat(stats.inFlight() + stats.waiting()).as("the message behind it").isEqualTo(1);
+            }
             await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 2);
             assertThat(handled).containsExactly("bad", "after");
             assertThat(container.suspendedSlots()).isEmpty();

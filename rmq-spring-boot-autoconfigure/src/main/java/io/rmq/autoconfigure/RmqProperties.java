@@ -38,6 +38,7 @@ import org.springframework.util.unit.DataSize;
  * @param logBodies       Whether log lines show message bodies (their first 200 characters); off by default, since
  *                        bodies may hold personal data: lines then show topic, slot, attempt and the body's size.
  * @param startup         What start-up does when Redis cannot be reached.
+ * @param health          The rmq health indicator (Actuator): its Redis timeout, thresholds and cache.
  * @param dashboard       The operations web page (off by default).
  */
 @ConfigurationProperties("rmq")
@@ -45,7 +46,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue("64KB") DataSize maxBodySize, Map<String, Topic> topics, @DefaultValue Consumer consumer,
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
-        @DefaultValue("false") boolean logBodies, @DefaultValue Dashboard dashboard) {
+        @DefaultValue("false") boolean logBodies, @DefaultValue Health health,
+        @DefaultValue Dashboard dashboard) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -111,6 +113,25 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
                         + " path segments of letters, digits, '.', '_', '~' and '-', without a trailing /");
             }
         }
+    }
+
+    /**
+     * The rmq health indicator ({@code management.health.rmq.enabled} turns it off).
+     *
+     * @param deadThreshold      Dead messages a topic may hold before the health reports the threshold status; unset:
+     *                           no threshold.
+     * @param oldestDueThreshold How long a due message may have waited (now minus the oldest due time of a
+     *                           RANGE_MERGE or FIXED_TIME topic) before the health reports the threshold status;
+     *                           unset: no threshold.
+     * @param thresholdStatus    The status reported when a threshold is exceeded (UP, OUT_OF_SERVICE, DOWN, or a
+     *                           custom code listed in management.endpoint.health.status.order); the details name the
+     *                           threshold either way.
+     * @param timeout            How long the check waits for Redis (the PING and the queue figures) before it reports
+     *                           DOWN.
+     * @param cacheTimeToLive    How long a result is reused: health requests in between cost Redis nothing.
+     */
+    public record Health(Long deadThreshold, Duration oldestDueThreshold, @DefaultValue("UP") String thresholdStatus,
+            @DefaultValue("2s") Duration timeout, @DefaultValue("1s") Duration cacheTimeToLive) {
     }
 
     /**
