@@ -59,21 +59,21 @@ public class RmqOperations {
      * @param type       RANGE_MERGE, PRIORITY or FIXED_TIME
      * @param slots      slot amount
      * @param mode       consume mode registered for the topic (CONCURRENT or ORDERLY), null when none is registered
-     * @param waiting    messages waiting in the store (retries backing off included where they wait there)
-     * @param inFlight   messages leased to a consumer
-     * @param retrying   failed messages waiting for their retry, or null when not known
+     * @param waiting    messages waiting for their time or turn (not counting those in {@code retrying})
+     * @param inFlight   messages taken by a consumer and not settled
+     * @param retrying   failed messages waiting out their backoff before the next attempt
      * @param dead       messages in the dead queue
-     * @param oldestDue  due time of the first waiting message of a time-typed topic in taking order, or null
+     * @param oldestDue  earliest due time in the store of a time-typed topic (retries included), or null
      * @param perSlot    sizes per slot (the one-topic read; null in the overview)
      */
     public record TopicView(String name, TopicType type, int slots, String mode, long waiting, long inFlight,
-            Long retrying, long dead, Instant oldestDue,
+            long retrying, long dead, Instant oldestDue,
             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
             List<SlotView> perSlot) {
     }
 
-    /** Sizes of one slot. */
-    public record SlotView(int slot, long waiting, long inFlight, long dead) {
+    /** Figures of one slot. */
+    public record SlotView(int slot, long waiting, long inFlight, long retrying, long dead) {
     }
 
     /**
@@ -178,29 +178,12 @@ public class RmqOperations {
         TopicStats stats = rmq.admin().stats(topic.name());
         List<SlotView> slots = null;
         if (perSlot) {
-            slots = stats.slots().stream().map(s -> new SlotView(s.slot(), s.waiting(), s.inFlight(), s.dead()))
-                    .toList();
+            slots = stats.slots().stream().map(s -> new SlotView(s.slot(), s.waiting(), s.inFlight(), s.retrying(),
+                    s.dead())).toList();
         }
         return new TopicView(topic.name(), topic.type(), topic.slotAmount(),
-                topic.mode() == null ? null : topic.mode().name(), stats.waiting(),
-                stats.inFlight(), retrying(stats), stats.dead(), oldestDue(topic, stats), slots);
-    }
-
-    // TODO(issue 20, state): TopicStats gains retrying (and oldest due) with the state work; until then not known
-    private static Long retrying(TopicStats stats) {
-        return null;
-    }
-
-    /**
-     * Time types: the due time of the first message in taking order (the oldest due; a retry waiting in the store
-     * counts with its retry time), read only when something waits; PRIORITY: null (its score is no time).
-     */
-    private Instant oldestDue(TopicDefinition topic, TopicStats stats) {
-        if (topic.type() == TopicType.PRIORITY || stats.waiting() == 0) {
-            return null;
-        }
-        List<WaitingMessage> first = rmq.admin().browse(topic.name(), null, 1).messages();
-        return first.isEmpty() ? null : Instant.ofEpochMilli((long) first.get(0).score());
+                topic.mode() == null ? null : topic.mode().name(), stats.waiting(), stats.inFlight(), stats.retrying(),
+                stats.dead(), stats.oldestDue(), slots);
     }
 
     public List<ListenerView> listeners() {

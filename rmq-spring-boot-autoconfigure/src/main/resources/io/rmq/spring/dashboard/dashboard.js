@@ -197,25 +197,23 @@ function renderListeners(listeners) {
 
 function renderSlots(topic) {
   const slots = topic.perSlot || [];
-  const max = Math.max(1, ...slots.map((s) => s.waiting + s.inFlight + s.dead));
+  const parts = ['waiting', 'inFlight', 'retrying', 'dead'];
+  const max = Math.max(1, ...slots.map((s) => parts.reduce((sum, p) => sum + s[p], 0)));
   const bars = slots.map((s) => h('div', {class: 'slot', 'data-slot': s.slot,
-      title: 'slot ' + s.slot + ': ' + s.waiting + ' waiting, ' + s.inFlight + ' in flight, ' + s.dead + ' dead'},
-    h('div', {class: 'bar'},
-      h('span', {class: 'w', style: null}),
-      h('span', {class: 'f'}),
-      h('span', {class: 'd'})),
+      title: 'slot ' + s.slot + ': ' + s.waiting + ' waiting, ' + s.inFlight + ' in flight, ' + s.retrying
+          + ' retrying, ' + s.dead + ' dead'},
+    h('div', {class: 'bar'}, parts.map((p) => h('span', {class: p}))),
     h('div', {class: 'label'}, String(s.slot)),
-    h('div', {class: 'figures'}, s.waiting + '·' + s.inFlight + '·' + s.dead)));
-  // sizes set through the CSSOM (allowed under the page's CSP, unlike style attributes)
+    h('div', {class: 'figures'}, parts.map((p) => s[p]).join('·'))));
+  // heights set through the CSSOM (allowed under the page's CSP, unlike style attributes)
   slots.forEach((s, i) => {
-    const [w, f, d] = bars[i].querySelectorAll('.bar span');
-    w.style.height = (100 * s.waiting / max) + '%';
-    f.style.height = (100 * s.inFlight / max) + '%';
-    d.style.height = (100 * s.dead / max) + '%';
+    bars[i].querySelectorAll('.bar span').forEach((span, j) => {
+      span.style.height = (100 * s[parts[j]] / max) + '%';
+    });
   });
   $('#slots').replaceChildren(
-    h('div', {class: 'legend'}, 'Per slot (', h('i', {class: 'w'}), ' waiting · ', h('i', {class: 'f'}), ' in flight · ',
-      h('i', {class: 'd'}), ' dead)'),
+    h('div', {class: 'legend'}, 'Per slot (', h('i', {class: 'waiting'}), ' waiting · ', h('i', {class: 'inFlight'}),
+      ' in flight · ', h('i', {class: 'retrying'}), ' retrying · ', h('i', {class: 'dead'}), ' dead)'),
     h('div', {class: 'slot-bars'}, bars));
 }
 

@@ -106,10 +106,10 @@ class DashboardReactiveTest {
         assertThat(overview.get("readOnly").asBoolean()).isFalse();
         List<String> topics = new ArrayList<>();
         overview.get("topics").forEach(row -> topics.add(row.get("topic").get("name").asString()));
-        assertThat(topics).containsExactly("ops-backlog", "ops-failing", "ops-ordered", "ops-work");
+        assertThat(topics).containsExactly("ops-backlog", "ops-failing", "ops-flaky", "ops-ordered", "ops-work");
         List<String> listeners = new ArrayList<>();
         overview.get("listeners").forEach(l -> listeners.add(l.get("id").asString()));
-        assertThat(listeners).containsExactly("ops-failing", "ops-orderly", "ops-worker");
+        assertThat(listeners).containsExactly("ops-failing", "ops-flaky", "ops-orderly", "ops-worker");
 
         JsonNode work = get("/ops/rmq/api/topics/ops-work");
         assertThat(work.get("type").asString()).isEqualTo("PRIORITY");

@@ -40,6 +40,13 @@ public class OpsTestApplication {
             handled.add(body);
         }
 
+        /** Fails on purpose; its retry waits five minutes, so the message stays "retrying". */
+        @RmqListener(id = "ops-flaky", topic = "ops-flaky", type = "FIXED_TIME", slotAmount = "2", maxRetries = "3",
+                backoffInitial = "5m", backoffJitter = "0")
+        public void onFlaky(String body) {
+            throw new IllegalStateException(ON_PURPOSE + ": " + body);
+        }
+
         @RmqListener(id = "ops-worker", topic = "ops-work", type = "PRIORITY", slotAmount = "2", concurrency = "2")
         public void onWork(String body) {
             worked.add(body);

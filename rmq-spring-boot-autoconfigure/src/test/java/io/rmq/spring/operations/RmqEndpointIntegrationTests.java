@@ -105,7 +105,7 @@ abstract class RmqEndpointIntegrationTests {
         assertThat(named(overview.get("topics"), "name", "ops-work").get("oldestDue").isNull())
                 .as("a PRIORITY topic has no due times").isTrue();
         assertThat(overview.get("topics").findValuesAsString("name")).contains("ops-failing", "ops-work",
-                "ops-ordered");
+                "ops-ordered", "ops-flaky");
 
         JsonNode worker = named(overview.get("listeners"), "id", "ops-worker");
         assertThat(worker.get("topic").asString()).isEqualTo("ops-work");
@@ -168,6 +168,26 @@ abstract class RmqEndpointIntegrationTests {
         assertThat(post("/actuator/rmq/topics/ops-failing", "{\"action\":\"explode\"}").statusCode()).isEqualTo(400);
         assertThat(post("/actuator/rmq/topics/no-such-topic", "{\"action\":\"purge-dead\"}").statusCode())
                 .isEqualTo(400);
+    }
+
+    @Test
+    void aFailedMessageWaitingForItsRetryCountsAsRetrying() throws Exception {
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            template.send(OutgoingMessage.fixedTime("ops-flaky", "endpoint-flaky", Instant.now()));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(named(json(get("/actuator/rmq"))
+                    .get("topics"), "name", "ops-flaky").get("retrying").asLong()).isEqualTo(1));
+            JsonNode flaky = json(get("/actuator/rmq/topics/ops-flaky"));
+            assertThat(flaky.get("waiting").asLong()).as("counted once, as retrying").isZero();
+            assertThat(flaky.get("inFlight").asLong()).isZero();
+            long perSlot = 0;
+            for (JsonNode slot : flaky.get("perSlot")) {
+                perSlot += slot.get("retrying").asLong();
+            }
+            assertThat(perSlot).isEqualTo(1);
+            assertThat(Instant.parse(flaky.get("oldestDue").asString())).as("its retry, five minutes away")
+                    .isAfter(Instant.now().plusSeconds(200));
+            assertThat(log.warnings()).hasSize(1);
+        }
     }
 
     @Test
