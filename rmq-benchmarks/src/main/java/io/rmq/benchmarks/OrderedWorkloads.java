@@ -457,7 +457,7 @@ public final class OrderedWorkloads {
             // everything sent is handled: nothing waiting or in flight (the victims' share included)
             long drainBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(ownershipMillis / 1000 * 3 + 10);
             TopicStats stats = survivor.rmq().admin().stats(TAKEOVER_TOPIC);
-            while ((stats.waiting() > 0 || stats.inFlight() > 0) && System.nanoTime() < drainBy) {
+            while (stats.pending() > 0 && System.nanoTime() < drainBy) {
                 Thread.sleep(20);
                 stats = survivor.rmq().admin().stats(TAKEOVER_TOPIC);
             }
@@ -469,7 +469,7 @@ public final class OrderedWorkloads {
             return String.format(Locale.ROOT, "{\"p50\":%d,\"max\":%d,\"min\":%d,\"allP50\":%d,\"allMax\":%d,"
                     + "\"kills\":%d,\"sent\":%d,\"survivorHandled\":%d,\"left\":%d,\"dead\":%d,\"sendFailures\":%d}",
                     RmqPeer.percentile(f, 50), f[f.length - 1], f[0], RmqPeer.percentile(a, 50), a[a.length - 1], done, sent.get(), handled.get(),
-                    stats.waiting() + stats.inFlight(), stats.dead(), sendFailures.get());
+                    stats.pending(), stats.dead(), sendFailures.get());
         }
     }
 }

@@ -249,29 +249,48 @@ public final class RmqAdmin {
 
     // ---------------------------------------------------------------- sizes, ordering
 
-    /** Sizes of the topic's store, prepare and dead queues, in total and per slot. */
+    /**
+     * The topic's queue figures (waiting, in flight, retrying, dead, oldest due), in total and per slot: one script
+     * call per slot (stats.lua), pipelined, so one round trip for the whole topic and {@code slotAmount} commands.
+     */
     public TopicStats stats(String topicName) {
+        return RedisGateway.await(statsAsync(topicName), "reading the queue figures of " + topicName);
+    }
+
+    /** {@link #stats(String)} without waiting: for callers that bound the wait themselves (health checks). */
+    public CompletableFuture<TopicStats> statsAsync(String topicName) {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
-        boolean retriesWait = topic.type() == TopicType.PRIORITY && topic.mode() != ConsumeMode.ORDERLY
-                && !isOrderly(topicName);
-        List<CompletableFuture<long[]>> sizes = new ArrayList<>(slots.length);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        // one script call per slot (stats.lua), all pipelined on the connection: one round for the whole topic
+        List<CompletableFuture<long[]>> figures = new ArrayList<>(slots.length);
         for (SlotKeys slot : slots) {
-            sizes.add(redis.sizes(slot, retriesWait));
+            figures.add(redis.stats(slot, priority));
         }
-        RedisGateway.await(CompletableFuture.allOf(sizes.toArray(CompletableFuture[]::new)), "reading sizes of " + topicName);
-        List<TopicStats.SlotStats> perSlot = new ArrayList<>(slots.length);
+        return CompletableFuture.allOf(figures.toArray(CompletableFuture[]::new))
+                .thenApply(v -> sum(topicName, figures));
+    }
+
+    private static TopicStats sum(String topicName, List<CompletableFuture<long[]>> figures) {
+        List<TopicStats.SlotStats> perSlot = new ArrayList<>(figures.size());
         long waiting = 0;
         long inFlight = 0;
+        long retrying = 0;
         long dead = 0;
-        for (int i = 0; i < slots.length; i++) {
-            long[] s = sizes.get(i).join();
-            perSlot.add(new TopicStats.SlotStats(i, s[0], s[1], s[2]));
+        long oldest = -1;
+        for (int i = 0; i < figures.size(); i++) {
+            long[] s = figures.get(i).join();
+            perSlot.add(new TopicStats.SlotStats(i, s[0], s[1], s[3], s[2], s[4] < 0 ? null : Instant.ofEpochMilli(s[4])));
             waiting += s[0];
             inFlight += s[1];
-            dead += s[2];
+            retrying += s[2];
+            dead += s[3];
+            if (s[4] >= 0 && (oldest < 0 || s[4] < oldest)) {
+                oldest = s[4];
+            }
         }
-        return new TopicStats(topicName, waiting, inFlight, dead, List.copyOf(perSlot));
+        return new TopicStats(topicName, waiting, inFlight, dead, retrying,
+                oldest < 0 ? null : Instant.ofEpochMilli(oldest), List.copyOf(perSlot));
     }
 
     /**
@@ -308,12 +327,6 @@ public final class RmqAdmin {
         }
         setConsumeMode(topic, ConsumeMode.CONCURRENT);
         return moved;
-    }
-
-    /** Whether the topic is registered as consumed ORDERLY (asked of Redis: another process may have declared it). */
-    private boolean isOrderly(String topicName) {
-        TopicDefinition registered = RedisGateway.await(redis.topic(topicName), "reading topic " + topicName);
-        return registered != null && registered.mode() == ConsumeMode.ORDERLY;
     }
 
     /**

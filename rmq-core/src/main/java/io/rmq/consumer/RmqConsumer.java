@@ -618,13 +618,14 @@ public final class RmqConsumer {
      * A step of an ordered slot's owner.
      *
      * @param fenced        this instance no longer holds the slot; nothing was changed
+     * @param suspended     the slot's head waits for its retry (until {@code nextDue}); nothing was handed over
      * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
      * @param failedOutcome what became of the failed delivery passed in (FENCED when none was)
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param deliveries    the next messages, in the order they must be handled
      */
-    public record OrderedStep(boolean fenced, long nextDue, NackOutcome failedOutcome, long redisNow,
-            List<Delivery> deliveries) {
+    public record OrderedStep(boolean fenced, boolean suspended, long nextDue, NackOutcome failedOutcome,
+            long redisNow, List<Delivery> deliveries) {
     }
 
     /**
@@ -645,7 +646,7 @@ public final class RmqConsumer {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
                                 false, logBodyChars, step.redisNow(), received, popped.context()));
                     }
-                    return new OrderedStep(step.fenced(), step.nextDue(),
+                    return new OrderedStep(step.fenced(), step.suspended(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),
                             step.redisNow(), deliveries);
                 });

@@ -26,26 +26,20 @@ public interface ListenerContainer {
 
     /**
      * Stops taking new messages while staying started: deliveries in hand are handled and settled, leases of running
-     * handlers keep being extended, ORDERLY slots stay owned. Idempotent.
+     * handlers keep being extended, ORDERLY slots stay owned (their in-hand messages finish, no new ones are taken),
+     * and the watchdog does not count the pause as a stall. Returns once nothing more will be taken (at most about the
+     * command timeout later). Idempotent; a stopped container started again stays paused until {@link #resume()}.
      */
-    default void pause() {
-        throw new UnsupportedOperationException("TODO(issue 20, state helper): pause " + id());
-    }
+    void pause();
 
-    /** Takes messages again after {@link #pause()}. Idempotent. */
-    default void resume() {
-        throw new UnsupportedOperationException("TODO(issue 20, state helper): resume " + id());
-    }
+    /** Takes messages again after {@link #pause()}, at once (the poller or the slots' threads are woken). Idempotent. */
+    void resume();
 
     /** True between {@link #pause()} and {@link #resume()} (also while stopped, if it was paused). */
-    default boolean isPaused() {
-        return false;
-    }
+    boolean isPaused();
 
     /** How many handler threads (CONCURRENT) or at most how many slots at once (ORDERLY) this container runs. */
-    default int concurrency() {
-        return 1; // TODO(issue 20, state helper)
-    }
+    int concurrency();
 
     /** ORDERLY: the slots this container owns now (sorted); CONCURRENT: empty (every consumer pops every slot). */
     default java.util.Set<Integer> ownedSlots() {
@@ -55,6 +49,22 @@ public interface ListenerContainer {
     /** ORDERLY: owned slots whose head failed and waits for its retry (sorted); CONCURRENT: empty. */
     default java.util.Set<Integer> suspendedSlots() {
         return java.util.Set.of();
+    }
+
+    /**
+     * What the last {@link #stop()} handed back: CONCURRENT, fetched messages it had not started, returned to the store
+     * (no attempt counted); ORDERLY, the slots it released for other instances to take over at once.
+     */
+    default int handedBackOnStop() {
+        return 0;
+    }
+
+    /**
+     * What the last {@link #stop()} left behind because handlers still ran after the shutdown timeout: CONCURRENT,
+     * those messages (redelivered after their lease); ORDERLY, those slots (taken over when their ownership runs out).
+     */
+    default int abandonedOnStop() {
+        return 0;
     }
 
     /** Stalls the container's watchdog found and repaired (zero in a healthy container; each is logged as an ERROR). */

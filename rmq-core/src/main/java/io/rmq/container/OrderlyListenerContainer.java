@@ -62,6 +62,10 @@ import org.slf4j.LoggerFactory;
  * {@link #lock}; workers wait on its condition for at most a second, and whatever changes it signals.</li>
  * <li>Every wait on Redis has a deadline ({@code commandTimeout}); a step whose outcome is unknown is sent again
  * (acks are idempotent) after a pause.</li>
+ * <li>While {@linkplain #pause() paused} (a flag written under {@link #lock}) no step takes messages: a step that
+ * takes is counted in {@code takesUnderWay}, decided under the lock, so {@link #pause()} can wait for those under
+ * way and nothing is taken after it returns. Slots stay owned (the coordination thread renews them as usual), what
+ * a slot has in hand is handled, and its acks and failure are reported without taking more.</li>
  * </ol>
  */
 public final class OrderlyListenerContainer implements ListenerContainer {
@@ -107,6 +111,12 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     /** Estimated Redis clock minus local clock (from each step's reply). */
     private volatile long clockOffset;
     private int failedTicks;
+    /** Set and cleared under {@link #lock} by {@link #pause()} / {@link #resume()}; read anywhere. */
+    private volatile boolean paused;
+    /** Steps that take messages and have not answered yet (incremented under {@link #lock}, only while not paused). */
+    private int takesUnderWay;
+    private volatile int handedBackOnStop;
+    private volatile int abandonedOnStop;
 
     /** A slot this instance holds. */
     private static final class OwnedSlot {
@@ -134,6 +144,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         Delivery failed;
         Outcome failure;
         int failedSteps;
+        /** Local ms until which the slot's head waits for its retry (0: not suspended); set by each step. */
+        volatile long suspendedUntil;
 
         OwnedSlot(int slot, long epoch, long validUntil, long dueAt) {
             this.slot = slot;
@@ -245,6 +257,99 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
     }
 
+    /** Owned slots whose failed head waits for its retry (as of each slot's last step). */
+    @Override
+    public Set<Integer> suspendedSlots() {
+        long now = System.currentTimeMillis();
+        lock.lock();
+        try {
+            java.util.TreeSet<Integer> suspended = new java.util.TreeSet<>();
+            for (OwnedSlot s : owned.values()) {
+                if (s.suspendedUntil > now) {
+                    suspended.add(s.slot);
+                }
+            }
+            return Collections.unmodifiableSet(suspended);
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int concurrency() {
+        return options.concurrency();
+    }
+
+    @Override
+    public boolean isPaused() {
+        return paused;
+    }
+
+    @Override
+    public int handedBackOnStop() {
+        return handedBackOnStop;
+    }
+
+    @Override
+    public int abandonedOnStop() {
+        return abandonedOnStop;
+    }
+
+    /**
+     * Stops taking messages; the owned slots stay owned and finish what they have in hand. Returns once no step that
+     * takes messages is under way (at most about the command timeout later), so nothing is taken after it returns.
+     */
+    @Override
+    public void pause() {
+        lock.lock();
+        try {
+            if (!paused) {
+                paused = true;
+                changed.signalAll();
+                log.info("ORDERLY listener container '{}' (topic '{}') paused: it takes no new messages; it keeps its"
+                        + " slots", id(), topic());
+            }
+            long deadline = System.currentTimeMillis() + commandTimeoutMillis + 1000;
+            while (paused && takesUnderWay > 0) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    break;
+                }
+                changed.await(left, TimeUnit.MILLISECONDS);
+            }
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes messages again at once: every owned slot that is not running is due now. */
+    @Override
+    public void resume() {
+        lock.lock();
+        try {
+            if (!paused) {
+                return;
+            }
+            paused = false;
+            long now = System.currentTimeMillis();
+            for (OwnedSlot s : owned.values()) {
+                if (!s.running) {
+                    s.dueAt = Math.min(s.dueAt, now);
+                }
+            }
+            changed.signalAll();
+        }
+        finally {
+            lock.unlock();
+        }
+        log.info("ORDERLY listener container '{}' (topic '{}') resumed", id(), topic());
+    }
+
     @Override
     public void start() {
         synchronized (lifecycle) {
@@ -317,6 +422,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             left.forEach(this::giveUp);
             int abandoned = ownedSlots().size();
+            handedBackOnStop = left.size();
+            abandonedOnStop = abandoned;
             if (abandoned > 0) {
                 log.warn("ORDERLY container '{}' stopped with handlers still running on {} slot(s) after {}; those"
                         + " slots are taken over when their ownership runs out", id(), abandoned,
@@ -588,9 +695,18 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             while (!stopping) {
                 long now = System.currentTimeMillis();
                 OwnedSlot best = null;
-                long earliest = Long.MAX_VALUE;
+                long earliest = paused ? now + WAIT_BOUND_MILLIS : Long.MAX_VALUE; // resume() signals
                 for (OwnedSlot s : owned.values()) {
                     if (s.running || s.releasing) {
+                        continue;
+                    }
+                    if (paused) {
+                        // only to report what it handled (a slot's turn can end with acks not yet sent): its run
+                        // sees the pause and takes nothing
+                        if (s.hasReport()) {
+                            best = s;
+                            break;
+                        }
                         continue;
                     }
                     if (s.dueAt <= now && (best == null || s.dueAt < best.dueAt)) {
@@ -654,22 +770,35 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                 return System.currentTimeMillis() + renewEveryMillis;
             }
             s.guardLapsed = false;
-            int wanted = batch;
-            if (limiter != null) {
-                long[] permits = limiter.acquire(batch, commandTimeoutMillis);
-                wanted = (int) permits[0];
-                if (wanted == 0) {
-                    if (instrumented) {
-                        instrumentation.rateLimitWaited(id(), topic(), TimeUnit.MILLISECONDS.toNanos(permits[1]));
-                    }
-                    if (s.hasReport()) {
-                        report(s, 0);
-                    }
-                    return System.currentTimeMillis() + permits[1]; // throttled: no polling until a permit is free
+            if (!beginTake()) {
+                // paused: report what was handled (settled now, not at resume), take nothing; resume() makes it due
+                if (s.hasReport()) {
+                    report(s, 0);
                 }
+                return System.currentTimeMillis();
             }
             long epoch = s.epoch;
-            OrderedStep step = report(s, wanted);
+            OrderedStep step;
+            int wanted = batch;
+            try {
+                if (limiter != null) {
+                    long[] permits = limiter.acquire(batch, commandTimeoutMillis);
+                    wanted = (int) permits[0];
+                    if (wanted == 0) {
+                        if (instrumented) {
+                            instrumentation.rateLimitWaited(id(), topic(), TimeUnit.MILLISECONDS.toNanos(permits[1]));
+                        }
+                        if (s.hasReport()) {
+                            report(s, 0);
+                        }
+                        return System.currentTimeMillis() + permits[1]; // throttled: no polling until a permit is free
+                    }
+                }
+                step = report(s, wanted);
+            }
+            finally {
+                endTake();
+            }
             if (step == null) {
                 return Long.MAX_VALUE; // fenced: the slot is gone
             }
@@ -711,6 +840,32 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         return System.currentTimeMillis(); // more may be due: back in line behind slots that waited
     }
 
+    /** Counts a step that takes messages, unless paused (invariant 5); false: paused, take nothing. */
+    private boolean beginTake() {
+        lock.lock();
+        try {
+            if (paused) {
+                return false;
+            }
+            takesUnderWay++;
+            return true;
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    private void endTake() {
+        lock.lock();
+        try {
+            takesUnderWay--;
+            changed.signalAll();
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Sends a step: what was handled since the last one, and (with {@code wanted > 0}) takes the next messages.
      * Returns null when the slot was fenced (and forgets it).
@@ -738,6 +893,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
         NackOutcome failedOutcome = null;
+        s.suspendedUntil = step.suspended() ? Math.max(1, step.nextDue() - clockOffset) : 0;
         if (s.failed != null) {
             failedOutcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
             consumer.afterFailure(s.failed, failedOutcome, s.failure);

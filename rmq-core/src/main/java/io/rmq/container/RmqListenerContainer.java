@@ -45,6 +45,9 @@ import org.slf4j.LoggerFactory;
  * <p>
  * {@link #stop()} is graceful: fetching stops, fetched-but-unstarted messages go back to the store at once (no
  * attempt counted), running handlers get up to {@code shutdownTimeout} to finish while their leases are kept alive.
+ * {@link #pause()} only stops fetching: what was fetched (queued or running, and what a pop under way brings) is
+ * handled and settled, leases keep being extended, and the poller keeps draining its events; {@link #resume()} has
+ * it poll every slot at once.
  *
  * <h2>Invariants (what keeps a listener consuming)</h2>
  * <ol>
@@ -73,7 +76,8 @@ import org.slf4j.LoggerFactory;
  * is alive and has made a pass within {@code maxIdle + commandTimeout} (+ grace), and, while the buffer had room,
  * every slot has finished a pop within that time. It logs an ERROR naming the container and the slots and
  * repairs: it restarts a dead poller, and enqueues a {@link Resync} that makes the poller poll every slot at once
- * (and give up on any pop older than twice the command timeout).</li>
+ * (and give up on any pop older than twice the command timeout). While paused on purpose the container takes
+ * nothing, so the watchdog checks its poller only, not its slots.</li>
  * </ol>
  */
 public final class RmqListenerContainer implements ListenerContainer {
@@ -266,6 +270,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final AtomicLong plannedWake = new AtomicLong();
     /** Local ms of the poller's last pass. */
     private volatile long lastPassMillis;
+    /** Passes the poller began (only the poller writes it; {@link #pause()} waits for it to move). */
+    private volatile long passes;
     /** Per slot, local ms when a pop round covering it last finished (with a result or an error). */
     private volatile AtomicLongArray lastPolled;
     /** Local ms since which the watchdog has seen room in the buffer without a break (0: no room last time). */
@@ -300,7 +306,14 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private volatile boolean running;
     private volatile boolean stopping;
+    /**
+     * Set by {@link #pause()}, cleared by {@link #resume()} (any thread); the poller reads it on every pass and takes
+     * nothing while it is set. Not scheduling state: a flag the owner obeys, like {@link #stopping}.
+     */
+    private volatile boolean paused;
     private volatile Thread poller;
+    private volatile int handedBackOnStop;
+    private volatile int abandonedOnStop;
     private final List<Thread> workers = new ArrayList<>();
 
     @SuppressWarnings("unchecked")
@@ -348,6 +361,64 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     public long stallsRepaired() {
         return stallsRepaired.get();
+    }
+
+    /**
+     * Stops taking messages. Returns once the poller has seen the pause and no pop is under way (at most about the
+     * command timeout later), so that nothing is taken after it returns; what was taken is still handled and settled.
+     */
+    @Override
+    public void pause() {
+        if (!paused) {
+            paused = true;
+            log.info("RMQ listener container '{}' (topic '{}') paused: it takes no new messages", id(), topic());
+        }
+        Thread pollerThread = poller;
+        if (!running || pollerThread == null || Thread.currentThread() == pollerThread) {
+            return;
+        }
+        // a pass that began before the flag was set may still send a round: wait for the next pass to begin and for
+        // every pop under way to answer (or time out); bounded, as every wait of the container
+        long seen = passes;
+        long deadline = System.currentTimeMillis() + commandTimeoutMillis + 1000;
+        while (running && paused && (passes <= seen || popsUnderWay.get() > 0)
+                && System.currentTimeMillis() < deadline) {
+            LockSupport.unpark(pollerThread);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        }
+    }
+
+    @Override
+    public void resume() {
+        if (paused) {
+            paused = false;
+            log.info("RMQ listener container '{}' (topic '{}') resumed", id(), topic());
+            events.add(new Resync(false)); // take at once: poll every slot, not only those known to be due
+            Thread pollerThread = poller;
+            if (pollerThread != null) {
+                LockSupport.unpark(pollerThread);
+            }
+        }
+    }
+
+    @Override
+    public boolean isPaused() {
+        return paused;
+    }
+
+    @Override
+    public int concurrency() {
+        return options.concurrency();
+    }
+
+    @Override
+    public int handedBackOnStop() {
+        return handedBackOnStop;
+    }
+
+    @Override
+    public int abandonedOnStop() {
+        return abandonedOnStop;
     }
 
     /** Messages fetched and not yet settled (queued or being handled). */
@@ -441,6 +512,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             try {
                 long now = System.currentTimeMillis();
                 lastPassMillis = now;
+                passes++;
                 drainEvents(now);
                 if (now >= nextExtension) {
                     extendLeases();
@@ -449,8 +521,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                 long slowPopsCheck = checkSlowPops(now);
                 int free = room();
                 boolean paused = now < errorPauseUntil || now < throttledUntil;
+                boolean pausedOnPurpose = this.paused;
                 boolean fullPoll = now >= nextFullPoll;
-                int[] due = paused ? new int[0] : dueSlots(fullPoll);
+                int[] due = paused || pausedOnPurpose ? new int[0] : dueSlots(fullPoll);
                 if (free >= roundSize && due.length > 0) {
                     if (fullPoll) {
                         nextFullPoll = now + options.maxIdle().toMillis();
@@ -482,7 +555,10 @@ public final class RmqListenerContainer implements ListenerContainer {
                 }
                 long wakeAt = Math.min(outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
                 boolean full = free < roundSize;
-                if (paused) {
+                if (pausedOnPurpose) {
+                    full = false; // nothing to wait for but resume() (an event), extensions and pops under way
+                }
+                else if (paused) {
                     wakeAt = Math.min(wakeAt, Math.max(errorPauseUntil, throttledUntil));
                 }
                 else if (!full) {
@@ -959,6 +1035,8 @@ public final class RmqListenerContainer implements ListenerContainer {
         while (popsUnderWay.get() > 0 && System.currentTimeMillis() < popDeadline) {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
         }
+        handedBackOnStop = 0;
+        abandonedOnStop = 0;
         List<Delivery> unstarted = new ArrayList<>();
         synchronized (handoff) {
             drained = true;
@@ -971,6 +1049,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         if (!unstarted.isEmpty()) {
             try {
                 int released = consumer.release(unstarted);
+                handedBackOnStop = released;
                 log.debug("Container '{}' returned {} unstarted messages to the store", id(), released);
             }
             catch (RuntimeException ex) {
@@ -988,6 +1067,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(20, extendEveryMillis)));
         }
         if (!outstanding.isEmpty()) {
+            abandonedOnStop = outstanding.size();
             log.warn("Container '{}' stopped with {} handlers still running after {}; their messages will be"
                     + " redelivered when their leases expire", id(), outstanding.size(), options.shutdownTimeout());
         }
@@ -1028,8 +1108,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                 LockSupport.unpark(pollerThread);
                 return;
             }
-            if (room() < roundSize || now < throttledUntil + WATCHDOG_EVERY_MILLIS) {
-                roomSinceMillis = 0; // a full buffer or the rate limit legitimately holds polling back
+            if (paused || room() < roundSize || now < throttledUntil + WATCHDOG_EVERY_MILLIS) {
+                // a pause, a full buffer or the rate limit legitimately holds polling back
+                roomSinceMillis = 0;
                 return;
             }
             if (roomSinceMillis == 0) {

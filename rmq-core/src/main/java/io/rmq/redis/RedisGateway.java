@@ -6,6 +6,8 @@ import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -391,6 +393,101 @@ public final class RedisGateway implements AutoCloseable {
             throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what);
         }
     }
+
+    // ---------------------------------------------------------------- health
+
+    /**
+     * What a health check found on one Redis node (standalone: the server; cluster: each master).
+     *
+     * @param node            host:port (cluster), or "standalone"
+     * @param reachable       it answered a PING within the timeout
+     * @param latencyMillis   how long the PING took (-1 when it did not answer)
+     * @param scriptsLoaded   every RMQ script is in its script cache (after reloading those it had lost)
+     * @param scriptsReloaded how many scripts it had lost (a restart, SCRIPT FLUSH) and were loaded again
+     * @param error           why it is not healthy, or null
+     */
+    public record NodeCheck(String node, boolean reachable, long latencyMillis, boolean scriptsLoaded,
+            int scriptsReloaded, String error) {
+    }
+
+    /**
+     * Checks every node RMQ uses through its own connection: a PING and SCRIPT EXISTS of RMQ's scripts, each bounded
+     * by {@code timeoutMillis}; scripts a node lost are loaded again (RMQ's calls would fall back to EVAL meanwhile).
+     * Never throws: a node that does not answer is reported unreachable; before the first connection, the one node
+     * reported is unreachable with the last reason.
+     */
+    public List<NodeCheck> checkNodes(long timeoutMillis) {
+        StatefulConnection<byte[], byte[]> current = connection;
+        if (current == null || closed) {
+            return List.of(new NodeCheck(cluster ? "cluster" : "standalone", false, -1, false, 0,
+                    closed ? "closed" : "not connected yet (" + lastFailure + ")"));
+        }
+        if (!(current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection)) {
+            return List.of(checkNode("standalone", CompletableFuture.completedFuture(commands), timeoutMillis).join());
+        }
+        List<RedisClusterNode> masters = new ArrayList<>();
+        for (RedisClusterNode node : ((RedisClusterClient) client).getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.is(RedisClusterNode.NodeFlag.FAIL)) {
+                masters.add(node);
+            }
+        }
+        if (masters.isEmpty()) {
+            return List.of(new NodeCheck("cluster", false, -1, false, 0, "no master in the client's view"));
+        }
+        List<CompletableFuture<NodeCheck>> checks = new ArrayList<>(masters.size());
+        for (RedisClusterNode master : masters) {
+            String address = master.getUri().getHost() + ":" + master.getUri().getPort();
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> node;
+            try {
+                node = clusterConnection.getConnectionAsync(master.getNodeId())
+                        .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
+            }
+            catch (RuntimeException ex) {
+                node = CompletableFuture.failedFuture(ex);
+            }
+            checks.add(checkNode(address, node, timeoutMillis));
+        }
+        return checks.stream().map(CompletableFuture::join).toList(); // in parallel, each within the timeout
+    }
+
+    /** PING, then SCRIPT EXISTS (and SCRIPT LOAD of what is missing), within the timeout; never fails. */
+    private static CompletableFuture<NodeCheck> checkNode(String name,
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> node, long timeoutMillis) {
+        long[] latency = {-1};
+        RmqScript[] scripts = RmqScript.values();
+        String[] shas = new String[scripts.length];
+        for (int i = 0; i < scripts.length; i++) {
+            shas[i] = scripts[i].sha();
+        }
+        CompletableFuture<NodeCheck> check = node.thenCompose(commands -> {
+            long sent = System.nanoTime();
+            return commands.ping().toCompletableFuture().thenCompose(pong -> {
+                latency[0] = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                return commands.scriptExists(shas).toCompletableFuture();
+            }).thenCompose(exists -> {
+                List<CompletableFuture<String>> loads = new ArrayList<>();
+                for (int i = 0; i < scripts.length; i++) {
+                    if (!Boolean.TRUE.equals(exists.get(i))) {
+                        loads.add(commands.scriptLoad(scripts[i].source()).toCompletableFuture());
+                    }
+                }
+                return CompletableFuture.allOf(loads.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                    if (!loads.isEmpty()) {
+                        log.info("RMQ's health check loaded {} Lua script(s) again on Redis {} (restarted or"
+                                + " flushed)", loads.size(), name);
+                    }
+                    return new NodeCheck(name, true, latency[0], true, loads.size(), null);
+                });
+            });
+        });
+        return check.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).exceptionally(ex -> {
+            Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+            String error = cause instanceof TimeoutException ? "no reply within " + timeoutMillis + " ms"
+                    : describe(cause);
+            return new NodeCheck(name, latency[0] >= 0, latency[0], false, 0, error);
+        });
+    }
+
 
     // ---------------------------------------------------------------- following a failover
 

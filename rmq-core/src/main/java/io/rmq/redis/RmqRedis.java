@@ -417,7 +417,9 @@ public final class RmqRedis {
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param messages      the next messages, in handling order
      */
-    public record OrderlyStep(boolean fenced, long nextDue, int failedOutcome, long redisNow, List<Popped> messages) {
+    /** {@code suspended}: the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2). */
+    public record OrderlyStep(boolean fenced, boolean suspended, long nextDue, int failedOutcome, long redisNow,
+            List<Popped> messages) {
     }
 
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
@@ -456,7 +458,8 @@ public final class RmqRedis {
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2)),
                         withContexts ? nonEmpty((byte[]) items.get(i + 3)) : null));
             }
-            return new OrderlyStep((long) number(items.get(0)) == 0, (long) number(items.get(1)),
+            long status = (long) number(items.get(0));
+            return new OrderlyStep(status == 0, status == 2, (long) number(items.get(1)),
                     (int) number(items.get(2)), (long) number(items.get(3)), popped);
         });
     }
@@ -622,24 +625,20 @@ public final class RmqRedis {
         return gateway.eval(RmqScript.DEAD_DELETE, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
-    /** Sizes of one slot: {waiting (store + backing off), in flight (prepare; ORDERLY: taken, not settled), dead}. */
     /**
-     * waiting (store, plus PRIORITY retries backing off), in flight (prepare) and dead of a slot.
-     *
-     * @param retriesWait whether the retry ZSET holds messages that are nowhere else (CONCURRENT PRIORITY topics);
-     *                    an ORDERLY slot's retry entries are its failed head, in prepare or (put back by a graceful
-     *                    release) in store
+     * The queue figures of one slot, read in one script call (see stats.lua for what each counts): { waiting,
+     * in flight, retrying, dead, oldest due (Redis ms, -1: PRIORITY or empty), Redis now (ms) }.
      */
-    public CompletableFuture<long[]> sizes(SlotKeys slot, boolean retriesWait) {
-        var c = gateway.commands();
-        CompletableFuture<Long> store = c.zcard(slot.store()).toCompletableFuture();
-        CompletableFuture<Long> retry = c.zcard(slot.retry()).toCompletableFuture();
-        CompletableFuture<Long> prepare = c.zcard(slot.prepare()).toCompletableFuture();
-        CompletableFuture<Long> dead = c.zcard(slot.dead()).toCompletableFuture();
-        // an ORDERLY slot's retry entries are its failed head, which is also in prepare: count it once, in flight
-        CompletableFuture<Long> ordered = c.exists(slot.owner()).toCompletableFuture();
-        return CompletableFuture.allOf(store, retry, prepare, dead, ordered).thenApply(v -> new long[] {
-                store.join() + (ordered.join() > 0 || !retriesWait ? 0 : retry.join()), prepare.join(), dead.join()});
+    public CompletableFuture<long[]> stats(SlotKeys slot, boolean priority) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.STATS, ScriptOutputType.MULTI, slot.all(),
+                priority ? ONE : ZERO);
+        return reply.thenApply(items -> {
+            long[] figures = new long[6];
+            for (int i = 0; i < figures.length; i++) {
+                figures[i] = (long) number(items.get(i));
+            }
+            return figures;
+        });
     }
 
     /** The score of a member in a slot's store (null when absent). For tests and tooling. */

@@ -37,7 +37,8 @@ enum RmqScript {
     CANCEL("cancel.lua"),
     RESCHEDULE("reschedule.lua"),
     BROWSE("browse.lua"),
-    PURGE("purge.lua");
+    PURGE("purge.lua"),
+    STATS("stats.lua");
 
     private static final String INCLUDE = "--#include ";
 

@@ -284,6 +284,17 @@ public final class WakeUpSubscriber implements AutoCloseable {
         }
     }
 
+    /** Whether the subscription is wanted: some listener is registered (none: it is closed on purpose). */
+    public synchronized boolean isActive() {
+        return check != null;
+    }
+
+    /** Whether the subscription's connection is open now (announcements are heard). */
+    public boolean isSubscribed() {
+        StatefulRedisPubSubConnection<String, String> current = connection;
+        return current != null && current.isOpen();
+    }
+
     @Override
     public synchronized void close() {
         unsubscribe();

@@ -32,10 +32,10 @@ class AdminRecordsTest {
 
     @Test
     void topicStatsPrintAsASummaryNotEverySlot() {
-        List<TopicStats.SlotStats> slots = IntStream.range(0, 256).mapToObj(s -> new TopicStats.SlotStats(s, 1, 0, 0))
+        List<TopicStats.SlotStats> slots = IntStream.range(0, 256).mapToObj(s -> new TopicStats.SlotStats(s, 1, 0, 0, 0, null))
                 .toList();
-        TopicStats stats = new TopicStats("orders", 256, 0, 0, slots);
-        assertThat(stats).hasToString("TopicStats[topic=orders, waiting=256, inFlight=0, dead=0, slots=256]");
+        TopicStats stats = new TopicStats("orders", 256, 0, 0, 0, null, slots);
+        assertThat(stats).hasToString("TopicStats[topic=orders, waiting=256, inFlight=0, retrying=0, dead=0, slots=256]");
         assertThat(stats.slots()).hasSize(256);
     }
 }

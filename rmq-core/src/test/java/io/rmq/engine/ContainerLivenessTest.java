@@ -243,7 +243,7 @@ class ContainerLivenessTest extends EngineTestSupport {
                 rmq.producer().sendRangeMerge("frozen", "f-" + i, Duration.ofMillis(1));
             }
             await().atMost(Duration.ofSeconds(60)).until(() -> handled.size() >= 50
-                    && rmq.admin().stats("frozen").inFlight() == 0 && rmq.admin().stats("frozen").waiting() == 0);
+                    && rmq.admin().stats("frozen").pending() == 0);
             assertThat(handled).containsAll(expectedBodies("f-", 50));
             assertThat(log.warnings()).as("the stall, on purpose").anySatisfy(line -> assertThat(line)
                     .contains("failed to poll slot").contains("of topic 'frozen'"));

@@ -105,7 +105,7 @@ class FrozenClusterMasterTest {
                 assertThat(held.stream().mapToLong(handledAt::get).min().orElseThrow())
                         .as("the frozen master's messages are handled after it thawed").isGreaterThanOrEqualTo(thawedAt);
                 await().atMost(Duration.ofSeconds(30)).until(() -> started.outstanding() == 0
-                        && rmq.admin().stats(TOPIC).inFlight() == 0 && rmq.admin().stats(TOPIC).waiting() == 0);
+                        && rmq.admin().stats(TOPIC).pending() == 0);
                 assertThat(started.stallsRepaired()).as("stalls the watchdog had to repair").isZero();
                 assertThat(logs.messages().stream().filter(m -> m.contains("watchdog") || m.contains("stalled"))
                         .collect(Collectors.toList())).isEmpty();

@@ -146,7 +146,7 @@ class ManagementTest extends EngineTestSupport {
         assertThat(shortLease.release(List.of(released))).as("dropped, not released").isZero();
         sleep(200);
         shortLease.sweep();
-        assertThat(rmq.admin().stats("jobs").waiting() + rmq.admin().stats("jobs").inFlight()
+        assertThat(rmq.admin().stats("jobs").pending()
                 + rmq.admin().stats("jobs").dead()).isZero();
         assertThat(shortLease.poll().deliveries()).isEmpty();
     }
@@ -380,7 +380,7 @@ class ManagementTest extends EngineTestSupport {
         assertThat(next.deliveries()).extracting(Delivery::bodyAsString).containsExactly("second");
         owner.orderedStep(0, claim.epoch(), 0, next.deliveries(), null, null, null).join();
         var stats = rmq.admin().stats("ledger");
-        assertThat(stats.waiting() + stats.inFlight() + stats.dead()).isZero();
+        assertThat(stats.pending() + stats.dead()).isZero();
     }
 
     private List<WaitingMessage> browseAll(String topic, int pageSize) {

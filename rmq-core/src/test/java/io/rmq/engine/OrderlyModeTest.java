@@ -65,7 +65,7 @@ class OrderlyModeTest extends OrderlyTestSupport {
         checker.assertInOrder(8, 30);
         second.stop();
         assertThat(ownerKeys(topic, 4)).isEmpty();
-        assertThat(rmq.admin().stats(topic).waiting() + rmq.admin().stats(topic).inFlight()).isZero();
+        assertThat(rmq.admin().stats(topic).pending()).isZero();
     }
 
     @Test
@@ -92,7 +92,8 @@ class OrderlyModeTest extends OrderlyTestSupport {
             await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 1);
             first.stop();
             assertThat(ownerKeys(topic, 1)).isEmpty();
-            assertThat(rmq.admin().stats(topic).waiting()).isEqualTo(3);
+            assertThat(rmq.admin().stats(topic).waiting()).as("behind the head").isEqualTo(2);
+            assertThat(rmq.admin().stats(topic).retrying()).as("the head, put back, waits for its retry").isEqualTo(1);
 
             ListenerContainer second = ordered(newEngine(), topic, slowRetry, handler);
             await().atMost(Duration.ofSeconds(20)).until(() -> handled.size() == 4);

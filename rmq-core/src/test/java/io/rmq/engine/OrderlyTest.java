@@ -83,7 +83,7 @@ class OrderlyTest extends OrderlyTestSupport {
         });
         assertThat(all).hasSize(16);
         assertThat(failedOnce).hasSize(24);
-        assertThat(rmq.admin().stats(topic).inFlight() + rmq.admin().stats(topic).waiting()).isZero();
+        assertThat(rmq.admin().stats(topic).pending()).isZero();
         three.forEach(c -> assertThat(c.stallsRepaired()).isZero());
     }
 

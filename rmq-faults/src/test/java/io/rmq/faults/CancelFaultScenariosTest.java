@@ -202,7 +202,7 @@ class CancelFaultScenariosTest extends FaultSuite {
                 assertThat(violations).as("%s (seed %d): deliveries after a cancel", name, seed).isEmpty();
                 assertThat(lost).as("%s (seed %d): bodies never cancelled and never handled%n%s", name, seed,
                         lost == 0 ? "" : diagnosis(run, redisCommands, mustBeHandled, handled)).isZero();
-                assertThat(stats.waiting() + stats.inFlight()).as("%s: left waiting or in flight: %s", name, stats)
+                assertThat(stats.pending()).as("%s: left waiting or in flight: %s", name, stats)
                         .isZero();
                 assertThat(stats.dead()).as("%s: dead messages", name).isZero();
                 assertThat(cancelMarks).as("%s: cancel marks left in Redis", name).isEmpty();
@@ -366,7 +366,7 @@ class CancelFaultScenariosTest extends FaultSuite {
         Map<String, List<Handling>> handled = deliveries(run);
         while (System.currentTimeMillis() < deadline) {
             TopicStats stats = run.admin().stats(run.topic);
-            if (stats.waiting() + stats.inFlight() == 0 && handled.keySet().containsAll(mustBeHandled)) {
+            if (stats.pending() == 0 && handled.keySet().containsAll(mustBeHandled)) {
                 break;
             }
             Thread.sleep(250);

@@ -341,7 +341,7 @@ final class FaultRun implements AutoCloseable {
     /** Messages of the topic still waiting or in flight (and dead ones, which no scenario should produce). */
     long leftInRedis() {
         TopicStats stats = sender.admin().stats(topic);
-        return stats.waiting() + stats.inFlight() + stats.dead();
+        return stats.pending() + stats.dead();
     }
 
     /** Lost: accepted but never handled. */

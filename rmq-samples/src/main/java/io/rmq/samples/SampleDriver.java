@@ -543,7 +543,8 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 applied.stream().map(Ledger.Applied::thread).distinct().count());
         for (String topic : TOPICS) {
             TopicStats stats = rmq.stats(topic);
-            story("queue %-15s waiting=%d in-flight=%d dead=%d", topic, stats.waiting(), stats.inFlight(), stats.dead());
+            story("queue %-15s waiting=%d in-flight=%d retrying=%d dead=%d", topic, stats.waiting(), stats.inFlight(),
+                    stats.retrying(), stats.dead());
         }
         if (report.succeeded()) {
             story("All four stories ended as expected, in %.1f s.", report.elapsedMillis() / 1000.0);
@@ -579,7 +580,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
 
     private boolean queueEmpty(String topic) {
         TopicStats stats = rmq.stats(topic);
-        return stats.waiting() == 0 && stats.inFlight() == 0;
+        return stats.pending() == 0;
     }
 
     private void await(String what, BooleanSupplier condition) throws InterruptedException {

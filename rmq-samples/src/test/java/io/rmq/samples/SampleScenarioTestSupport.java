@@ -112,6 +112,7 @@ abstract class SampleScenarioTestSupport {
             TopicStats stats = rmq.stats(topic);
             assertThat(stats.waiting()).as(topic + " waiting").isZero();
             assertThat(stats.inFlight()).as(topic + " in flight").isZero();
+            assertThat(stats.retrying()).as(topic + " retrying").isZero();
             assertThat(stats.dead()).as(topic + " dead").isZero();
         }
     }

@@ -21,6 +21,7 @@ import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.spring.operations.RmqOperations;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -239,8 +240,42 @@ public class RmqAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public RmqListenerEndpointRegistry rmqListenerEndpointRegistry() {
-        return new RmqListenerEndpointRegistry();
+    public RmqListenerEndpointRegistry rmqListenerEndpointRegistry(ObjectProvider<Rmq> rmq,
+            ObjectProvider<RmqRedisClient> rmqRedisClient) {
+        RmqListenerEndpointRegistry registry = new RmqListenerEndpointRegistry();
+        registry.setEngineDescription(() -> describeEngine(rmq.getIfAvailable(), rmqRedisClient.getIfAvailable()));
+        return registry;
+    }
+
+    /** For the INFO line at start: Redis mode and address(es), key prefix, topics. Reaches nothing remote. */
+    static String describeEngine(Rmq rmq, RmqRedisClient own) {
+        if (rmq == null) {
+            return "no engine";
+        }
+        String redis;
+        if (own != null) {
+            // address(): "cluster [seeds]", "master 'm' of sentinels [...]" or host:port
+            String mode = own.isCluster() ? "" : own.address().startsWith("master '") ? "sentinel " : "standalone ";
+            redis = "Redis " + mode + own.address() + " (RMQ's own client)";
+        }
+        else {
+            redis = "Redis " + (rmq.redis().gateway().isCluster() ? "cluster" : "standalone")
+                    + " (the application's client)";
+        }
+        StringBuilder topics = new StringBuilder();
+        new java.util.TreeMap<>(rmq.topics().all()).values().forEach(t -> topics.append(topics.isEmpty() ? "" : ", ")
+                .append(t.name()).append(" (").append(t.type()).append(", ").append(t.slotAmount())
+                .append(t.slotAmount() == 1 ? " slot" : " slots").append(t.mode() == null ? "" : ", " + t.mode())
+                .append(')'));
+        return redis + ", key prefix '" + rmq.options().keyPrefix() + "', " + rmq.topics().all().size()
+                + " topic(s) [" + topics + "]";
+    }
+
+    /** What the {@code rmq} Actuator endpoint and the dashboard show and do (no threads, no connection of its own). */
+    @Bean
+    @ConditionalOnMissingBean
+    public RmqOperations rmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
+        return new RmqOperations(rmq, registry);
     }
 
     @Bean

@@ -41,6 +41,8 @@ import org.springframework.util.unit.DataSize;
  * @param metrics         RMQ's Micrometer meters (registered when the application has a MeterRegistry, e.g. with
  *                        Spring Boot Actuator).
  * @param observation     Micrometer Observations around sends and handler calls, and trace context propagation.
+ * @param health          The rmq health indicator (Actuator): its Redis timeout, thresholds and cache.
+ * @param dashboard       The operations web page (off by default).
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -48,7 +50,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
         @DefaultValue("false") boolean logBodies, @DefaultValue Metrics metrics,
-        @DefaultValue Observation observation) {
+        @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -93,6 +95,46 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         catch (RmqInvalidArgumentException ex) {
             throw new RmqInvalidArgumentException(property + ".rate-limit", ex.getValue(), ex.getRule());
         }
+    }
+
+    /**
+     * The dashboard: one page with topics, listeners, dead and waiting messages, served by the application (Servlet
+     * or Reactive) at {@code path}, with its JSON under {@code path/api}.
+     *
+     * @param enabled  Whether the application serves the dashboard; when false nothing is served at its path.
+     * @param path     Where the page is served, e.g. /rmq (its JSON under /rmq/api).
+     * @param readOnly Whether the page only shows; when false it also requeues, deletes and purges dead messages,
+     *                 cancels and reschedules waiting ones and pauses and resumes listeners (POSTs, CSRF-protected
+     *                 when Spring Security is present; refused with 403 while read-only).
+     */
+    public record Dashboard(@DefaultValue("false") boolean enabled, @DefaultValue("/rmq") String path,
+            @DefaultValue("true") boolean readOnly) {
+
+        public Dashboard {
+            if (path == null || !path.matches("(/[A-Za-z0-9._~-]+)+")) {
+                throw new RmqInvalidArgumentException("rmq.dashboard.path", path, "must start with / and be made of"
+                        + " path segments of letters, digits, '.', '_', '~' and '-', without a trailing /");
+            }
+        }
+    }
+
+    /**
+     * The rmq health indicator ({@code management.health.rmq.enabled} turns it off).
+     *
+     * @param deadThreshold      Dead messages a topic may hold before the health reports the threshold status; unset:
+     *                           no threshold.
+     * @param oldestDueThreshold How long a due message may have waited (now minus the oldest due time of a
+     *                           RANGE_MERGE or FIXED_TIME topic) before the health reports the threshold status;
+     *                           unset: no threshold.
+     * @param thresholdStatus    The status reported when a threshold is exceeded (UP, OUT_OF_SERVICE, DOWN, or a
+     *                           custom code listed in management.endpoint.health.status.order); the details name the
+     *                           threshold either way.
+     * @param timeout            How long the check waits for Redis (the PING and the queue figures) before it reports
+     *                           DOWN.
+     * @param cacheTimeToLive    How long a result is reused: health requests in between cost Redis nothing.
+     */
+    public record Health(Long deadThreshold, Duration oldestDueThreshold, @DefaultValue("UP") String thresholdStatus,
+            @DefaultValue("2s") Duration timeout, @DefaultValue("1s") Duration cacheTimeToLive) {
     }
 
     /**

@@ -87,6 +87,7 @@ class RmqAutoConfigurationTest {
                     assertThat(context).hasSingleBean(RmqListenerContainerFactory.class);
                     assertThat(context).hasSingleBean(RmqListenerEndpointRegistry.class);
                     assertThat(context).hasSingleBean(RmqListenerAnnotationBeanPostProcessor.class);
+                    assertThat(context).hasSingleBean(io.rmq.spring.operations.RmqOperations.class);
                     RmqTemplate template = context.getBean(RmqTemplate.class);
                     assertThat(template.getRmq().topics().get("orders").slotAmount()).isEqualTo(8);
                     template.sendFixedTime("orders", "o-1", java.time.Instant.now().plusSeconds(60));
@@ -177,6 +178,7 @@ class RmqAutoConfigurationTest {
             assertThat(p.redis().disconnectedBehavior())
                     .isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
             assertThat(p.redis().settings()).isEqualTo(io.rmq.redis.RedisClientSettings.DEFAULT);
+            assertThat(p.dashboard()).isEqualTo(new RmqProperties.Dashboard(false, "/rmq", true));
         });
     }
 

@@ -13,6 +13,7 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.spring.ListenerTestApplication.Listeners;
 import io.rmq.spring.ListenerTestApplication.Price;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.spring.listener.RmqListenerState;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
@@ -159,7 +160,7 @@ abstract class RmqListenerIntegrationTests {
         assertThat(dead.bodyAsString()).isEqualTo("job-1");
         assertThat(dead.attempts()).isEqualTo(3);
         assertThat(dead.lastError()).isEqualTo("java.lang.IllegalStateException: cannot handle job-1");
-        assertThat(template.stats("it-failing").waiting() + template.stats("it-failing").inFlight()).isZero();
+        assertThat(template.stats("it-failing").pending()).isZero();
     }
 
     @Test
@@ -263,6 +264,38 @@ abstract class RmqListenerIntegrationTests {
         template.sendPriority("it-manual", "after stop", 1);
         assertThat(listeners.manual.poll(300, TimeUnit.MILLISECONDS)).isNull();
         assertThat(template.stats("it-manual").waiting()).isEqualTo(1);
+    }
+
+    @Test
+    void registryPausesAndResumesAListenerByIdAndReportsItsState() throws Exception {
+        String id = "listeners.onPriority";
+        assertThat(registry.getListenerState(id).status()).isEqualTo(RmqListenerState.Status.RUNNING);
+        assertThat(registry.getListenerState(id).concurrency()).isEqualTo(2);
+        assertThat(registry.getListenerState("manual").status()).isEqualTo(RmqListenerState.Status.STOPPED);
+        assertThat(registry.getListenerState("manual").autoStartup()).isFalse();
+        assertThat(registry.getListenerState("ordered").mode()).isEqualTo(io.rmq.core.ConsumeMode.ORDERLY);
+        assertThat(registry.getListenerStates()).extracting(RmqListenerState::id).contains(id, "manual", "ordered");
+        registry.pause(id);
+        registry.pause(id);
+        try {
+            assertThat(registry.getListenerState(id).status()).isEqualTo(RmqListenerState.Status.PAUSED);
+            listeners.priorities.clear();
+            template.sendPriority("it-priority", List.of(new Price(999, "XPS", 1)), 5);
+            Thread.sleep(1500);
+            assertThat(listeners.priorities).as("handled while paused").isEmpty();
+            assertThat(template.stats("it-priority").waiting()).isEqualTo(1);
+        }
+        finally {
+            registry.resume(id);
+            registry.resume(id);
+        }
+        assertThat(registry.getListenerState(id).status()).isEqualTo(RmqListenerState.Status.RUNNING);
+        RmqMessage<List<Price>> handled = listeners.priorities.poll(30, TimeUnit.SECONDS);
+        assertThat(handled).isNotNull();
+        assertThat(handled.payload()).extracting(Price::itemId).containsExactly(999L);
+        assertThat(registry.getListenerState(id).stallsRepaired()).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> registry.pause("nope"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'nope'").hasMessageContaining(id);
     }
 
     @Test

@@ -19,7 +19,8 @@
 -- ARGV[14+n]: 1 to reply each message's stored trace context (propagation on); absent otherwise
 -- Returns: { status, next due, failed outcome, Redis now (ms), member1, score1, attempt1, [context1,] member2, ... }
 --   contextN (only when ARGV[14+n] is 1): the encoded trace context stored for the body, '' when none
---   status: 1, or 0 when fenced (this instance no longer holds the slot; nothing changed)
+--   status: 1, 0 when fenced (this instance no longer holds the slot; nothing changed), or 2 when the slot is
+--           suspended: its head waits for its retry until `next due`
 --   next due: Redis ms when the slot next has work (<= now: at once), the head's retry time while suspended, -1 empty
 --   failed outcome: 0 (none), 1 (retry at its time), 2 (dead), 3 (dropped)
 --#include _common.lua
@@ -61,6 +62,7 @@ end
 if #held > 0 then
     local retry_at = redis.call('ZSCORE', K_RETRY, held[1])
     if retry_at and tonumber(retry_at) > now then
+        out[1] = 2
         out[2] = retry_at
         return out
     end
@@ -129,6 +131,7 @@ while batch > 0 and taken < batch and skipped < 10 * batch + 100 and not suspend
         if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
         redis.call('ZADD', K_PREPARE, unpack(add))
         if suspended_until then
+            out[1] = 2
             out[2] = suspended_until
             return out
         end

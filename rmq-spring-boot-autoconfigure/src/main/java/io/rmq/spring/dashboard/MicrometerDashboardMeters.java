@@ -1,0 +1,66 @@
+package io.rmq.spring.dashboard;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import org.springframework.beans.factory.ObjectProvider;
+
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads the dashboard's figures from RMQ's meters: {@code messaging.client.sent.messages} (without error),
+ * {@code rmq.handled.messages} (every outcome) and the percentiles of {@code rmq.delivery.lateness}. Looked up when
+ * the page asks (every few seconds), never on the hot path.
+ */
+public class MicrometerDashboardMeters implements RmqDashboard.Meters {
+
+    static final String DESTINATION = "messaging.destination.name";
+
+    private final ObjectProvider<MeterRegistry> registry;
+
+    public MicrometerDashboardMeters(ObjectProvider<MeterRegistry> registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public boolean available() {
+        return registry.getIfUnique() != null;
+    }
+
+    @Override
+    public RmqDashboard.TopicMeters topic(String topic) {
+        MeterRegistry meters = registry.getIfUnique();
+        if (meters == null) {
+            return null;
+        }
+        Double sent = sum(meters.find("messaging.client.sent.messages").tag(DESTINATION, topic).counters().stream()
+                .filter(c -> {
+                    String error = c.getId().getTag("error.type");
+                    return error == null || error.equals("none");
+                }).toList());
+        Double handled = sum(meters.find("rmq.handled.messages").tag(DESTINATION, topic).counters());
+        Collection<Timer> lateness = meters.find("rmq.delivery.lateness").tag(DESTINATION, topic).timers();
+        return new RmqDashboard.TopicMeters(sent, handled, percentile(lateness, 0.5), percentile(lateness, 0.9),
+                percentile(lateness, 0.99));
+    }
+
+    private static Double sum(Collection<Counter> counters) {
+        return counters.isEmpty() ? null : counters.stream().mapToDouble(Counter::count).sum();
+    }
+
+    /** The largest value of this percentile over the timers (one per listener), in ms; null when none publishes it. */
+    private static Double percentile(Collection<Timer> timers, double percentile) {
+        Double worst = null;
+        for (Timer timer : timers) {
+            for (ValueAtPercentile value : timer.takeSnapshot().percentileValues()) {
+                if (Math.abs(value.percentile() - percentile) < 1e-9) {
+                    double ms = value.value(TimeUnit.MILLISECONDS);
+                    worst = worst == null ? ms : Math.max(worst, ms);
+                }
+            }
+        }
+        return worst;
+    }
+}

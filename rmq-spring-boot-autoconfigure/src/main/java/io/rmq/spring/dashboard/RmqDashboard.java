@@ -1,0 +1,347 @@
+package io.rmq.spring.dashboard;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.spring.operations.RmqOperations;
+import io.rmq.spring.operations.RmqOperations.ListenerView;
+import io.rmq.spring.operations.RmqOperations.TopicView;
+
+/**
+ * The dashboard, independent of the web stack: its static files and one dispatcher for its JSON routes under
+ * {@code <path>/api}, which the Servlet and the Reactive router functions both call (so both serve the same thing).
+ * Every read and change goes through {@link RmqOperations}, like the Actuator endpoint's. Mutating routes are POSTs
+ * and answer 403 while the dashboard is read-only.
+ */
+public class RmqDashboard {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqDashboard.class);
+
+    /** Strict: the page runs only its own script and style, fetches only its own routes. */
+    public static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self';"
+            + " connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+    private static final int DEFAULT_PAGE = 20;
+
+    /** Figures from the application's meters (Micrometer), when it has them. */
+    public interface Meters {
+
+        /** The topic's meters, or null when there are none. */
+        TopicMeters topic(String topic);
+
+        /** Whether a meter registry is there at all. */
+        boolean available();
+    }
+
+    /**
+     * Counts since start (the page turns them into rates between two reads) and lateness percentiles in ms (the
+     * largest over the topic's listeners); null when there is no such meter.
+     */
+    public record TopicMeters(Double sent, Double handled, Double latenessP50, Double latenessP90,
+            Double latenessP99) {
+    }
+
+    /** One row of the dashboard's topic table. */
+    public record TopicRow(TopicView topic, TopicMeters meters) {
+    }
+
+    /** What the page polls. */
+    public record Overview(boolean readOnly, boolean meters, List<TopicRow> topics, List<ListenerView> listeners) {
+    }
+
+    /** A reply: HTTP status and what goes into its JSON body. */
+    public record Reply(int status, Object body) {
+
+        static Reply ok(Object body) {
+            return body == null ? notFound() : new Reply(200, body);
+        }
+
+        static Reply notFound() {
+            return new Reply(404, Map.of("error", "not found"));
+        }
+
+        static Reply error(int status, String message) {
+            return new Reply(status, Map.of("error", message == null ? "error" : message));
+        }
+    }
+
+    /** A static file of the page. */
+    public record Asset(String contentType, byte[] content) {
+    }
+
+    private static final Meters NO_METERS = new Meters() {
+        @Override
+        public TopicMeters topic(String topic) {
+            return null;
+        }
+
+        @Override
+        public boolean available() {
+            return false;
+        }
+    };
+
+    private final RmqOperations operations;
+    private final String path;
+    private final boolean readOnly;
+    private final Meters meters;
+    private final String page;
+    private final byte[] script;
+    private final byte[] style;
+
+    /**
+     * @param path     where the page is served (e.g. {@code /rmq}), relative to the application's context path
+     * @param readOnly whether POSTs are refused
+     * @param meters   the application's meters, or null
+     */
+    public RmqDashboard(RmqOperations operations, String path, boolean readOnly, Meters meters) {
+        this.operations = operations;
+        this.path = path;
+        this.readOnly = readOnly;
+        this.meters = meters == null ? NO_METERS : meters;
+        this.page = new String(resource("dashboard.html"), StandardCharsets.UTF_8);
+        this.script = resource("dashboard.js");
+        this.style = resource("dashboard.css");
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
+    private static byte[] resource(String name) {
+        try (InputStream in = RmqDashboard.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("RMQ dashboard resource " + name + " is missing");
+            }
+            return in.readAllBytes();
+        }
+        catch (IOException ex) {
+            throw new IllegalStateException("Cannot read RMQ dashboard resource " + name, ex);
+        }
+    }
+
+    private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder()
+            .build();
+
+    /** A reply's body as JSON text (the same in Servlet and Reactive applications, whatever their converters). */
+    public static String json(Object body) {
+        return JSON.writeValueAsString(body);
+    }
+
+    /** A POST's JSON object; an empty or absent body is an empty object. */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> parse(String body) {
+        if (body == null || body.isBlank()) {
+            return Map.of();
+        }
+        try {
+            return JSON.readValue(body, Map.class);
+        }
+        catch (RuntimeException ex) {
+            throw new RmqInvalidArgumentException("request body", body.length() > 100 ? body.substring(0, 100) + "…"
+                    : body, "must be a JSON object");
+        }
+    }
+
+    /** The route under {@code <path>/api/} of a request's path within the application, or null. */
+    public String route(String pathWithinApplication) {
+        String prefix = path + "/api/";
+        return pathWithinApplication.startsWith(prefix) ? pathWithinApplication.substring(prefix.length()) : null;
+    }
+
+    /** The page, for an application served under {@code contextPath}. */
+    public String page(String contextPath) {
+        String base = htmlEscape((contextPath == null ? "" : contextPath) + path);
+        return page.replace("{{base}}", base).replace("{{readOnly}}", String.valueOf(readOnly));
+    }
+
+    /** The page's script or style by file name, or null. */
+    public Asset asset(String name) {
+        return switch (name) {
+            case "dashboard.js" -> new Asset("text/javascript;charset=UTF-8", script);
+            case "dashboard.css" -> new Asset("text/css;charset=UTF-8", style);
+            default -> null;
+        };
+    }
+
+    static String htmlEscape(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '<' -> out.append("&lt;");
+                case '>' -> out.append("&gt;");
+                case '&' -> out.append("&amp;");
+                case '"' -> out.append("&quot;");
+                case '\'' -> out.append("&#39;");
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    // ---------------------------------------------------------------- JSON routes
+
+    /**
+     * A GET under {@code <path>/api}.
+     *
+     * @param route the path after {@code <path>/api/}, still URL-encoded
+     * @param query a query parameter by name, or null
+     */
+    public Reply get(String route, Function<String, String> query) {
+        return answer(() -> {
+            List<String> s = segments(route);
+            if (s.size() == 1 && s.get(0).equals("overview")) {
+                return Reply.ok(overview());
+            }
+            if (s.size() >= 2 && s.get(0).equals("topics")) {
+                String topic = s.get(1);
+                if (s.size() == 2) {
+                    return Reply.ok(operations.topic(topic));
+                }
+                if (s.size() == 3) {
+                    return switch (s.get(2)) {
+                        case "dead" -> Reply.ok(operations.dead(topic, longParam(query, "offset", 0),
+                                (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
+                                (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "find" -> Reply.ok(operations.find(topic, required(query.apply("body"), "body")));
+                        default -> Reply.notFound();
+                    };
+                }
+            }
+            if (s.size() == 2 && s.get(0).equals("listeners")) {
+                return Reply.ok(operations.listener(s.get(1)));
+            }
+            return Reply.notFound();
+        });
+    }
+
+    /**
+     * A POST under {@code <path>/api}: refused with 403 while read-only.
+     *
+     * @param route the path after {@code <path>/api/}, still URL-encoded
+     * @param body  the request's JSON object (may be empty)
+     */
+    public Reply post(String route, String body) {
+        if (readOnly) {
+            return Reply.error(403, "The RMQ dashboard is read-only (rmq.dashboard.read-only=true)");
+        }
+        return answer(() -> {
+            List<String> s = segments(route);
+            Map<String, Object> in = parse(body);
+            if (s.size() == 3 && s.get(0).equals("listeners")) {
+                return switch (s.get(2)) {
+                    case "pause" -> Reply.ok(operations.pause(s.get(1)));
+                    case "resume" -> Reply.ok(operations.resume(s.get(1)));
+                    default -> Reply.notFound();
+                };
+            }
+            if (s.size() >= 3 && s.get(0).equals("topics")) {
+                String topic = s.get(1);
+                if (operations.topic(topic) == null) {
+                    return Reply.notFound();
+                }
+                String action = String.join("/", s.subList(2, s.size()));
+                return switch (action) {
+                    case "dead/requeue" -> Reply.ok(operations.requeueDead(topic, slot(in), text(in, "body")));
+                    case "dead/delete" -> Reply.ok(operations.deleteDead(topic, slot(in), text(in, "body")));
+                    case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
+                    case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
+                    case "cancel" -> Reply.ok(operations.cancel(topic, text(in, "body")));
+                    case "reschedule" -> Reply.ok(Map.of("result",
+                            operations.reschedule(topic, text(in, "body"), text(in, "when"))));
+                    default -> Reply.notFound();
+                };
+            }
+            return Reply.notFound();
+        });
+    }
+
+    public Overview overview() {
+        RmqOperations.Overview overview = operations.overview();
+        List<TopicRow> rows = new ArrayList<>(overview.topics().size());
+        for (TopicView topic : overview.topics()) {
+            rows.add(new TopicRow(topic, meters.topic(topic.name())));
+        }
+        return new Overview(readOnly, meters.available(), rows, overview.listeners());
+    }
+
+    private interface Work {
+        Reply run();
+    }
+
+    private static Reply answer(Work work) {
+        try {
+            return work.run();
+        }
+        catch (RmqInvalidArgumentException ex) {
+            return Reply.error(400, ex.getMessage());
+        }
+        catch (UnsupportedOperationException ex) {
+            return Reply.error(409, ex.getMessage());
+        }
+        catch (RuntimeException ex) {
+            log.warn("RMQ dashboard request failed: {}", ex.toString());
+            return Reply.error(500, ex.getMessage());
+        }
+    }
+
+    private static List<String> segments(String route) {
+        List<String> out = new ArrayList<>();
+        for (String segment : route.split("/")) {
+            if (!segment.isEmpty()) {
+                out.add(URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    private static long longParam(Function<String, String> query, String name, long otherwise) {
+        String value = query.apply(name);
+        if (value == null || value.isEmpty()) {
+            return otherwise;
+        }
+        try {
+            return Long.parseLong(value);
+        }
+        catch (NumberFormatException ex) {
+            throw new RmqInvalidArgumentException(name, value, "must be a whole number");
+        }
+    }
+
+    private static String required(String value, String name) {
+        if (value == null || value.isEmpty()) {
+            throw new RmqInvalidArgumentException(name, value, "must be given");
+        }
+        return value;
+    }
+
+    private static String text(Map<String, Object> body, String name) {
+        Object value = body.get(name);
+        return required(value == null ? null : value.toString(), name);
+    }
+
+    private static int slot(Map<String, Object> body) {
+        Object value = body.get("slot");
+        if (value instanceof Number number) {
+            return number.intValue();
+        }
+        try {
+            return Integer.parseInt(String.valueOf(value));
+        }
+        catch (NumberFormatException ex) {
+            throw new RmqInvalidArgumentException("slot", value, "must be a slot number");
+        }
+    }
+}

@@ -1,0 +1,380 @@
+package io.rmq.spring.operations;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.rmq.Rmq;
+import io.rmq.admin.BrowsePage;
+import io.rmq.admin.CancelResult;
+import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageStatus;
+import io.rmq.admin.RescheduleResult;
+import io.rmq.admin.RmqAdmin;
+import io.rmq.admin.TopicStats;
+import io.rmq.admin.WaitingMessage;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.TopicType;
+import io.rmq.redis.RedisGateway;
+import io.rmq.spring.listener.RmqListenerEndpointRegistry;
+import io.rmq.spring.listener.RmqListenerState;
+
+/**
+ * What an operator sees and does, in one place for the {@code /actuator/rmq} endpoint and the dashboard (so the two
+ * never disagree): topics with their queue sizes, listeners with their state, dead and waiting messages page by page,
+ * and the changes an operator makes (requeue, delete, purge, cancel, reschedule, pause, resume). Results are plain
+ * records that serialize to JSON as they are; bodies are shown as UTF-8 text (what RMQ's JSON codec writes), and
+ * where a change must name the exact stored body (a dead message) it also travels as base64.
+ */
+public class RmqOperations {
+
+    /** Most messages one page of dead or waiting messages may ask for. */
+    public static final int MAX_PAGE = 200;
+
+    private final Rmq rmq;
+    private final RmqListenerEndpointRegistry registry;
+
+    public RmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
+        this.rmq = rmq;
+        this.registry = registry;
+    }
+
+    // ---------------------------------------------------------------- the views
+
+    /** Topics and listeners at a glance (what {@code GET /actuator/rmq} returns). */
+    public record Overview(List<TopicView> topics, List<ListenerView> listeners) {
+    }
+
+    /**
+     * One topic.
+     *
+     * @param name       topic name
+     * @param type       RANGE_MERGE, PRIORITY or FIXED_TIME
+     * @param slots      slot amount
+     * @param mode       consume mode registered for the topic (CONCURRENT or ORDERLY), null when none is registered
+     * @param waiting    messages waiting for their time or turn (not counting those in {@code retrying})
+     * @param inFlight   messages taken by a consumer and not settled
+     * @param retrying   failed messages waiting out their backoff before the next attempt
+     * @param dead       messages in the dead queue
+     * @param oldestDue  earliest due time in the store of a time-typed topic (retries included), or null
+     * @param perSlot    sizes per slot (the one-topic read; null in the overview)
+     */
+    public record TopicView(String name, TopicType type, int slots, String mode, long waiting, long inFlight,
+            long retrying, long dead, Instant oldestDue,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+            List<SlotView> perSlot) {
+    }
+
+    /** Figures of one slot. */
+    public record SlotView(int slot, long waiting, long inFlight, long retrying, long dead) {
+    }
+
+    /**
+     * One listener container.
+     *
+     * @param state          running, paused or stopped
+     * @param ownedSlots     ORDERLY: the slots it owns now; CONCURRENT: empty
+     * @param suspendedSlots ORDERLY: owned slots waiting for their failed head's retry
+     * @param watchdogRepairs stalls its watchdog found and repaired (0 when healthy)
+     */
+    public record ListenerView(String id, String topic, String mode, String state, int concurrency,
+            List<Integer> ownedSlots, List<Integer> suspendedSlots, long watchdogRepairs) {
+    }
+
+    /**
+     * A dead message.
+     *
+     * @param body       the body as text
+     * @param bodyBase64 the exact stored body (name it to requeue or delete this message)
+     */
+    public record DeadView(int slot, String body, String bodyBase64, String error, int attempts, Instant diedAt,
+            Long priority) {
+    }
+
+    /** A page of dead messages: slot by slot, oldest death first within a slot. */
+    public record DeadPage(String topic, long offset, int limit, long total, List<DeadView> messages) {
+    }
+
+    /**
+     * A waiting message.
+     *
+     * @param dueAt    when it falls due (time types), else null
+     * @param priority its priority (PRIORITY), else null
+     * @param failedAttempts failed attempts so far (above 0: it waits for a retry)
+     */
+    public record WaitingView(int slot, String body, Instant dueAt, Long priority, int failedAttempts) {
+    }
+
+    /**
+     * A page of waiting messages in taking order.
+     *
+     * @param next the cursor of the next page (pass it back as {@code cursor}), or null at the end
+     */
+    public record WaitingPage(String topic, List<WaitingView> messages, String next) {
+    }
+
+    /** Where a message (by its body) is. */
+    public record FindView(String topic, int slot, String body, boolean waiting, Instant dueAt, Long priority,
+            boolean inFlight, Instant retryAt, int failedAttempts, Instant diedAt, String deadReason,
+            boolean cancelled) {
+    }
+
+    /** What a change did: {@code count} messages (or 1/0 for one message or listener). */
+    public record Result(String action, String target, long count) {
+    }
+
+    // ---------------------------------------------------------------- topics and listeners
+
+    public Overview overview() {
+        List<TopicView> topics = new ArrayList<>();
+        for (TopicDefinition topic : topicDefinitions().values()) {
+            topics.add(topicView(topic, false));
+        }
+        return new Overview(List.copyOf(topics), listeners());
+    }
+
+    /** Every topic defined here or registered in Redis (under this key prefix), by name. */
+    public Map<String, TopicDefinition> topicDefinitions() {
+        // Redis's registry is the cluster-wide truth (it knows the consume mode); local definitions not registered
+        // yet (Redis was down at start) are shown too
+        Map<String, TopicDefinition> all = new TreeMap<>(rmq.topics().all());
+        all.putAll(RedisGateway.await(rmq.redis().topics(), "reading the registered topics"));
+        return all;
+    }
+
+    /** One topic with its sizes per slot; null when no such topic is defined here or registered in Redis. */
+    public TopicView topic(String name) {
+        TopicDefinition topic = definition(name);
+        return topic == null ? null : topicView(topic, true);
+    }
+
+    private TopicDefinition definition(String name) {
+        try {
+            TopicDefinition.validateName(name);
+            TopicDefinition registered = RedisGateway.await(rmq.redis().topic(name), "reading topic " + name);
+            return registered != null ? registered : rmq.topics().all().get(name);
+        }
+        catch (RmqInvalidArgumentException ex) {
+            return null; // not a topic name at all
+        }
+    }
+
+    private TopicDefinition required(String name) {
+        TopicDefinition topic = definition(name);
+        if (topic == null) {
+            throw new RmqInvalidArgumentException("topic", name, "is not defined here nor registered in Redis");
+        }
+        return topic;
+    }
+
+    private TopicView topicView(TopicDefinition topic, boolean perSlot) {
+        TopicStats stats = rmq.admin().stats(topic.name());
+        List<SlotView> slots = null;
+        if (perSlot) {
+            slots = stats.slots().stream().map(s -> new SlotView(s.slot(), s.waiting(), s.inFlight(), s.retrying(),
+                    s.dead())).toList();
+        }
+        return new TopicView(topic.name(), topic.type(), topic.slotAmount(),
+                topic.mode() == null ? null : topic.mode().name(), stats.waiting(), stats.inFlight(), stats.retrying(),
+                stats.dead(), stats.oldestDue(), slots);
+    }
+
+    public List<ListenerView> listeners() {
+        return registry.getListenerStates().stream().map(RmqOperations::listenerView).toList();
+    }
+
+    /** One listener; null when there is none with this id. */
+    public ListenerView listener(String id) {
+        return registry.getListenerContainer(id) == null ? null : listenerView(registry.getListenerState(id));
+    }
+
+    private static ListenerView listenerView(RmqListenerState s) {
+        return new ListenerView(s.id(), s.topic(), s.mode().name(), s.status().name().toLowerCase(Locale.ROOT),
+                s.concurrency(), List.copyOf(s.ownedSlots()), List.copyOf(s.suspendedSlots()), s.stallsRepaired());
+    }
+
+    /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
+    public ListenerView pause(String id) {
+        if (registry.getListenerContainer(id) == null) {
+            return null;
+        }
+        registry.pause(id);
+        return listener(id);
+    }
+
+    /** Lets a paused listener take messages again; null when there is none. */
+    public ListenerView resume(String id) {
+        if (registry.getListenerContainer(id) == null) {
+            return null;
+        }
+        registry.resume(id);
+        return listener(id);
+    }
+
+    // ---------------------------------------------------------------- dead messages
+
+    public DeadPage dead(String topic, long offset, int limit) {
+        required(topic);
+        checkLimit(limit);
+        long total = rmq.admin().deadCount(topic);
+        List<DeadView> page = rmq.admin().deadMessages(topic, offset, limit).stream().map(d -> new DeadView(d.slot(),
+                d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(), d.attempts(), d.diedAt(),
+                d.priority())).toList();
+        return new DeadPage(topic, offset, limit, total, page);
+    }
+
+    /** Requeues one dead message (its exact stored body, base64); count 0 when it was not dead (any more). */
+    public Result requeueDead(String topic, int slot, String bodyBase64) {
+        boolean done = rmq.admin().requeueDead(deadMessage(topic, slot, bodyBase64));
+        return new Result("requeue-dead", topic, done ? 1 : 0);
+    }
+
+    public Result deleteDead(String topic, int slot, String bodyBase64) {
+        boolean done = rmq.admin().deleteDead(deadMessage(topic, slot, bodyBase64));
+        return new Result("delete-dead", topic, done ? 1 : 0);
+    }
+
+    public Result requeueAllDead(String topic) {
+        required(topic);
+        return new Result("requeue-dead", topic, rmq.admin().requeueAllDead(topic));
+    }
+
+    public Result purgeDead(String topic) {
+        required(topic);
+        return new Result("purge-dead", topic, rmq.admin().purgeDead(topic));
+    }
+
+    private DeadMessage deadMessage(String topic, int slot, String bodyBase64) {
+        required(topic);
+        byte[] body;
+        try {
+            body = Base64.getDecoder().decode(bodyBase64 == null ? "" : bodyBase64);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new RmqInvalidArgumentException("body", bodyBase64, "must be base64 (the bodyBase64 of a dead message)");
+        }
+        if (body.length == 0) {
+            throw new RmqInvalidArgumentException("body", bodyBase64, "must not be empty");
+        }
+        return new DeadMessage(topic, slot, body, null, 0, null, null);
+    }
+
+    // ---------------------------------------------------------------- waiting messages
+
+    /**
+     * A page of waiting messages in taking order.
+     *
+     * @param cursor null for the first page, else the {@code next} of the previous page
+     */
+    public WaitingPage waiting(String topic, String cursor, int limit) {
+        TopicDefinition definition = required(topic);
+        checkLimit(limit);
+        BrowsePage page = rmq.admin().browse(topic, decodeCursor(cursor), limit);
+        boolean priority = definition.type() == TopicType.PRIORITY;
+        List<WaitingView> messages = new ArrayList<>(page.messages().size());
+        for (WaitingMessage m : page.messages()) {
+            messages.add(new WaitingView(m.slot(), m.bodyAsString(), priority ? null : Instant.ofEpochMilli((long) m.score()),
+                    priority ? (long) m.score() : null, m.failedAttempts()));
+        }
+        return new WaitingPage(topic, messages, encodeCursor(page.next()));
+    }
+
+    /** The browse cursor as one opaque URL-safe string: score, slot, tie and the member. */
+    static String encodeCursor(BrowsePage.Cursor cursor) {
+        if (cursor == null) {
+            return null;
+        }
+        String raw = Double.doubleToRawLongBits(cursor.score()) + ":" + cursor.slot() + ":" + cursor.tie() + ":"
+                + Base64.getEncoder().encodeToString(cursor.member());
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static BrowsePage.Cursor decodeCursor(String cursor) {
+        if (cursor == null || cursor.isEmpty()) {
+            return null;
+        }
+        try {
+            String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split(":", 4);
+            return new BrowsePage.Cursor(Double.longBitsToDouble(Long.parseLong(parts[0])), Integer.parseInt(parts[1]),
+                    Base64.getDecoder().decode(parts[3]), Long.parseLong(parts[2]));
+        }
+        catch (RuntimeException ex) {
+            throw new RmqInvalidArgumentException("cursor", cursor, "is not the next cursor of a waiting page");
+        }
+    }
+
+    // ---------------------------------------------------------------- by body
+
+    /** Where the message with this body (as text, exactly as stored) is. */
+    public FindView find(String topic, String body) {
+        TopicDefinition definition = required(topic);
+        MessageStatus s = rmq.admin().find(topic, body);
+        boolean priority = definition.type() == TopicType.PRIORITY;
+        Double score = s.waitingScore();
+        return new FindView(topic, s.slot(), s.bodyAsString(), s.isWaiting(),
+                score == null || priority ? null : Instant.ofEpochMilli(score.longValue()),
+                score == null || !priority ? null : score.longValue(), s.inFlight(), s.retryAt(), s.failedAttempts(),
+                s.diedAt(), s.deadReason(), s.cancelled());
+    }
+
+    public CancelResult cancel(String topic, String body) {
+        required(topic);
+        return rmq.admin().cancel(topic, body);
+    }
+
+    /**
+     * A new due time (time types) or priority (PRIORITY) for a waiting message.
+     *
+     * @param when PRIORITY: a whole number; time types: {@code now}, an ISO-8601 instant
+     *             ({@code 2030-01-01T09:00:00Z}) or a delay from now ({@code 90s}, {@code 5m}, {@code PT1H})
+     */
+    public RescheduleResult reschedule(String topic, String body, String when) {
+        TopicDefinition definition = required(topic);
+        if (when == null || when.isBlank()) {
+            throw new RmqInvalidArgumentException("when", when, "must be set");
+        }
+        String value = when.trim();
+        if (definition.type() == TopicType.PRIORITY) {
+            try {
+                return rmq.admin().reprioritize(topic, body, Long.parseLong(value));
+            }
+            catch (NumberFormatException ex) {
+                throw new RmqInvalidArgumentException("when", when, "must be a whole number: " + topic
+                        + " is a PRIORITY topic");
+            }
+        }
+        return rmq.admin().reschedule(topic, body, dueAt(value));
+    }
+
+    private static Instant dueAt(String value) {
+        if (value.equalsIgnoreCase("now")) {
+            return Instant.now();
+        }
+        try {
+            return Instant.parse(value);
+        }
+        catch (RuntimeException notAnInstant) {
+            try {
+                Duration delay = org.springframework.boot.convert.DurationStyle.detectAndParse(value);
+                return Instant.now().plus(delay);
+            }
+            catch (RuntimeException notADuration) {
+                throw new RmqInvalidArgumentException("when", value, "must be now, an ISO-8601 instant"
+                        + " (2030-01-01T09:00:00Z) or a delay (90s, 5m, PT1H)");
+            }
+        }
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and " + MAX_PAGE);
+        }
+    }
+}

@@ -1,0 +1,255 @@
+package io.rmq.spring.dashboard;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.operations.OpsTestApplication;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The dashboard as a person uses it: a real Servlet application on a random port, a real Redis with real messages, the
+ * page in headless Chromium. Screenshots go to {@code target/dashboard-screenshots/}.
+ */
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+                "rmq.topics.ops-later.type=FIXED_TIME", "rmq.topics.ops-later.slot-amount=2",
+                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
+class DashboardBrowserTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    static WebDriver browser;
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    RmqTemplate template;
+
+    @Autowired
+    Rmq rmq;
+
+    @Autowired
+    OpsTestApplication.Handlers handlers;
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
+        registry.add("rmq.key-prefix", () -> "browser-" + UUID.randomUUID());
+    }
+
+    @BeforeAll
+    static void startBrowser() {
+        browser = Browser.start();
+    }
+
+    @AfterAll
+    static void quitBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    private void open() {
+        browser.get("http://localhost:" + port + "/rmq");
+        waitUntil(d -> !d.findElements(By.cssSelector("#topics tr[data-topic]")).isEmpty());
+    }
+
+    private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
+        return new WebDriverWait(browser, PATIENCE).until(condition::apply);
+    }
+
+    private String cell(String topic, String column) {
+        return browser.findElement(By.cssSelector("#topics tr[data-topic='" + topic + "'] td." + column)).getText();
+    }
+
+    private void waitForCell(String topic, String column, String expected) {
+        waitUntil(d -> {
+            try {
+                return cell(topic, column).equals(expected);
+            }
+            catch (org.openqa.selenium.StaleElementReferenceException | org.openqa.selenium.NoSuchElementException ex) {
+                return false; // the table was redrawn between finding and reading
+            }
+        });
+    }
+
+    private WebElement listenerRow(String id) {
+        return browser.findElement(By.cssSelector("#listeners tr[data-listener='" + id + "']"));
+    }
+
+    private void waitForListenerState(String id, String state) {
+        waitUntil(d -> {
+            try {
+                return listenerRow(id).findElement(By.cssSelector(".state")).getText().equals(state);
+            }
+            catch (org.openqa.selenium.StaleElementReferenceException ex) {
+                return false;
+            }
+        });
+    }
+
+    /** Clicks what {@code locator} finds once it is there and clickable (the tables are redrawn every 2 s). */
+    private void click(By locator) {
+        waitUntil(d -> {
+            try {
+                d.findElement(locator).click();
+                return true;
+            }
+            catch (org.openqa.selenium.StaleElementReferenceException | org.openqa.selenium.NoSuchElementException
+                    | org.openqa.selenium.ElementNotInteractableException ex) {
+                return false;
+            }
+        });
+    }
+
+    @Test
+    void thePageShowsTheRightCountsSlotsAndWaitingMessagesInTakingOrder() {
+        Instant due = Instant.now().plusSeconds(3600);
+        for (int i = 0; i < 7; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-backlog", "{\"order\":" + i + "}", due.plusSeconds(i)));
+        }
+        open();
+        waitForCell("ops-backlog", "waiting", "7");
+        assertThat(cell("ops-backlog", "in-flight")).isEqualTo("0");
+        assertThat(cell("ops-backlog", "dead")).isEqualTo("0");
+        assertThat(browser.findElement(By.cssSelector("#topics tr[data-topic='ops-backlog']")).getText())
+                .contains("FIXED_TIME");
+        // the ORDERLY listener owns every slot of its topic (one instance)
+        waitUntil(d -> listenerRow("ops-orderly").findElements(By.cssSelector(".slot-chip")).size() == 4);
+        assertThat(listenerRow("ops-worker").getText()).contains("ops-work", "CONCURRENT", "running");
+
+        click(By.cssSelector("#topics tr[data-topic='ops-backlog'] td.name"));
+        waitUntil(d -> d.findElements(By.cssSelector("#slots .slot")).size() == 4);
+        int perSlot = 0;
+        for (WebElement slot : browser.findElements(By.cssSelector("#slots .slot .figures"))) {
+            perSlot += Integer.parseInt(slot.getText().split("·")[0]);
+        }
+        assertThat(perSlot).isEqualTo(7);
+        Browser.screenshot(browser, "01-overview");
+
+        click(By.cssSelector("button[data-tab='waiting']"));
+        waitUntil(d -> d.findElements(By.cssSelector("#waiting tr.waiting-row")).size() == 7);
+        List<String> bodies = browser.findElements(By.cssSelector("#waiting tr.waiting-row .body-text")).stream()
+                .map(WebElement::getText).toList();
+        assertThat(bodies).containsExactly("{\"order\":0}", "{\"order\":1}", "{\"order\":2}", "{\"order\":3}",
+                "{\"order\":4}", "{\"order\":5}", "{\"order\":6}");
+        Browser.screenshot(browser, "02-waiting");
+    }
+
+    @Test
+    void aDeadMessageIsRequeuedFromThePageAndThenHandled() {
+        String body = "{\"order\":\"<img src=x onerror=window.__xss=1>\"}";
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            handlers.failing = true;
+            template.send(OutgoingMessage.fixedTime("ops-failing", body, Instant.now()));
+            await().atMost(PATIENCE).until(() -> rmq.admin().deadCount("ops-failing") == 1);
+            open();
+            waitForCell("ops-failing", "dead", "1");
+            click(By.cssSelector("#topics tr[data-topic='ops-failing'] td.name"));
+            waitUntil(d -> d.findElements(By.cssSelector("#dead tr.dead-row")).size() == 1);
+            WebElement row = browser.findElement(By.cssSelector("#dead tr.dead-row"));
+            assertThat(row.findElement(By.cssSelector(".body-text")).getText()).as("shown as text").isEqualTo(body);
+            assertThat(row.findElement(By.cssSelector("td.error")).getText()).contains("fails on purpose: <b>" + body
+                    + "</b>");
+            assertThat(row.getText()).contains("1"); // attempts
+            Browser.screenshot(browser, "03-dead");
+
+            handlers.failing = false;
+            click(By.cssSelector("#dead tr.dead-row button.requeue"));
+            await().atMost(PATIENCE).until(() -> handlers.handled.contains(body));
+            waitForCell("ops-failing", "dead", "0");
+            waitUntil(d -> d.findElements(By.cssSelector("#dead tr.dead-row")).isEmpty());
+            assertThat(browser.findElement(By.id("notice")).getText()).contains("Requeue: 1 message");
+            Browser.screenshot(browser, "04-requeued");
+            assertThat(log.warnings()).as("the one failure caused on purpose").hasSize(1);
+        }
+        finally {
+            handlers.failing = true;
+        }
+        assertThat(((JavascriptExecutor) browser).executeScript("return window.__xss === undefined")).as(
+                "a body is never run as HTML").isEqualTo(true);
+    }
+
+    @Test
+    void aMessageIsFoundRescheduledAndCancelledByItsBody() {
+        Instant due = Instant.now().plusSeconds(7200);
+        for (int i = 0; i < 3; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-later", "{\"invoice\":" + i + "}", due.plusSeconds(i)));
+        }
+        open();
+        waitForCell("ops-later", "waiting", "3");
+        click(By.cssSelector("#topics tr[data-topic='ops-later'] td.name"));
+        click(By.cssSelector("button[data-tab='find']"));
+        browser.findElement(By.id("find-body")).sendKeys("{\"invoice\":2}");
+        click(By.id("find"));
+        waitUntil(d -> d.findElement(By.id("find-result")).getText().contains("yes, due"));
+        Browser.screenshot(browser, "07-found");
+
+        browser.findElement(By.id("when")).sendKeys("30m");
+        click(By.id("reschedule"));
+        waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Reschedule: rescheduled"));
+        click(By.cssSelector("button[data-tab='waiting']"));
+        waitUntil(d -> {
+            List<WebElement> rows = d.findElements(By.cssSelector("#waiting tr.waiting-row .body-text"));
+            return rows.size() == 3 && rows.get(0).getText().equals("{\"invoice\":2}");
+        });
+
+        click(By.cssSelector("button[data-tab='find']"));
+        click(By.id("cancel"));
+        waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Cancel: cancelled"));
+        waitForCell("ops-later", "waiting", "2");
+        assertThat(rmq.admin().find("ops-later", "{\"invoice\":2}").exists()).isFalse();
+    }
+
+    @Test
+    void aListenerPausedFromThePageStopsTakingMessagesAndResumes() {
+        open();
+        waitForListenerState("ops-worker", "running");
+        click(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.pause"));
+        waitForListenerState("ops-worker", "paused");
+        assertThat(rmq.admin().stats("ops-work").waiting()).isZero();
+
+        template.send(OutgoingMessage.priority("ops-work", "sent-while-paused", 7));
+        waitForCell("ops-work", "waiting", "1");
+        await().pollDelay(Duration.ofSeconds(2)).atMost(PATIENCE).until(() -> true);
+        assertThat(handlers.worked).as("a paused listener takes nothing").doesNotContain("sent-while-paused");
+        assertThat(cell("ops-work", "waiting")).isEqualTo("1");
+        Browser.screenshot(browser, "05-paused");
+
+        click(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.resume"));
+        await().atMost(PATIENCE).until(() -> handlers.worked.contains("sent-while-paused"));
+        waitForListenerState("ops-worker", "running");
+        waitForCell("ops-work", "waiting", "0");
+        Browser.screenshot(browser, "06-resumed");
+    }
+}

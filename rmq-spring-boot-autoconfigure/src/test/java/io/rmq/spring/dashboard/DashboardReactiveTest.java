@@ -1,0 +1,198 @@
+package io.rmq.spring.dashboard;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.operations.OpsTestApplication;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationContext;
+import org.springframework.http.MediaType;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The dashboard in a Reactive (WebFlux) application on a real Redis: the page and its JSON routes, waiting messages
+ * paged through the browse cursor, find / reschedule / cancel by body, dead messages, pause and resume.
+ */
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+@SpringBootTest(classes = OpsTestApplication.class, properties = {"spring.main.web-application-type=reactive",
+        "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+        "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+        "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false", "rmq.dashboard.path=/ops/rmq"})
+class DashboardReactiveTest {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @Autowired
+    ApplicationContext context;
+
+    @Autowired
+    RmqTemplate template;
+
+    @Autowired
+    Rmq rmq;
+
+    @Autowired
+    OpsTestApplication.Handlers handlers;
+
+    WebTestClient client;
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
+        registry.add("rmq.key-prefix", () -> "reactive-" + UUID.randomUUID());
+    }
+
+    @BeforeEach
+    void client() {
+        client = WebTestClient.bindToApplicationContext(context).configureClient()
+                .responseTimeout(Duration.ofSeconds(30)).build();
+    }
+
+    JsonNode get(String uri) {
+        byte[] body = client.get().uri(uri).exchange().expectStatus().isOk().expectBody().returnResult()
+                .getResponseBody();
+        return JSON.readTree(body);
+    }
+
+    JsonNode post(String uri, String json) {
+        byte[] body = client.post().uri(uri).contentType(MediaType.APPLICATION_JSON).bodyValue(json).exchange()
+                .expectStatus().isOk().expectBody().returnResult().getResponseBody();
+        return JSON.readTree(body);
+    }
+
+    @Test
+    void thePageAndItsFilesAreServedAtThePath() {
+        client.get().uri("/ops/rmq").exchange().expectStatus().isOk()
+                .expectHeader().contentTypeCompatibleWith(MediaType.TEXT_HTML)
+                .expectHeader().valueEquals("Content-Security-Policy", RmqDashboard.CONTENT_SECURITY_POLICY)
+                .expectBody(String.class).value(page -> assertThat(page)
+                        .contains("<meta name=\"rmq-base\" content=\"/ops/rmq\">")
+                        .contains("<meta name=\"rmq-read-only\" content=\"false\">"));
+        client.get().uri("/ops/rmq/dashboard.js").exchange().expectStatus().isOk().expectBody(String.class)
+                .value(script -> assertThat(script).contains("createTextNode"));
+        client.get().uri("/ops/rmq/dashboard.css").exchange().expectStatus().isOk();
+        client.get().uri("/ops/rmq/api/csrf").exchange().expectStatus().isOk().expectBody(String.class)
+                .isEqualTo("{}");
+        client.get().uri("/rmq").exchange().expectStatus().isNotFound();
+        client.get().uri("/ops/rmq/api/topics/no-such-topic").exchange().expectStatus().isNotFound();
+        client.get().uri("/ops/rmq/api/topics/ops-backlog/dead?limit=0").exchange().expectStatus().isBadRequest();
+    }
+
+    @Test
+    void theOverviewAndATopicShowTheirCounts() {
+        JsonNode overview = get("/ops/rmq/api/overview");
+        assertThat(overview.get("readOnly").asBoolean()).isFalse();
+        List<String> topics = new ArrayList<>();
+        overview.get("topics").forEach(row -> topics.add(row.get("topic").get("name").asString()));
+        assertThat(topics).containsExactly("ops-backlog", "ops-failing", "ops-flaky", "ops-ordered", "ops-work");
+        List<String> listeners = new ArrayList<>();
+        overview.get("listeners").forEach(l -> listeners.add(l.get("id").asString()));
+        assertThat(listeners).containsExactly("ops-failing", "ops-flaky", "ops-orderly", "ops-worker");
+
+        JsonNode work = get("/ops/rmq/api/topics/ops-work");
+        assertThat(work.get("type").asString()).isEqualTo("PRIORITY");
+        assertThat(work.get("perSlot")).hasSize(2);
+    }
+
+    @Test
+    void waitingMessagesArePagedInTakingOrderAndFoundRescheduledAndCancelledByBody() {
+        Instant due = Instant.now().plusSeconds(3600);
+        for (int i = 0; i < 7; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-backlog", "reactive-" + i, due.plusSeconds(i)));
+        }
+        List<String> seen = new ArrayList<>();
+        String cursor = null;
+        int pages = 0;
+        do {
+            JsonNode page = get("/ops/rmq/api/topics/ops-backlog/waiting?limit=3"
+                    + (cursor == null ? "" : "&cursor=" + cursor));
+            page.get("messages").forEach(m -> seen.add(m.get("body").asString()));
+            cursor = page.get("next").isNull() ? null : page.get("next").asString();
+            pages++;
+        } while (cursor != null && pages < 10);
+        assertThat(seen).containsExactly("reactive-0", "reactive-1", "reactive-2", "reactive-3", "reactive-4",
+                "reactive-5", "reactive-6");
+
+        JsonNode found = get("/ops/rmq/api/topics/ops-backlog/find?body=reactive-5");
+        assertThat(found.get("waiting").asBoolean()).isTrue();
+        assertThat(Instant.parse(found.get("dueAt").asString())).isEqualTo(due.plusSeconds(5).truncatedTo(
+                java.time.temporal.ChronoUnit.MILLIS));
+
+        assertThat(post("/ops/rmq/api/topics/ops-backlog/reschedule", "{\"body\":\"reactive-5\",\"when\":\"10m\"}")
+                .get("result").asString()).isEqualTo("RESCHEDULED");
+        assertThat(get("/ops/rmq/api/topics/ops-backlog/waiting?limit=1").get("messages").get(0).get("body")
+                .asString()).as("now first in taking order").isEqualTo("reactive-5");
+
+        assertThat(post("/ops/rmq/api/topics/ops-backlog/cancel", "{\"body\":\"reactive-5\"}").get("removedWaiting")
+                .asBoolean()).isTrue();
+        assertThat(get("/ops/rmq/api/topics/ops-backlog/find?body=reactive-5").get("waiting").asBoolean()).isFalse();
+        assertThat(get("/ops/rmq/api/topics/ops-backlog").get("waiting").asLong()).isEqualTo(6);
+        client.post().uri("/ops/rmq/api/topics/ops-backlog/reschedule").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"body\":\"reactive-1\",\"when\":\"tomorrowish\"}").exchange().expectStatus().isBadRequest();
+    }
+
+    @Test
+    void deadMessagesArePagedRequeuedAndDeletedAndListenersPausedAndResumed() {
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            for (int i = 0; i < 3; i++) {
+                template.send(OutgoingMessage.fixedTime("ops-failing", "reactive-dead-" + i, Instant.now()));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("ops-failing") == 3);
+            JsonNode first = get("/ops/rmq/api/topics/ops-failing/dead?offset=0&limit=2");
+            assertThat(first.get("total").asLong()).isEqualTo(3);
+            assertThat(first.get("messages")).hasSize(2);
+            assertThat(get("/ops/rmq/api/topics/ops-failing/dead?offset=2&limit=2").get("messages")).hasSize(1);
+            JsonNode dead = first.get("messages").get(0);
+            assertThat(dead.get("error").asString()).contains(OpsTestApplication.ON_PURPOSE);
+            assertThat(dead.get("attempts").asInt()).isEqualTo(1);
+
+            JsonNode deleted = post("/ops/rmq/api/topics/ops-failing/dead/delete", "{\"slot\":"
+                    + dead.get("slot").asInt() + ",\"body\":\"" + dead.get("bodyBase64").asString() + "\"}");
+            assertThat(deleted.get("count").asLong()).isEqualTo(1);
+            handlers.failing = false;
+            assertThat(post("/ops/rmq/api/topics/ops-failing/dead/requeue-all", "").get("count").asLong())
+                    .isEqualTo(2);
+            await().atMost(Duration.ofSeconds(30)).until(() -> handlers.handled.size() >= 2);
+            assertThat(handlers.handled).doesNotContain(dead.get("body").asString());
+            assertThat(log.warnings()).hasSize(3);
+        }
+        finally {
+            handlers.failing = true;
+        }
+
+        assertThat(post("/ops/rmq/api/listeners/ops-worker/pause", "").get("state").asString()).isEqualTo("paused");
+        try {
+            template.send(OutgoingMessage.priority("ops-work", "reactive-paused", 1));
+            await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10)).until(() -> true);
+            assertThat(handlers.worked).doesNotContain("reactive-paused");
+        }
+        finally {
+            assertThat(post("/ops/rmq/api/listeners/ops-worker/resume", "").get("state").asString())
+                    .isEqualTo("running");
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("reactive-paused"));
+        client.post().uri("/ops/rmq/api/listeners/no-such/pause").exchange().expectStatus().isNotFound();
+    }
+}

@@ -1,0 +1,212 @@
+package io.rmq.spring.operations;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code /actuator/rmq} over HTTP on a real port against a real Redis, standalone and cluster (the subclasses):
+ * the overview's counts, one topic with its slots, one listener, and the write operations.
+ */
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+                "management.endpoints.web.exposure.include=rmq"})
+abstract class RmqEndpointIntegrationTests {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    RmqTemplate template;
+
+    @Autowired
+    Rmq rmq;
+
+    @Autowired
+    OpsTestApplication.Handlers handlers;
+
+    static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
+        topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
+        registry.add("rmq.key-prefix", () -> "ops-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+    }
+
+    HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> post(String path, String json) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    JsonNode json(HttpResponse<String> response) {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return JSON.readTree(response.body());
+    }
+
+    static JsonNode named(JsonNode array, String field, String value) {
+        for (JsonNode node : array) {
+            if (node.get(field).asString().equals(value)) {
+                return node;
+            }
+        }
+        throw new AssertionError("no " + field + "=" + value + " in " + array);
+    }
+
+    @Test
+    void theOverviewShowsEveryTopicWithItsCountsAndEveryListener() throws Exception {
+        long before = rmq.admin().stats("ops-backlog").waiting(); // the other tests of the class may have sent some
+        Instant later = Instant.now().plusSeconds(3600);
+        for (int i = 0; i < 7; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-backlog", "{\"order\":" + i + "}", later.plusSeconds(i)));
+        }
+        JsonNode overview = json(get("/actuator/rmq"));
+        JsonNode backlog = named(overview.get("topics"), "name", "ops-backlog");
+        assertThat(backlog.get("type").asString()).isEqualTo("FIXED_TIME");
+        assertThat(backlog.get("slots").asInt()).isEqualTo(4);
+        assertThat(backlog.get("mode").isNull()).as("no listener has registered a consume mode").isTrue();
+        assertThat(backlog.get("waiting").asLong()).isEqualTo(before + 7);
+        assertThat(backlog.get("inFlight").asLong()).isZero();
+        assertThat(backlog.get("dead").asLong()).isZero();
+        assertThat(backlog.has("perSlot")).as("the overview leaves per-slot sizes to the one-topic read").isFalse();
+        assertThat(Instant.parse(backlog.get("oldestDue").asString())).as("the first in taking order")
+                .isBetween(later.minusSeconds(60), later.plusSeconds(60));
+        assertThat(named(overview.get("topics"), "name", "ops-work").get("oldestDue").isNull())
+                .as("a PRIORITY topic has no due times").isTrue();
+        assertThat(overview.get("topics").findValuesAsString("name")).contains("ops-failing", "ops-work",
+                "ops-ordered", "ops-flaky");
+
+        JsonNode worker = named(overview.get("listeners"), "id", "ops-worker");
+        assertThat(worker.get("topic").asString()).isEqualTo("ops-work");
+        assertThat(worker.get("mode").asString()).isEqualTo("CONCURRENT");
+        assertThat(worker.get("state").asString()).isEqualTo("running");
+        assertThat(worker.get("watchdogRepairs").asLong()).isZero();
+        JsonNode orderly = named(overview.get("listeners"), "id", "ops-orderly");
+        assertThat(orderly.get("mode").asString()).isEqualTo("ORDERLY");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(named(json(get("/actuator/rmq"))
+                .get("listeners"), "id", "ops-orderly").get("ownedSlots")).as("a single instance owns every slot")
+                .hasSize(4));
+    }
+
+    @Test
+    void oneTopicHasItsSizesPerSlotAndAnUnknownNameIsNotFound() throws Exception {
+        Instant later = Instant.now().plusSeconds(3600);
+        for (int i = 0; i < 20; i++) {
+            template.send(OutgoingMessage.fixedTime("ops-backlog", "slot-spread-" + i, later));
+        }
+        JsonNode topic = json(get("/actuator/rmq/topics/ops-backlog"));
+        assertThat(topic.get("perSlot")).hasSize(4);
+        long sum = 0;
+        for (JsonNode slot : topic.get("perSlot")) {
+            sum += slot.get("waiting").asLong();
+        }
+        assertThat(sum).isEqualTo(topic.get("waiting").asLong()).isGreaterThanOrEqualTo(20);
+
+        assertThat(get("/actuator/rmq/topics/no-such-topic").statusCode()).isEqualTo(404);
+        assertThat(get("/actuator/rmq/listeners/no-such-listener").statusCode()).isEqualTo(404);
+        assertThat(json(get("/actuator/rmq/listeners/ops-worker")).get("concurrency").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void deadMessagesAreRequeuedAndPurgedThroughWriteOperations() throws Exception {
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            for (int i = 0; i < 3; i++) {
+                template.send(OutgoingMessage.fixedTime("ops-failing", "endpoint-dead-" + i, Instant.now()));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("ops-failing") >= 3);
+            JsonNode failing = named(json(get("/actuator/rmq")).get("topics"), "name", "ops-failing");
+            assertThat(failing.get("dead").asLong()).isEqualTo(3);
+
+            handlers.failing = false;
+            JsonNode requeued = json(post("/actuator/rmq/topics/ops-failing", "{\"action\":\"requeue-dead\"}"));
+            assertThat(requeued.get("count").asLong()).isEqualTo(3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> handlers.handled.size() >= 3);
+            assertThat(handlers.handled).contains("endpoint-dead-0", "endpoint-dead-1", "endpoint-dead-2");
+
+            handlers.failing = true;
+            template.send(OutgoingMessage.fixedTime("ops-failing", "endpoint-dead-again", Instant.now()));
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("ops-failing") == 1);
+            assertThat(json(post("/actuator/rmq/topics/ops-failing", "{\"action\":\"purge-dead\"}")).get("count")
+                    .asLong()).isEqualTo(1);
+            assertThat(rmq.admin().deadCount("ops-failing")).isZero();
+            assertThat(log.warnings()).as("one line per message that died").hasSize(4);
+        }
+        finally {
+            handlers.failing = true;
+        }
+        assertThat(post("/actuator/rmq/topics/ops-failing", "{\"action\":\"explode\"}").statusCode()).isEqualTo(400);
+        assertThat(post("/actuator/rmq/topics/no-such-topic", "{\"action\":\"purge-dead\"}").statusCode())
+                .isEqualTo(400);
+    }
+
+    @Test
+    void aFailedMessageWaitingForItsRetryCountsAsRetrying() throws Exception {
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            template.send(OutgoingMessage.fixedTime("ops-flaky", "endpoint-flaky", Instant.now()));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(named(json(get("/actuator/rmq"))
+                    .get("topics"), "name", "ops-flaky").get("retrying").asLong()).isEqualTo(1));
+            JsonNode flaky = json(get("/actuator/rmq/topics/ops-flaky"));
+            assertThat(flaky.get("waiting").asLong()).as("counted once, as retrying").isZero();
+            assertThat(flaky.get("inFlight").asLong()).isZero();
+            long perSlot = 0;
+            for (JsonNode slot : flaky.get("perSlot")) {
+                perSlot += slot.get("retrying").asLong();
+            }
+            assertThat(perSlot).isEqualTo(1);
+            assertThat(Instant.parse(flaky.get("oldestDue").asString())).as("its retry, five minutes away")
+                    .isAfter(Instant.now().plusSeconds(200));
+            assertThat(log.warnings()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aListenerIsPausedAndResumedThroughWriteOperations() throws Exception {
+        JsonNode paused = json(post("/actuator/rmq/listeners/ops-worker", "{\"action\":\"pause\"}"));
+        assertThat(paused.get("state").asString()).isEqualTo("paused");
+        try {
+            template.send(OutgoingMessage.priority("ops-work", "sent-while-paused", 5));
+            await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> true);
+            assertThat(handlers.worked).as("a paused listener takes nothing").doesNotContain("sent-while-paused");
+            assertThat(named(json(get("/actuator/rmq")).get("topics"), "name", "ops-work").get("waiting").asLong())
+                    .isEqualTo(1);
+        }
+        finally {
+            JsonNode resumed = json(post("/actuator/rmq/listeners/ops-worker", "{\"action\":\"resume\"}"));
+            assertThat(resumed.get("state").asString()).isEqualTo("running");
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("sent-while-paused"));
+        assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause\"}").statusCode())
+                .isEqualTo(400);
+    }
+}
