@@ -118,7 +118,7 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
                 }
                 try {
                     TopicStats stats = rmq.admin().stats(topic);
-                    sizes.values = new double[] {stats.waiting(), stats.inFlight(), retrying(stats), stats.dead()};
+                    sizes.values = new double[] {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()};
                 }
                 catch (RuntimeException ex) {
                     if (closed) {
@@ -139,14 +139,6 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
         catch (RuntimeException ex) {
             log.warn("RMQ's queue-size gauges could not be refreshed: {}", String.valueOf(ex));
         }
-    }
-
-    /**
-     * Messages waiting out a retry's backoff. 0 until the merge with the state work (issue 20, branch ops-state), which
-     * adds the figure to {@link TopicStats}.
-     */
-    static double retrying(TopicStats stats) {
-        return 0; // TODO(issue 20, merge ops-state): stats.retrying()
     }
 
     private TopicSizes registerTopic(String topic) {
