@@ -175,6 +175,39 @@ class RmqHealthIndicatorTest {
     }
 
     @Test
+    void scriptsANodeLostAreLoadedAgainAndCounted() {
+        runner().run(context -> {
+            HealthIndicator indicator = context.getBean("rmqHealthIndicator", HealthIndicator.class);
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+            io.lettuce.core.AbstractRedisClient client = topology.newClient();
+            try {
+                if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+                    try (var connection = cluster.connect()) {
+                        connection.sync().upstream().commands().scriptFlush();
+                    }
+                }
+                else {
+                    try (var connection = ((io.lettuce.core.RedisClient) client).connect()) {
+                        connection.sync().scriptFlush();
+                    }
+                }
+            }
+            finally {
+                client.shutdown();
+            }
+            try (LogCapture log = LogCapture.rmq()) {
+                Health health = indicator.health();
+                assertThat(health.getStatus()).isEqualTo(Status.UP);
+                assertThat(detail(health, "redis")).allSatisfy((node, check) -> assertThat((Map<String, Object>) check)
+                        .containsEntry("scriptsLoaded", true).containsKey("scriptsReloaded"));
+                assertThat(log.messages()).anyMatch(m -> m.contains("loaded") && m.contains("again"));
+                assertThat(detail(indicator.health(), "redis")).allSatisfy((node, check) ->
+                        assertThat((Map<String, Object>) check).doesNotContainKey("scriptsReloaded"));
+            }
+        });
+    }
+
+    @Test
     void aResultIsReusedWithinItsTimeToLive() {
         runner().withPropertyValues("rmq.health.cache-time-to-live=1h").run(context -> {
             HealthIndicator indicator = context.getBean("rmqHealthIndicator", HealthIndicator.class);
