@@ -1,0 +1,104 @@
+package io.rmq.samples;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+
+import io.rmq.spring.RmqTemplate;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The sample as its README describes it, on a real port: after the scenario it keeps running, serves the dashboard,
+ * the rmq endpoint, health and metrics at the addresses it prints, and its live traffic puts another shop's order
+ * close into the dead queue with its reason.
+ */
+@SpringBootTest(classes = {RmqSamplesApplication.class, SampleOperationsTest.Logs.class},
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=true"})
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+class SampleOperationsTest {
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Value("${local.server.port}")
+    int port;
+
+    @Autowired
+    LogCapture log;
+
+    @Autowired
+    RmqTemplate rmq;
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        RedisTopology.STANDALONE.springProperties().forEach((name, value) -> registry.add(name, () -> value));
+        String prefix = "rmq-samples-ops-" + UUID.randomUUID();
+        registry.add("rmq.key-prefix", () -> prefix);
+    }
+
+    /** The sample's log from before the driver runs (its scenario fails twice on purpose) until the context closes. */
+    @Configuration(proxyBeanMethods = false)
+    static class Logs {
+
+        @Bean
+        LogCapture sampleLog() {
+            return LogCapture.of("io.rmq").expecting("picture CDN upload timed out", "core banking timed out",
+                    "does not exist in this shop");
+        }
+    }
+
+    @Test
+    void theSampleServesTheDashboardEndpointHealthAndMetricsWhereItSaysItDoes() throws Exception {
+        String base = "http://localhost:" + port;
+        assertThat(log.messages()).as("the addresses printed after the scenario")
+                .anyMatch(m -> m.contains("Dashboard") && m.contains(base + "/rmq"))
+                .anyMatch(m -> m.contains(base + "/actuator/rmq"))
+                .anyMatch(m -> m.contains(base + "/actuator/health/rmq"));
+
+        HttpResponse<String> page = get(base + "/rmq");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("<html").contains("dashboard");
+
+        HttpResponse<String> endpoint = get(base + "/actuator/rmq");
+        assertThat(endpoint.statusCode()).isEqualTo(200);
+        assertThat(endpoint.body()).contains("\"picture-render\"", "\"merchant-tasks\"", "\"order-timeout\"",
+                "\"ledger\"");
+
+        HttpResponse<String> health = get(base + "/actuator/health/rmq");
+        assertThat(health.statusCode()).isEqualTo(200);
+        assertThat(health.body()).contains("\"status\":\"UP\"");
+
+        assertThat(get(base + "/actuator/metrics/rmq.handled.messages").statusCode()).isEqualTo(200);
+        assertThat(get(base + "/actuator/metrics/messaging.client.sent.messages").statusCode()).isEqualTo(200);
+
+        // the live traffic: now and then the close of an order another shop placed, refused as non-retryable
+        await().atMost(Duration.ofSeconds(30)).until(() -> rmq.stats(SampleDriver.ORDER_TOPIC).dead() >= 1);
+        assertThat(get(base + "/rmq/api/topics/" + SampleDriver.ORDER_TOPIC + "/dead?offset=0&limit=10").body())
+                .contains("does not exist in this shop");
+    }
+
+    private HttpResponse<String> get(String url) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}
