@@ -56,14 +56,17 @@ class SampleOperationsTest {
         registry.add("rmq.key-prefix", () -> prefix);
     }
 
-    /** The sample's log from before the driver runs (its scenario fails twice on purpose) until the context closes. */
+    /**
+     * The sample's log from before the driver runs until the context closes: the failures it causes on purpose (two in
+     * the scenario, the other shop's order closes of the live traffic) and the addresses it prints.
+     */
     @Configuration(proxyBeanMethods = false)
     static class Logs {
 
         @Bean
         LogCapture sampleLog() {
             return LogCapture.of("io.rmq").expecting("picture CDN upload timed out", "core banking timed out",
-                    "does not exist in this shop");
+                    "does not exist in this shop", "http://localhost:");
         }
     }
 
