@@ -42,11 +42,12 @@ public final class BenchmarkMain {
 
     /**
      * RMQ variants run only when {@code --peers} names them, beside plain RMQ in the same run: with its Micrometer
-     * meters and observations on (as with Spring Boot Actuator: a SimpleMeterRegistry, observations recorded as
-     * timers, no tracer), and with trace context propagation on.
+     * meters, its observations, or both on (as with Spring Boot Actuator: a SimpleMeterRegistry, observations recorded
+     * as timers, no tracer), and with trace context propagation on.
      */
-    static final Map<String, List<String>> RMQ_VARIANTS = Map.of("RMQ+ops", List.of("--ops", "metrics,observations"),
-            "RMQ+ctx", List.of("--propagate-context", "true"));
+    static final Map<String, List<String>> RMQ_VARIANTS = new java.util.TreeMap<>(Map.of(
+            "RMQ+metrics", List.of("--ops", "metrics"), "RMQ+obs", List.of("--ops", "observations"),
+            "RMQ+ops", List.of("--ops", "metrics,observations"), "RMQ+ctx", List.of("--propagate-context", "true")));
 
     /** One figure: its label, unit, and whether higher is better. */
     enum Metric {

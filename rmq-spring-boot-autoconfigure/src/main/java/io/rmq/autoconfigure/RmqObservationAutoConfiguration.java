@@ -17,7 +17,9 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Micrometer Observations around RMQ's sends and handler calls ({@code rmq.send}, {@code rmq.process}), when the
- * application has an {@link ObservationRegistry} and {@code rmq.observation.enabled} is not false. The
+ * application has an {@link ObservationRegistry} and {@code rmq.observation.enabled=true}: opt-in, as Spring Kafka's
+ * observations are, because an observation per send and per handler call costs several microseconds (a third of
+ * W1B's throughput with Micrometer's default meter handler; BENCHMARKS.md), where RMQ's meters cost a few percent. The
  * {@link ObservationInstrumentation} bean is one of the {@code RmqInstrumentation} beans the engine reports to; it
  * takes {@link RmqSendObservationConvention} and {@link RmqProcessObservationConvention} beans when the application
  * defines them, and backs off for the application's own {@link ObservationInstrumentation}. With
@@ -27,7 +29,7 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = ObservationAutoConfiguration.class, before = RmqAutoConfiguration.class)
 @ConditionalOnClass({ObservationRegistry.class, ObservationInstrumentation.class})
 @ConditionalOnBean(ObservationRegistry.class)
-@ConditionalOnBooleanProperty(name = "rmq.observation.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty("rmq.observation.enabled")
 @EnableConfigurationProperties(RmqProperties.class)
 public class RmqObservationAutoConfiguration {
 

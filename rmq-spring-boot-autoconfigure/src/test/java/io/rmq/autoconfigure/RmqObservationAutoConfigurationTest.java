@@ -32,8 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class RmqObservationAutoConfigurationTest {
 
+    /** Observations are opt-in (as Spring Kafka's): the tests below turn them on unless they say otherwise. */
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RmqObservationAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(RmqObservationAutoConfiguration.class))
+            .withPropertyValues("rmq.observation.enabled=true");
 
     @Test
     void theEngineReportsToTheObservationsAndItsListenersReadContextsWithPropagateContext() {
@@ -45,7 +47,7 @@ class RmqObservationAutoConfigurationTest {
                 .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
                         .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
                 .withPropertyValues("rmq.key-prefix=obs-" + UUID.randomUUID(), "rmq.topics.orders.type=FIXED_TIME",
-                        "rmq.observation.propagate-context=true")
+                        "rmq.observation.enabled=true", "rmq.observation.propagate-context=true")
                 .withBean(ObservationRegistry.class, () -> registry).run(context -> {
                     assertThat(context).hasNotFailed();
                     Rmq rmq = context.getBean(Rmq.class);
@@ -80,6 +82,15 @@ class RmqObservationAutoConfigurationTest {
                 .withBean("myInstrumentation", ObservationInstrumentation.class, () -> own).run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context).getBean(ObservationInstrumentation.class).isSameAs(own);
+                });
+    }
+
+    @Test
+    void isOffByDefaultEvenWithAnObservationRegistry() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RmqObservationAutoConfiguration.class))
+                .withBean(ObservationRegistry.class, TestObservationRegistry::create).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(ObservationInstrumentation.class);
                 });
     }
 

@@ -3,6 +3,8 @@ package io.rmq.spring.dashboard;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -50,17 +52,40 @@ public class MicrometerDashboardMeters implements RmqDashboard.Meters {
         return counters.isEmpty() ? null : counters.stream().mapToDouble(Counter::count).sum();
     }
 
-    /** The largest value of this percentile over the timers (one per listener), in ms; null when none publishes it. */
-    private static Double percentile(Collection<Timer> timers, double percentile) {
+    /**
+     * The largest value of this percentile over the timers (one per listener), in ms; null when none has values. A
+     * timer that publishes the percentile (client-side, e.g. configured with Boot's
+     * {@code management.metrics.distribution.percentiles}) gives it; otherwise it is estimated from the timer's
+     * histogram (RMQ's default): the upper bound of the first bucket that holds that share of the recordings.
+     */
+    static Double percentile(Collection<Timer> timers, double percentile) {
         Double worst = null;
         for (Timer timer : timers) {
-            for (ValueAtPercentile value : timer.takeSnapshot().percentileValues()) {
-                if (Math.abs(value.percentile() - percentile) < 1e-9) {
-                    double ms = value.value(TimeUnit.MILLISECONDS);
-                    worst = worst == null ? ms : Math.max(worst, ms);
-                }
+            Double ms = percentileOf(timer.takeSnapshot(), percentile);
+            if (ms != null) {
+                worst = worst == null ? ms : Math.max(worst, ms);
             }
         }
         return worst;
+    }
+
+    private static Double percentileOf(HistogramSnapshot snapshot, double percentile) {
+        for (ValueAtPercentile value : snapshot.percentileValues()) {
+            if (Math.abs(value.percentile() - percentile) < 1e-9) {
+                return value.value(TimeUnit.MILLISECONDS);
+            }
+        }
+        CountAtBucket[] buckets = snapshot.histogramCounts();
+        if (buckets.length == 0 || buckets[buckets.length - 1].count() == 0) {
+            return null;
+        }
+        // cumulative counts: the last bucket holds every recording of the window
+        double wanted = percentile * buckets[buckets.length - 1].count();
+        for (CountAtBucket bucket : buckets) {
+            if (bucket.count() >= wanted) {
+                return bucket.bucket(TimeUnit.MILLISECONDS);
+            }
+        }
+        return buckets[buckets.length - 1].bucket(TimeUnit.MILLISECONDS);
     }
 }

@@ -47,6 +47,17 @@ class MicrometerDashboardMetersTest {
         assertThat(orders.latenessP99()).isBetween(90.0, 110.0);
         assertThat(meters(registry).available()).isTrue();
 
+        // RMQ's own lateness timer has fixed buckets, no client-side percentiles: estimated from its buckets
+        Timer histogram = Timer.builder("rmq.delivery.lateness").tags("messaging.destination.name", "late",
+                "rmq.listener.id", "b").serviceLevelObjectives(io.rmq.micrometer.MicrometerInstrumentation.LATENESS_BUCKETS)
+                .register(registry);
+        for (int i = 1; i <= 100; i++) {
+            histogram.record(Duration.ofMillis(i));
+        }
+        RmqDashboard.TopicMeters late = meters(registry).topic("late");
+        assertThat(late.latenessP50()).as("an upper bound of p50 from the buckets").isBetween(50.0, 70.0);
+        assertThat(late.latenessP99()).isBetween(99.0, 125.0);
+
         RmqDashboard.TopicMeters other = meters(registry).topic("other");
         assertThat(other.sent()).as("no meter: shown as —").isNull();
         assertThat(other.latenessP50()).isNull();

@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.test.LogCapture;
@@ -87,10 +86,12 @@ abstract class RmqMetricsIntegrationTests {
         assertThat(lateness.count()).isEqualTo(5);
         // due 3 s before they were sent: at least that late, and not by minutes
         assertThat(lateness.max(java.util.concurrent.TimeUnit.MILLISECONDS)).isBetween(2_900.0, 60_000.0);
-        List<Double> percentiles = java.util.Arrays.stream(lateness.takeSnapshot().percentileValues())
-                .map(ValueAtPercentile::percentile).toList();
-        assertThat(percentiles).containsExactly(0.5, 0.9, 0.99);
-        // (the histogram's buckets show on registries with aggregable percentiles, e.g. Prometheus, not on this one)
+        // fixed buckets (no client-side percentiles: they are contended across handler threads): the last one holds
+        // every recording of the window, so p50/p99 can be estimated from them (the dashboard does)
+        io.micrometer.core.instrument.distribution.CountAtBucket[] buckets = lateness.takeSnapshot().histogramCounts();
+        assertThat(buckets).isNotEmpty();
+        assertThat(buckets[buckets.length - 1].count()).isEqualTo(5);
+        assertThat(lateness.takeSnapshot().percentileValues()).isEmpty();
         assertThat(registry.get("messaging.client.operation.duration").tag("messaging.destination.name", "m-fixed")
                 .tag("messaging.operation.name", "receive").tag("error.type", "none").timer().count()).isPositive();
         assertThat(registry.get("messaging.client.operation.duration").tag("messaging.destination.name", "m-fixed")
