@@ -66,13 +66,15 @@ class SampleOperationsTest {
         @Bean
         LogCapture sampleLog() {
             return LogCapture.of("io.rmq").expecting("picture CDN upload timed out", "core banking timed out",
-                    "does not exist in this shop", "http://localhost:");
+                    "does not exist in this shop", "http://localhost:", "RMQ started: ");
         }
     }
 
     @Test
     void theSampleServesTheDashboardEndpointHealthAndMetricsWhereItSaysItDoes() throws Exception {
         String base = "http://localhost:" + port;
+        assertThat(log.messages()).as("RMQ's start line, shown by the sample's log levels")
+                .anyMatch(m -> m.startsWith("RMQ started: Redis standalone") && m.contains("4 listener(s)"));
         assertThat(log.messages()).as("the addresses printed after the scenario")
                 .anyMatch(m -> m.contains("Dashboard") && m.contains(base + "/rmq"))
                 .anyMatch(m -> m.contains(base + "/actuator/rmq"))
