@@ -126,7 +126,7 @@ class ListenerStartupFailureTest {
 
     @Test
     void twoParameters() {
-        assertFailure(TwoParameters.class, "must take exactly one parameter", "takes 2");
+        assertFailure(TwoParameters.class, "takes 2 payload parameters", "must take at most one");
     }
 
     @Test

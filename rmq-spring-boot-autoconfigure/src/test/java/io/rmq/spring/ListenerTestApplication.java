@@ -14,6 +14,13 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+import org.springframework.validation.annotation.Validated;
+import io.rmq.consumer.Delivery;
 
 /** A small application with one listener per case the integration tests check. */
 @SpringBootConfiguration
@@ -132,6 +139,36 @@ class ListenerTestApplication {
             deadLetters.add(text);
         }
 
+        /** What a listener declaring Spring Messaging parameters received. */
+        record HeaderValues(Price price, String topic, int slot, int attempt, int maxRetries, long score,
+                long leaseDeadline, String listenerId, Delivery delivery) {
+        }
+
+        final BlockingQueue<HeaderValues> headerValues = new LinkedBlockingQueue<>();
+        final BlockingQueue<Message<List<Price>>> springMessages = new LinkedBlockingQueue<>();
+        final BlockingQueue<Price> validPrices = new LinkedBlockingQueue<>();
+
+        @RmqListener(id = "headers", topic = "it-headers", type = "PRIORITY", slotAmount = "4", maxRetries = "3")
+        public void onHeaders(@Payload Price price, @Header(RmqHeaders.TOPIC) String topic,
+                @Header(RmqHeaders.SLOT) int slot, @Header(RmqHeaders.ATTEMPT) int attempt,
+                @Header(RmqHeaders.MAX_RETRIES) int maxRetries, @Header(RmqHeaders.SCORE) long score,
+                @Header(RmqHeaders.LEASE_DEADLINE) long leaseDeadline, @Header(RmqHeaders.LISTENER_ID) String listenerId,
+                Delivery delivery) {
+            headerValues.add(new HeaderValues(price, topic, slot, attempt, maxRetries, score, leaseDeadline, listenerId,
+                    delivery));
+        }
+
+        @RmqListener(topic = "it-spring-message", type = "FIXED_TIME")
+        public void onSpringMessage(Message<List<Price>> message) {
+            springMessages.add(message);
+        }
+
+        /** Validated by the application's Validator ({@link #priceValidator()}): an invalid price is dead at once. */
+        @RmqListener(topic = "it-valid", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "1s")
+        public void onValid(@Validated @Payload Price price) {
+            validPrices.add(price);
+        }
+
         @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")
         public void onManual(String text) {
             manual.add(text);
@@ -153,6 +190,24 @@ class ListenerTestApplication {
         return failure -> {
             defaultHandlerSaw.add(failure);
             return FailureDecision.standard();
+        };
+    }
+
+    /** Rejects negative prices (a Spring Validator: the tests run without a Bean Validation provider). */
+    @Bean
+    Validator priceValidator() {
+        return new Validator() {
+            @Override
+            public boolean supports(Class<?> type) {
+                return type == Price.class;
+            }
+
+            @Override
+            public void validate(Object target, Errors errors) {
+                if (target instanceof Price price && price.cents() < 0) {
+                    errors.reject("negative", "cents must not be negative");
+                }
+            }
         };
     }
 

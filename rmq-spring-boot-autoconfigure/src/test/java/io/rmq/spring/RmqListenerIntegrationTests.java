@@ -122,6 +122,59 @@ abstract class RmqListenerIntegrationTests {
     }
 
     @Test
+    void aListenerTakesThePayloadAndTheDeliveryAsSpringMessagingHeaders() throws Exception {
+        Price price = new Price(11, "EUR", 1100);
+        long sentAt = System.currentTimeMillis();
+        template.sendPriority("it-headers", price, 7);
+        ListenerTestApplication.Listeners.HeaderValues got = listeners.headerValues.poll(30, TimeUnit.SECONDS);
+        assertThat(got).isNotNull();
+        assertThat(got.price()).isEqualTo(price);
+        assertThat(got.topic()).isEqualTo("it-headers");
+        assertThat(got.slot()).isBetween(0, 3).isEqualTo(got.delivery().slot());
+        assertThat(got.attempt()).isEqualTo(1);
+        assertThat(got.maxRetries()).isEqualTo(3);
+        assertThat(got.score()).as("the priority").isEqualTo(7);
+        // Redis's clock against this host's: generous bounds
+        assertThat(got.leaseDeadline()).isEqualTo(got.delivery().leaseDeadline()).isGreaterThan(sentAt - 60_000);
+        assertThat(got.listenerId()).isEqualTo("headers");
+    }
+
+    @Test
+    void aListenerTakesASpringMessageWithAGenericPayloadAndTheHeaders() throws Exception {
+        List<Price> prices = List.of(new Price(1, "EUR", 100), new Price(2, "USD", 200));
+        template.sendFixedTime("it-spring-message", prices, Instant.now());
+        org.springframework.messaging.Message<List<Price>> message = listeners.springMessages.poll(30, TimeUnit.SECONDS);
+        assertThat(message).isNotNull();
+        assertThat(message.getPayload()).isEqualTo(prices);
+        assertThat(message.getPayload().get(0)).isInstanceOf(Price.class);
+        assertThat(message.getHeaders().get(RmqHeaders.TOPIC)).isEqualTo("it-spring-message");
+        assertThat(message.getHeaders().get(RmqHeaders.ATTEMPT)).isEqualTo(1);
+        assertThat(new String(message.getHeaders().get(RmqHeaders.BODY, byte[].class), StandardCharsets.UTF_8))
+                .isEqualTo("[{\"cents\":100,\"currency\":\"EUR\",\"itemId\":1},"
+                        + "{\"cents\":200,\"currency\":\"USD\",\"itemId\":2}]");
+        assertThat(message.getHeaders().getId()).as("no random id per message").isNull();
+    }
+
+    @Test
+    void aPayloadThatFailsValidationIsDeadAtOnceWithTheReason() throws Exception {
+        Price invalid = new Price(5, "EUR", -1);
+        Price valid = new Price(6, "EUR", 1);
+        try (LogCapture log = LogCapture.rmq().expecting("cents must not be negative")) {
+            template.sendFixedTime("it-valid", invalid, Instant.now());
+            template.sendFixedTime("it-valid", valid, Instant.now());
+            assertThat(listeners.validPrices.poll(30, TimeUnit.SECONDS)).isEqualTo(valid);
+            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", invalid).isDead()
+                    && !log.warnings().isEmpty());
+            assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
+        }
+        DeadMessage dead = template.deadMessages("it-valid", 0, 10).get(0);
+        assertThat(dead.attempts()).as("not retried").isEqualTo(1);
+        assertThat(dead.lastError()).startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener")
+                .contains("cents must not be negative");
+        assertThat(listeners.validPrices).isEmpty();
+    }
+
+    @Test
     void fixedTimeIsDeliveredAtItsTimeNotBeforeEvenWhenTheListenerIsIdle() throws Exception {
         Instant due = Instant.now().plusMillis(700);
         template.sendFixedTime("it-fixed", "close-order-" + due.toEpochMilli(), due);
