@@ -17,6 +17,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.messaging.handler.annotation.SendTo;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.annotation.RmqReply;
+import java.time.Instant;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 import org.springframework.validation.annotation.Validated;
@@ -167,6 +171,50 @@ class ListenerTestApplication {
         @RmqListener(topic = "it-valid", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "1s")
         public void onValid(@Validated @Payload Price price) {
             validPrices.add(price);
+        }
+
+        final List<String> replySources = new CopyOnWriteArrayList<>();
+        final BlockingQueue<RmqMessage<String>> priorityReplies = new LinkedBlockingQueue<>();
+        final BlockingQueue<RmqMessage<Price>> rangeReplies = new LinkedBlockingQueue<>();
+        final BlockingQueue<RmqMessage<String>> fixedReplies = new LinkedBlockingQueue<>();
+
+        /** Replies to a PRIORITY topic with priority 5; "none-*" returns null: no reply. */
+        @RmqListener(topic = "it-reply-source", type = "FIXED_TIME")
+        @SendTo("${it.reply-topic:it-reply-priority}")
+        @RmqReply(priority = "5")
+        public String onReplySource(String text) {
+            replySources.add(text);
+            return text.startsWith("none") ? null : "re:" + text;
+        }
+
+        @RmqListener(topic = "it-reply-priority", type = "PRIORITY")
+        public void onPriorityReply(RmqMessage<String> message) {
+            priorityReplies.add(message);
+        }
+
+        /** Replies with a JSON body to a RANGE_MERGE topic: replies equal within the range merge. */
+        @RmqListener(topic = "it-reply-prices", type = "PRIORITY")
+        @SendTo("it-reply-range")
+        @RmqReply(timeRange = "2s")
+        public Price onReplyPrices(Price price) {
+            return new Price(price.itemId(), price.currency(), 0);
+        }
+
+        @RmqListener(topic = "it-reply-range", type = "RANGE_MERGE")
+        public void onRangeReply(RmqMessage<Price> message) {
+            rangeReplies.add(message);
+        }
+
+        /** Returns an OutgoingMessage: sent as built (its own topic, type and time). */
+        @RmqListener(topic = "it-reply-outgoing", type = "PRIORITY")
+        @SendTo("it-reply-fixed")
+        public OutgoingMessage onReplyOutgoing(String text) {
+            return OutgoingMessage.fixedTime("it-reply-fixed", "out:" + text, Instant.now().minusSeconds(5));
+        }
+
+        @RmqListener(topic = "it-reply-fixed", type = "FIXED_TIME")
+        public void onFixedReply(RmqMessage<String> message) {
+            fixedReplies.add(message);
         }
 
         @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")

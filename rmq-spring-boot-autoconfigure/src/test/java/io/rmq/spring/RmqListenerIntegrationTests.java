@@ -175,6 +175,45 @@ abstract class RmqListenerIntegrationTests {
     }
 
     @Test
+    void sendToSendsTheReturnValueWithThePriorityOfRmqReplyAndNothingForNull() throws Exception {
+        template.sendFixedTime("it-reply-source", "none-1", Instant.now());
+        template.sendFixedTime("it-reply-source", "a", Instant.now());
+        RmqMessage<String> reply = listeners.priorityReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo("re:a");
+        assertThat(reply.score()).as("@RmqReply(priority)").isEqualTo(5.0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.replySources.contains("none-1")
+                && template.stats("it-reply-source").pending() == 0);
+        assertThat(listeners.priorityReplies.poll(300, TimeUnit.MILLISECONDS)).as("null sends nothing").isNull();
+        assertThat(template.stats("it-reply-priority").pending()).isZero();
+    }
+
+    @Test
+    void sendToARangeMergeTopicTakesTheTimeRangeSoEqualRepliesMerge() throws Exception {
+        long sentAt = System.currentTimeMillis();
+        template.sendPriority("it-reply-prices", new Price(8, "EUR", 100), 1);
+        template.sendPriority("it-reply-prices", new Price(8, "EUR", 200), 1);
+        RmqMessage<Price> reply = listeners.rangeReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo(new Price(8, "EUR", 0));
+        // due 2 s after the first reply (Redis's clock against this host's: a generous margin)
+        assertThat((long) reply.score()).isGreaterThan(sentAt + 1000);
+        assertThat(listeners.rangeReplies.poll(1, TimeUnit.SECONDS)).as("the equal replies merged").isNull();
+    }
+
+    @Test
+    void sendToSendsAReturnedOutgoingMessageAsBuilt() throws Exception {
+        Instant before = Instant.now();
+        template.sendPriority("it-reply-outgoing", "x", 1);
+        RmqMessage<String> reply = listeners.fixedReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo("out:x");
+        assertThat(reply.topic()).isEqualTo("it-reply-fixed");
+        assertThat((long) reply.score()).as("its own fixed time, 5 s before it was sent")
+                .isLessThan(before.toEpochMilli());
+    }
+
+    @Test
     void fixedTimeIsDeliveredAtItsTimeNotBeforeEvenWhenTheListenerIsIdle() throws Exception {
         Instant due = Instant.now().plusMillis(700);
         template.sendFixedTime("it-fixed", "close-order-" + due.toEpochMilli(), due);

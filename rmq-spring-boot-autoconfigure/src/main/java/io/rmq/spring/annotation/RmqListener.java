@@ -17,7 +17,10 @@ import java.lang.annotation.Target;
  * application's {@code Validator}; a payload that fails validation, like any message the method cannot be called
  * with, is not retried: it goes to the dead queue at once with the reason. Returning normally acknowledges the
  * message; an exception fails the attempt (the method's own exception, unwrapped): it is retried after a backoff, and
- * after {@code maxRetries} it moves to the dead queue with the error.
+ * after {@code maxRetries} it moves to the dead queue with the error. The return value is ignored, unless the method
+ * has Spring's {@link org.springframework.messaging.handler.annotation.SendTo @SendTo("topic")}: then it is sent to
+ * that topic (null: nothing), with the parameter {@link RmqReply} gives for the topic's type, or as built when it is
+ * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
  * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
  */

@@ -24,6 +24,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.annotation.RmqListener;
+import io.rmq.spring.annotation.RmqReply;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
@@ -39,6 +40,7 @@ import org.springframework.messaging.Message;
 import org.springframework.messaging.MessageHeaders;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Headers;
+import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.messaging.handler.annotation.support.DefaultMessageHandlerMethodFactory;
 import org.springframework.messaging.handler.annotation.support.MessageHandlerMethodFactory;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
@@ -60,6 +62,7 @@ public class RmqListenerAnnotationBeanPostProcessor
     private ConfigurableBeanFactory beanFactory;
     private final List<PendingEndpoint> pending = new ArrayList<>();
     private MessageHandlerMethodFactory handlerMethodFactory;
+    private final Map<RmqListenerEndpoint, ReplySender> replySenders = new IdentityHashMap<>();
 
     private record PendingEndpoint(String beanName, Object bean, Method method, RmqListener annotation) {
     }
@@ -118,6 +121,21 @@ public class RmqListenerAnnotationBeanPostProcessor
                 throw new IllegalStateException(built.get(endpoint) + ": " + ex.getMessage(), ex);
             }
         }
+        // a reply topic known by now (defined in properties, by a listener, or in Redis earlier) is checked now, not
+        // at the first reply; others are checked when they are sent to
+        Map<String, TopicDefinition> known = beanFactory.getBean(Rmq.class).topics().all();
+        replySenders.forEach((endpoint, replies) -> {
+            TopicDefinition target = known.get(replies.topic());
+            if (target != null) {
+                try {
+                    replies.check(target);
+                }
+                catch (RuntimeException ex) {
+                    throw new IllegalStateException(built.get(endpoint) + ": " + ex.getMessage(), ex);
+                }
+            }
+        });
+        replySenders.clear();
     }
 
     /**
@@ -171,8 +189,9 @@ public class RmqListenerAnnotationBeanPostProcessor
         Signature signature = signature(p.method);
         InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
                 AopUtils.selectInvocableMethod(p.method, p.bean.getClass()));
+        ReplySender replies = replySender(p.method);
         MessageHandler<Object> handler = new MethodInvokingHandler(invocable, id, maxRetries,
-                signature.takesRmqMessage(), null);
+                signature.takesRmqMessage(), replies);
         Type payloadType = signature.payloadType();
         RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
         String errorHandlerName = resolve(a.errorHandler());
@@ -192,8 +211,37 @@ public class RmqListenerAnnotationBeanPostProcessor
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));
         RateLimit rateLimit = attribute("rateLimit", a.rateLimit(), factory.configuredRateLimit(topic), RateLimit::parse);
-        return new RmqListenerEndpoint(id, topic, definition, settings, concurrency, autoStartup, payloadType, handler,
-                where, mode, rateLimit);
+        RmqListenerEndpoint endpoint = new RmqListenerEndpoint(id, topic, definition, settings, concurrency,
+                autoStartup, payloadType, handler, where, mode, rateLimit);
+        if (replies != null) {
+            replySenders.put(endpoint, replies);
+        }
+        return endpoint;
+    }
+
+    /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
+    private ReplySender replySender(Method method) {
+        SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(method, SendTo.class);
+        RmqReply reply = AnnotatedElementUtils.findMergedAnnotation(method, RmqReply.class);
+        if (sendTo == null) {
+            if (reply != null) {
+                throw new IllegalArgumentException("@RmqReply needs @SendTo(\"<topic>\") on the method");
+            }
+            return null;
+        }
+        if (method.getReturnType() == void.class) {
+            throw new IllegalArgumentException("@SendTo needs a return value to send, but the method returns void");
+        }
+        String[] topics = sendTo.value();
+        String replyTopic = topics.length == 1 ? resolve(topics[0]) : null;
+        if (!StringUtils.hasText(replyTopic)) {
+            throw new IllegalArgumentException("@SendTo must name one topic, but names " + List.of(topics));
+        }
+        parse("@SendTo", replyTopic, TopicDefinition::validateName);
+        return new ReplySender(beanFactory.getBean(Rmq.class), replyTopic.trim(),
+                reply == null ? null : attribute("@RmqReply timeRange", reply.timeRange(), null, DurationStyle::detectAndParse),
+                reply == null ? null : attribute("@RmqReply priority", reply.priority(), null, Long::parseLong),
+                reply == null ? null : attribute("@RmqReply delay", reply.delay(), null, DurationStyle::detectAndParse));
     }
 
     /**
