@@ -167,11 +167,25 @@ abstract class RmqListenerIntegrationTests {
                     && !log.warnings().isEmpty());
             assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
         }
-        DeadMessage dead = template.deadMessages("it-valid", 0, 10).get(0);
+        DeadMessage dead = template.deadMessages("it-valid", 0, 10).stream()
+                .filter(m -> m.bodyAsString().contains("\"cents\":-1")).findFirst().orElseThrow();
         assertThat(dead.attempts()).as("not retried").isEqualTo(1);
         assertThat(dead.lastError()).startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener")
                 .contains("cents must not be negative");
         assertThat(listeners.validPrices).isEmpty();
+    }
+
+    @Test
+    void aMessageTheMethodCannotBeCalledWithIsDeadAtOnce() {
+        // JSON null reads as no Price: the method's parameter cannot be resolved, now or on any retry
+        try (LogCapture log = LogCapture.rmq().expecting("cannot call the listener")) {
+            template.sendFixedTime("it-valid", "null", Instant.now());
+            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", "null").isDead()
+                    && !log.warnings().isEmpty());
+            assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
+        }
+        assertThat(template.find("it-valid", "null").deadReason())
+                .startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener with this message");
     }
 
     @Test
