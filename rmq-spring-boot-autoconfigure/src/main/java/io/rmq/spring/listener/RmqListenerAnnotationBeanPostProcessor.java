@@ -309,7 +309,7 @@ public class RmqListenerAnnotationBeanPostProcessor
     private MessageHandlerMethodFactory handlerMethodFactory() {
         DefaultMessageHandlerMethodFactory methodFactory = new DefaultMessageHandlerMethodFactory();
         methodFactory.setMessageConverter(new RmqBodyMessageConverter(beanFactory.getBean(Rmq.class).options().codec()));
-        Validator validator = validator();
+        Validator validator = validator(beanFactory);
         if (validator != null) {
             methodFactory.setValidator(validator);
         }
@@ -322,7 +322,7 @@ public class RmqListenerAnnotationBeanPostProcessor
      * The application's {@link Validator}: its only one (Spring MVC's and WebFlux's adapters, which wrap Boot's
      * {@code defaultValidator}, not counted), else Boot's {@code defaultValidator}; null when there is none.
      */
-    private Validator validator() {
+    static Validator validator(BeanFactory beanFactory) {
         if (!(beanFactory instanceof ListableBeanFactory listable)) {
             return null;
         }
