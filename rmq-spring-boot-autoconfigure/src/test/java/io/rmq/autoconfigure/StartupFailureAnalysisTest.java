@@ -232,7 +232,7 @@ class StartupFailureAnalysisTest {
         redisUp.withBean("myListener", TwoParameters.class).run(context -> assertThat(
                 analysis(context, RmqListenerFailureAnalyzer.class).getDescription())
                 .contains("Listener: @RmqListener on bean 'myListener' method 'TwoParameters.handle'",
-                        "Problem:  the method must take exactly one parameter"));
+                        "Problem:  the method takes 2 payload parameters"));
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -90,6 +90,46 @@ class ListenerStartupFailureTest {
         }
     }
 
+    static class ReplyWithoutTimeRange {
+        @RmqListener(topic = "t", type = "RANGE_MERGE")
+        @org.springframework.messaging.handler.annotation.SendTo("t")
+        String handle(String body) {
+            return body;
+        }
+    }
+
+    static class ReplyParameterOfAnotherType {
+        @RmqListener(topic = "t", type = "PRIORITY")
+        @org.springframework.messaging.handler.annotation.SendTo("orders")
+        @io.rmq.spring.annotation.RmqReply(priority = "3")
+        String handle(String body) {
+            return body;
+        }
+    }
+
+    static class ReplyFromVoid {
+        @RmqListener(topic = "t", type = "PRIORITY")
+        @org.springframework.messaging.handler.annotation.SendTo("orders")
+        void handle(String body) {
+        }
+    }
+
+    @Test
+    void aReplyToARangeMergeTopicNeedsATimeRange() {
+        assertFailure(ReplyWithoutTimeRange.class, "@SendTo topic 't' is RANGE_MERGE: set @RmqReply(timeRange = ...)");
+    }
+
+    @Test
+    void aReplyParameterMustFitTheReplyTopicsType() {
+        assertFailure(ReplyParameterOfAnotherType.class,
+                "@RmqReply(priority) does not fit @SendTo topic 'orders', which is FIXED_TIME (it takes delay)");
+    }
+
+    @Test
+    void sendToNeedsAReturnValue() {
+        assertFailure(ReplyFromVoid.class, "the method returns void");
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class Beans {
     }
@@ -126,7 +166,7 @@ class ListenerStartupFailureTest {
 
     @Test
     void twoParameters() {
-        assertFailure(TwoParameters.class, "must take exactly one parameter", "takes 2");
+        assertFailure(TwoParameters.class, "takes 2 payload parameters", "must take at most one");
     }
 
     @Test

@@ -14,6 +14,17 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.messaging.handler.annotation.SendTo;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.annotation.RmqReply;
+import java.time.Instant;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+import org.springframework.validation.annotation.Validated;
+import io.rmq.consumer.Delivery;
 
 /** A small application with one listener per case the integration tests check. */
 @SpringBootConfiguration
@@ -132,6 +143,80 @@ class ListenerTestApplication {
             deadLetters.add(text);
         }
 
+        /** What a listener declaring Spring Messaging parameters received. */
+        record HeaderValues(Price price, String topic, int slot, int attempt, int maxRetries, long score,
+                long leaseDeadline, String listenerId, Delivery delivery) {
+        }
+
+        final BlockingQueue<HeaderValues> headerValues = new LinkedBlockingQueue<>();
+        final BlockingQueue<Message<List<Price>>> springMessages = new LinkedBlockingQueue<>();
+        final BlockingQueue<Price> validPrices = new LinkedBlockingQueue<>();
+
+        @RmqListener(id = "headers", topic = "it-headers", type = "PRIORITY", slotAmount = "4", maxRetries = "3")
+        public void onHeaders(@Payload Price price, @Header(RmqHeaders.TOPIC) String topic,
+                @Header(RmqHeaders.SLOT) int slot, @Header(RmqHeaders.ATTEMPT) int attempt,
+                @Header(RmqHeaders.MAX_RETRIES) int maxRetries, @Header(RmqHeaders.SCORE) long score,
+                @Header(RmqHeaders.LEASE_DEADLINE) long leaseDeadline, @Header(RmqHeaders.LISTENER_ID) String listenerId,
+                Delivery delivery) {
+            headerValues.add(new HeaderValues(price, topic, slot, attempt, maxRetries, score, leaseDeadline, listenerId,
+                    delivery));
+        }
+
+        @RmqListener(topic = "it-spring-message", type = "FIXED_TIME")
+        public void onSpringMessage(Message<List<Price>> message) {
+            springMessages.add(message);
+        }
+
+        /** Validated by the application's Validator ({@link #priceValidator()}): an invalid price is dead at once. */
+        @RmqListener(topic = "it-valid", type = "FIXED_TIME", maxRetries = "5", backoffInitial = "1s")
+        public void onValid(@Validated @Payload Price price) {
+            validPrices.add(price);
+        }
+
+        final List<String> replySources = new CopyOnWriteArrayList<>();
+        final BlockingQueue<RmqMessage<String>> priorityReplies = new LinkedBlockingQueue<>();
+        final BlockingQueue<RmqMessage<Price>> rangeReplies = new LinkedBlockingQueue<>();
+        final BlockingQueue<RmqMessage<String>> fixedReplies = new LinkedBlockingQueue<>();
+
+        /** Replies to a PRIORITY topic with priority 5; "none-*" returns null: no reply. */
+        @RmqListener(topic = "it-reply-source", type = "FIXED_TIME")
+        @SendTo("${it.reply-topic:it-reply-priority}")
+        @RmqReply(priority = "5")
+        public String onReplySource(String text) {
+            replySources.add(text);
+            return text.startsWith("none") ? null : "re:" + text;
+        }
+
+        @RmqListener(topic = "it-reply-priority", type = "PRIORITY")
+        public void onPriorityReply(RmqMessage<String> message) {
+            priorityReplies.add(message);
+        }
+
+        /** Replies with a JSON body to a RANGE_MERGE topic: replies equal within the range merge. */
+        @RmqListener(topic = "it-reply-prices", type = "PRIORITY")
+        @SendTo("it-reply-range")
+        @RmqReply(timeRange = "2s")
+        public Price onReplyPrices(Price price) {
+            return new Price(price.itemId(), price.currency(), 0);
+        }
+
+        @RmqListener(topic = "it-reply-range", type = "RANGE_MERGE")
+        public void onRangeReply(RmqMessage<Price> message) {
+            rangeReplies.add(message);
+        }
+
+        /** Returns an OutgoingMessage: sent as built (its own topic, type and time). */
+        @RmqListener(topic = "it-reply-outgoing", type = "PRIORITY")
+        @SendTo("it-reply-fixed")
+        public OutgoingMessage onReplyOutgoing(String text) {
+            return OutgoingMessage.fixedTime("it-reply-fixed", "out:" + text, Instant.now().minusSeconds(5));
+        }
+
+        @RmqListener(topic = "it-reply-fixed", type = "FIXED_TIME")
+        public void onFixedReply(RmqMessage<String> message) {
+            fixedReplies.add(message);
+        }
+
         @RmqListener(id = "manual", topic = "it-manual", type = "PRIORITY", autoStartup = "false")
         public void onManual(String text) {
             manual.add(text);
@@ -153,6 +238,24 @@ class ListenerTestApplication {
         return failure -> {
             defaultHandlerSaw.add(failure);
             return FailureDecision.standard();
+        };
+    }
+
+    /** Rejects negative prices (a Spring Validator: the tests run without a Bean Validation provider). */
+    @Bean
+    Validator priceValidator() {
+        return new Validator() {
+            @Override
+            public boolean supports(Class<?> type) {
+                return type == Price.class;
+            }
+
+            @Override
+            public void validate(Object target, Errors errors) {
+                if (target instanceof Price price && price.cents() < 0) {
+                    errors.reject("negative", "cents must not be negative");
+                }
+            }
         };
     }
 

@@ -122,6 +122,112 @@ abstract class RmqListenerIntegrationTests {
     }
 
     @Test
+    void aListenerTakesThePayloadAndTheDeliveryAsSpringMessagingHeaders() throws Exception {
+        Price price = new Price(11, "EUR", 1100);
+        long sentAt = System.currentTimeMillis();
+        template.sendPriority("it-headers", price, 7);
+        ListenerTestApplication.Listeners.HeaderValues got = listeners.headerValues.poll(30, TimeUnit.SECONDS);
+        assertThat(got).isNotNull();
+        assertThat(got.price()).isEqualTo(price);
+        assertThat(got.topic()).isEqualTo("it-headers");
+        assertThat(got.slot()).isBetween(0, 3).isEqualTo(got.delivery().slot());
+        assertThat(got.attempt()).isEqualTo(1);
+        assertThat(got.maxRetries()).isEqualTo(3);
+        assertThat(got.score()).as("the priority").isEqualTo(7);
+        // Redis's clock against this host's: generous bounds
+        assertThat(got.leaseDeadline()).isEqualTo(got.delivery().leaseDeadline()).isGreaterThan(sentAt - 60_000);
+        assertThat(got.listenerId()).isEqualTo("headers");
+    }
+
+    @Test
+    void aListenerTakesASpringMessageWithAGenericPayloadAndTheHeaders() throws Exception {
+        List<Price> prices = List.of(new Price(1, "EUR", 100), new Price(2, "USD", 200));
+        template.sendFixedTime("it-spring-message", prices, Instant.now());
+        org.springframework.messaging.Message<List<Price>> message = listeners.springMessages.poll(30, TimeUnit.SECONDS);
+        assertThat(message).isNotNull();
+        assertThat(message.getPayload()).isEqualTo(prices);
+        assertThat(message.getPayload().get(0)).isInstanceOf(Price.class);
+        assertThat(message.getHeaders().get(RmqHeaders.TOPIC)).isEqualTo("it-spring-message");
+        assertThat(message.getHeaders().get(RmqHeaders.ATTEMPT)).isEqualTo(1);
+        assertThat(new String(message.getHeaders().get(RmqHeaders.BODY, byte[].class), StandardCharsets.UTF_8))
+                .isEqualTo("[{\"cents\":100,\"currency\":\"EUR\",\"itemId\":1},"
+                        + "{\"cents\":200,\"currency\":\"USD\",\"itemId\":2}]");
+        assertThat(message.getHeaders().getId()).as("no random id per message").isNull();
+    }
+
+    @Test
+    void aPayloadThatFailsValidationIsDeadAtOnceWithTheReason() throws Exception {
+        Price invalid = new Price(5, "EUR", -1);
+        Price valid = new Price(6, "EUR", 1);
+        try (LogCapture log = LogCapture.rmq().expecting("cents must not be negative")) {
+            template.sendFixedTime("it-valid", invalid, Instant.now());
+            template.sendFixedTime("it-valid", valid, Instant.now());
+            assertThat(listeners.validPrices.poll(30, TimeUnit.SECONDS)).isEqualTo(valid);
+            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", invalid).isDead()
+                    && !log.warnings().isEmpty());
+            assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
+        }
+        DeadMessage dead = template.deadMessages("it-valid", 0, 10).stream()
+                .filter(m -> m.bodyAsString().contains("\"cents\":-1")).findFirst().orElseThrow();
+        assertThat(dead.attempts()).as("not retried").isEqualTo(1);
+        assertThat(dead.lastError()).startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener")
+                .contains("cents must not be negative");
+        assertThat(listeners.validPrices).isEmpty();
+    }
+
+    @Test
+    void aMessageTheMethodCannotBeCalledWithIsDeadAtOnce() {
+        // JSON null reads as no Price: the method's parameter cannot be resolved, now or on any retry
+        try (LogCapture log = LogCapture.rmq().expecting("cannot call the listener")) {
+            template.sendFixedTime("it-valid", "null", Instant.now());
+            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", "null").isDead()
+                    && !log.warnings().isEmpty());
+            assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
+        }
+        assertThat(template.find("it-valid", "null").deadReason())
+                .startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener with this message");
+    }
+
+    @Test
+    void sendToSendsTheReturnValueWithThePriorityOfRmqReplyAndNothingForNull() throws Exception {
+        template.sendFixedTime("it-reply-source", "none-1", Instant.now());
+        template.sendFixedTime("it-reply-source", "a", Instant.now());
+        RmqMessage<String> reply = listeners.priorityReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo("re:a");
+        assertThat(reply.score()).as("@RmqReply(priority)").isEqualTo(5.0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> listeners.replySources.contains("none-1")
+                && template.stats("it-reply-source").pending() == 0);
+        assertThat(listeners.priorityReplies.poll(300, TimeUnit.MILLISECONDS)).as("null sends nothing").isNull();
+        assertThat(template.stats("it-reply-priority").pending()).isZero();
+    }
+
+    @Test
+    void sendToARangeMergeTopicTakesTheTimeRangeSoEqualRepliesMerge() throws Exception {
+        long sentAt = System.currentTimeMillis();
+        template.sendPriority("it-reply-prices", new Price(8, "EUR", 100), 1);
+        template.sendPriority("it-reply-prices", new Price(8, "EUR", 200), 1);
+        RmqMessage<Price> reply = listeners.rangeReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo(new Price(8, "EUR", 0));
+        // due 2 s after the first reply (Redis's clock against this host's: a generous margin)
+        assertThat((long) reply.score()).isGreaterThan(sentAt + 1000);
+        assertThat(listeners.rangeReplies.poll(1, TimeUnit.SECONDS)).as("the equal replies merged").isNull();
+    }
+
+    @Test
+    void sendToSendsAReturnedOutgoingMessageAsBuilt() throws Exception {
+        Instant before = Instant.now();
+        template.sendPriority("it-reply-outgoing", "x", 1);
+        RmqMessage<String> reply = listeners.fixedReplies.poll(30, TimeUnit.SECONDS);
+        assertThat(reply).isNotNull();
+        assertThat(reply.payload()).isEqualTo("out:x");
+        assertThat(reply.topic()).isEqualTo("it-reply-fixed");
+        assertThat((long) reply.score()).as("its own fixed time, 5 s before it was sent")
+                .isLessThan(before.toEpochMilli());
+    }
+
+    @Test
     void fixedTimeIsDeliveredAtItsTimeNotBeforeEvenWhenTheListenerIsIdle() throws Exception {
         Instant due = Instant.now().plusMillis(700);
         template.sendFixedTime("it-fixed", "close-order-" + due.toEpochMilli(), due);

@@ -1,11 +1,12 @@
 package io.rmq.samples.order;
 
 import io.rmq.consumer.RmqNonRetryableException;
-import io.rmq.spring.RmqMessage;
+import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.annotation.RmqListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.stereotype.Component;
 
 /**
@@ -23,17 +24,15 @@ public class OrderTimeoutHandler {
         this.orders = orders;
     }
 
+    /** {@code dueAt}: the time the close message fell due (its FIXED_TIME score), the deadline it was sent for. */
     @RmqListener(topic = "order-timeout", id = "order-timeout", concurrency = "2")
-    public void onPaymentDeadline(RmqMessage<CloseOrder> message) {
-        String id = message.payload().orderId();
+    public void onPaymentDeadline(CloseOrder close, @Header(RmqHeaders.SCORE) long dueAt) {
+        String id = close.orderId();
         long now = System.currentTimeMillis();
         OrderBook.Outcome outcome = orders.closeIfUnpaid(id, now);
         switch (outcome) {
-            case CLOSED -> {
-                OrderBook.Order order = orders.get(id);
-                log.info("  <- order {} unpaid at its deadline: CLOSED, {} ms after the deadline", id,
-                        now - order.deadline());
-            }
+            case CLOSED -> log.info("  <- order {} unpaid at its deadline: CLOSED, {} ms after the deadline", id,
+                    now - dueAt);
             case ALREADY_PAID -> log.info("  <- order {} was paid in time: nothing to close, skipped", id);
             case ALREADY_CLOSED -> log.info("  <- order {} is closed already: skipped", id);
             case DEADLINE_MOVED -> log.info("  <- order {}: its deadline moved; the newer close message will handle it",

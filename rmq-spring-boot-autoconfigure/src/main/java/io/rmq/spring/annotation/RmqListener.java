@@ -7,11 +7,20 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks a bean method as the handler of an RMQ topic. The method takes exactly one parameter: the payload (converted
- * from the stored body to the declared type, generics included; {@code String} and {@code byte[]} get the body as it
- * is) or an {@link io.rmq.spring.RmqMessage RmqMessage&lt;T&gt;} with the delivery details. Returning normally
- * acknowledges the message; an exception fails the attempt: it is retried after a backoff, and after
- * {@code maxRetries} it moves to the dead queue with the error.
+ * Marks a bean method as the handler of an RMQ topic. The method is called through Spring Messaging, as a
+ * {@code @KafkaListener} method is: it takes at most one payload parameter — the payload itself (unannotated or
+ * {@code @Payload}; converted from the stored body to the declared type, generics included; {@code String} and
+ * {@code byte[]} get the body as it is), an {@link io.rmq.spring.RmqMessage RmqMessage&lt;T&gt;} with the delivery
+ * details, or Spring's {@link org.springframework.messaging.Message Message&lt;T&gt;} — plus any
+ * {@code @Header(RmqHeaders.…)} parameters ({@link io.rmq.spring.RmqHeaders}), {@code MessageHeaders} or the
+ * {@link io.rmq.consumer.Delivery}. A payload marked {@code @Valid} or {@code @Validated} is validated with the
+ * application's {@code Validator}; a payload that fails validation, like any message the method cannot be called
+ * with, is not retried: it goes to the dead queue at once with the reason. Returning normally acknowledges the
+ * message; an exception fails the attempt (the method's own exception, unwrapped): it is retried after a backoff, and
+ * after {@code maxRetries} it moves to the dead queue with the error. The return value is ignored, unless the method
+ * has Spring's {@link org.springframework.messaging.handler.annotation.SendTo @SendTo("topic")}: then it is sent to
+ * that topic (null: nothing), with the parameter {@link RmqReply} gives for the topic's type, or as built when it is
+ * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
  * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
  */

@@ -1,6 +1,5 @@
 package io.rmq.spring.listener;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -11,7 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
+import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailurePolicy;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqErrorHandler;
@@ -23,30 +24,45 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.annotation.RmqListener;
+import io.rmq.spring.annotation.RmqReply;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.core.MethodParameter;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.MessageHeaders;
+import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.Headers;
+import org.springframework.messaging.handler.annotation.SendTo;
+import org.springframework.messaging.handler.annotation.support.DefaultMessageHandlerMethodFactory;
+import org.springframework.messaging.handler.annotation.support.MessageHandlerMethodFactory;
+import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
+import org.springframework.messaging.support.MessageHeaderAccessor;
+import org.springframework.validation.Validator;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
-import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
 
 /**
  * Finds {@link RmqListener} methods on beans, resolves their attributes ({@code ${...}} placeholders, defaults from
  * {@code rmq.consumer.*}), checks their signatures, and once all singletons exist registers one container per method
- * in the {@link RmqListenerEndpointRegistry}. Every problem fails start-up with the bean, the method and the cause.
+ * in the {@link RmqListenerEndpointRegistry}. Methods are called through Spring Messaging's
+ * {@link MessageHandlerMethodFactory} ({@code @Payload}, {@code @Header}, {@code Message<T>}, as {@code @KafkaListener}). Every problem fails start-up with the bean, the method and the cause.
  */
 public class RmqListenerAnnotationBeanPostProcessor
         implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
 
     private ConfigurableBeanFactory beanFactory;
     private final List<PendingEndpoint> pending = new ArrayList<>();
+    private MessageHandlerMethodFactory handlerMethodFactory;
+    private final Map<RmqListenerEndpoint, ReplySender> replySenders = new IdentityHashMap<>();
 
     private record PendingEndpoint(String beanName, Object bean, Method method, RmqListener annotation) {
     }
@@ -75,6 +91,9 @@ public class RmqListenerAnnotationBeanPostProcessor
     public void afterSingletonsInstantiated() {
         RmqListenerEndpointRegistry registry = beanFactory.getBean(RmqListenerEndpointRegistry.class);
         RmqListenerContainerFactory factory = beanFactory.getBean(RmqListenerContainerFactory.class);
+        if (handlerMethodFactory == null) {
+            handlerMethodFactory = handlerMethodFactory();
+        }
         List<PendingEndpoint> endpoints;
         synchronized (pending) {
             endpoints = new ArrayList<>(pending);
@@ -102,6 +121,21 @@ public class RmqListenerAnnotationBeanPostProcessor
                 throw new IllegalStateException(built.get(endpoint) + ": " + ex.getMessage(), ex);
             }
         }
+        // a reply topic known by now (defined in properties, by a listener, or in Redis earlier) is checked now, not
+        // at the first reply; others are checked when they are sent to
+        Map<String, TopicDefinition> known = beanFactory.getBean(Rmq.class).topics().all();
+        replySenders.forEach((endpoint, replies) -> {
+            TopicDefinition target = known.get(replies.topic());
+            if (target != null) {
+                try {
+                    replies.check(target);
+                }
+                catch (RuntimeException ex) {
+                    throw new IllegalStateException(built.get(endpoint) + ": " + ex.getMessage(), ex);
+                }
+            }
+        });
+        replySenders.clear();
     }
 
     /**
@@ -152,34 +186,13 @@ public class RmqListenerAnnotationBeanPostProcessor
         boolean autoStartup = attribute("autoStartup", a.autoStartup(), true, RmqListenerAnnotationBeanPostProcessor::bool);
         String id = StringUtils.hasText(a.id()) ? resolve(a.id()) : p.beanName + "." + p.method.getName();
 
-        Method invocable = AopUtils.selectInvocableMethod(p.method, p.bean.getClass());
-        ReflectionUtils.makeAccessible(invocable);
-        Type[] parameters = p.method.getGenericParameterTypes();
-        if (parameters.length != 1) {
-            throw new IllegalArgumentException("the method must take exactly one parameter (the payload, or"
-                    + " RmqMessage<T>), but takes " + parameters.length);
-        }
-        Type parameter = parameters[0];
-        Type payloadType;
-        MessageHandler<Object> handler;
-        if (rawClass(parameter) == RmqMessage.class) {
-            payloadType = parameter instanceof ParameterizedType pt ? pt.getActualTypeArguments()[0] : String.class;
-            if (!(payloadType instanceof Class<?>) && !(payloadType instanceof ParameterizedType)) {
-                throw new IllegalArgumentException("RmqMessage<" + payloadType.getTypeName()
-                        + "> needs a concrete payload type");
-            }
-            handler = (payload, d) -> invoke(invocable, p.bean,
-                    new RmqMessage<>(d.topic(), d.slot(), d.attempt(), maxRetries, d.score(), payload, d.body()));
-        }
-        else {
-            if (!(parameter instanceof Class<?>) && !(parameter instanceof ParameterizedType)
-                    && !(parameter instanceof java.lang.reflect.GenericArrayType)) {
-                throw new IllegalArgumentException("the payload parameter type " + parameter.getTypeName()
-                        + " is not concrete");
-            }
-            payloadType = parameter;
-            handler = (payload, d) -> invoke(invocable, p.bean, payload);
-        }
+        Signature signature = signature(p.method);
+        InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
+                AopUtils.selectInvocableMethod(p.method, p.bean.getClass()));
+        ReplySender replies = replySender(p.method);
+        MessageHandler<Object> handler = new MethodInvokingHandler(invocable, id, maxRetries,
+                signature.takesRmqMessage(), replies);
+        Type payloadType = signature.payloadType();
         RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
         String errorHandlerName = resolve(a.errorHandler());
         if (StringUtils.hasText(errorHandlerName)) {
@@ -198,31 +211,127 @@ public class RmqListenerAnnotationBeanPostProcessor
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));
         RateLimit rateLimit = attribute("rateLimit", a.rateLimit(), factory.configuredRateLimit(topic), RateLimit::parse);
-        return new RmqListenerEndpoint(id, topic, definition, settings, concurrency, autoStartup, payloadType, handler,
-                where, mode, rateLimit);
+        RmqListenerEndpoint endpoint = new RmqListenerEndpoint(id, topic, definition, settings, concurrency,
+                autoStartup, payloadType, handler, where, mode, rateLimit);
+        if (replies != null) {
+            replySenders.put(endpoint, replies);
+        }
+        return endpoint;
     }
 
-    private static void invoke(Method method, Object bean, Object argument) throws Exception {
-        try {
-            method.invoke(bean, argument);
-        }
-        catch (InvocationTargetException ex) {
-            Throwable cause = ex.getTargetException();
-            if (cause instanceof Exception e) {
-                throw e;
+    /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
+    private ReplySender replySender(Method method) {
+        SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(method, SendTo.class);
+        RmqReply reply = AnnotatedElementUtils.findMergedAnnotation(method, RmqReply.class);
+        if (sendTo == null) {
+            if (reply != null) {
+                throw new IllegalArgumentException("@RmqReply needs @SendTo(\"<topic>\") on the method");
             }
-            throw (Error) cause;
+            return null;
         }
+        if (method.getReturnType() == void.class) {
+            throw new IllegalArgumentException("@SendTo needs a return value to send, but the method returns void");
+        }
+        String[] topics = sendTo.value();
+        String replyTopic = topics.length == 1 ? resolve(topics[0]) : null;
+        if (!StringUtils.hasText(replyTopic)) {
+            throw new IllegalArgumentException("@SendTo must name one topic, but names " + List.of(topics));
+        }
+        parse("@SendTo", replyTopic, TopicDefinition::validateName);
+        return new ReplySender(beanFactory.getBean(Rmq.class), replyTopic.trim(),
+                reply == null ? null : attribute("@RmqReply timeRange", reply.timeRange(), null, DurationStyle::detectAndParse),
+                reply == null ? null : attribute("@RmqReply priority", reply.priority(), null, Long::parseLong),
+                reply == null ? null : attribute("@RmqReply delay", reply.delay(), null, DurationStyle::detectAndParse));
     }
 
-    private static Class<?> rawClass(Type type) {
-        if (type instanceof Class<?> c) {
-            return c;
+    /**
+     * What the container converts the body to (the type of the payload parameter, of {@code T} in
+     * {@code RmqMessage<T>} or {@code Message<T>}; {@code byte[]} when the method takes none) and whether the method
+     * takes an {@link RmqMessage}. At most one parameter may take the payload; the others are headers
+     * ({@code @Header}, {@code @Headers}, {@code MessageHeaders}) or the {@link Delivery}.
+     */
+    record Signature(Type payloadType, boolean takesRmqMessage) {
+    }
+
+    static Signature signature(Method method) {
+        if (method.getParameterCount() == 0) {
+            throw new IllegalArgumentException("the method takes 0 parameters; it must take the payload (or"
+                    + " RmqMessage<T>, Message<T>, a @Header)");
         }
-        if (type instanceof ParameterizedType pt) {
-            return (Class<?>) pt.getRawType();
+        Type payloadType = null;
+        boolean takesRmqMessage = false;
+        List<String> payloadParameters = new ArrayList<>();
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            MethodParameter parameter = new MethodParameter(method, i);
+            Type type = parameter.getGenericParameterType();
+            Class<?> raw = parameter.getParameterType();
+            if (parameter.hasParameterAnnotation(Header.class) || parameter.hasParameterAnnotation(Headers.class)
+                    || MessageHeaders.class.isAssignableFrom(raw) || MessageHeaderAccessor.class.isAssignableFrom(raw)
+                    || raw == Delivery.class) {
+                continue;
+            }
+            payloadParameters.add(raw.getSimpleName());
+            if (raw == RmqMessage.class || raw == Message.class) {
+                takesRmqMessage |= raw == RmqMessage.class;
+                Type argument = type instanceof ParameterizedType pt ? pt.getActualTypeArguments()[0] : null;
+                if (argument == null || argument instanceof java.lang.reflect.WildcardType) {
+                    payloadType = raw == RmqMessage.class ? String.class : byte[].class;
+                }
+                else if (argument instanceof Class<?> || argument instanceof ParameterizedType) {
+                    payloadType = argument;
+                }
+                else {
+                    throw new IllegalArgumentException(raw.getSimpleName() + "<" + argument.getTypeName()
+                            + "> needs a concrete payload type");
+                }
+            }
+            else if (type instanceof Class<?> || type instanceof ParameterizedType
+                    || type instanceof java.lang.reflect.GenericArrayType) {
+                payloadType = type;
+            }
+            else {
+                throw new IllegalArgumentException("the payload parameter type " + type.getTypeName()
+                        + " is not concrete");
+            }
         }
-        return Object.class;
+        if (payloadParameters.size() > 1) {
+            throw new IllegalArgumentException("the method takes " + payloadParameters.size() + " payload parameters "
+                    + payloadParameters + "; it must take at most one (the payload, RmqMessage<T> or Message<T>),"
+                    + " the others must be @Header parameters");
+        }
+        return new Signature(payloadType == null ? byte[].class : payloadType, takesRmqMessage);
+    }
+
+    /**
+     * Spring Messaging's method factory with RMQ's body converter and, when the application has one, its
+     * {@link Validator} (for {@code @Valid} / {@code @Validated} payloads).
+     */
+    private MessageHandlerMethodFactory handlerMethodFactory() {
+        DefaultMessageHandlerMethodFactory methodFactory = new DefaultMessageHandlerMethodFactory();
+        methodFactory.setMessageConverter(new RmqBodyMessageConverter(beanFactory.getBean(Rmq.class).options().codec()));
+        Validator validator = validator(beanFactory);
+        if (validator != null) {
+            methodFactory.setValidator(validator);
+        }
+        methodFactory.setBeanFactory(beanFactory);
+        methodFactory.afterPropertiesSet();
+        return methodFactory;
+    }
+
+    /**
+     * The application's {@link Validator}: its only one (Spring MVC's and WebFlux's adapters, which wrap Boot's
+     * {@code defaultValidator}, not counted), else Boot's {@code defaultValidator}; null when there is none.
+     */
+    static Validator validator(BeanFactory beanFactory) {
+        if (!(beanFactory instanceof ListableBeanFactory listable)) {
+            return null;
+        }
+        List<String> names = new ArrayList<>(List.of(listable.getBeanNamesForType(Validator.class, false, false)));
+        names.removeAll(List.of("mvcValidator", "webFluxValidator"));
+        if (names.size() == 1) {
+            return beanFactory.getBean(names.get(0), Validator.class);
+        }
+        return names.contains("defaultValidator") ? beanFactory.getBean("defaultValidator", Validator.class) : null;
     }
 
     private String resolve(String value) {

@@ -1,0 +1,82 @@
+package io.rmq.spring.listener;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.MessageHandler;
+import io.rmq.consumer.RmqNonRetryableException;
+import io.rmq.spring.RmqHeaders;
+import io.rmq.spring.RmqMessage;
+import org.springframework.messaging.Message;
+import org.springframework.messaging.MessagingException;
+import org.springframework.messaging.converter.MessageConversionException;
+import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
+import org.springframework.messaging.handler.invocation.MethodArgumentResolutionException;
+import org.springframework.messaging.support.GenericMessage;
+
+/**
+ * Calls an {@code @RmqListener} method through Spring Messaging's {@link InvocableHandlerMethod}: each delivery becomes
+ * a {@link Message} whose payload is the body as the container converted it and whose headers are {@link RmqHeaders};
+ * the {@link Delivery} and (when the method takes one) the {@link RmqMessage} are provided by type.
+ * <p>
+ * What the method throws reaches RMQ's failure handling as it was thrown ({@link InvocableHandlerMethod} unwraps the
+ * reflective wrapper). A message the method cannot even be called with (a payload that fails validation, a parameter
+ * the body cannot be converted to) fails the same way on every attempt, so it is non-retryable: dead with the reason.
+ */
+final class MethodInvokingHandler implements MessageHandler<Object> {
+
+    /** Sends what the method returned; null: the return value is ignored. */
+    interface ReturnValueHandler {
+        void handle(Object returned, Message<?> request) throws Exception;
+    }
+
+    private final InvocableHandlerMethod method;
+    private final String listenerId;
+    private final int maxRetries;
+    private final boolean takesRmqMessage;
+    private final ReturnValueHandler returns;
+
+    MethodInvokingHandler(InvocableHandlerMethod method, String listenerId, int maxRetries, boolean takesRmqMessage,
+            ReturnValueHandler returns) {
+        this.method = method;
+        this.listenerId = listenerId;
+        this.maxRetries = maxRetries;
+        this.takesRmqMessage = takesRmqMessage;
+        this.returns = returns;
+    }
+
+    @Override
+    public void handle(Object payload, Delivery delivery) throws Exception {
+        Map<String, Object> headers = new HashMap<>(16);
+        headers.put(RmqHeaders.TOPIC, delivery.topic());
+        headers.put(RmqHeaders.SLOT, delivery.slot());
+        headers.put(RmqHeaders.ATTEMPT, delivery.attempt());
+        headers.put(RmqHeaders.MAX_RETRIES, maxRetries);
+        headers.put(RmqHeaders.SCORE, delivery.score());
+        headers.put(RmqHeaders.LEASE_DEADLINE, delivery.leaseDeadline());
+        headers.put(RmqHeaders.LISTENER_ID, listenerId);
+        headers.put(RmqHeaders.BODY, delivery.body());
+        // a Message cannot carry null: a body that reads as JSON null reaches the converter as it is stored
+        Message<Object> message = new GenericMessage<>(payload == null ? delivery.body() : payload,
+                new RmqMessageHeaders(headers));
+        Object returned;
+        try {
+            returned = takesRmqMessage
+                    ? method.invoke(message, delivery, new RmqMessage<>(delivery.topic(), delivery.slot(),
+                            delivery.attempt(), maxRetries, delivery.score(), payload, delivery.body()))
+                    : method.invoke(message, delivery);
+        }
+        catch (MethodArgumentResolutionException | MessageConversionException ex) {
+            // thrown while the arguments were resolved for this message (the method itself did not see it)
+            if (((MessagingException) ex).getFailedMessage() == message) {
+                throw new RmqNonRetryableException("cannot call the listener with this message: " + ex.getMessage(),
+                        ex);
+            }
+            throw ex;
+        }
+        if (returns != null && returned != null) {
+            returns.handle(returned, message);
+        }
+    }
+}
