@@ -1,0 +1,169 @@
+package io.rmq.readme;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.rmq.autoconfigure.RmqProperties;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisEndpoint;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.TestRedisServers;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.StandardEnvironment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The README's Quick start is this package: each of its code blocks is the region between
+ * {@code tag::<name>[]} and {@code end::<name>[]} of a source compiled here, copied verbatim, so the README cannot
+ * show code that does not compile; the application those sources make runs once against real Redis; and the
+ * figures the README states about defaults are computed from the defaults.
+ */
+@ExtendWith(RedisServersExtension.class)
+class QuickStartReadmeTest {
+
+    private static final Path README = Path.of("..", "README.md");
+    private static final Path SOURCES = Path.of("src", "test", "java", "io", "rmq", "readme");
+    private static final Path CONFIG = Path.of("src", "test", "resources", "io", "rmq", "readme", "application.yml");
+
+    /** Quick start blocks that come from a source here, by tag, with the language of their README block. */
+    private static final Map<String, Path> SNIPPETS = Map.of(
+            "quickstart-config", CONFIG,
+            "quickstart-application", SOURCES.resolve("ShopApplication.java"),
+            "quickstart-payload", SOURCES.resolve("OrderRef.java"),
+            "quickstart-listener", SOURCES.resolve("OrderTimeouts.java"),
+            "quickstart-sender", SOURCES.resolve("Checkout.java"));
+
+    @Test
+    void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {
+        List<String> blocks = codeBlocks(section(readme(), "## Quick start"));
+        List<String> expected = new ArrayList<>();
+        for (Map.Entry<String, Path> snippet : SNIPPETS.entrySet()) {
+            String region = region(snippet.getValue(), snippet.getKey());
+            assertThat(blocks).as("README Quick start block for %s (from %s)", snippet.getKey(), snippet.getValue())
+                    .contains(region);
+            expected.add(region);
+        }
+        // what is left: the Maven dependency and the install command, checked below
+        List<String> others = blocks.stream().filter(block -> !expected.contains(block)).toList();
+        assertThat(others).hasSize(2);
+        assertThat(others).anySatisfy(block -> assertThat(block).contains("./mvnw install"));
+        assertThat(others).anySatisfy(block -> assertThat(block)
+                .contains("<artifactId>rmq-spring-boot-starter</artifactId>"));
+    }
+
+    @Test
+    void theDependencyInTheReadmeHasTheProjectsCoordinates() throws IOException {
+        String pom = Files.readString(Path.of("..", "pom.xml"));
+        Matcher parent = Pattern.compile("<artifactId>rmq-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(pom);
+        assertThat(parent.find()).as("the root pom's version").isTrue();
+        String dependency = "<dependency>\n    <groupId>io.rmq</groupId>\n"
+                + "    <artifactId>rmq-spring-boot-starter</artifactId>\n    <version>" + parent.group(1)
+                + "</version>\n</dependency>\n";
+        assertThat(codeBlocks(section(readme(), "## Quick start"))).contains(dependency);
+    }
+
+    @Test
+    void theQuickStartApplicationHandlesWhatItSends() {
+        RedisEndpoint redis = TestRedisServers.standalone();
+        try (ConfigurableApplicationContext context = SpringApplication.run(ShopApplication.class,
+                "--spring.config.location=classpath:/io/rmq/readme/application.yml",
+                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+                "--rmq.key-prefix=readme-" + UUID.randomUUID(), "--spring.main.web-application-type=none",
+                "--spring.main.banner-mode=off");
+                // after the start: Boot's logging system resets Logback while the application starts
+                LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
+            context.getBean(Checkout.class).placed("42", Instant.now());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> log.messages().contains("Closing unpaid order 42"));
+        }
+    }
+
+    /**
+     * The README states where retries first appear how long a message that always fails takes to reach the dead
+     * queue with the defaults: the sum of the backoffs before each retry, each shortened by up to the jitter.
+     */
+    @Test
+    void theRetryFiguresInTheReadmeFollowFromTheDefaults() throws IOException {
+        RmqProperties defaults = Binder.get(new StandardEnvironment()).bindOrCreate("rmq", RmqProperties.class);
+        RetryPolicy retry = defaults.consumer().retryPolicy();
+        assertThat(retry).isEqualTo(RetryPolicy.DEFAULT);
+        BackoffPolicy backoff = retry.backoff();
+        double longestMillis = 0;
+        for (int failures = 1; failures <= retry.maxRetries(); failures++) {
+            longestMillis += Math.min(backoff.max().toMillis(),
+                    backoff.initial().toMillis() * Math.pow(backoff.multiplier(), failures - 1));
+        }
+        long longest = Math.round(longestMillis / 60_000);
+        long shortest = Math.round(longestMillis * (1 - backoff.jitter()) / 60_000);
+        String quickStart = section(readme(), "## Quick start");
+        assertThat(quickStart)
+                .contains(retry.maxRetries() + " retries")
+                .contains("starting at " + backoff.initial().toSeconds() + " s")
+                .contains("at most " + backoff.max().toMinutes() + " min")
+                .contains("about " + longest + " min")
+                .contains(shortest + " to " + longest + " min");
+    }
+
+    private static String readme() throws IOException {
+        return Files.readString(README);
+    }
+
+    /** From the heading to the next heading of the same level. */
+    private static String section(String markdown, String heading) {
+        int start = markdown.indexOf("\n" + heading + "\n");
+        assertThat(start).as("README heading %s", heading).isNotNegative();
+        int end = markdown.indexOf("\n## ", start + heading.length() + 2);
+        return markdown.substring(start, end < 0 ? markdown.length() : end);
+    }
+
+    /** The contents of the fenced code blocks, each ending with a line break. */
+    private static List<String> codeBlocks(String markdown) {
+        List<String> blocks = new ArrayList<>();
+        Matcher fence = Pattern.compile("(?m)^```[a-z]*\\n(.*?)^```$", Pattern.DOTALL).matcher(markdown);
+        while (fence.find()) {
+            blocks.add(fence.group(1));
+        }
+        return blocks;
+    }
+
+    /** The lines between the tag's start and end markers, each ending with a line break. */
+    private static String region(Path source, String tag) throws IOException {
+        List<String> lines = Files.readAllLines(source);
+        int start = -1;
+        int end = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("tag::" + tag + "[]")) {
+                start = i;
+            }
+            else if (lines.get(i).contains("end::" + tag + "[]")) {
+                end = i;
+            }
+        }
+        assertThat(start).as("start marker of %s in %s", tag, source).isNotNegative();
+        assertThat(end).as("end marker of %s in %s", tag, source).isGreaterThan(start);
+        StringBuilder region = new StringBuilder();
+        for (String line : lines.subList(start + 1, end)) {
+            region.append(line).append('\n');
+        }
+        return region.toString();
+    }
+}
