@@ -9,12 +9,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.rmq.autoconfigure.RmqProperties;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.annotation.RmqListener;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisServersExtension;
@@ -22,10 +25,11 @@ import io.rmq.test.TestRedisServers;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import org.springframework.boot.SpringApplication;
+import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.StandardEnvironment;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -51,6 +55,10 @@ class QuickStartReadmeTest {
             "quickstart-listener", SOURCES.resolve("OrderTimeouts.java"),
             "quickstart-sender", SOURCES.resolve("Checkout.java"));
 
+    /** Blocks elsewhere in the README that come from a source here. */
+    private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
+            "end-ordering", SOURCES.resolve("LedgerOrdering.java"));
+
     @Test
     void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {
         List<String> blocks = codeBlocks(section(readme(), "## Quick start"));
@@ -70,6 +78,15 @@ class QuickStartReadmeTest {
     }
 
     @Test
+    void theOtherCompiledBlocksAreTheirSourceRegions() throws IOException {
+        List<String> blocks = codeBlocks(readme());
+        for (Map.Entry<String, Path> snippet : OTHER_SNIPPETS.entrySet()) {
+            assertThat(blocks).as("README block for %s (from %s)", snippet.getKey(), snippet.getValue())
+                    .contains(region(snippet.getValue(), snippet.getKey()));
+        }
+    }
+
+    @Test
     void theDependencyInTheReadmeHasTheProjectsCoordinates() throws IOException {
         String pom = Files.readString(Path.of("..", "pom.xml"));
         Matcher parent = Pattern.compile("<artifactId>rmq-parent</artifactId>\\s*<version>([^<]+)</version>")
@@ -83,18 +100,64 @@ class QuickStartReadmeTest {
 
     @Test
     void theQuickStartApplicationHandlesWhatItSends() {
-        RedisEndpoint redis = TestRedisServers.standalone();
-        try (ConfigurableApplicationContext context = SpringApplication.run(ShopApplication.class,
-                "--spring.config.location=classpath:/io/rmq/readme/application.yml",
-                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
-                "--rmq.key-prefix=readme-" + UUID.randomUUID(), "--spring.main.web-application-type=none",
-                "--spring.main.banner-mode=off");
+        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID());
                 // after the start: Boot's logging system resets Logback while the application starts
                 LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
             context.getBean(Checkout.class).placed("42", Instant.now());
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> log.messages().contains("Closing unpaid order 42"));
         }
+    }
+
+    /** An ORDERLY listener, as an application that ran before would have had. */
+    static class OrderedLedger {
+        @RmqListener(topic = "ledger", mode = "ORDERLY")
+        void apply(String entry) {
+        }
+    }
+
+    /** A CONCURRENT listener of the same topic, which starts only once ordering has ended. */
+    static class ConcurrentLedger {
+        final List<String> applied = new CopyOnWriteArrayList<>();
+
+        @RmqListener(topic = "ledger")
+        void apply(String entry) {
+            applied.add(entry);
+        }
+    }
+
+    @Test
+    void endingOrderingAsTheReadmeShowsLetsAConcurrentListenerTakeTheTopic() {
+        String prefix = "readme-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext ordered = start(prefix, OrderedLedger.class)) {
+            assertThat(registered(ordered, prefix)).isEqualTo("FIXED_TIME:16:ORDERLY");
+        }
+        try (ConfigurableApplicationContext admin = start(prefix)) {
+            // the mode outlives the ORDERLY listeners
+            assertThat(registered(admin, prefix)).isEqualTo("FIXED_TIME:16:ORDERLY");
+            admin.getBean(LedgerOrdering.class).stopOrdering("ledger");
+            assertThat(registered(admin, prefix)).isEqualTo("FIXED_TIME:16:CONCURRENT");
+        }
+        try (ConfigurableApplicationContext concurrent = start(prefix, ConcurrentLedger.class)) {
+            concurrent.getBean(RmqTemplate.class).sendFixedTime("ledger", "entry-1", Instant.now());
+            ConcurrentLedger ledger = concurrent.getBean(ConcurrentLedger.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> ledger.applied.contains("entry-1"));
+        }
+    }
+
+    /** The ledger topic's definition as registered in Redis (the README's layout: {@code <prefix>:topics}). */
+    private static Object registered(ConfigurableApplicationContext context, String prefix) {
+        return context.getBean(StringRedisTemplate.class).opsForHash().get(prefix + ":topics", "ledger");
+    }
+
+    /** The Quick start application (and {@code listeners}) on the test Redis, under its own key prefix. */
+    private static ConfigurableApplicationContext start(String prefix, Class<?>... listeners) {
+        RedisEndpoint redis = TestRedisServers.standalone();
+        return new SpringApplicationBuilder(ShopApplication.class).sources(listeners).run(
+                "--spring.config.location=classpath:/io/rmq/readme/application.yml",
+                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+                "--rmq.key-prefix=" + prefix, "--rmq.topics.ledger.type=FIXED_TIME",
+                "--spring.main.web-application-type=none", "--spring.main.banner-mode=off");
     }
 
     /**
