@@ -16,8 +16,10 @@ import java.util.regex.Pattern;
 import io.rmq.autoconfigure.RmqProperties;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
+import io.rmq.guide.ListenerCustomizers;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.annotation.RmqListener;
+import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisServersExtension;
@@ -57,7 +59,8 @@ class QuickStartReadmeTest {
 
     /** Blocks elsewhere in the README that come from a source here. */
     private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
-            "end-ordering", SOURCES.resolve("LedgerOrdering.java"));
+            "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
+            "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"));
 
     @Test
     void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {
@@ -142,6 +145,18 @@ class QuickStartReadmeTest {
             concurrent.getBean(RmqTemplate.class).sendFixedTime("ledger", "entry-1", Instant.now());
             ConcurrentLedger ledger = concurrent.getBean(ConcurrentLedger.class);
             await().atMost(Duration.ofSeconds(30)).until(() -> ledger.applied.contains("entry-1"));
+        }
+    }
+
+    @Test
+    void theCustomizersOfTheListenerGuideApplyToTheQuickStartApplication() {
+        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID(),
+                ListenerCustomizers.class);
+                LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
+            assertThat(context.getBean(RmqListenerContainerFactory.class).getContainerCustomizers()).hasSize(2);
+            context.getBean(Checkout.class).placed("43", Instant.now());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> log.messages().contains("Closing unpaid order 43"));
         }
     }
 
