@@ -21,11 +21,12 @@ import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisServersExtension;
-import io.rmq.test.TestRedisServers;
+import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -101,9 +102,10 @@ class QuickStartReadmeTest {
         assertThat(codeBlocks(section(readme(), "## Quick start"))).contains(dependency);
     }
 
-    @Test
-    void theQuickStartApplicationHandlesWhatItSends() {
-        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID());
+    @ParameterizedTest
+    @EnumSource(RedisTopology.class)
+    void theQuickStartApplicationHandlesWhatItSends(RedisTopology topology) {
+        try (ConfigurableApplicationContext context = start(topology, "readme-" + UUID.randomUUID());
                 // after the start: Boot's logging system resets Logback while the application starts
                 LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
             context.getBean(Checkout.class).placed("42", Instant.now());
@@ -165,14 +167,17 @@ class QuickStartReadmeTest {
         return context.getBean(StringRedisTemplate.class).opsForHash().get(prefix + ":topics", "ledger");
     }
 
-    /** The Quick start application (and {@code listeners}) on the test Redis, under its own key prefix. */
-    private static ConfigurableApplicationContext start(String prefix, Class<?>... listeners) {
-        RedisEndpoint redis = TestRedisServers.standalone();
-        return new SpringApplicationBuilder(ShopApplication.class).sources(listeners).run(
-                "--spring.config.location=classpath:/io/rmq/readme/application.yml",
-                "--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+    private static ConfigurableApplicationContext start(String prefix, Class<?>... sources) {
+        return start(RedisTopology.STANDALONE, prefix, sources);
+    }
+
+    /** The Quick start application (and {@code sources}) on a test Redis, under its own key prefix. */
+    private static ConfigurableApplicationContext start(RedisTopology topology, String prefix, Class<?>... sources) {
+        List<String> args = new ArrayList<>(List.of("--spring.config.location=classpath:/io/rmq/readme/application.yml",
                 "--rmq.key-prefix=" + prefix, "--rmq.topics.ledger.type=FIXED_TIME",
-                "--spring.main.web-application-type=none", "--spring.main.banner-mode=off");
+                "--spring.main.web-application-type=none", "--spring.main.banner-mode=off"));
+        topology.springProperties().forEach((key, value) -> args.add("--" + key + "=" + value));
+        return new SpringApplicationBuilder(ShopApplication.class).sources(sources).run(args.toArray(String[]::new));
     }
 
     /**
