@@ -206,6 +206,20 @@ class QuickStartReadmeTest {
                 .contains(shortest + " to " + longest + " min");
     }
 
+    @Test
+    void theListenerGuideStatesTheConsumerDefaults() throws IOException {
+        RmqProperties.Consumer consumer = Binder.get(new StandardEnvironment())
+                .bindOrCreate("rmq", RmqProperties.class).consumer();
+        RmqProperties.Backoff backoff = consumer.backoff();
+        assertThat(section(readme(), "## Listener guide")).contains(
+                "`rmq.consumer.concurrency` (" + consumer.concurrency() + ")",
+                "`rmq.consumer.batch-size` (" + consumer.batchSize() + ")",
+                "`rmq.consumer.lease` (" + consumer.lease().toSeconds() + "s)",
+                "`rmq.consumer.max-retries` (" + consumer.maxRetries() + ")",
+                "`rmq.consumer.backoff.*` (" + backoff.initial().toSeconds() + "s, " + backoff.multiplier() + ", "
+                        + backoff.max().toMinutes() + "m, " + backoff.jitter() + ")");
+    }
+
     private static String readme() throws IOException {
         return Files.readString(README);
     }
