@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -159,6 +161,48 @@ class QuickStartReadmeTest {
             context.getBean(Checkout.class).placed("43", Instant.now());
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> log.messages().contains("Closing unpaid order 43"));
+        }
+    }
+
+    /** One handler thread; the first task holds it until the test lets it go. */
+    static class MerchantTasks {
+        final CountDownLatch firstMayFinish = new CountDownLatch(1);
+        final List<String> started = new CopyOnWriteArrayList<>();
+
+        @RmqListener(topic = "merchant-tasks", concurrency = "1")
+        void handle(String task) throws InterruptedException {
+            started.add(task);
+            if (task.equals("first")) {
+                firstMayFinish.await(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * The Message types section: priority orders what waits (here: what the listener fetched and has not started),
+     * it does not overtake a message already in a handler.
+     */
+    @Test
+    void priorityOrdersTheBacklogNotTheMessageInTheHandler() throws InterruptedException {
+        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID(), MerchantTasks.class)) {
+            RmqTemplate rmq = context.getBean(RmqTemplate.class);
+            MerchantTasks tasks = context.getBean(MerchantTasks.class);
+            rmq.sendPriority("merchant-tasks", "first", 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> tasks.started.contains("first"));
+            List<String> later = List.of("low-1", "low-2", "low-3", "urgent");
+            for (String task : later) {
+                rmq.sendPriority("merchant-tasks", task, task.equals("urgent") ? 100 : 1);
+            }
+            // all fetched by the listener while its only handler is busy
+            await().atMost(Duration.ofSeconds(30)).until(() -> later.stream()
+                    .allMatch(task -> rmq.find("merchant-tasks", task).inFlight()));
+            // a round's messages reach the local buffer within ~20 ms of its pop's reply: a generous margin
+            Thread.sleep(2000);
+            assertThat(tasks.started).containsExactly("first");
+            tasks.firstMayFinish.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> tasks.started.size() == 5);
+            assertThat(tasks.started.subList(0, 2)).containsExactly("first", "urgent");
+            assertThat(tasks.started.subList(2, 5)).containsExactlyInAnyOrder("low-1", "low-2", "low-3");
         }
     }
 
