@@ -63,7 +63,9 @@ class QuickStartReadmeTest {
     /** Blocks elsewhere in the README that come from a source here. */
     private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
             "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
-            "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"));
+            "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"),
+            "engine", Path.of("..", "rmq-core", "src", "test", "java", "io", "rmq", "readme",
+                    "EngineReadmeExample.java"));
 
     @Test
     void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {
@@ -286,7 +288,10 @@ class QuickStartReadmeTest {
         return blocks;
     }
 
-    /** The lines between the tag's start and end markers, each ending with a line break. */
+    /**
+     * The lines between the tag's start and end markers, each ending with a line break, without the indentation they
+     * all share (a region inside a method reads in the README as it would at the top level).
+     */
     private static String region(Path source, String tag) throws IOException {
         List<String> lines = Files.readAllLines(source);
         int start = -1;
@@ -301,9 +306,12 @@ class QuickStartReadmeTest {
         }
         assertThat(start).as("start marker of %s in %s", tag, source).isNotNegative();
         assertThat(end).as("end marker of %s in %s", tag, source).isGreaterThan(start);
+        List<String> body = lines.subList(start + 1, end);
+        int indent = body.stream().filter(line -> !line.isBlank())
+                .mapToInt(line -> line.length() - line.stripLeading().length()).min().orElse(0);
         StringBuilder region = new StringBuilder();
-        for (String line : lines.subList(start + 1, end)) {
-            region.append(line).append('\n');
+        for (String line : body) {
+            region.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
         }
         return region.toString();
     }
