@@ -80,6 +80,16 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
         return new ContainerOptions(id, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(30), null);
     }
 
+    public ContainerOptions withConcurrency(int concurrency) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
+    }
+
+    public ContainerOptions withThreadFactory(ThreadFactory threadFactory) {
+        return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
+                rateLimit, ownershipTimeout);
+    }
+
     public ContainerOptions withCommandTimeout(Duration commandTimeout) {
         return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
                 rateLimit, ownershipTimeout);

@@ -19,6 +19,7 @@ import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
+import io.rmq.spring.listener.RmqListenerContainerCustomizer;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.operations.RmqOperations;
@@ -217,7 +218,7 @@ public class RmqAutoConfiguration {
     @ConditionalOnMissingBean
     public RmqListenerContainerFactory rmqListenerContainerFactory(Rmq rmq, RmqProperties properties,
             Environment environment, ObjectProvider<SlotCoordinator> coordinator,
-            ObjectProvider<RmqErrorHandler> errorHandler) {
+            ObjectProvider<RmqErrorHandler> errorHandler, ObjectProvider<RmqListenerContainerCustomizer> customizers) {
         RmqProperties.Consumer consumer = properties.consumer();
         Map<String, RmqProperties.Topic> topics = TopicEntries.read(environment, properties);
         ThreadFactory threads = Threading.VIRTUAL.isActive(environment)
@@ -235,6 +236,7 @@ public class RmqAutoConfiguration {
                     return definition == null ? null : RateLimit.parse(definition.rateLimit());
                 });
         factory.setDefaultErrorHandler(errorHandler.getIfUnique());
+        factory.setContainerCustomizers(customizers.orderedStream().toList());
         return factory;
     }
 

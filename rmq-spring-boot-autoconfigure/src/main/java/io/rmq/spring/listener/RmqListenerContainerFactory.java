@@ -12,6 +12,7 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -31,6 +32,7 @@ public class RmqListenerContainerFactory {
     private final Function<String, ConsumeMode> modeByListener;
     private final Function<String, RateLimit> rateLimitByTopic;
     private volatile RmqErrorHandler defaultErrorHandler;
+    private volatile List<RmqListenerContainerCustomizer> customizers = List.of();
 
     /**
      * @param defaultSettings    pop and retry settings of listeners that do not set their own
@@ -78,6 +80,15 @@ public class RmqListenerContainerFactory {
         this.defaultErrorHandler = defaultErrorHandler;
     }
 
+    /** The customizers applied, in this order, to every container this factory builds. */
+    public List<RmqListenerContainerCustomizer> getContainerCustomizers() {
+        return customizers;
+    }
+
+    public void setContainerCustomizers(List<RmqListenerContainerCustomizer> customizers) {
+        this.customizers = List.copyOf(customizers);
+    }
+
     public ConsumerSettings getDefaultSettings() {
         return defaultSettings;
     }
@@ -96,16 +107,24 @@ public class RmqListenerContainerFactory {
         return rateLimitByTopic.apply(topic);
     }
 
-    /** Defines the endpoint's topic when it carries a definition, then builds its container (not started). */
+    /**
+     * Defines the endpoint's topic when it carries a definition, then builds its container (not started), as the
+     * {@linkplain #setContainerCustomizers customizers} leave its settings and options.
+     */
     public ListenerContainer createContainer(RmqListenerEndpoint endpoint) {
         if (endpoint.definition() != null) {
             rmq.defineTopic(endpoint.definition());
         }
+        RmqListenerContainerSpec spec = new RmqListenerContainerSpec(endpoint.id(), endpoint.topic(),
+                endpoint.settings(), new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle,
+                        shutdownTimeout, threadFactory, commandTimeout, endpoint.mode(), endpoint.rateLimit(),
+                        ownershipTimeout));
+        for (RmqListenerContainerCustomizer customizer : customizers) {
+            customizer.customize(spec);
+        }
         @SuppressWarnings("unchecked")
         MessageHandler<Object> handler = (MessageHandler<Object>) endpoint.handler();
-        return rmq.container(endpoint.topic(), endpoint.settings(), endpoint.payloadType(), handler,
-                new ContainerOptions(endpoint.id(), endpoint.concurrency(), maxIdle,
-                        shutdownTimeout, threadFactory, commandTimeout, endpoint.mode(), endpoint.rateLimit(),
-                        ownershipTimeout), coordinator);
+        return rmq.container(endpoint.topic(), spec.settings(), endpoint.payloadType(), handler, spec.options(),
+                coordinator);
     }
 }

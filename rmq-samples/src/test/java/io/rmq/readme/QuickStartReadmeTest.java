@@ -1,0 +1,318 @@
+package io.rmq.readme;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.rmq.autoconfigure.RmqProperties;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.guide.ListenerCustomizers;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.annotation.RmqListener;
+import io.rmq.spring.listener.RmqListenerContainerFactory;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The README's Quick start is this package: each of its code blocks is the region between
+ * {@code tag::<name>[]} and {@code end::<name>[]} of a source compiled here, copied verbatim, so the README cannot
+ * show code that does not compile; the application those sources make runs once against real Redis; and the
+ * figures the README states about defaults are computed from the defaults.
+ */
+@ExtendWith(RedisServersExtension.class)
+class QuickStartReadmeTest {
+
+    private static final Path README = Path.of("..", "README.md");
+    private static final Path SOURCES = Path.of("src", "test", "java", "io", "rmq", "readme");
+    private static final Path CONFIG = Path.of("src", "test", "resources", "io", "rmq", "readme", "application.yml");
+
+    /** Quick start blocks that come from a source here, by tag, with the language of their README block. */
+    private static final Map<String, Path> SNIPPETS = Map.of(
+            "quickstart-config", CONFIG,
+            "quickstart-application", SOURCES.resolve("ShopApplication.java"),
+            "quickstart-payload", SOURCES.resolve("OrderRef.java"),
+            "quickstart-listener", SOURCES.resolve("OrderTimeouts.java"),
+            "quickstart-sender", SOURCES.resolve("Checkout.java"));
+
+    /** Blocks elsewhere in the README that come from a source here. */
+    private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
+            "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
+            "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"),
+            "engine", Path.of("..", "rmq-core", "src", "test", "java", "io", "rmq", "readme",
+                    "EngineReadmeExample.java"));
+
+    @Test
+    void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {
+        List<String> blocks = codeBlocks(section(readme(), "## Quick start"));
+        List<String> expected = new ArrayList<>();
+        for (Map.Entry<String, Path> snippet : SNIPPETS.entrySet()) {
+            String region = region(snippet.getValue(), snippet.getKey());
+            assertThat(blocks).as("README Quick start block for %s (from %s)", snippet.getKey(), snippet.getValue())
+                    .contains(region);
+            expected.add(region);
+        }
+        // what is left: the Maven dependency and the install command, checked below
+        List<String> others = blocks.stream().filter(block -> !expected.contains(block)).toList();
+        assertThat(others).hasSize(2);
+        assertThat(others).anySatisfy(block -> assertThat(block).contains("./mvnw install"));
+        assertThat(others).anySatisfy(block -> assertThat(block)
+                .contains("<artifactId>rmq-spring-boot-starter</artifactId>"));
+    }
+
+    @Test
+    void theOtherCompiledBlocksAreTheirSourceRegions() throws IOException {
+        List<String> blocks = codeBlocks(readme());
+        for (Map.Entry<String, Path> snippet : OTHER_SNIPPETS.entrySet()) {
+            assertThat(blocks).as("README block for %s (from %s)", snippet.getKey(), snippet.getValue())
+                    .contains(region(snippet.getValue(), snippet.getKey()));
+        }
+    }
+
+    @Test
+    void theDependencyInTheReadmeHasTheProjectsCoordinates() throws IOException {
+        String pom = Files.readString(Path.of("..", "pom.xml"));
+        Matcher parent = Pattern.compile("<artifactId>rmq-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(pom);
+        assertThat(parent.find()).as("the root pom's version").isTrue();
+        String dependency = "<dependency>\n    <groupId>io.rmq</groupId>\n"
+                + "    <artifactId>rmq-spring-boot-starter</artifactId>\n    <version>" + parent.group(1)
+                + "</version>\n</dependency>\n";
+        assertThat(codeBlocks(section(readme(), "## Quick start"))).contains(dependency);
+    }
+
+    @ParameterizedTest
+    @EnumSource(RedisTopology.class)
+    void theQuickStartApplicationHandlesWhatItSends(RedisTopology topology) {
+        try (ConfigurableApplicationContext context = start(topology, "readme-" + UUID.randomUUID());
+                // after the start: Boot's logging system resets Logback while the application starts
+                LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
+            context.getBean(Checkout.class).placed("42", Instant.now());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> log.messages().contains("Closing unpaid order 42"));
+        }
+    }
+
+    /** An ORDERLY listener, as an application that ran before would have had. */
+    static class OrderedLedger {
+        @RmqListener(topic = "ledger", mode = "ORDERLY")
+        void apply(String entry) {
+        }
+    }
+
+    /** A CONCURRENT listener of the same topic, which starts only once ordering has ended. */
+    static class ConcurrentLedger {
+        final List<String> applied = new CopyOnWriteArrayList<>();
+
+        @RmqListener(topic = "ledger")
+        void apply(String entry) {
+            applied.add(entry);
+        }
+    }
+
+    @Test
+    void endingOrderingAsTheReadmeShowsLetsAConcurrentListenerTakeTheTopic() {
+        String prefix = "readme-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext ordered = start(prefix, OrderedLedger.class)) {
+            assertThat(registered(ordered, prefix)).isEqualTo("FIXED_TIME:16:ORDERLY");
+        }
+        try (ConfigurableApplicationContext admin = start(prefix)) {
+            // the mode outlives the ORDERLY listeners
+            assertThat(registered(admin, prefix)).isEqualTo("FIXED_TIME:16:ORDERLY");
+            admin.getBean(LedgerOrdering.class).stopOrdering("ledger");
+            assertThat(registered(admin, prefix)).isEqualTo("FIXED_TIME:16:CONCURRENT");
+        }
+        try (ConfigurableApplicationContext concurrent = start(prefix, ConcurrentLedger.class)) {
+            concurrent.getBean(RmqTemplate.class).sendFixedTime("ledger", "entry-1", Instant.now());
+            ConcurrentLedger ledger = concurrent.getBean(ConcurrentLedger.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> ledger.applied.contains("entry-1"));
+        }
+    }
+
+    @Test
+    void theCustomizersOfTheListenerGuideApplyToTheQuickStartApplication() {
+        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID(),
+                ListenerCustomizers.class);
+                LogCapture log = LogCapture.of(OrderTimeouts.class.getName())) {
+            assertThat(context.getBean(RmqListenerContainerFactory.class).getContainerCustomizers()).hasSize(2);
+            context.getBean(Checkout.class).placed("43", Instant.now());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> log.messages().contains("Closing unpaid order 43"));
+        }
+    }
+
+    /** One handler thread; the first task holds it until the test lets it go. */
+    static class MerchantTasks {
+        final CountDownLatch firstMayFinish = new CountDownLatch(1);
+        final List<String> started = new CopyOnWriteArrayList<>();
+
+        @RmqListener(topic = "merchant-tasks", concurrency = "1")
+        void handle(String task) throws InterruptedException {
+            started.add(task);
+            if (task.equals("first")) {
+                firstMayFinish.await(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * The Message types section: priority orders what waits (here: what the listener fetched and has not started),
+     * it does not overtake a message already in a handler.
+     */
+    @Test
+    void priorityOrdersTheBacklogNotTheMessageInTheHandler() throws InterruptedException {
+        try (ConfigurableApplicationContext context = start("readme-" + UUID.randomUUID(), MerchantTasks.class)) {
+            RmqTemplate rmq = context.getBean(RmqTemplate.class);
+            MerchantTasks tasks = context.getBean(MerchantTasks.class);
+            rmq.sendPriority("merchant-tasks", "first", 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> tasks.started.contains("first"));
+            List<String> later = List.of("low-1", "low-2", "low-3", "urgent");
+            for (String task : later) {
+                rmq.sendPriority("merchant-tasks", task, task.equals("urgent") ? 100 : 1);
+            }
+            // all fetched by the listener while its only handler is busy
+            await().atMost(Duration.ofSeconds(30)).until(() -> later.stream()
+                    .allMatch(task -> rmq.find("merchant-tasks", task).inFlight()));
+            // a round's messages reach the local buffer within ~20 ms of its pop's reply: a generous margin
+            Thread.sleep(2000);
+            assertThat(tasks.started).containsExactly("first");
+            tasks.firstMayFinish.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> tasks.started.size() == 5);
+            assertThat(tasks.started.subList(0, 2)).containsExactly("first", "urgent");
+            assertThat(tasks.started.subList(2, 5)).containsExactlyInAnyOrder("low-1", "low-2", "low-3");
+        }
+    }
+
+    /** The ledger topic's definition as registered in Redis (the README's layout: {@code <prefix>:topics}). */
+    private static Object registered(ConfigurableApplicationContext context, String prefix) {
+        return context.getBean(StringRedisTemplate.class).opsForHash().get(prefix + ":topics", "ledger");
+    }
+
+    private static ConfigurableApplicationContext start(String prefix, Class<?>... sources) {
+        return start(RedisTopology.STANDALONE, prefix, sources);
+    }
+
+    /** The Quick start application (and {@code sources}) on a test Redis, under its own key prefix. */
+    private static ConfigurableApplicationContext start(RedisTopology topology, String prefix, Class<?>... sources) {
+        List<String> args = new ArrayList<>(List.of("--spring.config.location=classpath:/io/rmq/readme/application.yml",
+                "--rmq.key-prefix=" + prefix, "--rmq.topics.ledger.type=FIXED_TIME",
+                "--spring.main.web-application-type=none", "--spring.main.banner-mode=off"));
+        topology.springProperties().forEach((key, value) -> args.add("--" + key + "=" + value));
+        return new SpringApplicationBuilder(ShopApplication.class).sources(sources).run(args.toArray(String[]::new));
+    }
+
+    /**
+     * The README states where retries first appear how long a message that always fails takes to reach the dead
+     * queue with the defaults: the sum of the backoffs before each retry, each shortened by up to the jitter.
+     */
+    @Test
+    void theRetryFiguresInTheReadmeFollowFromTheDefaults() throws IOException {
+        RmqProperties defaults = Binder.get(new StandardEnvironment()).bindOrCreate("rmq", RmqProperties.class);
+        RetryPolicy retry = defaults.consumer().retryPolicy();
+        assertThat(retry).isEqualTo(RetryPolicy.DEFAULT);
+        BackoffPolicy backoff = retry.backoff();
+        double longestMillis = 0;
+        for (int failures = 1; failures <= retry.maxRetries(); failures++) {
+            longestMillis += Math.min(backoff.max().toMillis(),
+                    backoff.initial().toMillis() * Math.pow(backoff.multiplier(), failures - 1));
+        }
+        long longest = Math.round(longestMillis / 60_000);
+        long shortest = Math.round(longestMillis * (1 - backoff.jitter()) / 60_000);
+        String quickStart = section(readme(), "## Quick start");
+        assertThat(quickStart)
+                .contains(retry.maxRetries() + " retries")
+                .contains("starting at " + backoff.initial().toSeconds() + " s")
+                .contains("at most " + backoff.max().toMinutes() + " min")
+                .contains("about " + longest + " min")
+                .contains(shortest + " to " + longest + " min");
+    }
+
+    @Test
+    void theListenerGuideStatesTheConsumerDefaults() throws IOException {
+        RmqProperties.Consumer consumer = Binder.get(new StandardEnvironment())
+                .bindOrCreate("rmq", RmqProperties.class).consumer();
+        RmqProperties.Backoff backoff = consumer.backoff();
+        assertThat(section(readme(), "## Listener guide")).contains(
+                "`rmq.consumer.concurrency` (" + consumer.concurrency() + ")",
+                "`rmq.consumer.batch-size` (" + consumer.batchSize() + ")",
+                "`rmq.consumer.lease` (" + consumer.lease().toSeconds() + "s)",
+                "`rmq.consumer.max-retries` (" + consumer.maxRetries() + ")",
+                "`rmq.consumer.backoff.*` (" + backoff.initial().toSeconds() + "s, " + backoff.multiplier() + ", "
+                        + backoff.max().toMinutes() + "m, " + backoff.jitter() + ")");
+    }
+
+    private static String readme() throws IOException {
+        return Files.readString(README);
+    }
+
+    /** From the heading to the next heading of the same level. */
+    private static String section(String markdown, String heading) {
+        int start = markdown.indexOf("\n" + heading + "\n");
+        assertThat(start).as("README heading %s", heading).isNotNegative();
+        int end = markdown.indexOf("\n## ", start + heading.length() + 2);
+        return markdown.substring(start, end < 0 ? markdown.length() : end);
+    }
+
+    /** The contents of the fenced code blocks, each ending with a line break. */
+    private static List<String> codeBlocks(String markdown) {
+        List<String> blocks = new ArrayList<>();
+        Matcher fence = Pattern.compile("(?m)^```[a-z]*\\n(.*?)^```$", Pattern.DOTALL).matcher(markdown);
+        while (fence.find()) {
+            blocks.add(fence.group(1));
+        }
+        return blocks;
+    }
+
+    /**
+     * The lines between the tag's start and end markers, each ending with a line break, without the indentation they
+     * all share (a region inside a method reads in the README as it would at the top level).
+     */
+    private static String region(Path source, String tag) throws IOException {
+        List<String> lines = Files.readAllLines(source);
+        int start = -1;
+        int end = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("tag::" + tag + "[]")) {
+                start = i;
+            }
+            else if (lines.get(i).contains("end::" + tag + "[]")) {
+                end = i;
+            }
+        }
+        assertThat(start).as("start marker of %s in %s", tag, source).isNotNegative();
+        assertThat(end).as("end marker of %s in %s", tag, source).isGreaterThan(start);
+        List<String> body = lines.subList(start + 1, end);
+        int indent = body.stream().filter(line -> !line.isBlank())
+                .mapToInt(line -> line.length() - line.stripLeading().length()).min().orElse(0);
+        StringBuilder region = new StringBuilder();
+        for (String line : body) {
+            region.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
+        }
+        return region.toString();
+    }
+}
