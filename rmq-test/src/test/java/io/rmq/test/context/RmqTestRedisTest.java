@@ -1,8 +1,5 @@
 package io.rmq.test.context;
 
-import java.util.Enumeration;
-import java.net.URL;
-
 import io.rmq.test.LogCapture;
 import org.junit.jupiter.api.Test;
 
@@ -35,11 +32,6 @@ class RmqTestRedisTest {
                     throw new ClassNotFoundException(name);
                 }
                 return super.loadClass(name, resolve);
-            }
-
-            @Override
-            public Enumeration<URL> getResources(String name) throws java.io.IOException {
-                return super.getResources(name);
             }
         };
 
