@@ -16,8 +16,13 @@ import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A Boot application with an {@code @RmqListener}, tested as its users would: {@code @SpringBootTest} + {@code @RmqTest}. */
-@SpringBootTest(classes = ShopApplication.class)
+/**
+ * A Boot application with an {@code @RmqListener}, tested as its users would: {@code @SpringBootTest} + {@code @RmqTest}.
+ * The application's own configuration names another Redis (as an {@code application.yml} for production would); the
+ * test Redis wins.
+ */
+@SpringBootTest(classes = ShopApplication.class,
+        properties = {"spring.data.redis.host=redis.production.invalid", "spring.data.redis.port=6390"})
 @RmqTest
 class RmqTestStandaloneTest {
 
