@@ -207,9 +207,10 @@ public final class TestRedisServers {
 
     /**
      * Stops every server this JVM started, deletes their temporary files and releases the shared client resources.
-     * External servers are left alone. A later call to any accessor starts afresh.
+     * External servers are left alone. A later call to any accessor starts afresh. Public for rmq-test's
+     * {@code @RmqTest}, which closes the Spring contexts it wired before it stops the servers.
      */
-    static void stopAll() {
+    public static void stopAll() {
         synchronized (STANDALONE_LOCK) {
             synchronized (CLUSTER_LOCK) {
                 synchronized (SHARED_LOCK) {
