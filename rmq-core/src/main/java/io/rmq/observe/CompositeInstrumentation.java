@@ -40,6 +40,18 @@ final class CompositeInstrumentation implements RmqInstrumentation {
         log.warn("RMQ instrumentation {} failed in {}: {}", part.getClass().getName(), method, ex.toString());
     }
 
+    /** Calls {@code event} on every part; what one throws is logged and does not keep the others from theirs. */
+    private void each(String method, java.util.function.Consumer<RmqInstrumentation> event) {
+        for (RmqInstrumentation part : parts) {
+            try {
+                event.accept(part);
+            }
+            catch (RuntimeException ex) {
+                failed(part, method, ex);
+            }
+        }
+    }
+
     @Override
     public SendScope sendStarted(String topic, int messages) {
         SendScope[] scopes = new SendScope[parts.length];
@@ -86,26 +98,12 @@ final class CompositeInstrumentation implements RmqInstrumentation {
 
     @Override
     public void popped(String listenerId, String topic, int slot, int messages, long nanos) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.popped(listenerId, topic, slot, messages, nanos);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "popped", ex);
-            }
-        }
+        each("popped", part -> part.popped(listenerId, topic, slot, messages, nanos));
     }
 
     @Override
     public void popFailed(String listenerId, String topic, int slot, Throwable error) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.popFailed(listenerId, topic, slot, error);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "popFailed", ex);
-            }
-        }
+        each("popFailed", part -> part.popFailed(listenerId, topic, slot, error));
     }
 
     @Override
@@ -152,61 +150,26 @@ final class CompositeInstrumentation implements RmqInstrumentation {
 
     @Override
     public void operation(String operation, String topic, long nanos, Throwable error) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.operation(operation, topic, nanos, error);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "operation", ex);
-            }
-        }
+        each("operation", part -> part.operation(operation, topic, nanos, error));
     }
 
     @Override
     public void rateLimitWaited(String listenerId, String topic, long nanos) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.rateLimitWaited(listenerId, topic, nanos);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "rateLimitWaited", ex);
-            }
-        }
+        each("rateLimitWaited", part -> part.rateLimitWaited(listenerId, topic, nanos));
     }
 
     @Override
     public void watchdogRepaired(String listenerId, String topic) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.watchdogRepaired(listenerId, topic);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "watchdogRepaired", ex);
-            }
-        }
+        each("watchdogRepaired", part -> part.watchdogRepaired(listenerId, topic));
     }
 
     @Override
     public void handedBack(String listenerId, String topic, int messages) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.handedBack(listenerId, topic, messages);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "handedBack", ex);
-            }
-        }
+        each("handedBack", part -> part.handedBack(listenerId, topic, messages));
     }
 
     @Override
     public void slotTakenOver(String listenerId, String topic, int slot) {
-        for (RmqInstrumentation part : parts) {
-            try {
-                part.slotTakenOver(listenerId, topic, slot);
-            }
-            catch (RuntimeException ex) {
-                failed(part, "slotTakenOver", ex);
-            }
-        }
+        each("slotTakenOver", part -> part.slotTakenOver(listenerId, topic, slot));
     }
 }
