@@ -5,14 +5,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.UUID;
 
 import io.rmq.spring.RmqTemplate;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
-import io.rmq.test.RedisTopology;
+import io.rmq.test.context.RmqTest;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
@@ -20,8 +17,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -34,7 +29,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleOperationsTest.Logs.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=true"})
-@ExtendWith(RedisServersExtension.class)
+@RmqTest
 @DirtiesContext
 class SampleOperationsTest {
 
@@ -48,13 +43,6 @@ class SampleOperationsTest {
 
     @Autowired
     RmqTemplate rmq;
-
-    @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties().forEach((name, value) -> registry.add(name, () -> value));
-        String prefix = "rmq-samples-ops-" + UUID.randomUUID();
-        registry.add("rmq.key-prefix", () -> prefix);
-    }
 
     /**
      * The sample's log from before the driver runs until the context closes: the failures it causes on purpose (two in

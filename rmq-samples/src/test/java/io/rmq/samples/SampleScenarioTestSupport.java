@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -25,10 +24,7 @@ import io.rmq.samples.render.PictureRenderer.FailedAttempt;
 import io.rmq.samples.render.PictureRenderer.Render;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
-import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -36,7 +32,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,7 +41,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleScenarioTestSupport.ScenarioFailures.class},
         properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=false"})
-@ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 abstract class SampleScenarioTestSupport {
 
@@ -91,13 +85,6 @@ abstract class SampleScenarioTestSupport {
         LogCapture scenarioFailures() {
             return LogCapture.rmq().expecting("picture CDN upload timed out", "core banking timed out");
         }
-    }
-
-    /** The topology's spring.data.redis.* properties and a key prefix of this run's own. */
-    static void redisProperties(DynamicPropertyRegistry registry, RedisTopology topology) {
-        topology.springProperties().forEach((name, value) -> registry.add(name, () -> value));
-        String prefix = "rmq-samples-test-" + UUID.randomUUID();
-        registry.add("rmq.key-prefix", () -> prefix);
     }
 
     @Test

@@ -1,15 +1,8 @@
 package io.rmq.samples;
 
-import io.rmq.test.RedisTopology;
-
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import io.rmq.test.context.RmqTest;
 
 /** The sample scenario on a standalone Redis. */
+@RmqTest(topology = RmqTest.Topology.STANDALONE)
 class StandaloneSampleScenarioTest extends SampleScenarioTestSupport {
-
-    @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry registry) {
-        redisProperties(registry, RedisTopology.STANDALONE);
-    }
 }

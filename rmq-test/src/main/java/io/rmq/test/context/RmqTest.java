@@ -25,8 +25,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>the {@code redis-server} binary bundled in the embedded-redis jar (a dependency of rmq-test).</li>
  * </ol>
  * The servers are shared by every {@code @RmqTest} class of the JVM (one standalone server, one cluster) and are
- * not flushed between tests: use topic names or bodies of the test's own, or {@link RmqTestSupport#purge}. At the end
- * of the JUnit run the contexts that use them are closed first, then the servers stopped.
+ * not flushed between tests. Each application context gets a key prefix of its own ({@code rmq.key-prefix}, see
+ * {@link #keyPrefix()}), so two test contexts never see each other's topics, messages or listeners' slots; test
+ * methods sharing one context share its topics: use bodies of the test's own, or {@link RmqTestSupport#purge}. At
+ * the end of the JUnit run the contexts that use them are closed first, then the servers stopped.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
@@ -40,6 +42,14 @@ public @interface RmqTest {
 
     /** Where the server may come from; {@link Source#AUTO} tries each route in the order above. */
     Source source() default Source.AUTO;
+
+    /**
+     * {@code rmq.key-prefix} of the test's context. Empty (the default): {@code rmq-test-} and a random part, new for
+     * every application context, so contexts (of this or another test class, or left in Spring's context cache) stay
+     * apart on the shared server; it overrides the prefix of the application's own configuration. A fixed value
+     * shares the keys with every context that uses it.
+     */
+    String keyPrefix() default "";
 
     /** The Redis deployments {@link #topology()} chooses from. */
     enum Topology {

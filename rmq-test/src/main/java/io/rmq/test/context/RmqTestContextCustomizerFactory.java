@@ -1,7 +1,9 @@
 package io.rmq.test.context;
 
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.UUID;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -34,7 +36,7 @@ public final class RmqTestContextCustomizerFactory implements ContextCustomizerF
     @Override
     public ContextCustomizer createContextCustomizer(Class<?> testClass, List<ContextConfigurationAttributes> configAttributes) {
         RmqTest rmqTest = TestContextAnnotationUtils.findMergedAnnotation(testClass, RmqTest.class);
-        return rmqTest == null ? null : new Customizer(rmqTest.topology(), rmqTest.source());
+        return rmqTest == null ? null : new Customizer(rmqTest.topology(), rmqTest.source(), rmqTest.keyPrefix());
     }
 
     /** Closes every context wired to a test Redis that is still open (Spring's context cache would close it at exit). */
@@ -48,12 +50,14 @@ public final class RmqTestContextCustomizerFactory implements ContextCustomizerF
     }
 
     /** Equal for equal attributes, so that Spring's context cache shares a context between such test classes. */
-    private record Customizer(RmqTest.Topology topology, RmqTest.Source source) implements ContextCustomizer {
+    private record Customizer(RmqTest.Topology topology, RmqTest.Source source, String keyPrefix) implements ContextCustomizer {
 
         @Override
         public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration mergedConfig) {
             RmqTestRedis.Connection connection = RmqTestRedis.connection(topology, source);
-            Map<String, Object> properties = Map.copyOf(connection.springProperties());
+            Map<String, Object> properties = new HashMap<>(connection.springProperties());
+            // a prefix of this context's own unless the test fixes one: cached contexts stay apart on the shared server
+            properties.put("rmq.key-prefix", keyPrefix.isEmpty() ? "rmq-test-" + UUID.randomUUID() : keyPrefix);
             context.getEnvironment().getPropertySources().addFirst(new MapPropertySource(PROPERTY_SOURCE, properties));
             if (context.getBeanFactory() instanceof BeanDefinitionRegistry registry) {
                 registry.registerBeanDefinition("rmqTestHandledRecorder", new RootBeanDefinition(HandledRecorder.class));

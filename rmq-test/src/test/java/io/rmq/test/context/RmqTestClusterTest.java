@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The same application on a 3-master Redis Cluster: {@code @RmqTest(topology = CLUSTER)}. */
 @SpringBootTest(classes = ShopApplication.class)
-@RmqTest(topology = RmqTest.Topology.CLUSTER)
+@RmqTest(topology = RmqTest.Topology.CLUSTER, keyPrefix = "shop-cluster-test")
 class RmqTestClusterTest {
 
     @Autowired
@@ -42,6 +42,7 @@ class RmqTestClusterTest {
                 .isEqualTo(RmqTestRedis.connection(RmqTest.Topology.CLUSTER, RmqTest.Source.AUTO).springProperties()
                         .get("spring.data.redis.cluster.nodes"));
         assertThat(environment.getProperty("spring.data.redis.cluster.nodes").split(",")).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(environment.getProperty("rmq.key-prefix")).as("the prefix the test fixed").isEqualTo("shop-cluster-test");
     }
 
     @Test

@@ -59,6 +59,8 @@ class RmqTestStandaloneTest {
         assertThat(environment.getProperty("spring.data.redis.port"))
                 .isEqualTo(connection.springProperties().get("spring.data.redis.port"));
         assertThat(environment.getProperty("spring.data.redis.cluster.nodes")).isNull();
+        // the context's own key prefix, not the application's default: contexts stay apart on the shared server
+        assertThat(environment.getProperty("rmq.key-prefix")).startsWith("rmq-test-");
     }
 
     @Test
