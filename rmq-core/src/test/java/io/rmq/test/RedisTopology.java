@@ -79,4 +79,25 @@ public enum RedisTopology {
         }
         return Map.copyOf(props);
     }
+
+    /** {@link #springProperties()} and {@code rmq.key-prefix}: the test's own keys on the shared server(s). */
+    public Map<String, String> springProperties(String keyPrefix) {
+        Map<String, String> props = new LinkedHashMap<>(springProperties());
+        props.put("rmq.key-prefix", keyPrefix);
+        return props;
+    }
+
+    /** {@link #springProperties()} as {@code name=value} pairs (for {@code withPropertyValues}, {@code properties}). */
+    public String[] propertyValues() {
+        return pairs(springProperties());
+    }
+
+    /** {@link #springProperties(String)} as {@code name=value} pairs. */
+    public String[] propertyValues(String keyPrefix) {
+        return pairs(springProperties(keyPrefix));
+    }
+
+    private static String[] pairs(Map<String, String> props) {
+        return props.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+    }
 }

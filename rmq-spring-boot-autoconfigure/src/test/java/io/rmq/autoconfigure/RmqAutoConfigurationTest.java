@@ -34,8 +34,7 @@ class RmqAutoConfigurationTest {
             .withPropertyValues("rmq.key-prefix=ac-" + UUID.randomUUID());
 
     private static String[] props(RedisTopology topology) {
-        return topology.springProperties().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
-                .toArray(String[]::new);
+        return topology.propertyValues();
     }
 
     @Test

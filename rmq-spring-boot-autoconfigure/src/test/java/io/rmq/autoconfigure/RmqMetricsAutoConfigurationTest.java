@@ -32,9 +32,8 @@ class RmqMetricsAutoConfigurationTest {
     private final ApplicationContextRunner withoutMicrometer = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
                     RmqAutoConfiguration.class, RmqMetricsAutoConfiguration.class))
-            .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                    .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-            .withPropertyValues("rmq.key-prefix=mac-" + UUID.randomUUID(), "rmq.topics.sized.type=FIXED_TIME");
+            .withPropertyValues(RedisTopology.STANDALONE.propertyValues("mac-" + UUID.randomUUID()))
+            .withPropertyValues("rmq.topics.sized.type=FIXED_TIME");
 
     private final ApplicationContextRunner runner = withoutMicrometer.withConfiguration(AutoConfigurations.of(
             MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,

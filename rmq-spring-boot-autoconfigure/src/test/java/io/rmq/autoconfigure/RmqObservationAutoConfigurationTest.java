@@ -44,9 +44,8 @@ class RmqObservationAutoConfigurationTest {
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
                         JacksonAutoConfiguration.class, RmqAutoConfiguration.class,
                         RmqObservationAutoConfiguration.class))
-                .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                .withPropertyValues("rmq.key-prefix=obs-" + UUID.randomUUID(), "rmq.topics.orders.type=FIXED_TIME",
+                .withPropertyValues(RedisTopology.STANDALONE.propertyValues("obs-" + UUID.randomUUID()))
+                .withPropertyValues("rmq.topics.orders.type=FIXED_TIME",
                         "rmq.observation.enabled=true", "rmq.observation.propagate-context=true")
                 .withBean(ObservationRegistry.class, () -> registry).run(context -> {
                     assertThat(context).hasNotFailed();

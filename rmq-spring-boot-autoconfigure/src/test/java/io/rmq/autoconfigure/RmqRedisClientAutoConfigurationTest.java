@@ -53,9 +53,7 @@ class RmqRedisClientAutoConfigurationTest {
                         RmqAutoConfiguration.class)
                 : AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class);
         return new ApplicationContextRunner().withConfiguration(configurations)
-                .withPropertyValues(topology.springProperties().entrySet().stream()
-                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                .withPropertyValues("rmq.key-prefix=cl-" + UUID.randomUUID());
+                .withPropertyValues(topology.propertyValues("cl-" + UUID.randomUUID()));
     }
 
     /** What the application's Lettuce client is configured with, as far as RMQ used to change it. */

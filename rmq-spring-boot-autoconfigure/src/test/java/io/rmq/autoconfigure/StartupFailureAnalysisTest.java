@@ -56,8 +56,7 @@ class StartupFailureAnalysisTest {
     void setUp() throws Exception {
         redisDown = base.withPropertyValues("spring.data.redis.host=127.0.0.1",
                 "spring.data.redis.port=" + LateRedisServer.freePort(), "rmq.startup.fail-fast=true");
-        redisUp = base.withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new));
+        redisUp = base.withPropertyValues(RedisTopology.STANDALONE.propertyValues());
     }
 
     @Test

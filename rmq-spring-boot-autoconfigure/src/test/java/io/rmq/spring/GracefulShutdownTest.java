@@ -68,9 +68,7 @@ class GracefulShutdownTest {
     }
 
     private static ConfigurableApplicationContext start(RedisTopology topology, String prefix) {
-        List<String> properties = new ArrayList<>();
-        topology.springProperties().forEach((k, v) -> properties.add(k + "=" + v));
-        properties.add("rmq.key-prefix=" + prefix);
+        List<String> properties = new ArrayList<>(List.of(topology.propertyValues(prefix)));
         properties.add("rmq.shutdown-timeout=10s");
         return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
                 .properties(properties.toArray(String[]::new)).run();

@@ -32,9 +32,7 @@ class ListenerStartupFailureTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
                     RmqAutoConfiguration.class))
-            .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                    .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-            .withPropertyValues("rmq.key-prefix=sf-" + UUID.randomUUID());
+            .withPropertyValues(RedisTopology.STANDALONE.propertyValues("sf-" + UUID.randomUUID()));
 
     static class TwoParameters {
         @RmqListener(topic = "t", type = "PRIORITY")

@@ -53,9 +53,7 @@ class OrderlyShutdownTest {
         ApplicationContextRunner app = new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
                         JacksonAutoConfiguration.class, RmqAutoConfiguration.class))
-                .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                .withPropertyValues("rmq.key-prefix=" + prefix).withBean(Ledger.class);
+                .withPropertyValues(RedisTopology.STANDALONE.propertyValues(prefix)).withBean(Ledger.class);
         app.run(first -> {
             List<OutgoingMessage> entries = new ArrayList<>();
             Instant base = Instant.now().minusSeconds(60);

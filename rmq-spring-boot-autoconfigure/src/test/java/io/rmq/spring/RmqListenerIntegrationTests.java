@@ -55,8 +55,8 @@ abstract class RmqListenerIntegrationTests {
     Rmq rmq;
 
     static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
-        topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "it-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+        topology.springProperties("it-" + topology.name().toLowerCase() + "-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     @Test

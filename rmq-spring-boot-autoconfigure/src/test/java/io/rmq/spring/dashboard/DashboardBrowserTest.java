@@ -63,8 +63,8 @@ class DashboardBrowserTest {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "browser-" + UUID.randomUUID());
+        RedisTopology.STANDALONE.springProperties("browser-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     @BeforeAll

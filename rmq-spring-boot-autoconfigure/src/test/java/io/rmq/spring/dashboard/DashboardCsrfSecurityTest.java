@@ -68,8 +68,8 @@ class DashboardCsrfSecurityTest {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "csrf-" + UUID.randomUUID());
+        RedisTopology.STANDALONE.springProperties("csrf-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     private HttpRequest.Builder request(String path) {

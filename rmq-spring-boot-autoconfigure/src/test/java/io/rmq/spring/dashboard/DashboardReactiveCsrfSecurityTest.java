@@ -55,8 +55,8 @@ class DashboardReactiveCsrfSecurityTest {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "reactive-csrf-" + UUID.randomUUID());
+        RedisTopology.STANDALONE.springProperties("reactive-csrf-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     @Test

@@ -60,8 +60,8 @@ class DashboardReactiveTest {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "reactive-" + UUID.randomUUID());
+        RedisTopology.STANDALONE.springProperties("reactive-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     @BeforeEach

@@ -62,10 +62,8 @@ class RmqHealthIndicatorTest {
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
                         JacksonAutoConfiguration.class, RmqAutoConfiguration.class,
                         RmqHealthContributorAutoConfiguration.class))
-                .withPropertyValues(topology.springProperties().entrySet().stream()
-                        .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                .withPropertyValues("rmq.key-prefix=health-" + UUID.randomUUID(),
-                        "rmq.topics.h-orders.type=FIXED_TIME", "rmq.topics.h-orders.slot-amount=4",
+                .withPropertyValues(topology.propertyValues("health-" + UUID.randomUUID()))
+                .withPropertyValues("rmq.topics.h-orders.type=FIXED_TIME", "rmq.topics.h-orders.slot-amount=4",
                         "rmq.topics.h-jobs.type=PRIORITY", "rmq.topics.h-jobs.slot-amount=2",
                         "rmq.health.cache-time-to-live=0s");
     }

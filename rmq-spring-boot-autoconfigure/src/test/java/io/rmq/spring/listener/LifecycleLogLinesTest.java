@@ -45,9 +45,8 @@ class LifecycleLogLinesTest {
                     .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
                             JacksonAutoConfiguration.class, RmqAutoConfiguration.class))
                     .withUserConfiguration(Listeners.class)
-                    .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                            .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                    .withPropertyValues("rmq.key-prefix=" + prefix, "rmq.topics.log-ledger.type=FIXED_TIME",
+                    .withPropertyValues(RedisTopology.STANDALONE.propertyValues(prefix))
+                    .withPropertyValues("rmq.topics.log-ledger.type=FIXED_TIME",
                             "rmq.topics.log-ledger.slot-amount=4", "rmq.topics.log-mails.type=PRIORITY",
                             "rmq.topics.log-mails.slot-amount=2")
                     .run(context -> {

@@ -36,9 +36,7 @@ class RmqListenerContainerCustomizerTest {
     private final ApplicationContextRunner app = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
                     RmqAutoConfiguration.class))
-            .withPropertyValues(RedisTopology.STANDALONE.springProperties().entrySet().stream()
-                    .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-            .withPropertyValues("rmq.key-prefix=customizer-" + UUID.randomUUID());
+            .withPropertyValues(RedisTopology.STANDALONE.propertyValues("customizer-" + UUID.randomUUID()));
 
     static class Listener {
         final List<String> handled = new CopyOnWriteArrayList<>();

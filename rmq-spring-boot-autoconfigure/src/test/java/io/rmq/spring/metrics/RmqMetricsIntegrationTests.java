@@ -45,8 +45,8 @@ abstract class RmqMetricsIntegrationTests {
     MetricsTestApplication.Listeners listeners;
 
     static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
-        topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "mt-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+        topology.springProperties("mt-" + topology.name().toLowerCase() + "-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     @Test

@@ -55,8 +55,8 @@ abstract class RmqEndpointIntegrationTests {
     OpsTestApplication.Handlers handlers;
 
     static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
-        topology.springProperties().forEach((k, v) -> registry.add(k, () -> v));
-        registry.add("rmq.key-prefix", () -> "ops-" + topology.name().toLowerCase() + "-" + UUID.randomUUID());
+        topology.springProperties("ops-" + topology.name().toLowerCase() + "-" + UUID.randomUUID())
+                .forEach((k, v) -> registry.add(k, () -> v));
     }
 
     HttpResponse<String> get(String path) throws Exception {
