@@ -61,9 +61,11 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.StringUtils;
 
 /**
- * Finds {@link RmqListener} methods on beans, resolves their attributes ({@code ${...}} placeholders, defaults from
- * {@code rmq.consumer.*}), checks their signatures, and once all singletons exist registers one container per method
- * in the {@link RmqListenerEndpointRegistry}. Methods are called through Spring Messaging's
+ * Finds {@link RmqListener} methods on beans (each repeated annotation a listener of its own) and {@code @RmqListener}
+ * classes with {@link RmqHandler} methods, resolves their attributes ({@code ${...}} placeholders, then SpEL
+ * {@code #{...}}; defaults from {@code rmq.consumer.*}), checks their signatures, and once all singletons exist
+ * registers one container per listener in the {@link RmqListenerEndpointRegistry}, built by the
+ * {@link RmqListenerContainerFactory} the listener names (else {@value #DEFAULT_CONTAINER_FACTORY}). Methods are called through Spring Messaging's
  * {@link MessageHandlerMethodFactory} ({@code @Payload}, {@code @Header}, {@code Message<T>}, as {@code @KafkaListener}). Every problem fails start-up with the bean, the method and the cause.
  */
 public class RmqListenerAnnotationBeanPostProcessor
