@@ -10,7 +10,8 @@ import java.lang.annotation.Target;
  * Marks a method of a class annotated with {@link RmqListener} as one of the handlers its single container delivers
  * to, chosen per message by payload type (as Spring Kafka's {@code @KafkaHandler}). A handler method takes what an
  * {@code @RmqListener} method takes (a payload, {@code RmqMessage<T>} or {@code Message<T>}, {@code @Header}
- * parameters) and may have {@code @SendTo}.
+ * parameters) and may have {@code @SendTo}; a {@code @SendTo} (and {@code @RmqReply}) on the class applies to the
+ * handlers that return a value and have none of their own.
  * <p>
  * RMQ bodies carry no type information (the body is the message's identity), so the handler is chosen by trying to
  * read the body as each handler's payload type, in this order, the first that fits wins:

@@ -423,7 +423,7 @@ public class RmqListenerAnnotationBeanPostProcessor
                 Signature signature = signature(method);
                 InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
                         AopUtils.selectInvocableMethod(method, p.bean.getClass()));
-                ReplySender replies = replySender(method);
+                ReplySender replies = handlerReplySender(method, AopUtils.getTargetClass(p.bean));
                 if (replies != null) {
                     handlerReplySenders.add(java.util.Map.entry(describe(p) + ", @RmqHandler method '" + name + "'",
                             replies));
@@ -457,6 +457,18 @@ public class RmqListenerAnnotationBeanPostProcessor
         return new HandlerDispatcher(describe(p), typed, defaultRoute, codec);
     }
 
+    /**
+     * A handler's own {@code @SendTo} (with its {@code @RmqReply}); without one, the class's {@code @SendTo} and
+     * {@code @RmqReply} for a handler that returns a value (as Spring Kafka's class-level {@code @SendTo}).
+     */
+    private ReplySender handlerReplySender(Method method, Class<?> listenerClass) {
+        if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class) || method.getReturnType() == void.class
+                || !AnnotatedElementUtils.hasAnnotation(listenerClass, SendTo.class)) {
+            return replySender(method);
+        }
+        return replySender(listenerClass, method);
+    }
+
     /** Checks the {@code @SendTo} of {@code @RmqHandler} methods whose reply topic is known now, as of listeners. */
     private void checkHandlerReplies(Map<String, TopicDefinition> known) {
         try {
@@ -479,8 +491,13 @@ public class RmqListenerAnnotationBeanPostProcessor
 
     /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
     private ReplySender replySender(Method method) {
-        SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(method, SendTo.class);
-        RmqReply reply = AnnotatedElementUtils.findMergedAnnotation(method, RmqReply.class);
+        return replySender(method, method);
+    }
+
+    /** As {@link #replySender(Method)}, with {@code @SendTo} and {@code @RmqReply} read from {@code source}. */
+    private ReplySender replySender(java.lang.reflect.AnnotatedElement source, Method method) {
+        SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(source, SendTo.class);
+        RmqReply reply = AnnotatedElementUtils.findMergedAnnotation(source, RmqReply.class);
         if (sendTo == null) {
             if (reply != null) {
                 throw new IllegalArgumentException("@RmqReply needs @SendTo(\"<topic>\") on the method");
