@@ -65,8 +65,8 @@ import org.springframework.util.StringUtils;
  * classes with {@link RmqHandler} methods, resolves their attributes ({@code ${...}} placeholders, then SpEL
  * {@code #{...}}; defaults from {@code rmq.consumer.*}), checks their signatures, and once all singletons exist
  * registers one container per listener in the {@link RmqListenerEndpointRegistry}, built by the
- * {@link RmqListenerContainerFactory} the listener names (else {@value #DEFAULT_CONTAINER_FACTORY}). Methods are called through Spring Messaging's
- * {@link MessageHandlerMethodFactory} ({@code @Payload}, {@code @Header}, {@code Message<T>}, as {@code @KafkaListener}). Every problem fails start-up with the bean, the method and the cause.
+ * {@link RmqListenerContainerFactory} the listener names (else {@value #DEFAULT_CONTAINER_FACTORY}). Methods are
+ * called through Spring Messaging's {@link MessageHandlerMethodFactory} ({@code @Payload}, {@code @Header}, {@code Message<T>}, as {@code @KafkaListener}). Every problem fails start-up with the bean, the method and the cause.
  */
 public class RmqListenerAnnotationBeanPostProcessor
         implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
@@ -93,10 +93,6 @@ public class RmqListenerAnnotationBeanPostProcessor
      */
     private record PendingEndpoint(String beanName, Object bean, Method method, RmqListener annotation, int ordinal,
             List<Method> handlers) {
-
-        PendingEndpoint(String beanName, Object bean, Method method, RmqListener annotation) {
-            this(beanName, bean, method, annotation, 1, null);
-        }
     }
 
     @Override
@@ -270,8 +266,8 @@ public class RmqListenerAnnotationBeanPostProcessor
     /** What start-up errors call a listener: the bean and the method, or the bean and the class. */
     private static String describe(PendingEndpoint p) {
         if (p.handlers != null) {
-            return "@RmqListener on bean '" + p.beanName + "' class '" + p.method.getDeclaringClass().getSimpleName()
-                    + "'";
+            return "@RmqListener on bean '" + p.beanName + "' class '"
+                    + AopUtils.getTargetClass(p.bean).getSimpleName() + "'";
         }
         return "@RmqListener on bean '" + p.beanName + "' method '" + p.method.getDeclaringClass().getSimpleName() + "."
                 + p.method.getName() + "'";

@@ -203,6 +203,43 @@ class ClassLevelListenerTest {
                 });
     }
 
+    static class BaseHandlers {
+        @RmqHandler
+        void zeta(OrderCreated created) {
+        }
+
+        @RmqHandler
+        void alpha(OrderCancelled cancelled) {
+        }
+    }
+
+    static class SubHandlers extends BaseHandlers {
+        @RmqHandler
+        void on(List<String> list) {
+        }
+
+        @RmqHandler
+        void on(Map<String, String> map) {
+        }
+
+        @RmqHandler
+        void first(String text) {
+        }
+    }
+
+    @Test
+    void handlersAreOrderedAsDeclaredOverloadsIncludedASubclassBeforeItsSuperclass() throws Exception {
+        List<java.lang.reflect.Method> methods = List.of(BaseHandlers.class.getDeclaredMethod("alpha",
+                OrderCancelled.class), SubHandlers.class.getDeclaredMethod("first", String.class),
+                BaseHandlers.class.getDeclaredMethod("zeta", OrderCreated.class),
+                SubHandlers.class.getDeclaredMethod("on", Map.class), SubHandlers.class.getDeclaredMethod("on",
+                        List.class));
+        assertThat(RmqListenerAnnotationBeanPostProcessor.inDeclarationOrder(SubHandlers.class, methods))
+                .extracting(m -> m.getName() + "(" + m.getParameterTypes()[0].getSimpleName() + ")")
+                .containsExactly("on(List)", "on(Map)", "first(String)", "zeta(OrderCreated)",
+                        "alpha(OrderCancelled)");
+    }
+
     static class HandlersOnly {
         @RmqHandler
         void on(String body) {
