@@ -146,13 +146,14 @@ public class RmqListenerAnnotationBeanPostProcessor
             }
             return found;
         }
+        String onClassWhere = "@RmqListener on bean '" + beanName + "' class '" + targetClass.getSimpleName() + "'";
         if (handlers.isEmpty()) {
-            throw new IllegalStateException("@RmqListener on the class of " + where + " needs @RmqHandler methods");
+            throw new IllegalStateException(onClassWhere + ": the class has no @RmqHandler methods to deliver to");
         }
         for (Method method : handlers.keySet()) {
             if (methods.containsKey(method)) {
-                throw new IllegalStateException("method '" + targetClass.getSimpleName() + "." + method.getName()
-                        + "' of " + where + " has both @RmqListener and @RmqHandler; it can be one of them");
+                throw new IllegalStateException(onClassWhere + ": method '" + method.getDeclaringClass().getSimpleName()
+                        + "." + method.getName() + "' has both @RmqListener and @RmqHandler; it can be one of them");
             }
         }
         List<Method> ordered = inDeclarationOrder(targetClass, handlers.keySet());

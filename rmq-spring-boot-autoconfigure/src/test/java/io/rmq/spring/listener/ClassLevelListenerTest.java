@@ -253,6 +253,14 @@ class ClassLevelListenerTest {
     }
 
     @RmqListener(topic = "t", type = "FIXED_TIME")
+    static class BothAnnotations {
+        @RmqHandler
+        @RmqListener(topic = "u", type = "FIXED_TIME")
+        void on(String body) {
+        }
+    }
+
+    @RmqListener(topic = "t", type = "FIXED_TIME")
     static class TwoDefaults {
         @RmqHandler(isDefault = true)
         void first(String body) {
@@ -285,8 +293,10 @@ class ClassLevelListenerTest {
     void unusableClassLevelListenersFailStartUpNamingTheBeanAndTheMethods() {
         assertFailure(HandlersOnly.class, "@RmqHandler methods [HandlersOnly.on] on bean 'listener' (HandlersOnly)"
                 + " need @RmqListener on the class");
-        assertFailure(NoHandlers.class, "@RmqListener on the class of bean 'listener' (NoHandlers) needs @RmqHandler"
-                + " methods");
+        assertFailure(NoHandlers.class, "@RmqListener on bean 'listener' class 'NoHandlers': the class has no"
+                + " @RmqHandler methods to deliver to");
+        assertFailure(BothAnnotations.class, "@RmqListener on bean 'listener' class 'BothAnnotations': method"
+                + " 'BothAnnotations.on' has both @RmqListener and @RmqHandler");
         assertFailure(TwoDefaults.class, "@RmqListener on bean 'listener' class 'TwoDefaults': @RmqHandler method"
                 + " 'TwoDefaults.second': it is a second @RmqHandler(isDefault = true), after 'TwoDefaults.first'");
         assertFailure(OneTypeTwice.class, "@RmqListener on bean 'listener' class 'OneTypeTwice': @RmqHandler method"

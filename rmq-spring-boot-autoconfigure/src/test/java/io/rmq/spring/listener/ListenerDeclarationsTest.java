@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.rmq.Rmq;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
+import io.rmq.autoconfigure.diagnostics.RmqListenerFailureAnalyzer;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.annotation.RmqListener;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -104,6 +106,11 @@ class ListenerDeclarationsTest {
             assertThat(context.getStartupFailure()).hasMessage("@RmqListener on bean 'b' method"
                     + " 'SameIdB.onSecond': @RmqListener on bean 'a' method 'SameIdA.onFirst' already has the id"
                     + " 'billing'; listener ids must be unique: set distinct ids");
+            FailureAnalysis analysis = new RmqListenerFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).contains("Listener: @RmqListener on bean 'b' method"
+                    + " 'SameIdB.onSecond'\n    Problem:  @RmqListener on bean 'a' method 'SameIdA.onFirst' already"
+                    + " has the id 'billing'");
+            assertThat(analysis.getAction()).startsWith("Give each listener its own id");
         });
     }
 
@@ -249,7 +256,9 @@ class ListenerDeclarationsTest {
                 .withBean("orders", UnknownFactory.class).run(context -> assertThat(context).getFailure()
                         .hasMessage("@RmqListener on bean 'orders' method 'UnknownFactory.handle':"
                                 + " containerFactory 'bulkFactroy' is not a bean; the RmqListenerContainerFactory"
-                                + " beans are [bulkFactory, rmqListenerContainerFactory]"));
+                                + " beans are [bulkFactory, rmqListenerContainerFactory]")
+                        .satisfies(failure -> assertThat(new RmqListenerFailureAnalyzer().analyze(failure).getAction())
+                                .startsWith("Name an RmqListenerContainerFactory bean")));
     }
 
     static class FactoryOfWrongType {
