@@ -18,7 +18,9 @@ import java.lang.annotation.Target;
  * <ol>
  * <li>handlers of any type but {@code String} and {@code byte[]}, in the order they are declared in the class (as the
  * compiler writes them; a subclass's before its superclass's), where the body fits when it reads as that type with
- * no property the type lacks ({@code FAIL_ON_UNKNOWN_PROPERTIES}) and nothing after the value;</li>
+ * no property the type lacks ({@code FAIL_ON_UNKNOWN_PROPERTIES}) and nothing after the value (otherwise as the
+ * application's mapper reads it: a missing property does not disqualify a type unless it is a primitive, Jackson 3's
+ * {@code FAIL_ON_NULL_FOR_PRIMITIVES}); a body that fits two types goes to the one declared first;</li>
  * <li>a {@code String} handler (any body fits), then a {@code byte[]} handler (any body fits);</li>
  * <li>the {@link #isDefault() default} handler, whose type is read as an {@code @RmqListener} method's would be.</li>
  * </ol>
