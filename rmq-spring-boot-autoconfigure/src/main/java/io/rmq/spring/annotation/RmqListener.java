@@ -23,15 +23,15 @@ import java.lang.annotation.Target;
  * that topic (null: nothing), with the parameter {@link RmqReply} gives for the topic's type, or as built when it is
  * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
+ * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
+ * String attributes accept SpEL {@code #{...}} expressions too, as {@code @KafkaListener}'s do (placeholders are
+ * resolved first, so {@code #{'${x}'.toUpperCase()}} works; {@code #{@someBean.topicName}} reads a bean).
+ * <p>
  * <b>Repeatable</b>: each {@code @RmqListener} on a method gives its own container (e.g. one method serving two
  * topics); their ids must differ (see {@link #id()}).
  * <p>
  * <b>On a class</b> with {@link RmqHandler @RmqHandler} methods: one container for the class; each message goes to the
  * handler whose payload type its body fits (see {@link RmqHandler} for the order in which types are tried).
- * <p>
- * Every string attribute accepts {@code ${...}} placeholders and SpEL {@code #{...}} expressions (placeholders are
- * resolved first, so {@code #{'${x}'.toUpperCase()}} works; {@code #{@someBean.topicName}} reads a bean), as
- * {@code @KafkaListener}'s do; empty attributes take the {@code rmq.consumer.*} defaults.
  */
 @Target({ElementType.TYPE, ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)

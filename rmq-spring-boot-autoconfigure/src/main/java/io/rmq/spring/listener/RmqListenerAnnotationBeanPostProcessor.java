@@ -313,6 +313,90 @@ public class RmqListenerAnnotationBeanPostProcessor
     }
 
     /**
+     * The handler of a class-level listener: each {@code @RmqHandler} method called as an {@code @RmqListener} method
+     * would be (payload, headers, {@code RmqMessage<T>}, {@code @SendTo}), chosen per message by
+     * {@link HandlerDispatcher} in the order {@link io.rmq.spring.annotation.RmqHandler} documents: typed handlers in
+     * declaration order, then {@code String}, then {@code byte[]}, then the default.
+     */
+    private HandlerDispatcher dispatcher(PendingEndpoint p, String id, int maxRetries) {
+        BodyCodec codec = beanFactory.getBean(Rmq.class).options().codec();
+        List<HandlerDispatcher.Route> typed = new ArrayList<>();
+        List<HandlerDispatcher.Route> anyBody = new ArrayList<>();
+        HandlerDispatcher.Route defaultRoute = null;
+        Map<Type, String> byType = new java.util.HashMap<>();
+        for (Method method : p.handlers) {
+            String name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+            try {
+                Signature signature = signature(method);
+                InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
+                        AopUtils.selectInvocableMethod(method, p.bean.getClass()));
+                ReplySender replies = handlerReplySender(method, AopUtils.getTargetClass(p.bean));
+                if (replies != null) {
+                    handlerReplySenders.add(java.util.Map.entry(describe(p) + ", @RmqHandler method '" + name + "'",
+                            replies));
+                }
+                HandlerDispatcher.Route route = HandlerDispatcher.Route.of("'" + name + "'", signature.payloadType(),
+                        codec, new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(),
+                                replies));
+                if (AnnotatedElementUtils.findMergedAnnotation(method, RmqHandler.class).isDefault()) {
+                    if (defaultRoute != null) {
+                        throw new IllegalArgumentException("it is a second @RmqHandler(isDefault = true), after "
+                                + defaultRoute.description() + "; a class has at most one default handler");
+                    }
+                    defaultRoute = route;
+                    continue;
+                }
+                String sameType = byType.putIfAbsent(signature.payloadType(), name);
+                if (sameType != null) {
+                    throw new IllegalArgumentException("it takes " + signature.payloadType().getTypeName()
+                            + " as '" + sameType + "' does, so one of them would never be called; give each handler"
+                            + " its own payload type");
+                }
+                (HandlerDispatcher.takesAnyBody(signature.payloadType()) ? anyBody : typed).add(route);
+            }
+            catch (RuntimeException ex) {
+                throw new IllegalArgumentException("@RmqHandler method '" + name + "': " + ex.getMessage(), ex);
+            }
+        }
+        // String before byte[]: both take any body, the first of them is the last handler tried before the default
+        anyBody.sort(java.util.Comparator.comparing(r -> r.payloadType() == byte[].class));
+        typed.addAll(anyBody);
+        return new HandlerDispatcher(describe(p), typed, defaultRoute, codec);
+    }
+
+    /**
+     * A handler's own {@code @SendTo} (with its {@code @RmqReply}); without one, the class's {@code @SendTo} and
+     * {@code @RmqReply} for a handler that returns a value (as Spring Kafka's class-level {@code @SendTo}).
+     */
+    private ReplySender handlerReplySender(Method method, Class<?> listenerClass) {
+        if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class) || method.getReturnType() == void.class
+                || !AnnotatedElementUtils.hasAnnotation(listenerClass, SendTo.class)) {
+            return replySender(method);
+        }
+        return replySender(listenerClass, method);
+    }
+
+    /** Checks the {@code @SendTo} of {@code @RmqHandler} methods whose reply topic is known now, as of listeners. */
+    private void checkHandlerReplies(Map<String, TopicDefinition> known) {
+        try {
+            for (Map.Entry<String, ReplySender> entry : handlerReplySenders) {
+                TopicDefinition target = known.get(entry.getValue().topic());
+                if (target != null) {
+                    try {
+                        entry.getValue().check(target);
+                    }
+                    catch (RuntimeException ex) {
+                        throw new IllegalStateException(entry.getKey() + ": " + ex.getMessage(), ex);
+                    }
+                }
+            }
+        }
+        finally {
+            handlerReplySenders.clear();
+        }
+    }
+
+    /**
      * The endpoints in the order their containers are created: a listener on a dead-letter topic after the listeners
      * whose dead-letter topic it is (creating their consumer defines it, when nothing else did), whatever the order the
      * beans were declared in. Otherwise in declaration order (a cycle, too).
@@ -400,90 +484,6 @@ public class RmqListenerAnnotationBeanPostProcessor
             replySenders.put(endpoint, replies);
         }
         return endpoint;
-    }
-
-    /**
-     * The handler of a class-level listener: each {@code @RmqHandler} method called as an {@code @RmqListener} method
-     * would be (payload, headers, {@code RmqMessage<T>}, {@code @SendTo}), chosen per message by
-     * {@link HandlerDispatcher} in the order {@link io.rmq.spring.annotation.RmqHandler} documents: typed handlers in
-     * declaration order, then {@code String}, then {@code byte[]}, then the default.
-     */
-    private HandlerDispatcher dispatcher(PendingEndpoint p, String id, int maxRetries) {
-        BodyCodec codec = beanFactory.getBean(Rmq.class).options().codec();
-        List<HandlerDispatcher.Route> typed = new ArrayList<>();
-        List<HandlerDispatcher.Route> anyBody = new ArrayList<>();
-        HandlerDispatcher.Route defaultRoute = null;
-        Map<Type, String> byType = new java.util.HashMap<>();
-        for (Method method : p.handlers) {
-            String name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
-            try {
-                Signature signature = signature(method);
-                InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
-                        AopUtils.selectInvocableMethod(method, p.bean.getClass()));
-                ReplySender replies = handlerReplySender(method, AopUtils.getTargetClass(p.bean));
-                if (replies != null) {
-                    handlerReplySenders.add(java.util.Map.entry(describe(p) + ", @RmqHandler method '" + name + "'",
-                            replies));
-                }
-                HandlerDispatcher.Route route = HandlerDispatcher.Route.of("'" + name + "'", signature.payloadType(),
-                        codec, new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(),
-                                replies));
-                if (AnnotatedElementUtils.findMergedAnnotation(method, RmqHandler.class).isDefault()) {
-                    if (defaultRoute != null) {
-                        throw new IllegalArgumentException("it is a second @RmqHandler(isDefault = true), after "
-                                + defaultRoute.description() + "; a class has at most one default handler");
-                    }
-                    defaultRoute = route;
-                    continue;
-                }
-                String sameType = byType.putIfAbsent(signature.payloadType(), name);
-                if (sameType != null) {
-                    throw new IllegalArgumentException("it takes " + signature.payloadType().getTypeName()
-                            + " as '" + sameType + "' does, so one of them would never be called; give each handler"
-                            + " its own payload type");
-                }
-                (HandlerDispatcher.takesAnyBody(signature.payloadType()) ? anyBody : typed).add(route);
-            }
-            catch (RuntimeException ex) {
-                throw new IllegalArgumentException("@RmqHandler method '" + name + "': " + ex.getMessage(), ex);
-            }
-        }
-        // String before byte[]: both take any body, the first of them is the last handler tried before the default
-        anyBody.sort(java.util.Comparator.comparing(r -> r.payloadType() == byte[].class));
-        typed.addAll(anyBody);
-        return new HandlerDispatcher(describe(p), typed, defaultRoute, codec);
-    }
-
-    /**
-     * A handler's own {@code @SendTo} (with its {@code @RmqReply}); without one, the class's {@code @SendTo} and
-     * {@code @RmqReply} for a handler that returns a value (as Spring Kafka's class-level {@code @SendTo}).
-     */
-    private ReplySender handlerReplySender(Method method, Class<?> listenerClass) {
-        if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class) || method.getReturnType() == void.class
-                || !AnnotatedElementUtils.hasAnnotation(listenerClass, SendTo.class)) {
-            return replySender(method);
-        }
-        return replySender(listenerClass, method);
-    }
-
-    /** Checks the {@code @SendTo} of {@code @RmqHandler} methods whose reply topic is known now, as of listeners. */
-    private void checkHandlerReplies(Map<String, TopicDefinition> known) {
-        try {
-            for (Map.Entry<String, ReplySender> entry : handlerReplySenders) {
-                TopicDefinition target = known.get(entry.getValue().topic());
-                if (target != null) {
-                    try {
-                        entry.getValue().check(target);
-                    }
-                    catch (RuntimeException ex) {
-                        throw new IllegalStateException(entry.getKey() + ": " + ex.getMessage(), ex);
-                    }
-                }
-            }
-        }
-        finally {
-            handlerReplySenders.clear();
-        }
     }
 
     /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
