@@ -64,6 +64,7 @@ class QuickStartReadmeTest {
     private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
             "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
             "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"),
+            "class-level-listener", Path.of("src", "test", "java", "io", "rmq", "guide", "OrderEvents.java"),
             "engine", Path.of("..", "rmq-core", "src", "test", "java", "io", "rmq", "readme",
                     "EngineReadmeExample.java"));
 

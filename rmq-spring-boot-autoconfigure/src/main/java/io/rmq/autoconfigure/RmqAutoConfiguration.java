@@ -213,9 +213,13 @@ public class RmqAutoConfiguration {
         return new RmqTemplate(rmq);
     }
 
-    /** Containers use virtual threads when {@code spring.threads.virtual.enabled=true} on Java 21+. */
+    /**
+     * Containers use virtual threads when {@code spring.threads.virtual.enabled=true} on Java 21+. Backs off only for a
+     * bean of this name (as Boot's {@code kafkaListenerContainerFactory}): other factory beans are for listeners that
+     * name them in {@code @RmqListener(containerFactory)}.
+     */
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean(name = RmqListenerAnnotationBeanPostProcessor.DEFAULT_CONTAINER_FACTORY)
     public RmqListenerContainerFactory rmqListenerContainerFactory(Rmq rmq, RmqProperties properties,
             Environment environment, ObjectProvider<SlotCoordinator> coordinator,
             ObjectProvider<RmqErrorHandler> errorHandler, ObjectProvider<RmqListenerContainerCustomizer> customizers) {

@@ -43,6 +43,14 @@ public class RmqListenerFailureAnalyzer implements FailureAnalyzer {
         else if (Causes.find(listener.getCause(), RmqInvalidArgumentException.class) != null) {
             action = "Correct the @RmqListener attribute (or the property its placeholder reads) as the rule says.";
         }
+        else if (problem.startsWith("containerFactory '")) {
+            action = "Name an RmqListenerContainerFactory bean in @RmqListener(containerFactory), or leave it empty"
+                    + " for the bean named rmqListenerContainerFactory (the auto-configured one).";
+        }
+        else if (problem.contains(" already has the id '")) {
+            action = "Give each listener its own id: set @RmqListener(id) on one of them (repeated annotations on"
+                    + " one method default to <bean>.<method>, <bean>.<method>-2, ...).";
+        }
         else {
             action = "Change the listener method or its @RmqListener attributes as the problem says: the method"
                     + " takes exactly one parameter (the payload, String, byte[] or RmqMessage<T>), and every"

@@ -2,6 +2,7 @@ package io.rmq.spring.annotation;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
@@ -23,17 +24,39 @@ import java.lang.annotation.Target;
  * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
  * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
+ * String attributes accept SpEL {@code #{...}} expressions too, as {@code @KafkaListener}'s do (placeholders are
+ * resolved first, so {@code #{'${x}'.toUpperCase()}} works; {@code #{@someBean.topicName}} reads a bean).
+ * <p>
+ * <b>Repeatable</b>: each {@code @RmqListener} on a method gives its own container (e.g. one method serving two
+ * topics); their ids must differ (see {@link #id()}).
+ * <p>
+ * <b>On a class</b> with {@link RmqHandler @RmqHandler} methods: one container for the class; each message goes to the
+ * handler whose payload type its body fits (see {@link RmqHandler} for the order in which types are tried).
  */
-@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
+@Target({ElementType.TYPE, ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Repeatable(RmqListeners.class)
 public @interface RmqListener {
 
     /** Topic name. */
     String topic();
 
-    /** Container id for the registry; default {@code <beanName>.<methodName>}. */
+    /**
+     * Container id for the registry; default {@code <beanName>.<methodName>} on a method, {@code <beanName>} on a
+     * class. When an element carries several {@code @RmqListener}s, the n-th (n ≥ 2, in the order written) defaults
+     * to that id with {@code -n} appended ({@code orders.handle}, {@code orders.handle-2}, …), so adding one does not
+     * change the ids of those before it. Two listeners with one id fail start-up, naming both.
+     */
     String id() default "";
+
+    /**
+     * Name of the {@link io.rmq.spring.listener.RmqListenerContainerFactory} bean that builds this listener's
+     * container (its defaults, error handler and customizers apply); empty: the bean named
+     * {@code rmqListenerContainerFactory} (the auto-configured one unless the application declares its own under that
+     * name), else the only factory bean. A name that is no such bean fails start-up.
+     */
+    String containerFactory() default "";
 
     /**
      * Topic type (RANGE_MERGE, PRIORITY, FIXED_TIME) to define the topic here; empty: the topic must be defined in

@@ -97,6 +97,29 @@ public class RmqListenerContainerFactory {
         return defaultConcurrency;
     }
 
+    /**
+     * A factory like this one (same engine, threads, timeouts, error handler and customizers) whose listeners handle
+     * on {@code concurrency} threads unless they set their own: the start of a second factory bean that
+     * {@code @RmqListener(containerFactory = "...")} names.
+     */
+    public RmqListenerContainerFactory withDefaultConcurrency(int concurrency) {
+        return copy(defaultSettings, concurrency);
+    }
+
+    /** A factory like this one whose listeners pop and retry with {@code settings} unless they set their own. */
+    public RmqListenerContainerFactory withDefaultSettings(ConsumerSettings settings) {
+        return copy(settings, defaultConcurrency);
+    }
+
+    private RmqListenerContainerFactory copy(ConsumerSettings settings, int concurrency) {
+        RmqListenerContainerFactory copy = new RmqListenerContainerFactory(rmq, settings, concurrency, threadFactory,
+                maxIdle, shutdownTimeout, commandTimeout, coordinator, ownershipTimeout, modeByListener,
+                rateLimitByTopic);
+        copy.setDefaultErrorHandler(defaultErrorHandler);
+        copy.setContainerCustomizers(customizers);
+        return copy;
+    }
+
     /** The mode configured for a listener id in properties, or null. */
     public ConsumeMode configuredMode(String listenerId) {
         return modeByListener.apply(listenerId);
