@@ -185,13 +185,15 @@ public class RmqListenerAnnotationBeanPostProcessor
                 attribute("backoffJitter", a.backoffJitter(), b.jitter(), Double::parseDouble));
         boolean autoStartup = attribute("autoStartup", a.autoStartup(), true, RmqListenerAnnotationBeanPostProcessor::bool);
         String id = StringUtils.hasText(a.id()) ? resolve(a.id()) : p.beanName + "." + p.method.getName();
+        boolean batch = attribute("batch", a.batch(), false, RmqListenerAnnotationBeanPostProcessor::bool);
 
-        Signature signature = signature(p.method);
+        Signature signature = batch ? MethodInvokingBatchHandler.signature(p.method) : signature(p.method);
         InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
                 AopUtils.selectInvocableMethod(p.method, p.bean.getClass()));
         ReplySender replies = replySender(p.method);
-        MessageHandler<Object> handler = new MethodInvokingHandler(invocable, id, maxRetries,
-                signature.takesRmqMessage(), replies);
+        MessageHandler<Object> handler = batch
+                ? new MethodInvokingBatchHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies)
+                : new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies);
         Type payloadType = signature.payloadType();
         RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
         String errorHandlerName = resolve(a.errorHandler());
@@ -210,6 +212,9 @@ public class RmqListenerAnnotationBeanPostProcessor
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));
+        if (batch) {
+            checkBatchMode(id, mode, StringUtils.hasText(resolve(a.mode())));
+        }
         RateLimit rateLimit = attribute("rateLimit", a.rateLimit(), factory.configuredRateLimit(topic), RateLimit::parse);
         RmqListenerEndpoint endpoint = new RmqListenerEndpoint(id, topic, definition, settings, concurrency,
                 autoStartup, payloadType, handler, where, mode, rateLimit);
@@ -217,6 +222,17 @@ public class RmqListenerAnnotationBeanPostProcessor
             replySenders.put(endpoint, replies);
         }
         return endpoint;
+    }
+
+    /** A batch listener is CONCURRENT: an ORDERLY slot is handled one message after another. */
+    private static void checkBatchMode(String id, ConsumeMode mode, boolean modeOnAnnotation) {
+        if (mode == ConsumeMode.ORDERLY) {
+            throw new IllegalArgumentException("listener '" + id + "': attribute batch 'true' cannot be used with mode"
+                    + " ORDERLY (" + (modeOnAnnotation ? "set by the mode attribute" : "set by rmq.listeners." + id
+                    + ".mode") + "): an ORDERLY slot is handled one message after another, each settled before the"
+                    + " next, which a batch (handled and settled together) would break; use mode CONCURRENT, or a"
+                    + " listener that takes one message");
+        }
     }
 
     /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
