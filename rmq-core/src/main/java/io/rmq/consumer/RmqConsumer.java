@@ -558,26 +558,59 @@ public final class RmqConsumer {
                                 : RmqInstrumentation.Outcome.FENCED);
                     }
                 });
+        // the failures go out together as well (pipelined on the connection), then are waited for one by one
+        List<Integer> failedAt = new ArrayList<>();
+        List<Long> sentTokens = new ArrayList<>();
+        List<CompletableFuture<NackOutcome>> calls = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             Outcome outcome = outcomes[i];
             if (outcome.failed()) {
                 Delivery delivery = deliveries.get(i);
-                NackOutcome[] result = {NackOutcome.FENCED};
+                failedAt.add(i);
+                sentTokens.add(delivery.token());
+                CompletableFuture<NackOutcome> call;
                 try {
-                    settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision()))
-                            != NackOutcome.FENCED);
+                    call = failAsync(delivery, outcome.reason(), outcome.decision());
                 }
                 catch (RuntimeException ex) {
-                    // Redis unreachable: the lease expires and the message is redelivered; the others still settle
-                    log.warn("{} could not be failed; it will be redelivered after its lease: {}", delivery,
-                            String.valueOf(ex));
-                    continue;
+                    call = CompletableFuture.failedFuture(ex);
                 }
-                afterFailure(delivery, result[0], outcome);
-                scopes.get(i).settled(outcomeOf(result[0]));
+                calls.add(call);
             }
         }
+        for (int k = 0; k < failedAt.size(); k++) {
+            int i = failedAt.get(k);
+            Delivery delivery = deliveries.get(i);
+            Outcome outcome = outcomes[i];
+            NackOutcome[] result = {NackOutcome.FENCED};
+            try {
+                result[0] = RedisGateway.await(calls.get(k), "failing " + delivery);
+                if (result[0] == NackOutcome.FENCED) {
+                    // a lease extension may have changed the token meanwhile: wait for it, and fail again if it did
+                    delivery.extension().exceptionally(ex -> null).join();
+                    if (delivery.token() != sentTokens.get(k)) {
+                        settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision()))
+                                != NackOutcome.FENCED);
+                    }
+                }
+            }
+            catch (RuntimeException ex) {
+                // Redis unreachable: the lease expires and the message is redelivered; the others still settle
+                log.warn("{} could not be failed; it will be redelivered after its lease: {}", delivery,
+                        String.valueOf(ex));
+                continue;
+            }
+            afterFailure(delivery, result[0], outcome);
+            scopes.get(i).settled(outcomeOf(result[0]));
+        }
         return acked;
+    }
+
+    /** As {@link #handleBatchAsync(List, Type, BatchMessageHandler, List)}, reporting to no instrumentation scope. */
+    public <T> CompletableFuture<Void> handleBatchAsync(List<Delivery> deliveries, Type payloadType,
+            BatchMessageHandler<T> handler) {
+        return handleBatchAsync(deliveries, payloadType, handler,
+                Collections.nCopies(deliveries.size(), HandleScope.NONE));
     }
 
     /** Calls a batch handler and records, per delivery, what it made of it (see {@link #handleBatchAsync}). */

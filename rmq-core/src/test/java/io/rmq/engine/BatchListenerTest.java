@@ -297,6 +297,53 @@ class BatchListenerTest extends EngineTestSupport {
         assertThat(after).allSatisfy(b -> assertThat(b.attempts()).as("given back without an attempt").containsOnly(1));
     }
 
+    /**
+     * Random outcomes (success, an exception, an RmqBatchFailure of a random subset), random handler times, several
+     * handler threads, and a stop midway: every message ends handled successfully exactly once, nothing stays in
+     * flight, nothing is counted outstanding after the stop.
+     */
+    @Test
+    void randomOutcomesAndAStopMidwaySettleEveryMessageOnceAndLoseNothing() throws Exception {
+        rmq.defineTopic("random", TopicType.FIXED_TIME, 8);
+        send("random", 300);
+        ConsumerSettings settings = new ConsumerSettings(7, Duration.ofSeconds(5),
+                new RetryPolicy(100, BackoffPolicy.fixed(Duration.ofMillis(10))));
+        Map<String, AtomicInteger> succeeded = new ConcurrentHashMap<>();
+        BatchMessageHandler<String> handler = (payloads, deliveries) -> {
+            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+            Thread.sleep(random.nextInt(15));
+            int kind = random.nextInt(4);
+            if (kind == 0) {
+                throw new IllegalStateException("all of them");
+            }
+            List<Integer> failed = new ArrayList<>();
+            for (int i = 0; i < payloads.size(); i++) {
+                if (kind == 1 && random.nextBoolean()) {
+                    failed.add(i);
+                }
+                else {
+                    succeeded.computeIfAbsent(payloads.get(i), p -> new AtomicInteger()).incrementAndGet();
+                }
+            }
+            if (!failed.isEmpty()) {
+                throw new RmqBatchFailure("some", null, failed.stream().mapToInt(Integer::intValue).toArray());
+            }
+        };
+        try (LogCapture ignored = LogCapture.rmq()) {
+            ListenerContainer first = start(rmq, "random", settings, 3, handler);
+            await().atMost(Duration.ofSeconds(30)).until(() -> succeeded.size() >= 100);
+            first.stop();
+            assertThat(((io.rmq.container.RmqListenerContainer) first).outstanding()).isZero();
+            assertThat(first.abandonedOnStop()).isZero();
+            assertThat(rmq.admin().stats("random").inFlight()).as("nothing left leased by the stop").isZero();
+            start(rmq, "random", settings, 3, handler);
+            await().atMost(Duration.ofSeconds(60)).until(() -> succeeded.size() == 300);
+            awaitSettled("random");
+        }
+        assertThat(succeeded.values()).allSatisfy(count -> assertThat(count).hasValue(1));
+        assertThat(rmq.admin().deadCount("random")).isZero();
+    }
+
     @Test
     void aBatchListenerCannotBeOrderly() {
         rmq.defineTopic("ordered", TopicType.FIXED_TIME, 2);
