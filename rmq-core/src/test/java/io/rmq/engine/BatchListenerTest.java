@@ -344,6 +344,44 @@ class BatchListenerTest extends EngineTestSupport {
         assertThat(rmq.admin().deadCount("random")).isZero();
     }
 
+    /**
+     * Instrumentation is per message: one rmq.process observation per message of a batch, opened in order and closed
+     * innermost first (the test registry checks the scopes), the failed one with its error.
+     */
+    @Test
+    void everyMessageOfABatchIsObservedOnItsOwn() {
+        io.micrometer.observation.tck.TestObservationRegistry registry =
+                io.micrometer.observation.tck.TestObservationRegistry.create();
+        Rmq observed = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                .withInstrumentation(new io.rmq.micrometer.observation.ObservationInstrumentation(registry)));
+        try (LogCapture ignored = LogCapture.rmq()) {
+            observed.defineTopic("observed", TopicType.FIXED_TIME, 1);
+            send("observed", 6);
+            List<Batch> batches = new CopyOnWriteArrayList<>();
+            List<Boolean> inScope = new CopyOnWriteArrayList<>();
+            start(observed, "observed", settings(10), 1, (payloads, deliveries) -> {
+                recording(batches).handle(payloads, deliveries);
+                inScope.add(registry.getCurrentObservation() != null);
+                if (deliveries.get(0).attempt() == 1) {
+                    throw new RmqBatchFailure("first failed", new IllegalStateException("first"), 0);
+                }
+            });
+            await().atMost(Duration.ofSeconds(30)).until(() -> handledCount(batches) >= 7);
+            awaitSettled("observed");
+            containers.forEach(ListenerContainer::stop);
+            assertThat(inScope).containsOnly(true);
+            io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat(registry)
+                    .hasNumberOfObservationsWithNameEqualTo("rmq.process", handledCount(batches))
+                    .forAllObservationsWithNameEqualTo("rmq.process", observation -> observation
+                            .hasLowCardinalityKeyValue("messaging.destination.name", "observed"))
+                    .hasAnObservation(observation -> observation.hasError()
+                            .hasLowCardinalityKeyValue("error.type", "IllegalStateException"));
+        }
+        finally {
+            observed.close();
+        }
+    }
+
     @Test
     void aBatchListenerCannotBeOrderly() {
         rmq.defineTopic("ordered", TopicType.FIXED_TIME, 2);
