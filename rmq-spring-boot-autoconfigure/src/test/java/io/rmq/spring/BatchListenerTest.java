@@ -201,6 +201,21 @@ class BatchListenerTest {
         });
     }
 
+    static class BatchWithBodyHeader {
+        @RmqListener(topic = "b-ordered", type = "FIXED_TIME", batch = "true")
+        void handle(List<String> bodies, @Header(RmqHeaders.BODY) byte[] body) {
+        }
+    }
+
+    @Test
+    void aBatchListenerHasNoBodyHeader() {
+        runner(RedisTopology.STANDALONE).withBean("myListener", BatchWithBodyHeader.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure()))
+                    .contains("a batch listener has no rmq_body header; take List<RmqMessage<T>>");
+        });
+    }
+
     @Test
     void batchFalseKeepsASingleMessageListener() {
         runner(RedisTopology.STANDALONE).withPropertyValues("it.batch=false").withBean(Single.class).run(context -> {

@@ -122,6 +122,11 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
         for (int i = 0; i < method.getParameterCount(); i++) {
             MethodParameter parameter = new MethodParameter(method, i);
             Class<?> raw = parameter.getParameterType();
+            Header header = parameter.getParameterAnnotation(Header.class);
+            if (header != null && RmqHeaders.BODY.equals(header.value().isEmpty() ? header.name() : header.value())) {
+                throw new IllegalArgumentException("a batch listener has no " + RmqHeaders.BODY + " header; take"
+                        + " List<RmqMessage<T>> for the stored bodies");
+            }
             if (parameter.hasParameterAnnotation(Header.class) || parameter.hasParameterAnnotation(Headers.class)
                     || MessageHeaders.class.isAssignableFrom(raw) || MessageHeaderAccessor.class.isAssignableFrom(raw)) {
                 continue;
