@@ -22,6 +22,9 @@ import java.lang.annotation.Target;
  * that topic (null: nothing), with the parameter {@link RmqReply} gives for the topic's type, or as built when it is
  * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
+ * With {@link #batch() batch = "true"} the method takes a list of messages instead: one slot's messages of one pop,
+ * acknowledged together (see {@link #batch()}).
+ * <p>
  * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
