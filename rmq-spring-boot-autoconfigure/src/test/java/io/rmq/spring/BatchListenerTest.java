@@ -84,6 +84,39 @@ class BatchListenerTest {
         }
     }
 
+    /** A batch listener's return value is sent once per batch by {@code @SendTo}. */
+    static class Replying {
+
+        final List<Integer> sizes = new CopyOnWriteArrayList<>();
+
+        @RmqListener(topic = "b-counted", type = "FIXED_TIME", slotAmount = "2", batch = "true")
+        @org.springframework.messaging.handler.annotation.SendTo("b-counts")
+        String count(List<Order> orders, @Header(RmqHeaders.SLOT) int slot) {
+            sizes.add(orders.size());
+            return "slot " + slot + ": " + orders.stream().map(o -> String.valueOf(o.id())).sorted()
+                    .reduce((a, b) -> a + "," + b).orElseThrow();
+        }
+    }
+
+    @Test
+    void aBatchListenersReturnValueIsSentOncePerBatch() {
+        runner(RedisTopology.STANDALONE).withPropertyValues("rmq.topics.b-counts.type=FIXED_TIME")
+                .withBean(Replying.class).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Rmq rmq = context.getBean(Rmq.class);
+                    List<OutgoingMessage> sent = new ArrayList<>();
+                    for (long id = 0; id < 20; id++) {
+                        sent.add(OutgoingMessage.fixedTime("b-counted", new Order(id), Instant.now()));
+                    }
+                    rmq.producer().sendBatch(sent);
+                    Replying replying = context.getBean(Replying.class);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> replying.sizes.stream()
+                            .mapToInt(Integer::intValue).sum() == 20);
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                            rmq.admin().stats("b-counts").waiting()).isEqualTo(replying.sizes.size()));
+                });
+    }
+
     private static ApplicationContextRunner runner(RedisTopology topology) {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,

@@ -125,7 +125,8 @@ public @interface RmqListener {
      * <li>A message whose body cannot be converted to {@code T} is not passed to the method: it goes to the dead queue
      * at once (not retried) with the reason, and the method gets the others.</li>
      * </ul>
-     * Leases of a running batch are extended; a stop waits for it. Not allowed with {@link #mode()} ORDERLY (start-up
+     * With {@code @SendTo}, the return value is sent once per batch. Leases of a running batch are extended; a stop
+     * waits for it. Not allowed with {@link #mode()} ORDERLY (start-up
      * fails). Empty: false.
      */
     String batch() default "";
