@@ -7,6 +7,7 @@ import io.rmq.admin.RmqAdmin;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.coordination.RedisSlotCoordinator;
@@ -377,6 +378,20 @@ public final class Rmq implements AutoCloseable {
             MessageHandler<T> handler, ContainerOptions options, SlotCoordinator coordinator) {
         declareConsumeMode(topic, options.mode());
         return ListenerContainer.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
+    }
+
+    /**
+     * A batch listener container for a defined topic (CONCURRENT only): {@code handler} gets up to
+     * {@code settings.batchSize()} deliveries at a time, those one pop took from one slot, converted to
+     * {@code payloadType} each; they are acknowledged together when it returns (see {@link BatchMessageHandler} for
+     * failures). ORDERLY options fail here, before anything is registered, with an error naming the listener. Not
+     * started.
+     */
+    public <T> ListenerContainer batchContainer(String topic, ConsumerSettings settings,
+            java.lang.reflect.Type payloadType, BatchMessageHandler<T> handler, ContainerOptions options) {
+        io.rmq.container.RmqListenerContainer.checkBatchable(options); // before anything is registered
+        declareConsumeMode(topic, options.mode());
+        return ListenerContainer.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options);
     }
 
     /**

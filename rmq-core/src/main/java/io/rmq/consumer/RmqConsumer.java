@@ -2,6 +2,7 @@ package io.rmq.consumer;
 
 import java.lang.reflect.Type;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -345,6 +346,16 @@ public final class RmqConsumer {
     }
 
     public CompletableFuture<Integer> releaseAsync(List<Delivery> deliveries) {
+        // a lease extension under way changes the tokens: releasing with the old ones would be fenced and leave the
+        // deliveries leased until they expire (seen at a container's stop with a short lease); extensions are bounded
+        CompletableFuture<?>[] extensions = new CompletableFuture<?>[deliveries.size()];
+        for (int i = 0; i < extensions.length; i++) {
+            extensions[i] = deliveries.get(i).extension().exceptionally(ex -> null);
+        }
+        return CompletableFuture.allOf(extensions).thenCompose(v -> releaseNow(deliveries));
+    }
+
+    private CompletableFuture<Integer> releaseNow(List<Delivery> deliveries) {
         return perSlot(deliveries, (slot, group) -> {
             List<Double> scores = new ArrayList<>(group.size());
             for (Delivery d : group) {
@@ -488,6 +499,192 @@ public final class RmqConsumer {
         });
     }
 
+    // ---------------------------------------------------------------- batches
+
+    /**
+     * Converts a batch (one slot's deliveries, in taking order) and hands it to {@code handler} on the calling thread,
+     * then settles every delivery once (see {@link BatchMessageHandler}): a normal return acks them all in one
+     * pipelined call; an {@link RmqBatchFailure} fails the deliveries at its indexes and acks the others; any other
+     * exception fails them all. Each failure is decided per delivery, as a single delivery's would be (non-retryable
+     * errors, the error handler with that delivery's payload, max retries). A body that cannot be converted goes to
+     * the dead queue at once with the reason and is left out of the lists the handler gets (not called when none is
+     * left). The future completes when every outcome is written to Redis.
+     *
+     * @param scopes one per delivery (same order), opened by the caller right before; each gets
+     *               {@link HandleScope#handlerReturned} after the handler (in reverse order, so that scopes opened
+     *               one inside the other close innermost first) and {@link HandleScope#settled} once Redis answered
+     */
+    public <T> CompletableFuture<Void> handleBatchAsync(List<Delivery> deliveries, Type payloadType,
+            BatchMessageHandler<T> handler, List<HandleScope> scopes) {
+        int size = deliveries.size();
+        Outcome[] outcomes = new Outcome[size];
+        List<T> payloads = new ArrayList<>(size);
+        List<Delivery> readable = new ArrayList<>(size);
+        int[] positions = new int[size]; // index in what the handler gets -> index in the batch
+        for (int i = 0; i < size; i++) {
+            Delivery delivery = deliveries.get(i);
+            try {
+                payloads.add(codec.decode(delivery.body(), payloadType));
+                positions[readable.size()] = i;
+                readable.add(delivery);
+            }
+            catch (RuntimeException ex) {
+                outcomes[i] = unreadable(payloadType, ex);
+            }
+        }
+        if (!readable.isEmpty()) {
+            invokeBatch(handler, payloads, readable, positions, outcomes);
+        }
+        for (int i = size - 1; i >= 0; i--) {
+            scopes.get(i).handlerReturned(outcomes[i].error());
+        }
+        List<Delivery> handled = new ArrayList<>(size);
+        List<HandleScope> handledScopes = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            if (!outcomes[i].failed()) {
+                handled.add(deliveries.get(i));
+                handledScopes.add(scopes.get(i));
+            }
+        }
+        // the acks go out first (asynchronously, one call), the failures meanwhile, one after the other
+        CompletableFuture<Void> acked = handled.isEmpty() ? CompletableFuture.completedFuture(null)
+                : ackBatchAsync(handled).thenAccept(results -> {
+                    for (int i = 0; i < results.length; i++) {
+                        if (!results[i]) {
+                            log.warn("{} was handled after its lease had expired (batch slower than the lease and its"
+                                    + " extension); it may be delivered again", handled.get(i));
+                        }
+                        handledScopes.get(i).settled(results[i] ? RmqInstrumentation.Outcome.ACK
+                                : RmqInstrumentation.Outcome.FENCED);
+                    }
+                });
+        // the failures go out together as well (pipelined on the connection), then are waited for one by one
+        List<Integer> failedAt = new ArrayList<>();
+        List<Long> sentTokens = new ArrayList<>();
+        List<CompletableFuture<NackOutcome>> calls = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            Outcome outcome = outcomes[i];
+            if (outcome.failed()) {
+                Delivery delivery = deliveries.get(i);
+                failedAt.add(i);
+                sentTokens.add(delivery.token());
+                CompletableFuture<NackOutcome> call;
+                try {
+                    call = failAsync(delivery, outcome.reason(), outcome.decision());
+                }
+                catch (RuntimeException ex) {
+                    call = CompletableFuture.failedFuture(ex);
+                }
+                calls.add(call);
+            }
+        }
+        for (int k = 0; k < failedAt.size(); k++) {
+            int i = failedAt.get(k);
+            Delivery delivery = deliveries.get(i);
+            Outcome outcome = outcomes[i];
+            NackOutcome[] result = {NackOutcome.FENCED};
+            try {
+                result[0] = RedisGateway.await(calls.get(k), "failing " + delivery);
+                if (result[0] == NackOutcome.FENCED) {
+                    // a lease extension may have changed the token meanwhile: wait for it, and fail again if it did
+                    delivery.extension().exceptionally(ex -> null).join();
+                    if (delivery.token() != sentTokens.get(k)) {
+                        settle(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision()))
+                                != NackOutcome.FENCED);
+                    }
+                }
+            }
+            catch (RuntimeException ex) {
+                // Redis unreachable: the lease expires and the message is redelivered; the others still settle
+                log.warn("{} could not be failed; it will be redelivered after its lease: {}", delivery,
+                        String.valueOf(ex));
+                continue;
+            }
+            afterFailure(delivery, result[0], outcome);
+            scopes.get(i).settled(outcomeOf(result[0]));
+        }
+        return acked;
+    }
+
+    /** As {@link #handleBatchAsync(List, Type, BatchMessageHandler, List)}, reporting to no instrumentation scope. */
+    public <T> CompletableFuture<Void> handleBatchAsync(List<Delivery> deliveries, Type payloadType,
+            BatchMessageHandler<T> handler) {
+        return handleBatchAsync(deliveries, payloadType, handler,
+                Collections.nCopies(deliveries.size(), HandleScope.NONE));
+    }
+
+    /** Calls a batch handler and records, per delivery, what it made of it (see {@link #handleBatchAsync}). */
+    private <T> void invokeBatch(BatchMessageHandler<T> handler, List<T> payloads, List<Delivery> readable,
+            int[] positions, Outcome[] outcomes) {
+        Throwable failure = null;
+        try {
+            handler.handle(Collections.unmodifiableList(payloads), Collections.unmodifiableList(readable));
+        }
+        catch (Exception | Error ex) {
+            if (ex instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            failure = ex;
+        }
+        RmqBatchFailure partial = failure instanceof RmqBatchFailure batchFailure ? batchFailure : null;
+        if (partial != null && (partial.failedIndexes().first() < 0
+                || partial.failedIndexes().last() >= readable.size())) {
+            log.error("A batch listener of topic '{}' threw an RmqBatchFailure naming indexes {} of a batch of {};"
+                    + " failing the whole batch", topic.name(), partial.failedIndexes(), readable.size());
+            partial = null;
+        }
+        for (int k = 0; k < readable.size(); k++) {
+            Throwable error = partial != null
+                    ? (partial.failedIndexes().contains(k) ? partial.causeOf(k) : null)
+                    : failure;
+            outcomes[positions[k]] = error == null ? Outcome.OK
+                    : new Outcome(describe(error), false, error, decide(readable.get(k), payloads.get(k), error));
+        }
+    }
+
+    /**
+     * Acknowledges many deliveries at once: one pipelined call per slot, each delivery fenced by its token. A delivery
+     * Redis refused because a lease extension changed its token meanwhile, or whose call failed, is acked again on
+     * its own ({@link #ackAsync(Delivery)}: retried, backing off). Completes with, per delivery, whether it was
+     * acked (false: its lease had ended).
+     */
+    public CompletableFuture<boolean[]> ackBatchAsync(List<Delivery> deliveries) {
+        Map<SlotKeys, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < deliveries.size(); i++) {
+            bySlot.computeIfAbsent(deliveries.get(i).slotKeys(), s -> new ArrayList<>()).add(i);
+        }
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Boolean>[] each = new CompletableFuture[deliveries.size()];
+        bySlot.forEach((slot, indexes) -> {
+            List<Delivery> group = new ArrayList<>(indexes.size());
+            indexes.forEach(i -> group.add(deliveries.get(i)));
+            List<Long> sentTokens = tokens(group);
+            CompletableFuture<List<Long>> call;
+            try {
+                call = timed("ack", redis.ack(slot, priority, bodies(group), sentTokens));
+            }
+            catch (RuntimeException ex) {
+                call = CompletableFuture.failedFuture(ex);
+            }
+            for (int k = 0; k < group.size(); k++) {
+                Delivery delivery = group.get(k);
+                long token = sentTokens.get(k);
+                int at = k;
+                each[indexes.get(k)] = call.handle((codes, error) -> error != null ? ackAsync(delivery)
+                        : codes.get(at) == 1 ? CompletableFuture.completedFuture(true)
+                                : afterExtension(delivery, token, () -> ackAsync(delivery), false))
+                        .thenCompose(next -> next);
+            }
+        });
+        return CompletableFuture.allOf(each).thenApply(v -> {
+            boolean[] acked = new boolean[each.length];
+            for (int i = 0; i < each.length; i++) {
+                acked[i] = each[i].join();
+            }
+            return acked;
+        });
+    }
+
     /** The instrumentation's name for what became of a failed delivery. */
     public static RmqInstrumentation.Outcome outcomeOf(NackOutcome result) {
         return switch (result) {
@@ -526,8 +723,7 @@ public final class RmqConsumer {
             payload = codec.decode(delivery.body(), payloadType);
         }
         catch (RuntimeException ex) {
-            return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
-                    + (logBodyChars > 0 ? describe(ex) : describeWithoutBody(ex)), true, ex, FailureDecision.dead());
+            return unreadable(payloadType, ex);
         }
         try {
             handler.handle(payload, delivery);
@@ -539,6 +735,11 @@ public final class RmqConsumer {
             }
             return new Outcome(describe(ex), false, ex, decide(delivery, payload, ex));
         }
+    }
+
+    private Outcome unreadable(Type payloadType, RuntimeException ex) {
+        return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
+                + (logBodyChars > 0 ? describe(ex) : describeWithoutBody(ex)), true, ex, FailureDecision.dead());
     }
 
     private FailureDecision decide(Delivery delivery, Object payload, Throwable error) {

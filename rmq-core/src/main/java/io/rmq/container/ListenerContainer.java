@@ -2,6 +2,7 @@ package io.rmq.container;
 
 import java.lang.reflect.Type;
 
+import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.coordination.SlotCoordinator;
@@ -76,5 +77,15 @@ public interface ListenerContainer {
         return options.mode() == ConsumeMode.ORDERLY
                 ? new OrderlyListenerContainer(consumer, wakeUps, coordinator, payloadType, handler, options)
                 : new RmqListenerContainer(consumer, wakeUps, payloadType, handler, options);
+    }
+
+    /**
+     * A CONCURRENT container in batch mode: {@code handler} gets one slot's deliveries of one pop at a time (see
+     * {@link BatchMessageHandler}). Fails with {@link io.rmq.core.RmqInvalidArgumentException} naming the listener
+     * when {@code options.mode()} is ORDERLY (an ordered slot is handled one message after another).
+     */
+    static <T> ListenerContainer createBatch(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+            BatchMessageHandler<T> handler, ContainerOptions options) {
+        return new RmqListenerContainer(consumer, wakeUps, payloadType, handler, options);
     }
 }

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
+import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.PollResult;
@@ -48,6 +50,17 @@ import org.slf4j.LoggerFactory;
  * {@link #pause()} only stops fetching: what was fetched (queued or running, and what a pop under way brings) is
  * handled and settled, leases keep being extended, and the poller keeps draining its events; {@link #resume()} has
  * it poll every slot at once.
+ * <p>
+ * <b>Batch mode</b> ({@link #RmqListenerContainer(RmqConsumer, WakeUpSubscriber, Type, BatchMessageHandler,
+ * ContainerOptions)}): what one pop of one slot brought is queued as one batch (at most {@code batchSize}, in taking
+ * order; batches are ordered by their first delivery), and a handler thread hands a whole batch to the
+ * {@link BatchMessageHandler} and settles it ({@link RmqConsumer#handleBatchAsync}). Everything else is the same:
+ * each delivery of a batch counts in {@code outstanding} until its settlement ends and in {@code unhandled} until its
+ * handler call returned, its lease is extended while it is queued or running, a stop gives queued batches back and
+ * waits for running ones. The buffer holds {@code (concurrency + 8) * batchSize} deliveries, so that every handler
+ * thread can have a full batch. Instrumentation is per delivery: {@code handleStarted} for each delivery of the
+ * batch (in order, right before the call; nested observation scopes, the handler runs in the last one's), then its
+ * {@code handlerReturned} and {@code settled}, so metrics count messages.
  *
  * <h2>Invariants (what keeps a listener consuming)</h2>
  * <ol>
@@ -95,6 +108,10 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final WakeUpSubscriber wakeUps;
     private final Type payloadType;
     private final MessageHandler<Object> handler;
+    /** Batch mode: the batch handler ({@link #handler} is then null); null otherwise. */
+    private final BatchMessageHandler<Object> batchHandler;
+    /** Batch mode: fetched, not yet started batches (one slot's each), best first; null otherwise. */
+    private final PriorityBlockingQueue<List<Delivery>> batches;
     private final ContainerOptions options;
     private final int capacity;
     /**
@@ -319,15 +336,35 @@ public final class RmqListenerContainer implements ListenerContainer {
     @SuppressWarnings("unchecked")
     public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<T> handler, ContainerOptions options) {
+        this(consumer, wakeUps, payloadType, (MessageHandler<Object>) handler, null, options);
+    }
+
+    /**
+     * A container in batch mode: {@code batchHandler} gets the deliveries of one pop of one slot at a time (at most
+     * {@code batchSize}), converted to {@code payloadType} each. CONCURRENT only: ORDERLY options are refused.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+            BatchMessageHandler<T> batchHandler, ContainerOptions options) {
+        this(consumer, wakeUps, payloadType, null, (BatchMessageHandler<Object>) requireBatchable(batchHandler,
+                options), options);
+    }
+
+    private RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+            MessageHandler<Object> handler, BatchMessageHandler<Object> batchHandler, ContainerOptions options) {
         this.consumer = consumer;
         this.queue = new PriorityBlockingQueue<>(64, takingOrder(consumer.topic().type()));
+        this.batchHandler = batchHandler;
+        this.batches = batchHandler == null ? null : new PriorityBlockingQueue<>(16,
+                Comparator.comparing((List<Delivery> batch) -> batch.get(0), takingOrder(consumer.topic().type())));
         this.wakeUps = wakeUps;
         this.payloadType = payloadType;
-        this.handler = (MessageHandler<Object>) handler;
+        this.handler = handler;
         this.options = options;
         // room for several pops' worth: a pop call has a fixed cost, so fetch in batches of about batchSize per slot,
-        // and keep enough in hand that handlers never wait for the next pop
-        this.capacity = options.concurrency() + 8 * consumer.settings().batchSize();
+        // and keep enough in hand that handlers never wait for the next pop (batch mode: a full batch per handler)
+        this.capacity = batchHandler == null ? options.concurrency() + 8 * consumer.settings().batchSize()
+                : (options.concurrency() + 8) * consumer.settings().batchSize();
         this.roundSize = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
@@ -460,7 +497,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             wakeUps.register(topic(), wakeListener);
             workers.clear();
             for (int i = 0; i < options.concurrency(); i++) {
-                Thread worker = options.threadFactory().newThread(this::work);
+                Thread worker = options.threadFactory().newThread(batchHandler == null ? this::work : this::workBatches);
                 worker.setName(options.id() + "-handler-" + i);
                 workers.add(worker);
                 worker.start();
@@ -757,7 +794,12 @@ public final class RmqListenerContainer implements ListenerContainer {
                     bestFirst = new ArrayList<>(deliveries);
                     bestFirst.sort(queue.comparator());
                 }
-                queue.addAll(bestFirst);
+                if (batchHandler == null) {
+                    queue.addAll(bestFirst);
+                }
+                else {
+                    queueBatches(bestFirst);
+                }
                 if (late) {
                     log.debug("Container '{}': a pop answered after its timeout; its {} deliveries are handled",
                             id(), deliveries.size());
@@ -1041,6 +1083,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         synchronized (handoff) {
             drained = true;
             queue.drainTo(unstarted);
+            drainBatches(unstarted);
         }
         unhandled.addAndGet(-unstarted.size());
         if (!unstarted.isEmpty() && instrumented) {
@@ -1213,5 +1256,110 @@ public final class RmqListenerContainer implements ListenerContainer {
                 LockSupport.unpark(pollerThread);
             }
         }
+    }
+
+    // ------------------------------------------------------------------ batch mode
+
+    /**
+     * Fails with {@link io.rmq.core.RmqInvalidArgumentException} naming the listener, the mode and the rule when
+     * {@code options} are ORDERLY: an ordered slot is handled one message after another, each settled before the
+     * next, which a batch would break.
+     */
+    public static void checkBatchable(ContainerOptions options) {
+        if (options.mode() == io.rmq.core.ConsumeMode.ORDERLY) {
+            throw new io.rmq.core.RmqInvalidArgumentException("mode", options.mode(), "batch listener '"
+                    + options.id() + "' cannot be ORDERLY: an ORDERLY slot is handled one message after another, each"
+                    + " settled before the next, which a batch (handled and settled together) would break; use"
+                    + " CONCURRENT, or a listener that takes one message");
+        }
+    }
+
+    private static <T> BatchMessageHandler<T> requireBatchable(BatchMessageHandler<T> batchHandler,
+            ContainerOptions options) {
+        checkBatchable(options);
+        if (batchHandler == null) {
+            throw new IllegalArgumentException("batchHandler must not be null (listener '" + options.id() + "')");
+        }
+        return batchHandler;
+    }
+
+    /**
+     * Queues what arrived as batches: the deliveries of each slot together (a round holds at most one pop per slot,
+     * so each batch is what one pop of one slot brought), at most {@code batchSize} each, in taking order. Called
+     * under {@link #handoff}.
+     */
+    private void queueBatches(List<Delivery> bestFirst) {
+        Map<Integer, List<Delivery>> bySlot = new LinkedHashMap<>();
+        for (Delivery delivery : bestFirst) {
+            bySlot.computeIfAbsent(delivery.slot(), s -> new ArrayList<>()).add(delivery);
+        }
+        int most = consumer.settings().batchSize();
+        for (List<Delivery> ofSlot : bySlot.values()) {
+            for (int from = 0; from < ofSlot.size(); from += most) {
+                batches.add(new ArrayList<>(ofSlot.subList(from, Math.min(ofSlot.size(), from + most))));
+            }
+        }
+    }
+
+    /** At stop: the queued batches' deliveries join the unstarted ones given back. Called under {@link #handoff}. */
+    private void drainBatches(List<Delivery> unstarted) {
+        if (batches == null) {
+            return;
+        }
+        List<List<Delivery>> left = new ArrayList<>();
+        batches.drainTo(left);
+        left.forEach(unstarted::addAll);
+    }
+
+    private void workBatches() {
+        while (true) {
+            List<Delivery> batch;
+            try {
+                batch = batches.poll(50, TimeUnit.MILLISECONDS);
+            }
+            catch (InterruptedException ex) {
+                return;
+            }
+            if (batch == null) {
+                if (stopping) {
+                    return;
+                }
+                continue;
+            }
+            handleBatch(batch);
+        }
+    }
+
+    /**
+     * Hands one batch to the batch handler and settles it (as {@link #handle} does for one delivery): its deliveries
+     * stop counting as unhandled when the call returns and leave {@code outstanding} when their settlement ends.
+     */
+    private void handleBatch(List<Delivery> batch) {
+        CompletableFuture<Void> settled;
+        try {
+            List<HandleScope> scopes = new ArrayList<>(batch.size());
+            for (Delivery delivery : batch) {
+                scopes.add(instrumented
+                        ? instrumentation.handleStarted(id(), delivery, consumer.latenessMillis(delivery))
+                        : HandleScope.NONE);
+            }
+            settled = consumer.handleBatchAsync(batch, payloadType, batchHandler, scopes);
+        }
+        catch (RuntimeException ex) {
+            settled = CompletableFuture.failedFuture(ex);
+        }
+        finally {
+            unhandled.addAndGet(-batch.size());
+        }
+        wakePollerIfRoom();
+        settled.whenComplete((v, ex) -> {
+            if (ex != null) {
+                log.warn("Container '{}' could not settle a batch of {} on slot {}; what was not settled will be"
+                        + " redelivered after its lease: {}", id(), batch.size(), batch.get(0).slot(),
+                        String.valueOf(ex));
+            }
+            batch.forEach(outstanding::remove);
+            wakePollerIfRoom();
+        });
     }
 }

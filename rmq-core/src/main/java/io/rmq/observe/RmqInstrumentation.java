@@ -73,7 +73,10 @@ public interface RmqInstrumentation {
      * A handler call is about to start, on the thread that runs it. {@code latenessMillis} is the handler's start
      * minus the message's due time for time-typed topics (RANGE_MERGE, FIXED_TIME; may be negative when hosts' clocks
      * differ), or {@link Long#MIN_VALUE} for PRIORITY topics (no due time). {@link Delivery#context()} holds the
-     * sender's propagated trace context, if any.
+     * sender's propagated trace context, if any. A batch listener's call reports each delivery of the batch: this for
+     * each one, in the batch's order, right before the call (so scopes opened here nest, and the call runs inside the
+     * last one's), then each one's {@link HandleScope#handlerReturned} in reverse order and its own
+     * {@link HandleScope#settled}: counts stay counts of messages.
      *
      * @return the scope that ends with the handler and then with the settlement; never null
      */

@@ -23,6 +23,9 @@ import java.lang.annotation.Target;
  * that topic (null: nothing), with the parameter {@link RmqReply} gives for the topic's type, or as built when it is
  * an {@link io.rmq.producer.OutgoingMessage}.
  * <p>
+ * With {@link #batch() batch = "true"} the method takes a list of messages instead: one slot's messages of one pop,
+ * acknowledged together (see {@link #batch()}).
+ * <p>
  * Every attribute accepts {@code ${...}} placeholders; empty attributes take the {@code rmq.consumer.*} defaults.
  * String attributes accept SpEL {@code #{...}} expressions too, as {@code @KafkaListener}'s do (placeholders are
  * resolved first, so {@code #{'${x}'.toUpperCase()}} works; {@code #{@someBean.topicName}} reads a bean).
@@ -70,7 +73,10 @@ public @interface RmqListener {
     /** Handler threads; empty: {@code rmq.consumer.concurrency}. */
     String concurrency() default "";
 
-    /** Most messages popped from one slot per call; empty: {@code rmq.consumer.batch-size}. */
+    /**
+     * Most messages popped from one slot per call (a {@link #batch()} listener's largest batch); empty:
+     * {@code rmq.consumer.batch-size}.
+     */
     String batchSize() default "";
 
     /** Lease, e.g. {@code 30s}; empty: {@code rmq.consumer.lease}. */
@@ -124,6 +130,29 @@ public @interface RmqListener {
      * elsewhere. Empty: dead messages stay in the dead queue.
      */
     String deadLetterTopic() default "";
+
+    /**
+     * {@code true}: a batch listener, as {@code @KafkaListener(batch = "true")}. The method takes one {@code List<T>},
+     * {@code List<RmqMessage<T>>} or {@code Message<List<T>>} (plus {@code @Header}s) and gets up to
+     * {@link #batchSize()} messages at a time: those one pop took from <em>one slot</em> (a batch never mixes slots),
+     * in the topic's taking order. The headers describe the batch: {@code RmqHeaders.TOPIC}, {@code SLOT},
+     * {@code LISTENER_ID}, {@code MAX_RETRIES} as single values; {@code ATTEMPT}, {@code SCORE},
+     * {@code LEASE_DEADLINE} as lists, one element per message (e.g. {@code @Header(RmqHeaders.ATTEMPT)
+     * List<Integer> attempts}).
+     * <ul>
+     * <li>Returning normally acknowledges the whole batch, in one call to Redis.</li>
+     * <li>Throwing {@link io.rmq.consumer.RmqBatchFailure} (naming the failed indexes, with a cause per index or one
+     * for all) fails only those messages and acknowledges the others.</li>
+     * <li>Any other exception fails every message of the batch. Each failed message is then retried or dead on its
+     * own, by the failure policy (maxRetries, noRetryFor, the error handler, which sees that message's payload).</li>
+     * <li>A message whose body cannot be converted to {@code T} is not passed to the method: it goes to the dead queue
+     * at once (not retried) with the reason, and the method gets the others.</li>
+     * </ul>
+     * With {@code @SendTo}, the return value is sent once per batch. Leases of a running batch are extended; a stop
+     * waits for it. Not allowed with {@link #mode()} ORDERLY (start-up
+     * fails). Empty: false.
+     */
+    String batch() default "";
 
     /** Whether the container starts with the application context; empty: true. */
     String autoStartup() default "";

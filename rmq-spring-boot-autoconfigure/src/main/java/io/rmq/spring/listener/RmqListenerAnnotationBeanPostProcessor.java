@@ -444,20 +444,28 @@ public class RmqListenerAnnotationBeanPostProcessor
         boolean autoStartup = attribute("autoStartup", a.autoStartup(), true, RmqListenerAnnotationBeanPostProcessor::bool);
         String explicitId = resolve(a.id());
         String id = StringUtils.hasText(explicitId) ? explicitId.trim() : defaultId(p);
+        boolean batch = attribute("batch", a.batch(), false, RmqListenerAnnotationBeanPostProcessor::bool);
         MessageHandler<Object> handler;
         Type payloadType;
         ReplySender replies = null;
         if (p.handlers != null) {
+            if (batch) {
+                throw new IllegalArgumentException("listener '" + id + "': attribute batch 'true' cannot be used on a"
+                        + " class with @RmqHandler methods: each message is dispatched to a handler by its own type;"
+                        + " put the batch listener on a method taking a List");
+            }
             // the container hands over the stored bytes; the dispatcher reads them as each handler's type
             handler = dispatcher(p, id, maxRetries);
             payloadType = byte[].class;
         }
         else {
-            Signature signature = signature(p.method);
+            Signature signature = batch ? MethodInvokingBatchHandler.signature(p.method) : signature(p.method);
             InvocableHandlerMethod invocable = handlerMethodFactory.createInvocableHandlerMethod(p.bean,
                     AopUtils.selectInvocableMethod(p.method, p.bean.getClass()));
             replies = replySender(p.method);
-            handler = new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies);
+            handler = batch
+                    ? new MethodInvokingBatchHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies)
+                    : new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies);
             payloadType = signature.payloadType();
         }
         RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
@@ -477,6 +485,9 @@ public class RmqListenerAnnotationBeanPostProcessor
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));
+        if (batch) {
+            checkBatchMode(id, mode, StringUtils.hasText(resolve(a.mode())));
+        }
         RateLimit rateLimit = attribute("rateLimit", a.rateLimit(), factory.configuredRateLimit(topic), RateLimit::parse);
         RmqListenerEndpoint endpoint = new RmqListenerEndpoint(id, topic, definition, settings, concurrency,
                 autoStartup, payloadType, handler, where, mode, rateLimit);
@@ -484,6 +495,17 @@ public class RmqListenerAnnotationBeanPostProcessor
             replySenders.put(endpoint, replies);
         }
         return endpoint;
+    }
+
+    /** A batch listener is CONCURRENT: an ORDERLY slot is handled one message after another. */
+    private static void checkBatchMode(String id, ConsumeMode mode, boolean modeOnAnnotation) {
+        if (mode == ConsumeMode.ORDERLY) {
+            throw new IllegalArgumentException("listener '" + id + "': attribute batch 'true' cannot be used with mode"
+                    + " ORDERLY (" + (modeOnAnnotation ? "set by the mode attribute" : "set by rmq.listeners." + id
+                    + ".mode") + "): an ORDERLY slot is handled one message after another, each settled before the"
+                    + " next, which a batch (handled and settled together) would break; use mode CONCURRENT, or a"
+                    + " listener that takes one message");
+        }
     }
 
     /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */

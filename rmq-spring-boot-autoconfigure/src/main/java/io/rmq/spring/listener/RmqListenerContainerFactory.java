@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
 import io.rmq.Rmq;
+import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.consumer.MessageHandler;
@@ -145,9 +146,23 @@ public class RmqListenerContainerFactory {
         for (RmqListenerContainerCustomizer customizer : customizers) {
             customizer.customize(spec);
         }
+        if (endpoint.handler() instanceof BatchMessageHandler<?> batch) {
+            return batchContainer(endpoint, spec, batch);
+        }
         @SuppressWarnings("unchecked")
         MessageHandler<Object> handler = (MessageHandler<Object>) endpoint.handler();
         return rmq.container(endpoint.topic(), spec.settings(), endpoint.payloadType(), handler, spec.options(),
                 coordinator);
+    }
+
+    /**
+     * A batch listener's container (its handler is also a {@link BatchMessageHandler}; the endpoint's payload type is
+     * then the element type): CONCURRENT only, the engine refuses ORDERLY options (a customizer's too).
+     */
+    private ListenerContainer batchContainer(RmqListenerEndpoint endpoint, RmqListenerContainerSpec spec,
+            BatchMessageHandler<?> batch) {
+        @SuppressWarnings("unchecked")
+        BatchMessageHandler<Object> handler = (BatchMessageHandler<Object>) batch;
+        return rmq.batchContainer(endpoint.topic(), spec.settings(), endpoint.payloadType(), handler, spec.options());
     }
 }

@@ -17,8 +17,9 @@ import io.rmq.core.TopicDefinition;
  * @param settings    pop and retry settings
  * @param concurrency handler threads
  * @param autoStartup whether the container starts with the context
- * @param payloadType what the body is converted to
- * @param handler     the handler
+ * @param payloadType what the body is converted to (a batch listener's: each element's)
+ * @param handler     the handler; a batch listener's is also a {@link io.rmq.consumer.BatchMessageHandler}, which
+ *                    makes the factory build a batch container
  * @param description where the endpoint comes from, for error messages (e.g. {@code bean 'x' method 'y'})
  * @param mode        CONCURRENT or ORDERLY
  * @param rateLimit   the topic's cluster-wide rate limit, or null
