@@ -289,6 +289,13 @@ class ClassLevelListenerTest {
         }
     }
 
+    @RmqListener(topic = "t", type = "FIXED_TIME", batch = "true")
+    static class BatchOfHandlers {
+        @RmqHandler
+        void on(String body) {
+        }
+    }
+
     @Test
     void unusableClassLevelListenersFailStartUpNamingTheBeanAndTheMethods() {
         assertFailure(HandlersOnly.class, "@RmqHandler methods [HandlersOnly.on] on bean 'listener' (HandlersOnly)"
@@ -304,6 +311,8 @@ class ClassLevelListenerTest {
                 + " does, so one of them would never be called");
         assertFailure(BadHandlerSignature.class, "@RmqHandler method 'BadHandlerSignature.on': the method takes 2"
                 + " payload parameters");
+        assertFailure(BatchOfHandlers.class, "listener 'listener': attribute batch 'true' cannot be used on a class"
+                + " with @RmqHandler methods");
     }
 
     private void assertFailure(Class<?> listenerClass, String fragment) {
