@@ -34,6 +34,7 @@ import io.rmq.samples.merchant.MerchantTaskWorker.HandledTask;
 import io.rmq.samples.merchant.MerchantTier;
 import io.rmq.admin.CancelResult;
 import io.rmq.samples.order.CloseOrder;
+import io.rmq.samples.order.CustomerNotifier;
 import io.rmq.samples.order.OrderBook;
 import io.rmq.samples.render.PictureRenderer;
 import io.rmq.samples.render.PriceBoard;
@@ -91,6 +92,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private final MerchantDirectory merchants;
     private final MerchantTaskWorker merchantWorker;
     private final OrderBook orders;
+    private final CustomerNotifier notifier;
     private final Ledger ledger;
     private final LedgerEntryHandler ledgerHandler;
     private final ScenarioReport report;
@@ -100,8 +102,9 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
 
     public SampleDriver(RmqTemplate rmq, RmqListenerEndpointRegistry listeners, PriceBoard prices,
             PictureRenderer renderer, MerchantDirectory merchants, MerchantTaskWorker merchantWorker, OrderBook orders,
-            Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report, SamplesProperties properties,
-            LiveTraffic liveTraffic, Environment environment) {
+            CustomerNotifier notifier, Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report,
+            SamplesProperties properties, LiveTraffic liveTraffic, Environment environment) {
+        this.notifier = notifier;
         this.liveTraffic = liveTraffic;
         this.environment = environment;
         this.rmq = rmq;
@@ -362,6 +365,13 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         story("  closed at their deadlines: %s; paid orders, their closes cancelled: %s", String.join(", ", lateness),
                 orders.orders().stream().filter(o -> o.status() == OrderBook.Status.PAID).map(OrderBook.Order::id)
                         .collect(Collectors.joining(", ")));
+        // each close was replied (@SendTo) to order-closed, where a batch listener mails the customers
+        List<String> closed = orders.orders().stream().filter(o -> o.status() == OrderBook.Status.CLOSED)
+                .map(OrderBook.Order::id).toList();
+        await("every closed order's customer told", () -> notifier.notified().containsAll(closed)
+                && queueEmpty(CustomerNotifier.TOPIC));
+        story("  customers told (replies to '%s', handled by a batch listener): %s in %d mail-out(s)",
+                CustomerNotifier.TOPIC, String.join(", ", closed), notifier.mailOuts().size());
     }
 
     /**

@@ -62,7 +62,7 @@ class SampleOperationsTest {
     void theSampleServesTheDashboardEndpointHealthAndMetricsWhereItSaysItDoes() throws Exception {
         String base = "http://localhost:" + port;
         assertThat(log.messages()).as("RMQ's start line, shown by the sample's log levels")
-                .anyMatch(m -> m.startsWith("RMQ started: Redis standalone") && m.contains("4 listener(s)"));
+                .anyMatch(m -> m.startsWith("RMQ started: Redis standalone") && m.contains("5 listener(s)"));
         assertThat(log.messages()).as("the addresses printed after the scenario")
                 .anyMatch(m -> m.contains("Dashboard") && m.contains(base + "/rmq"))
                 .anyMatch(m -> m.contains(base + "/actuator/rmq"))

@@ -16,6 +16,7 @@ import io.rmq.samples.ledger.LedgerEntryHandler;
 import io.rmq.samples.merchant.MerchantTaskWorker;
 import io.rmq.samples.merchant.MerchantTaskWorker.HandledTask;
 import io.rmq.samples.merchant.MerchantTier;
+import io.rmq.samples.order.CustomerNotifier;
 import io.rmq.samples.order.OrderBook;
 import io.rmq.samples.order.OrderBook.Order;
 import io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor;
@@ -57,6 +58,9 @@ abstract class SampleScenarioTestSupport {
 
     @Autowired
     OrderBook orders;
+
+    @Autowired
+    CustomerNotifier notifier;
 
     @Autowired
     Ledger ledger;
@@ -188,6 +192,15 @@ abstract class SampleScenarioTestSupport {
         // A-1006 got one more second: its close merged and moved to the new deadline, 2.5 s after A-1001's (not 1.5 s)
         assertThat(report.orderExtensionMerged()).isTrue();
         assertThat(byId.get("A-1006").deadline() - byId.get("A-1001").deadline()).isEqualTo(2_500);
+    }
+
+    @Test
+    void eachClosedOrderIsRepliedToOrderClosedWhereABatchListenerTellsItsCustomer() {
+        // @SendTo: the deadline handler's return value for each CLOSED order went to order-closed, nothing for the
+        // others; the batch listener there got it in a list of at most batchSize
+        assertThat(notifier.notified()).containsExactlyInAnyOrder("A-1001", "A-1003", "A-1006");
+        assertThat(notifier.mailOuts()).isNotEmpty()
+                .allSatisfy(mailOut -> assertThat(mailOut).isNotEmpty().hasSizeLessThanOrEqualTo(50));
     }
 
     @Test

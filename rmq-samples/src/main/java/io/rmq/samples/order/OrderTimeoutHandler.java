@@ -7,6 +7,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.messaging.handler.annotation.Header;
+import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.stereotype.Component;
 
 /**
@@ -24,15 +25,22 @@ public class OrderTimeoutHandler {
         this.orders = orders;
     }
 
-    /** {@code dueAt}: the time the close message fell due (its FIXED_TIME score), the deadline it was sent for. */
+    /**
+     * {@code dueAt}: the time the close message fell due (its FIXED_TIME score), the deadline it was sent for. An order
+     * closed here is replied to {@code order-closed} ({@code @SendTo}: sent as the handler returns, due at once), where
+     * {@link CustomerNotifier} tells the customer; null (every other outcome) sends nothing.
+     */
     @RmqListener(topic = "order-timeout", id = "order-timeout", concurrency = "2")
-    public void onPaymentDeadline(CloseOrder close, @Header(RmqHeaders.SCORE) long dueAt) {
+    @SendTo(CustomerNotifier.TOPIC)
+    public OrderClosed onPaymentDeadline(CloseOrder close, @Header(RmqHeaders.SCORE) long dueAt) {
         String id = close.orderId();
         long now = System.currentTimeMillis();
         OrderBook.Outcome outcome = orders.closeIfUnpaid(id, now);
         switch (outcome) {
-            case CLOSED -> log.info("  <- order {} unpaid at its deadline: CLOSED, {} ms after the deadline", id,
-                    now - dueAt);
+            case CLOSED -> {
+                log.info("  <- order {} unpaid at its deadline: CLOSED, {} ms after the deadline", id, now - dueAt);
+                return new OrderClosed(id, orders.get(id).amountCents(), now);
+            }
             case ALREADY_PAID -> log.info("  <- order {} was paid in time: nothing to close, skipped", id);
             case ALREADY_CLOSED -> log.info("  <- order {} is closed already: skipped", id);
             case DEADLINE_MOVED -> log.info("  <- order {}: its deadline moved; the newer close message will handle it",
@@ -41,5 +49,6 @@ public class OrderTimeoutHandler {
             // this reason, for someone to inspect (the dashboard shows it)
             case UNKNOWN -> throw new RmqNonRetryableException("order " + id + " does not exist in this shop");
         }
+        return null;
     }
 }
