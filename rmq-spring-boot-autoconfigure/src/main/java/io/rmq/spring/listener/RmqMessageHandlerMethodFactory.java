@@ -11,6 +11,7 @@ import org.springframework.messaging.handler.invocation.HandlerMethodArgumentRes
 import org.springframework.messaging.handler.invocation.HandlerMethodArgumentResolverComposite;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
 import org.springframework.util.ClassUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Spring Messaging's method factory, plus Kotlin {@code suspend} functions: their hidden last parameter (the
@@ -69,7 +70,7 @@ class RmqMessageHandlerMethodFactory extends DefaultMessageHandlerMethodFactory 
         }
 
         @Override
-        public Object resolveArgument(MethodParameter parameter, Message<?> message) {
+        public @Nullable Object resolveArgument(MethodParameter parameter, Message<?> message) {
             return null;
         }
     }
