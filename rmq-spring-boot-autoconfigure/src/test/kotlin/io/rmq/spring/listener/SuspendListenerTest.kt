@@ -14,10 +14,18 @@ import org.assertj.core.api.Assertions.assertThat
 import org.awaitility.Awaitility.await
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.extension.ExtendWith
+import org.springframework.aot.generate.ClassNameGenerator
+import org.springframework.aot.generate.DefaultGenerationContext
+import org.springframework.aot.generate.InMemoryGeneratedFiles
+import org.springframework.aot.hint.predicate.RuntimeHintsPredicates
+import org.springframework.beans.factory.support.RootBeanDefinition
 import org.springframework.boot.autoconfigure.AutoConfigurations
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
+import org.springframework.context.aot.ApplicationContextAotGenerator
+import org.springframework.context.support.GenericApplicationContext
+import org.springframework.javapoet.ClassName
 import java.time.Duration
 import java.time.Instant
 import java.util.UUID
@@ -116,5 +124,18 @@ class SuspendListenerTest {
         val signature = RmqListenerAnnotationBeanPostProcessor.signature(failing)
         assertThat(signature.payloadType()).isEqualTo(String::class.java)
         assertThat(signature.takesRmqMessage()).isTrue()
+    }
+
+    @Test
+    fun aotProcessingRegistersASuspendListenerButNotItsContinuation() {
+        val generation = DefaultGenerationContext(ClassNameGenerator(ClassName.get(javaClass)),
+            InMemoryGeneratedFiles())
+        GenericApplicationContext().use { context ->
+            context.registerBeanDefinition("failing", RootBeanDefinition(Failing::class.java))
+            ApplicationContextAotGenerator().processAheadOfTime(context, generation)
+        }
+        val hints = generation.runtimeHints
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Failing::class.java, "handle")).accepts(hints)
+        assertThat(RuntimeHintsPredicates.reflection().onType(Continuation::class.java)).rejects(hints)
     }
 }
