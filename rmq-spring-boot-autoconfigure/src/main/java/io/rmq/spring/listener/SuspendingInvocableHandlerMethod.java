@@ -41,8 +41,8 @@ final class SuspendingInvocableHandlerMethod extends InvocableHandlerMethod {
             return done.get();
         }
         catch (InterruptedException ex) {
+            // thrown on, as a blocking listener's sleep would throw it (the exception carries the interruption)
             done.cancel(true);
-            Thread.currentThread().interrupt();
             throw ex;
         }
         catch (ExecutionException ex) {

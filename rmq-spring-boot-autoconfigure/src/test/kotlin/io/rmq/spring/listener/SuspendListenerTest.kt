@@ -9,6 +9,7 @@ import io.rmq.test.LogCapture
 import io.rmq.test.RedisServersExtension
 import io.rmq.test.RedisTopology
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.delay
 import org.assertj.core.api.Assertions.assertThat
 import org.awaitility.Awaitility.await
@@ -77,6 +78,21 @@ class SuspendListenerTest {
         }
     }
 
+    class Endless {
+        val started = CompletableDeferred<Unit>()
+        val cancelled = CompletableDeferred<Unit>()
+
+        @RmqListener(topic = "kt-endless", type = "FIXED_TIME", slotAmount = "4", concurrency = "1")
+        suspend fun handle(body: String) {
+            started.complete(Unit)
+            try {
+                awaitCancellation()
+            } finally {
+                cancelled.complete(Unit)
+            }
+        }
+    }
+
     @Test
     fun suspendListenerIsInvokedAndItsMessageStaysLeasedUntilTheCoroutineEnds() {
         app.withBean("listener", Listener::class.java).run { context ->
@@ -137,5 +153,24 @@ class SuspendListenerTest {
         val hints = generation.runtimeHints
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Failing::class.java, "handle")).accepts(hints)
         assertThat(RuntimeHintsPredicates.reflection().onType(Continuation::class.java)).rejects(hints)
+    }
+
+    @Test
+    fun aCoroutineStillRunningWhenTheShutdownTimeoutHasPassedIsCancelled() {
+        val endless = Endless()
+        // a blocking listener interrupted at that point is reported the same way (its message comes back after its
+        // lease)
+        LogCapture.rmq().expecting("still running after", "could not settle").use { log ->
+            app.withBean("endless", Endless::class.java, { endless }).withPropertyValues("rmq.shutdown-timeout=500ms")
+                .run { context ->
+                    assertThat(context).hasNotFailed()
+                    context.getBean(RmqTemplate::class.java).sendFixedTime("kt-endless", "forever", Instant.now())
+                    await().atMost(Duration.ofSeconds(30)).until { endless.started.isCompleted }
+                    assertThat(endless.cancelled.isCompleted).isFalse()
+                }
+            // the context closed: its container stopped, waited 500 ms, then interrupted the handler thread
+            await().atMost(Duration.ofSeconds(30)).until { endless.cancelled.isCompleted }
+            assertThat(log.warnings()).anySatisfy { assertThat(it).contains("1 handlers still running after") }
+        }
     }
 }
