@@ -66,20 +66,21 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
         }
     }
 
+    /** {@code threadFactory} null: {@code Thread::new}; {@code commandTimeout} null: the default. */
     public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-            ThreadFactory threadFactory, Duration commandTimeout) {
+            @Nullable ThreadFactory threadFactory, @Nullable Duration commandTimeout) {
         this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, ConsumeMode.CONCURRENT, null,
                 DEFAULT_OWNERSHIP_TIMEOUT);
     }
 
-    /** With the default command timeout. */
+    /** With the default command timeout; {@code threadFactory} null: {@code Thread::new}. */
     public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-            ThreadFactory threadFactory) {
+            @Nullable ThreadFactory threadFactory) {
         this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, DEFAULT_COMMAND_TIMEOUT);
     }
 
     public static ContainerOptions of(String id, int concurrency) {
-        return new ContainerOptions(id, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(30), Thread::new);
+        return new ContainerOptions(id, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(30), null);
     }
 
     public ContainerOptions withConcurrency(int concurrency) {
