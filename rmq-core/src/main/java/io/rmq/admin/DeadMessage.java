@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message in a dead queue.
@@ -19,7 +20,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param lastError the error of its last attempt
  */
 @JsonIgnoreProperties(value = "bodyText", allowGetters = true)
-public record DeadMessage(String topic, int slot, byte[] body, Instant diedAt, int attempts, Long priority,
+public record DeadMessage(String topic, int slot, byte[] body, Instant diedAt, int attempts, @Nullable Long priority,
         String lastError) {
 
     /** The body as UTF-8 text (what RMQ's JSON codec wrote). */

@@ -2,6 +2,7 @@ package io.rmq.admin;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a message (identified by its body) is. One body can be in more than one place at once: waiting while an
@@ -18,8 +19,9 @@ import java.time.Instant;
  * @param deadReason     the last error of the dead copy, else null
  * @param cancelled      it was cancelled while in flight: the current delivery is its last
  */
-public record MessageStatus(String topic, int slot, byte[] body, Double waitingScore, boolean inFlight,
-        Instant retryAt, int failedAttempts, Instant diedAt, String deadReason, boolean cancelled) {
+public record MessageStatus(String topic, int slot, byte[] body, @Nullable Double waitingScore,
+        boolean inFlight, @Nullable Instant retryAt, int failedAttempts, @Nullable Instant diedAt,
+        @Nullable String deadReason, boolean cancelled) {
 
     public boolean isWaiting() {
         return waitingScore != null;

@@ -17,6 +17,7 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.RmqRedis.DeadEntry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Introspection and the operations behind "manual intervention": find, cancel, reschedule, browse and purge waiting
@@ -50,7 +51,7 @@ public final class RmqAdmin {
     }
 
     /** As {@link #find(String, Object)}, for a message sent with a {@code slotBasis}. */
-    public MessageStatus find(String topicName, Object body, String slotBasis) {
+    public MessageStatus find(String topicName, Object body, @Nullable String slotBasis) {
         Located at = locate(topicName, body, slotBasis);
         RmqRedis.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member), "finding a message in " + topicName);
         boolean priority = at.topic.type() == TopicType.PRIORITY;
@@ -76,7 +77,7 @@ public final class RmqAdmin {
         return find(topicName, body).isPending();
     }
 
-    public boolean contains(String topicName, Object body, String slotBasis) {
+    public boolean contains(String topicName, Object body, @Nullable String slotBasis) {
         return find(topicName, body, slotBasis).isPending();
     }
 
@@ -90,7 +91,7 @@ public final class RmqAdmin {
     }
 
     /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
-    public CancelResult cancel(String topicName, Object body, String slotBasis) {
+    public CancelResult cancel(String topicName, Object body, @Nullable String slotBasis) {
         Located at = locate(topicName, body, slotBasis);
         boolean[] r = RedisGateway.await(redis.cancel(at.slot, at.topic.type() == TopicType.PRIORITY, at.member),
                 "cancelling a message in " + topicName);
@@ -105,7 +106,7 @@ public final class RmqAdmin {
         return reschedule(topicName, body, null, dueAt);
     }
 
-    public RescheduleResult reschedule(String topicName, Object body, String slotBasis, Instant dueAt) {
+    public RescheduleResult reschedule(String topicName, Object body, @Nullable String slotBasis, Instant dueAt) {
         if (dueAt == null) {
             throw new RmqInvalidArgumentException("dueAt", null, "must not be null");
         }
@@ -131,7 +132,7 @@ public final class RmqAdmin {
         return reprioritize(topicName, body, null, priority);
     }
 
-    public RescheduleResult reprioritize(String topicName, Object body, String slotBasis, long priority) {
+    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String slotBasis, long priority) {
         if (Math.abs(priority) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
             throw new RmqInvalidArgumentException("priority", priority, "must be between -2^53 and 2^53 (exact in a"
                     + " Redis score)");
@@ -139,7 +140,7 @@ public final class RmqAdmin {
         return reschedule(topicName, body, slotBasis, true, priority, "priority " + priority);
     }
 
-    private RescheduleResult reschedule(String topicName, Object body, String slotBasis, boolean byPriority,
+    private RescheduleResult reschedule(String topicName, Object body, @Nullable String slotBasis, boolean byPriority,
             long score, String what) {
         Located at = locate(topicName, body, slotBasis);
         boolean priority = at.topic.type() == TopicType.PRIORITY;
@@ -165,7 +166,7 @@ public final class RmqAdmin {
      * @param from  where to start: null for the beginning, else the {@code next} cursor of the previous page
      * @param limit the most messages to return (1 to 1000)
      */
-    public BrowsePage browse(String topicName, BrowsePage.Cursor from, int limit) {
+    public BrowsePage browse(String topicName, BrowsePage.@Nullable Cursor from, int limit) {
         if (limit < 1 || limit > 1000) {
             throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and 1000");
         }
@@ -226,7 +227,7 @@ public final class RmqAdmin {
     }
 
     /** The slot and stored member of a body, serialized as a send serializes it. */
-    private Located locate(String topicName, Object body, String slotBasis) {
+    private Located locate(String topicName, Object body, @Nullable String slotBasis) {
         TopicDefinition topic = topics.get(topicName);
         if (body == null) {
             throw new RmqInvalidArgumentException("body", null, "must not be null (topic '" + topicName + "')");

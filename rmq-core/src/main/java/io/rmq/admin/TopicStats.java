@@ -2,6 +2,7 @@ package io.rmq.admin;
 
 import java.time.Instant;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Queue figures of a topic, read in one call per slot (all slots pipelined). Every message of the topic is counted
@@ -23,8 +24,8 @@ import java.util.List;
  *                  store included; null for PRIORITY topics or an empty store
  * @param slots     the same figures per slot
  */
-public record TopicStats(String topic, long waiting, long inFlight, long dead, long retrying, Instant oldestDue,
-        List<SlotStats> slots) {
+public record TopicStats(String topic, long waiting, long inFlight, long dead, long retrying,
+        @Nullable Instant oldestDue, List<SlotStats> slots) {
 
     /** Messages not settled yet: waiting + in flight + retrying (dead ones excluded). */
     public long pending() {
@@ -40,6 +41,7 @@ public record TopicStats(String topic, long waiting, long inFlight, long dead, l
     }
 
     /** Queue figures of one slot (see {@link TopicStats} for what each counts). */
-    public record SlotStats(int slot, long waiting, long inFlight, long dead, long retrying, Instant oldestDue) {
+    public record SlotStats(int slot, long waiting, long inFlight, long dead, long retrying,
+            @Nullable Instant oldestDue) {
     }
 }

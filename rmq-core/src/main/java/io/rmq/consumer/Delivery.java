@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.redis.RmqRedis;
 import io.rmq.redis.TraceContexts;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One delivery of a message: leased to this consumer until {@link #leaseDeadline()}, fenced by its {@link #token()}:
@@ -32,8 +33,8 @@ public final class Delivery {
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
     /** The sender's trace context as stored ({@link TraceContexts}), null when none; decoded when asked for. */
-    private final byte[] storedContext;
-    private Map<String, String> context;
+    private final byte @Nullable [] storedContext;
+    private @Nullable Map<String, String> context;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
     /** Local {@link System#nanoTime()} when that pop's reply was read. */
@@ -47,7 +48,7 @@ public final class Delivery {
      * @param storedContext the trace context the pop returned ({@link TraceContexts}), or null
      */
     Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos, byte[] storedContext) {
+            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] storedContext) {
         this.storedContext = storedContext;
         this.logBodyChars = logBodyChars;
         this.poppedAtRedisMillis = poppedAtRedisMillis;

@@ -3,6 +3,7 @@ package io.rmq.consumer;
 import java.time.Duration;
 
 import io.rmq.core.RmqInvalidArgumentException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What becomes of a failed delivery, as an {@link RmqErrorHandler} decides it.
@@ -16,9 +17,9 @@ public final class FailureDecision {
 
     private final String name;
     /** The action the scripts take (see fail() in _common.lua); null for {@link #standard()} (not resolved yet). */
-    private final String action;
+    private final @Nullable String action;
 
-    private FailureDecision(String name, String action) {
+    private FailureDecision(String name, @Nullable String action) {
         this.name = name;
         this.action = action;
     }
@@ -63,7 +64,7 @@ public final class FailureDecision {
      * The scripts' action code for a decision: '' the retry policy (also for null and {@link #standard()}, which the
      * consumer resolves before it writes), 'd' dead, 'x' drop, or the delay in ms.
      */
-    static String actionOf(FailureDecision decision) {
+    static @Nullable String actionOf(@Nullable FailureDecision decision) {
         return decision == null || decision.isStandard() ? "" : decision.action;
     }
 

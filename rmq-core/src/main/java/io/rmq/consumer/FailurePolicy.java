@@ -3,6 +3,7 @@ package io.rmq.consumer;
 import java.util.List;
 
 import io.rmq.core.TopicDefinition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a consumer treats failures, beyond its retry policy.
@@ -14,8 +15,8 @@ import io.rmq.core.TopicDefinition;
  *                        queue once sent there), so a listener of that topic can build its own recovery; null: dead
  *                        messages stay in the dead queue
  */
-public record FailurePolicy(List<Class<? extends Throwable>> noRetryFor, RmqErrorHandler errorHandler,
-        String deadLetterTopic) {
+public record FailurePolicy(List<Class<? extends Throwable>> noRetryFor, @Nullable RmqErrorHandler errorHandler,
+        @Nullable String deadLetterTopic) {
 
     public static final FailurePolicy DEFAULT = new FailurePolicy(List.of(), null, null);
 
@@ -30,11 +31,11 @@ public record FailurePolicy(List<Class<? extends Throwable>> noRetryFor, RmqErro
         return new FailurePolicy(noRetryFor, errorHandler, deadLetterTopic);
     }
 
-    public FailurePolicy withErrorHandler(RmqErrorHandler errorHandler) {
+    public FailurePolicy withErrorHandler(@Nullable RmqErrorHandler errorHandler) {
         return new FailurePolicy(noRetryFor, errorHandler, deadLetterTopic);
     }
 
-    public FailurePolicy withDeadLetterTopic(String deadLetterTopic) {
+    public FailurePolicy withDeadLetterTopic(@Nullable String deadLetterTopic) {
         return new FailurePolicy(noRetryFor, errorHandler, deadLetterTopic);
     }
 

@@ -23,6 +23,7 @@ import io.rmq.redis.RmqRedis.PopResult;
 import io.rmq.redis.RmqRedis.Popped;
 import io.rmq.redis.SlotBatcher;
 import tools.jackson.core.JacksonException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Two-phase consumption of one topic: {@link #poll()} leases due messages; each then ends in {@link #ack},
@@ -46,7 +47,7 @@ public final class RmqConsumer {
     /** Acks to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Delivery, Long> acks;
     /** Sends the bodies of messages that died here to the dead-letter topic, if one is set. */
-    private final DeadLetterForwarder deadLetters;
+    private final @Nullable DeadLetterForwarder deadLetters;
     /** How much of a body log lines show (0: none; bodies may hold personal data). */
     private final int logBodyChars;
     /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
@@ -64,7 +65,7 @@ public final class RmqConsumer {
      * @param logBodyChars how many characters of a body log lines show (0: none)
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
-            DeadLetterForwarder deadLetters, int logBodyChars) {
+            @Nullable DeadLetterForwarder deadLetters, int logBodyChars) {
         this(redis, topic, settings, codec, deadLetters, logBodyChars, RmqInstrumentation.NONE);
     }
 
@@ -73,7 +74,7 @@ public final class RmqConsumer {
      *                        ({@link RmqInstrumentation#NONE}: nothing)
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
-            DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation) {
+            @Nullable DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation) {
         this(redis, topic, settings, codec, deadLetters, logBodyChars, instrumentation, false);
     }
 
@@ -85,7 +86,7 @@ public final class RmqConsumer {
      *                        it when false
      */
     public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, BodyCodec codec,
-            DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation,
+            @Nullable DeadLetterForwarder deadLetters, int logBodyChars, RmqInstrumentation instrumentation,
             boolean readContexts) {
         this.readContexts = readContexts;
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
@@ -245,7 +246,7 @@ public final class RmqConsumer {
      * on a standalone or Sentinel deployment. A pop sent to a node that no longer serves its slot (a failover) gets
      * no reply until it times out: comparing the node a pop went to with this one tells when to send it again.
      */
-    public String nodeOf(int slot) {
+    public @Nullable String nodeOf(int slot) {
         return redis.gateway().nodeOf(slots[slot].store());
     }
 
@@ -327,7 +328,7 @@ public final class RmqConsumer {
     }
 
     /** Fails one attempt with an explicit decision ({@link FailureDecision#standard()} counts as {@code retry()}). */
-    public NackOutcome fail(Delivery delivery, String reason, FailureDecision decision) {
+    public NackOutcome fail(Delivery delivery, String reason, @Nullable FailureDecision decision) {
         return RedisGateway.await(failAsync(delivery, reason, decision), "failing a delivery on topic '" + topic.name() + "'");
     }
 
@@ -703,7 +704,8 @@ public final class RmqConsumer {
      * @param error      the exception, when the handler threw
      * @param decision   what becomes of a failure (resolved: never {@link FailureDecision#standard()}); null on success
      */
-    public record Outcome(String reason, boolean unreadable, Throwable error, FailureDecision decision) {
+    public record Outcome(@Nullable String reason, boolean unreadable, @Nullable Throwable error,
+            @Nullable FailureDecision decision) {
 
         static final Outcome OK = new Outcome(null, false, null, null);
 
@@ -834,7 +836,7 @@ public final class RmqConsumer {
      * with {@code batch > 0}, takes the slot's next messages (see orderly_next.lua). Fenced by {@code epoch}.
      */
     public CompletableFuture<OrderedStep> orderedStep(int slot, long epoch, int batch, List<Delivery> acked,
-            Delivery failed, String reason, FailureDecision decision) {
+            @Nullable Delivery failed, @Nullable String reason, @Nullable FailureDecision decision) {
         SlotKeys keys = slots[slot];
         List<byte[]> ackedBodies = bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,

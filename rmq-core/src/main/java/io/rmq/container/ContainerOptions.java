@@ -6,6 +6,7 @@ import java.util.concurrent.ThreadFactory;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
 import io.rmq.core.RmqInvalidArgumentException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a listener container runs.
@@ -24,7 +25,7 @@ import io.rmq.core.RmqInvalidArgumentException;
  *                        before others take them over; it renews every fifth of it
  */
 public record ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-        ThreadFactory threadFactory, Duration commandTimeout, ConsumeMode mode, RateLimit rateLimit,
+        ThreadFactory threadFactory, Duration commandTimeout, ConsumeMode mode, @Nullable RateLimit rateLimit,
         Duration ownershipTimeout) {
 
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(10);
@@ -65,14 +66,16 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
         }
     }
 
+    /** {@code threadFactory} null: {@code Thread::new}; {@code commandTimeout} null: the default. */
     public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-            ThreadFactory threadFactory, Duration commandTimeout) {
-        this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, null, null, null);
+            @Nullable ThreadFactory threadFactory, @Nullable Duration commandTimeout) {
+        this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, ConsumeMode.CONCURRENT, null,
+                DEFAULT_OWNERSHIP_TIMEOUT);
     }
 
-    /** With the default command timeout. */
+    /** With the default command timeout; {@code threadFactory} null: {@code Thread::new}. */
     public ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
-            ThreadFactory threadFactory) {
+            @Nullable ThreadFactory threadFactory) {
         this(id, concurrency, maxIdle, shutdownTimeout, threadFactory, DEFAULT_COMMAND_TIMEOUT);
     }
 
@@ -100,7 +103,7 @@ public record ContainerOptions(String id, int concurrency, Duration maxIdle, Dur
                 rateLimit, ownershipTimeout);
     }
 
-    public ContainerOptions withRateLimit(RateLimit rateLimit) {
+    public ContainerOptions withRateLimit(@Nullable RateLimit rateLimit) {
         return new ContainerOptions(id, concurrency, maxIdle, shutdownTimeout, threadFactory, commandTimeout, mode,
                 rateLimit, ownershipTimeout);
     }

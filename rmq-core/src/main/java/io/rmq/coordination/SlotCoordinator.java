@@ -2,6 +2,7 @@ package io.rmq.coordination;
 
 import java.time.Duration;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides which ORDERLY consumer instance of a topic should own which of its slots. It only decides; the fence is in
@@ -36,7 +37,7 @@ public interface SlotCoordinator {
          * ownership in Redis has run out. The container starts no handler on a slot past the shorter of the two,
          * whatever each is set to, and renews five times within it.
          */
-        default java.time.Duration assignmentTimeout() {
+        default java.time.@Nullable Duration assignmentTimeout() {
             return null;
         }
 

@@ -11,6 +11,7 @@ import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns bodies into the bytes that are a message's identity, and back. {@code byte[]} and {@code String} are stored
@@ -81,7 +82,7 @@ public final class BodyCodec {
         private static final int KEEP_BUFFER_BELOW = 64 * 1024;
 
         private ByteArrayBuilder buffer = new ByteArrayBuilder(256);
-        private JsonGenerator generator;
+        private @Nullable JsonGenerator generator;
         private boolean busy;
 
         private Encoder() {
@@ -133,7 +134,7 @@ public final class BodyCodec {
     }
 
     /** byte[] and String bodies as they are; null when the body needs JSON. */
-    private static byte[] raw(Object body) {
+    private static byte @Nullable [] raw(@Nullable Object body) {
         if (body == null) {
             throw new RmqInvalidArgumentException("body", null, "must not be null");
         }

@@ -3,6 +3,7 @@ package io.rmq.core;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A cluster-wide limit on how many messages of a topic all its consumers together handle: {@code permits} per
@@ -29,7 +30,7 @@ public record RateLimit(long permits, Duration per) {
      *
      * @return null for null or blank text (no limit)
      */
-    public static RateLimit parse(String text) {
+    public static @Nullable RateLimit parse(@Nullable String text) {
         if (text == null || text.isBlank()) {
             return null;
         }

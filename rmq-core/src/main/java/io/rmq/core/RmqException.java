@@ -1,5 +1,7 @@
 package io.rmq.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A failure talking to Redis or an unexpected reply; the message says which operation failed.
  */
@@ -9,7 +11,7 @@ public class RmqException extends RuntimeException {
         super(message);
     }
 
-    public RmqException(String message, Throwable cause) {
+    public RmqException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,15 +1,17 @@
 package io.rmq.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Bad input, named precisely: which field, which value, which rule it breaks.
  */
 public class RmqInvalidArgumentException extends IllegalArgumentException {
 
     private final String field;
-    private final transient Object value;
+    private final transient @Nullable Object value;
     private final String rule;
 
-    public RmqInvalidArgumentException(String field, Object value, String rule) {
+    public RmqInvalidArgumentException(String field, @Nullable Object value, String rule) {
         super("Invalid " + field + " '" + value + "': " + rule);
         this.field = field;
         this.value = value;
@@ -20,7 +22,7 @@ public class RmqInvalidArgumentException extends IllegalArgumentException {
         return field;
     }
 
-    public Object getValue() {
+    public @Nullable Object getValue() {
         return value;
     }
 

@@ -1,5 +1,7 @@
 package io.rmq.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The call failed at once, without reaching Redis, instead of waiting for a connection: Redis has not been reachable
  * since the engine was created ({@code Rmq.connectLazily}; the engine keeps trying to connect), or the connection to
@@ -20,11 +22,11 @@ public class RmqUnavailableException extends RmqException {
         this(state, operation, null);
     }
 
-    private RmqUnavailableException(String state, String operation, Throwable cause) {
+    private RmqUnavailableException(String state, String operation, @Nullable Throwable cause) {
         this(state, operation, "RMQ keeps trying to connect", cause);
     }
 
-    private RmqUnavailableException(String state, String operation, String outlook, Throwable cause) {
+    private RmqUnavailableException(String state, String operation, String outlook, @Nullable Throwable cause) {
         super(state + ": " + operation + " failed at once; " + outlook, cause);
         this.state = state;
         this.outlook = outlook;

@@ -1,6 +1,7 @@
 package io.rmq.core;
 
 import java.util.zip.CRC32;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Routes a message to a slot: {@code CRC32(slotBasis ?: body) & (slotAmount - 1)}.
@@ -11,7 +12,7 @@ public final class SlotRouter {
     }
 
     /** The slot of a serialized body sent with {@code slotBasis} (null: the body is the basis). */
-    public static int slot(byte[] member, String slotBasis, int slotAmount) {
+    public static int slot(byte[] member, @Nullable String slotBasis, int slotAmount) {
         return slot(slotBasis == null ? member : slotBasis.getBytes(java.nio.charset.StandardCharsets.UTF_8), slotAmount);
     }
 

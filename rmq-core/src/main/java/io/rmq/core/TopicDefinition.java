@@ -1,5 +1,7 @@
 package io.rmq.core;
 
+import org.jspecify.annotations.Nullable;
+
 
 /**
  * A topic: its name, what its scores mean, how many sorted sets ("slots") it is split into, and how it is consumed.
@@ -11,7 +13,7 @@ package io.rmq.core;
  *                   CONCURRENT consumers must not touch); null while no listener has declared it (a producer's
  *                   definition, or one registered before the mode was part of it). One mode per topic, cluster-wide.
  */
-public record TopicDefinition(String name, TopicType type, int slotAmount, ConsumeMode mode) {
+public record TopicDefinition(String name, TopicType type, int slotAmount, @Nullable ConsumeMode mode) {
 
     /** Slot keys carry the topic name inside a hash tag, so braces and colons are forbidden. */
 
@@ -59,7 +61,7 @@ public record TopicDefinition(String name, TopicType type, int slotAmount, Consu
     }
 
     /** This definition with its consume mode declared. */
-    public TopicDefinition withMode(ConsumeMode mode) {
+    public TopicDefinition withMode(@Nullable ConsumeMode mode) {
         return new TopicDefinition(name, type, slotAmount, mode);
     }
 

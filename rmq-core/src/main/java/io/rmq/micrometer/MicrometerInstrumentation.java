@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.rmq.consumer.Delivery;
 import io.rmq.observe.RmqInstrumentation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * RMQ's meters, named after OpenTelemetry's messaging conventions where one fits ({@code messaging.*}) and
@@ -68,7 +69,7 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
         TopicMeters meters = topic(topic);
         return new SendScope() {
             @Override
-            public void finished(int added, int merged, Throwable error) {
+            public void finished(int added, int merged, @Nullable Throwable error) {
                 if (error == null) {
                     meters.sent.increment(messages);
                     if (added > 0) {
@@ -86,7 +87,7 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
     }
 
     @Override
-    public void operation(String operation, String topic, long nanos, Throwable error) {
+    public void operation(String operation, String topic, long nanos, @Nullable Throwable error) {
         int index = switch (operation) {
             case "send" -> 0;
             case "receive" -> 1;
@@ -139,7 +140,7 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
         }
 
         @Override
-        public void handlerReturned(Throwable error) {
+        public void handlerReturned(@Nullable Throwable error) {
             long nanos = System.nanoTime() - started;
             (error == null ? meters.processed : meters.processFailed(error)).record(nanos, TimeUnit.NANOSECONDS);
         }

@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.rmq.consumer.Delivery;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Calls several instrumentations in order. One that throws is logged as a WARN line (no stack trace) and does not
@@ -83,7 +84,7 @@ final class CompositeInstrumentation implements RmqInstrumentation {
             }
 
             @Override
-            public void finished(int added, int merged, Throwable error) {
+            public void finished(int added, int merged, @Nullable Throwable error) {
                 for (SendScope scope : scopes) {
                     try {
                         scope.finished(added, merged, error);
@@ -122,7 +123,7 @@ final class CompositeInstrumentation implements RmqInstrumentation {
         }
         return new HandleScope() {
             @Override
-            public void handlerReturned(Throwable error) {
+            public void handlerReturned(@Nullable Throwable error) {
                 // reverse order: scopes opened on this thread (observations) close innermost first
                 for (int i = scopes.length - 1; i >= 0; i--) {
                     try {
@@ -149,7 +150,7 @@ final class CompositeInstrumentation implements RmqInstrumentation {
     }
 
     @Override
-    public void operation(String operation, String topic, long nanos, Throwable error) {
+    public void operation(String operation, String topic, long nanos, @Nullable Throwable error) {
         each("operation", part -> part.operation(operation, topic, nanos, error));
     }
 

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.rmq.consumer.Delivery;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the engine reports about its work, for metrics, observations and tracing. Every method has a no-op default,
@@ -51,7 +52,7 @@ public interface RmqInstrumentation {
          * The send completed. {@code added} messages were new, {@code merged} merged into a waiting duplicate;
          * {@code error} is null on success. May run on a Lettuce thread.
          */
-        default void finished(int added, int merged, Throwable error) {
+        default void finished(int added, int merged, @Nullable Throwable error) {
         }
     }
 
@@ -94,7 +95,7 @@ public interface RmqInstrumentation {
          * The handler returned ({@code error} null) or threw; called on the handler's thread, right after the call,
          * before the settlement is sent to Redis.
          */
-        default void handlerReturned(Throwable error) {
+        default void handlerReturned(@Nullable Throwable error) {
         }
 
         /**
@@ -136,7 +137,7 @@ public interface RmqInstrumentation {
      * an ORDERLY step that takes messages is a {@code receive} (its settlements ride along), one that only settles an
      * {@code ack} or a {@code nack}.
      */
-    default void operation(String operation, String topic, long nanos, Throwable error) {
+    default void operation(String operation, String topic, long nanos, @Nullable Throwable error) {
     }
 
     /** A listener waited {@code nanos} for its topic's cluster-wide rate limit before taking more. */

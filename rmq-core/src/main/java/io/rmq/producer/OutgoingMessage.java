@@ -6,6 +6,7 @@ import java.time.Instant;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message to send: its topic, body, the parameter its topic type needs, and an optional slot basis.
@@ -16,7 +17,7 @@ import io.rmq.core.TopicType;
  * @param parameter timeRange in ms (RANGE_MERGE), priority (PRIORITY) or epoch ms (FIXED_TIME)
  * @param slotBasis what routes the message to its slot instead of the body (same basis, same slot); may be null
  */
-public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, String slotBasis) {
+public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String slotBasis) {
 
     /** Largest priority magnitude that a Redis sorted-set score (a double) holds exactly. */
     public static final long MAX_PRIORITY = 1L << 53;
@@ -102,7 +103,7 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     }
 
     /** The same message routed by {@code slotBasis} (messages with the same basis share a slot). */
-    public OutgoingMessage withSlotBasis(String slotBasis) {
+    public OutgoingMessage withSlotBasis(@Nullable String slotBasis) {
         return new OutgoingMessage(topic, body, type, parameter, slotBasis);
     }
 }

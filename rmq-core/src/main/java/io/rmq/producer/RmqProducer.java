@@ -22,6 +22,7 @@ import io.rmq.redis.SlotBatcher;
 import io.rmq.redis.TraceContexts;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sends messages: validates them, serializes bodies canonically, routes each to its slot and writes it with the
@@ -179,7 +180,7 @@ public final class RmqProducer {
         final SendScope scope;
         final int messages;
         /** The trace context stored beside each of its messages (propagation on), or null. */
-        final byte[] context;
+        final byte @Nullable [] context;
         final List<CompletableFuture<Long>> writes = new ArrayList<>();
 
         TopicSend(SendScope scope, int messages) {
@@ -243,7 +244,7 @@ public final class RmqProducer {
     }
 
     /** Per message its stored context, or null when no message of the group carries one (the common case). */
-    private static List<byte[]> contexts(List<Encoded> group) {
+    private static @Nullable List<byte @Nullable []> contexts(List<Encoded> group) {
         for (Encoded e : group) {
             if (e.context != null) {
                 List<byte[]> contexts = new ArrayList<>(group.size());
@@ -273,7 +274,7 @@ public final class RmqProducer {
     }
 
     /** Validates a message whose body was serialized to {@code member} and routes it to its slot. */
-    private Encoded encode(OutgoingMessage message, byte[] member, byte[] context) {
+    private Encoded encode(OutgoingMessage message, byte[] member, byte @Nullable [] context) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
@@ -292,6 +293,6 @@ public final class RmqProducer {
     }
 
     /** @param context the trace context to store beside the message ({@link TraceContexts}), or null */
-    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte[] context) {
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] context) {
     }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.protocol.CommandArgs;
 import io.netty.buffer.ByteBuf;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The arguments of one command written out as RESP once, into one array, when the call is made (script calls:
@@ -27,7 +28,7 @@ final class EncodedArgs extends CommandArgs<byte[], byte[]> {
      * @param routingKey the key whose slot the command belongs to, or null
      * @param parts      every argument after the command name, in order
      */
-    EncodedArgs(byte[] routingKey, List<byte[]> parts) {
+    EncodedArgs(byte @Nullable [] routingKey, List<byte[]> parts) {
         super(ByteArrayCodec.INSTANCE);
         if (routingKey != null) {
             super.addKey(routingKey);

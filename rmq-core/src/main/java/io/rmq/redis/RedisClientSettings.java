@@ -18,6 +18,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqInvalidArgumentException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How the Lettuce client that RMQ uses for itself ({@link RmqRedisClient}) behaves, and the one place that turns
@@ -80,7 +81,7 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
     }
 
     /** Options of a standalone or Sentinel client; {@code ssl} as the connection details give it, or null. */
-    public ClientOptions clientOptions(SslOptions ssl) {
+    public ClientOptions clientOptions(@Nullable SslOptions ssl) {
         ClientOptions.Builder builder = ClientOptions.builder();
         common(builder, ssl);
         return builder.build();
@@ -92,7 +93,7 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
      * failed or without an address, serving no slot), so that its connection is closed and it is no longer dialled
      * (Lettuce would otherwise try to reconnect to a dead master for as long as the application runs).
      */
-    public ClusterClientOptions clusterClientOptions(SslOptions ssl) {
+    public ClusterClientOptions clusterClientOptions(@Nullable SslOptions ssl) {
         ClusterClientOptions.Builder builder = ClusterClientOptions.builder();
         common(builder, ssl);
         builder.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
@@ -107,7 +108,7 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
         return builder.build();
     }
 
-    private void common(ClientOptions.Builder builder, SslOptions ssl) {
+    private void common(ClientOptions.Builder builder, @Nullable SslOptions ssl) {
         builder.autoReconnect(true)
                 .disconnectedBehavior(disconnectedBehavior)
                 .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())

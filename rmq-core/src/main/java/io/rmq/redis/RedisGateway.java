@@ -41,6 +41,7 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqUnavailableException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
@@ -317,7 +318,7 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
-    private String addressOfNodeServing(byte[] key) {
+    private @Nullable String addressOfNodeServing(byte[] key) {
         try {
             RedisClusterNode node = masterServing(key);
             return node == null || node.getUri() == null ? null : node.getUri().getHost() + ":" + node.getUri().getPort();
@@ -407,7 +408,7 @@ public final class RedisGateway implements AutoCloseable {
      * @param error           why it is not healthy, or null
      */
     public record NodeCheck(String node, boolean reachable, long latencyMillis, boolean scriptsLoaded,
-            int scriptsReloaded, String error) {
+            int scriptsReloaded, @Nullable String error) {
     }
 
     /**
@@ -505,13 +506,13 @@ public final class RedisGateway implements AutoCloseable {
      * The node id of the cluster master that serves {@code key} in the client's current view, or null (standalone or
      * Sentinel, or a slot no node serves).
      */
-    public String nodeOf(byte[] key) {
+    public @Nullable String nodeOf(byte[] key) {
         RedisClusterNode node = masterServing(key);
         return node == null ? null : node.getNodeId();
     }
 
     /** The cluster master that serves {@code key} in the client's current view; null standalone or unknown. */
-    private RedisClusterNode masterServing(byte[] key) {
+    private @Nullable RedisClusterNode masterServing(byte[] key) {
         if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
             return null;
         }

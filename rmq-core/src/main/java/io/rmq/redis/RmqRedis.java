@@ -18,6 +18,7 @@ import io.rmq.core.RmqKeys;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every Redis command RMQ issues goes through this class (one place to read what RMQ does to Redis). Methods are
@@ -76,7 +77,7 @@ public final class RmqRedis {
     }
 
     /** The definition registered in Redis for a topic name, or null. */
-    public CompletableFuture<TopicDefinition> topic(String name) {
+    public CompletableFuture<@Nullable TopicDefinition> topic(String name) {
         return gateway.commands().hget(keys.topics(), bytes(name)).toCompletableFuture()
                 .thenApply(encoded -> encoded == null ? null : TopicDefinition.decode(name, string(encoded)));
     }
@@ -114,7 +115,7 @@ public final class RmqRedis {
      *                 extra argument)
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
-            List<byte[]> members, List<Long> parameters, List<byte[]> contexts) {
+            List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> contexts) {
         boolean withContexts = contexts != null;
         int stride = withContexts ? 3 : 2;
         byte[][] args = new byte[2 + members.size() * stride][];
@@ -203,7 +204,7 @@ public final class RmqRedis {
      *
      * @param context its stored trace context ({@link TraceContexts}), or null: none stored, or not asked for
      */
-    public record Popped(byte[] member, double score, int attempt, byte[] context) {
+    public record Popped(byte[] member, double score, int attempt, byte @Nullable [] context) {
     }
 
     /**
@@ -423,14 +424,15 @@ public final class RmqRedis {
     }
 
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action) {
+            RetryPolicy retry, List<byte[]> acked, byte @Nullable [] failed, @Nullable String reason,
+            @Nullable String action) {
         return orderlyNext(slot, epoch, priority, batch, retry, acked, failed, reason, action, false);
     }
 
     /** As above; with {@code withContexts} (propagation on) each message comes with its stored trace context. */
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, List<byte[]> acked, byte[] failed, String reason, String action,
-            boolean withContexts) {
+            RetryPolicy retry, List<byte[]> acked, byte @Nullable [] failed, @Nullable String reason,
+            @Nullable String action, boolean withContexts) {
         byte[][] args = new byte[(withContexts ? 14 : 13) + acked.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
@@ -499,8 +501,9 @@ public final class RmqRedis {
      * @param cancelled      a cancel marked its in-flight delivery
      * @param ordered        the slot is consumed by ORDERLY listeners
      */
-    public record Whereabouts(Double storeScore, Double prepareScore, Double retryScore, Double deadScore,
-            int failedAttempts, String deadReason, boolean cancelled, boolean ordered) {
+    public record Whereabouts(@Nullable Double storeScore, @Nullable Double prepareScore, @Nullable Double retryScore,
+            @Nullable Double deadScore, int failedAttempts, @Nullable String deadReason, boolean cancelled,
+            boolean ordered) {
     }
 
     public CompletableFuture<Whereabouts> find(SlotKeys slot, byte[] member) {
@@ -537,7 +540,7 @@ public final class RmqRedis {
      * @param mode "first", "after", "at" or "cursor"
      */
     public CompletableFuture<List<Browsed>> browse(SlotKeys slot, boolean priority, String mode, double score,
-            byte[] member, long tie, int limit) {
+            byte @Nullable [] member, long tie, int limit) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.BROWSE, ScriptOutputType.MULTI, slot.all(),
                 priority ? ONE : ZERO, bytes(mode), bytes(scoreText(score)), member == null ? new byte[0] : member,
                 bytes(tie), bytes(limit));
@@ -556,11 +559,11 @@ public final class RmqRedis {
         return gateway.eval(RmqScript.PURGE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, bytes(limit));
     }
 
-    private static byte[] nonEmpty(byte[] reply) {
+    private static byte @Nullable [] nonEmpty(byte @Nullable [] reply) {
         return reply == null || reply.length == 0 ? null : reply;
     }
 
-    private static Double optionalScore(Object reply) {
+    private static @Nullable Double optionalScore(Object reply) {
         if (reply instanceof byte[] b && b.length == 0) {
             return null;
         }
@@ -642,17 +645,17 @@ public final class RmqRedis {
     }
 
     /** The score of a member in a slot's store (null when absent). For tests and tooling. */
-    public CompletableFuture<Double> storeScore(SlotKeys slot, byte[] member) {
+    public CompletableFuture<@Nullable Double> storeScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.store(), member).toCompletableFuture();
     }
 
     /** The score of a member in a slot's prepare (its lease token / {@link #TOKEN_UNITS}; null when absent). */
-    public CompletableFuture<Double> prepareScore(SlotKeys slot, byte[] member) {
+    public CompletableFuture<@Nullable Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }
 
     /** The trace context stored beside a body in its slot ({@link TraceContexts}; null when none). For tests and tooling. */
-    public CompletableFuture<byte[]> storedContext(SlotKeys slot, byte[] member) {
+    public CompletableFuture<byte @Nullable []> storedContext(SlotKeys slot, byte[] member) {
         return gateway.commands().hget(slot.context(), member).toCompletableFuture();
     }
 

@@ -20,6 +20,7 @@ import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.topology.ClusterTopologyRefresh;
 import io.lettuce.core.resource.ClientResources;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Lettuce client RMQ talks to Redis through: its own, built from where the application's Redis is (standalone,
@@ -49,7 +50,7 @@ public final class RmqRedisClient implements AutoCloseable {
      * @param ssl    key and trust material when {@code uri} uses SSL, or null for the JVM's defaults
      * @param shared the application's client resources to share, or null for resources of RMQ's own
      */
-    public static RmqRedisClient standalone(RedisURI uri, SslOptions ssl, ClientResources shared,
+    public static RmqRedisClient standalone(RedisURI uri, @Nullable SslOptions ssl, @Nullable ClientResources shared,
             RedisClientSettings settings) {
         RedisURI applied = settings.apply(uri);
         ClientResources resources = resources(shared, settings);
@@ -71,8 +72,8 @@ public final class RmqRedisClient implements AutoCloseable {
      * @param ssl    key and trust material when the seeds use SSL, or null for the JVM's defaults
      * @param shared the application's client resources to share, or null for resources of RMQ's own
      */
-    public static RmqRedisClient cluster(List<RedisURI> seeds, SslOptions ssl, ClientResources shared,
-            RedisClientSettings settings) {
+    public static RmqRedisClient cluster(List<RedisURI> seeds, @Nullable SslOptions ssl,
+            @Nullable ClientResources shared, RedisClientSettings settings) {
         if (seeds.isEmpty()) {
             throw new IllegalArgumentException("A Redis Cluster client needs at least one node to start from");
         }

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The encoding of a trace context as the slot's context HASH stores it (part of the Redis layout: other-language
@@ -25,7 +26,7 @@ public final class TraceContexts {
     }
 
     /** The stored form of {@code context}; null when there is nothing to store (empty, or nothing encodable). */
-    public static byte[] encode(Map<String, String> context) {
+    public static byte @Nullable [] encode(@Nullable Map<String, String> context) {
         if (context == null || context.isEmpty()) {
             return null;
         }
@@ -51,7 +52,7 @@ public final class TraceContexts {
     }
 
     /** The context {@link #encode} stored; empty for null or empty input. */
-    public static Map<String, String> decode(byte[] stored) {
+    public static Map<String, String> decode(byte @Nullable [] stored) {
         if (stored == null || stored.length == 0) {
             return Map.of();
         }
@@ -77,7 +78,7 @@ public final class TraceContexts {
         return Collections.unmodifiableMap(out);
     }
 
-    private static boolean encodable(String s) {
+    private static boolean encodable(@Nullable String s) {
         return s != null && s.indexOf('\n') < 0;
     }
 }

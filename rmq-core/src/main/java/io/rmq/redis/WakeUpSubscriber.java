@@ -17,6 +17,7 @@ import io.rmq.core.RmqKeys;
 import io.rmq.core.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Listens on {@code <prefix>:wake}, where the scripts announce that a slot got a new first message, and tells the
@@ -166,7 +167,7 @@ public final class WakeUpSubscriber implements AutoCloseable {
      * Opens a subscription and makes it the current one if the current one is still {@code expected}; closes it and
      * returns false when the subscriber was closed or another thread changed the subscription meanwhile.
      */
-    private boolean subscribeInPlaceOf(StatefulRedisPubSubConnection<String, String> expected) {
+    private boolean subscribeInPlaceOf(@Nullable StatefulRedisPubSubConnection<String, String> expected) {
         StatefulRedisPubSubConnection<String, String> fresh = subscribe();
         synchronized (this) {
             if (closed || connection != expected) {

@@ -46,6 +46,7 @@ import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Auto-configuration of RMQ on the application's Redis ({@code spring.data.redis.*}: standalone, Sentinel or Cluster,
@@ -156,7 +157,7 @@ public class RmqAutoConfiguration {
         return rmq;
     }
 
-    private static LettuceConnectionFactory applicationLettuce(RedisConnectionFactory connectionFactory) {
+    private static LettuceConnectionFactory applicationLettuce(@Nullable RedisConnectionFactory connectionFactory) {
         if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
             throw new IllegalStateException("rmq.redis.connection=application needs Lettuce as the application's Redis"
                     + " client (spring.data.redis.client-type=lettuce), but the RedisConnectionFactory is "
@@ -170,8 +171,8 @@ public class RmqAutoConfiguration {
      * RMQ's own client follows the connection details; an application that built its Lettuce connection factory by
      * hand may point it elsewhere. Said once, at start-up, rather than found out from messages in another Redis.
      */
-    private static void checkSameRedis(RmqRedisClient own, RedisConnectionFactory factory,
-            DataRedisConnectionDetails details) {
+    private static void checkSameRedis(RmqRedisClient own, @Nullable RedisConnectionFactory factory,
+            @Nullable DataRedisConnectionDetails details) {
         if (factory instanceof LettuceConnectionFactory lettuce && details != null) {
             String application = address(lettuce);
             String rmq = RmqRedisClientFactory.address(details);
@@ -254,7 +255,7 @@ public class RmqAutoConfiguration {
     }
 
     /** For the INFO line at start: Redis mode and address(es), key prefix, topics. Reaches nothing remote. */
-    static String describeEngine(Rmq rmq, RmqRedisClient own) {
+    static String describeEngine(@Nullable Rmq rmq, @Nullable RmqRedisClient own) {
         if (rmq == null) {
             return "no engine";
         }

@@ -18,6 +18,7 @@ import io.lettuce.core.ClientOptions;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Configuration of RMQ ({@code rmq.*}).
@@ -286,7 +287,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param rateLimit  Most messages all consumers of the topic together handle, cluster-wide (enforced in
      *                   Redis), e.g. 500/s, 3000/m or 50/100ms; empty: no limit.
      */
-    public record Topic(TopicType type, @DefaultValue("16") int slotAmount, String rateLimit) {
+    public record Topic(@Nullable TopicType type, @DefaultValue("16") int slotAmount, @Nullable String rateLimit) {
     }
 
     /**

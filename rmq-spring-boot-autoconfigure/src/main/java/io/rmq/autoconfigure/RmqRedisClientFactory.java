@@ -9,6 +9,7 @@ import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.ssl.SslBundle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Translates Spring Boot's Redis connection details into RMQ's own Lettuce client: where Redis is (standalone,
@@ -28,7 +29,7 @@ final class RmqRedisClientFactory {
      *                bundle)
      * @param shared  the application's client resources, or null (RMQ's client then has its own)
      */
-    static RmqRedisClient create(DataRedisConnectionDetails details, boolean urlSsl, ClientResources shared,
+    static RmqRedisClient create(DataRedisConnectionDetails details, boolean urlSsl, @Nullable ClientResources shared,
             RedisClientSettings settings) {
         SslBundle bundle = details.getSslBundle();
         boolean ssl = bundle != null || urlSsl;
@@ -71,7 +72,7 @@ final class RmqRedisClientFactory {
         return RmqRedisClient.standalone(uri.build(), sslOptions, shared, settings);
     }
 
-    private static void authenticate(RedisURI.Builder uri, String username, String password) {
+    private static void authenticate(RedisURI.Builder uri, @Nullable String username, @Nullable String password) {
         if (password == null || password.isEmpty()) {
             return;
         }

@@ -16,6 +16,7 @@ import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The original RMQ design's coordinator: ORDERLY consumers register in ZooKeeper, through Apache Curator, and slots
@@ -148,7 +149,7 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
     }
 
     /** Creates the owner node, or finds it ours; its creation zxid is the epoch. Null while another owns it. */
-    private Long own(String path, byte[] me, long session) throws Exception {
+    private @Nullable Long own(String path, byte[] me, long session) throws Exception {
         Stat stat = new Stat();
         try {
             curator.create().storingStatIn(stat).creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL)

@@ -7,6 +7,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.rmq.consumer.Delivery;
 import io.rmq.observe.RmqInstrumentation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer Observations around RMQ's work: one {@link RmqObservation#SEND} observation per send call and one
@@ -25,8 +26,8 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
 
     private final ObservationRegistry registry;
     private final boolean propagateContext;
-    private final RmqSendObservationConvention sendConvention;
-    private final RmqProcessObservationConvention processConvention;
+    private final @Nullable RmqSendObservationConvention sendConvention;
+    private final @Nullable RmqProcessObservationConvention processConvention;
 
     /** Observations with the default conventions, without context propagation. */
     public ObservationInstrumentation(ObservationRegistry registry) {
@@ -39,7 +40,8 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
      * @param processConvention replaces the default process convention (null: the default)
      */
     public ObservationInstrumentation(ObservationRegistry registry, boolean propagateContext,
-            RmqSendObservationConvention sendConvention, RmqProcessObservationConvention processConvention) {
+            @Nullable RmqSendObservationConvention sendConvention,
+            @Nullable RmqProcessObservationConvention processConvention) {
         this.registry = registry;
         this.propagateContext = propagateContext;
         this.sendConvention = sendConvention;
@@ -58,7 +60,7 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
         return new Send(observation, carrier);
     }
 
-    private record Send(Observation observation, Map<String, String> carrier) implements SendScope {
+    private record Send(Observation observation, @Nullable Map<String, String> carrier) implements SendScope {
 
         @Override
         public Map<String, String> context() {
@@ -66,7 +68,7 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
         }
 
         @Override
-        public void finished(int added, int merged, Throwable error) {
+        public void finished(int added, int merged, @Nullable Throwable error) {
             if (error != null) {
                 observation.error(error);
             }
@@ -88,7 +90,7 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
     private record Process(Observation observation, Observation.Scope scope) implements HandleScope {
 
         @Override
-        public void handlerReturned(Throwable error) {
+        public void handlerReturned(@Nullable Throwable error) {
             if (error != null) {
                 observation.error(error);
             }

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.SenderContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The context of one send call's observation (a single send, or one topic's part of a batch). Its carrier is the
@@ -15,7 +16,7 @@ public class RmqSendContext extends SenderContext<Map<String, String>> {
     private final String topic;
     private final int messages;
 
-    public RmqSendContext(String topic, int messages, Map<String, String> carrier) {
+    public RmqSendContext(String topic, int messages, @Nullable Map<String, String> carrier) {
         super((map, key, value) -> {
             if (map != null) {
                 map.put(key, value);

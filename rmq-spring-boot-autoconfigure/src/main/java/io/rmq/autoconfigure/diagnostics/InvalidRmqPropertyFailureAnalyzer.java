@@ -11,6 +11,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An {@code rmq.*} property that is invalid: a rule RMQ checks ({@code rmq.topics.<name>.slot-amount} not a power of
@@ -21,7 +22,7 @@ import org.springframework.core.annotation.Order;
 public class InvalidRmqPropertyFailureAnalyzer implements FailureAnalyzer {
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         RmqInvalidArgumentException invalid = Causes.find(failure, RmqInvalidArgumentException.class,
                 ex -> ex.getField().startsWith("rmq.") || ex.getField().endsWith(" in rmq.topics"));
         if (invalid != null) {

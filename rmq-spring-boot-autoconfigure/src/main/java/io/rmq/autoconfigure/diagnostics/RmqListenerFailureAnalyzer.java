@@ -7,6 +7,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An unusable {@code @RmqListener}: the annotation post-processor's failure already names the bean, the method and
@@ -19,7 +20,7 @@ public class RmqListenerFailureAnalyzer implements FailureAnalyzer {
     static final String PREFIX = "@RmqListener on bean '";
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         IllegalStateException listener = Causes.find(failure, IllegalStateException.class,
                 ex -> ex.getMessage() != null && ex.getMessage().startsWith(PREFIX));
         if (listener == null) {

@@ -10,6 +10,7 @@ import org.springframework.beans.factory.ObjectProvider;
 
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the dashboard's figures from RMQ's meters: {@code messaging.client.sent.messages} (without error),
@@ -32,7 +33,7 @@ public class MicrometerDashboardMeters implements RmqDashboard.Meters {
     }
 
     @Override
-    public RmqDashboard.TopicMeters topic(String topic) {
+    public RmqDashboard.@Nullable TopicMeters topic(String topic) {
         MeterRegistry meters = registry.getIfUnique();
         if (meters == null) {
             return null;
@@ -48,7 +49,7 @@ public class MicrometerDashboardMeters implements RmqDashboard.Meters {
                 percentile(lateness, 0.99));
     }
 
-    private static Double sum(Collection<Counter> counters) {
+    private static @Nullable Double sum(Collection<Counter> counters) {
         return counters.isEmpty() ? null : counters.stream().mapToDouble(Counter::count).sum();
     }
 
@@ -69,7 +70,7 @@ public class MicrometerDashboardMeters implements RmqDashboard.Meters {
         return worst;
     }
 
-    private static Double percentileOf(HistogramSnapshot snapshot, double percentile) {
+    private static @Nullable Double percentileOf(HistogramSnapshot snapshot, double percentile) {
         for (ValueAtPercentile value : snapshot.percentileValues()) {
             if (Math.abs(value.percentile() - percentile) < 1e-9) {
                 return value.value(TimeUnit.MILLISECONDS);

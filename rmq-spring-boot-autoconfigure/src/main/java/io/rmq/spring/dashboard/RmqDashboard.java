@@ -13,6 +13,7 @@ import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.spring.operations.RmqOperations;
 import io.rmq.spring.operations.RmqOperations.ListenerView;
 import io.rmq.spring.operations.RmqOperations.TopicView;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The dashboard, independent of the web stack: its static files and one dispatcher for its JSON routes under
@@ -34,7 +35,7 @@ public class RmqDashboard {
     public interface Meters {
 
         /** The topic's meters, or null when there are none. */
-        TopicMeters topic(String topic);
+        @Nullable TopicMeters topic(String topic);
 
         /** Whether a meter registry is there at all. */
         boolean available();
@@ -44,12 +45,12 @@ public class RmqDashboard {
      * Counts since start (the page turns them into rates between two reads) and lateness percentiles in ms (the
      * largest over the topic's listeners); null when there is no such meter.
      */
-    public record TopicMeters(Double sent, Double handled, Double latenessP50, Double latenessP90,
-            Double latenessP99) {
+    public record TopicMeters(@Nullable Double sent, @Nullable Double handled, @Nullable Double latenessP50,
+            @Nullable Double latenessP90, @Nullable Double latenessP99) {
     }
 
     /** One row of the dashboard's topic table. */
-    public record TopicRow(TopicView topic, TopicMeters meters) {
+    public record TopicRow(TopicView topic, @Nullable TopicMeters meters) {
     }
 
     /** What the page polls. */
@@ -59,7 +60,7 @@ public class RmqDashboard {
     /** A reply: HTTP status and what goes into its JSON body. */
     public record Reply(int status, Object body) {
 
-        static Reply ok(Object body) {
+        static Reply ok(@Nullable Object body) {
             return body == null ? notFound() : new Reply(200, body);
         }
 
@@ -67,7 +68,7 @@ public class RmqDashboard {
             return new Reply(404, Map.of("error", "not found"));
         }
 
-        static Reply error(int status, String message) {
+        static Reply error(int status, @Nullable String message) {
             return new Reply(status, Map.of("error", message == null ? "error" : message));
         }
     }
@@ -78,7 +79,7 @@ public class RmqDashboard {
 
     private static final Meters NO_METERS = new Meters() {
         @Override
-        public TopicMeters topic(String topic) {
+        public @Nullable TopicMeters topic(String topic) {
             return null;
         }
 
@@ -101,7 +102,7 @@ public class RmqDashboard {
      * @param readOnly whether POSTs are refused
      * @param meters   the application's meters, or null
      */
-    public RmqDashboard(RmqOperations operations, String path, boolean readOnly, Meters meters) {
+    public RmqDashboard(RmqOperations operations, String path, boolean readOnly, @Nullable Meters meters) {
         this.operations = operations;
         this.path = path;
         this.readOnly = readOnly;
@@ -141,7 +142,7 @@ public class RmqDashboard {
 
     /** A POST's JSON object; an empty or absent body is an empty object. */
     @SuppressWarnings("unchecked")
-    public static Map<String, Object> parse(String body) {
+    public static Map<String, Object> parse(@Nullable String body) {
         if (body == null || body.isBlank()) {
             return Map.of();
         }
@@ -155,19 +156,19 @@ public class RmqDashboard {
     }
 
     /** The route under {@code <path>/api/} of a request's path within the application, or null. */
-    public String route(String pathWithinApplication) {
+    public @Nullable String route(String pathWithinApplication) {
         String prefix = path + "/api/";
         return pathWithinApplication.startsWith(prefix) ? pathWithinApplication.substring(prefix.length()) : null;
     }
 
     /** The page, for an application served under {@code contextPath}. */
-    public String page(String contextPath) {
+    public String page(@Nullable String contextPath) {
         String base = htmlEscape((contextPath == null ? "" : contextPath) + path);
         return page.replace("{{base}}", base).replace("{{readOnly}}", String.valueOf(readOnly));
     }
 
     /** The page's script or style by file name, or null. */
-    public Asset asset(String name) {
+    public @Nullable Asset asset(String name) {
         return switch (name) {
             case "dashboard.js" -> new Asset("text/javascript;charset=UTF-8", script);
             case "dashboard.css" -> new Asset("text/css;charset=UTF-8", style);
@@ -320,7 +321,7 @@ public class RmqDashboard {
         }
     }
 
-    private static String required(String value, String name) {
+    private static String required(@Nullable String value, String name) {
         if (value == null || value.isEmpty()) {
             throw new RmqInvalidArgumentException(name, value, "must be given");
         }

@@ -21,6 +21,7 @@ import io.rmq.spring.listener.RmqListenerState;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
+import org.jspecify.annotations.Nullable;
 
 /**
  * RMQ's health ({@code /actuator/health/rmq}).
@@ -45,7 +46,7 @@ import org.springframework.boot.health.contributor.Status;
 public class RmqHealthIndicator implements HealthIndicator {
 
     private final Rmq rmq;
-    private final RmqListenerEndpointRegistry registry;
+    private final @Nullable RmqListenerEndpointRegistry registry;
     private final Long deadThreshold;
     private final Duration oldestDueThreshold;
     private final Status thresholdStatus;
@@ -65,7 +66,7 @@ public class RmqHealthIndicator implements HealthIndicator {
      * @param timeout            the longest wait for Redis
      * @param cacheTimeToLive    how long a result is reused
      */
-    public RmqHealthIndicator(Rmq rmq, RmqListenerEndpointRegistry registry, Long deadThreshold,
+    public RmqHealthIndicator(Rmq rmq, @Nullable RmqListenerEndpointRegistry registry, Long deadThreshold,
             Duration oldestDueThreshold, Status thresholdStatus, Duration timeout, Duration cacheTimeToLive) {
         this.rmq = rmq;
         this.registry = registry;

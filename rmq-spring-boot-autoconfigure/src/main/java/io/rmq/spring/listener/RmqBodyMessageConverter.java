@@ -13,6 +13,7 @@ import org.springframework.messaging.MessageHeaders;
 import org.springframework.messaging.converter.MessageConversionException;
 import org.springframework.messaging.converter.SmartMessageConverter;
 import org.springframework.messaging.support.MessageBuilder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Converts an RMQ message's stored body ({@link RmqHeaders#BODY}) to what a listener parameter declares, generics
@@ -29,12 +30,12 @@ public class RmqBodyMessageConverter implements SmartMessageConverter {
     }
 
     @Override
-    public Object fromMessage(Message<?> message, Class<?> targetClass) {
+    public @Nullable Object fromMessage(Message<?> message, Class<?> targetClass) {
         return fromMessage(message, targetClass, null);
     }
 
     @Override
-    public Object fromMessage(Message<?> message, Class<?> targetClass, Object conversionHint) {
+    public @Nullable Object fromMessage(Message<?> message, Class<?> targetClass, @Nullable Object conversionHint) {
         Type type = targetType(targetClass, conversionHint);
         Object payload = message.getPayload();
         if (type instanceof Class<?> c && c.isInstance(payload)) {
@@ -78,12 +79,12 @@ public class RmqBodyMessageConverter implements SmartMessageConverter {
     }
 
     @Override
-    public Message<?> toMessage(Object payload, MessageHeaders headers) {
+    public Message<?> toMessage(Object payload, @Nullable MessageHeaders headers) {
         return toMessage(payload, headers, null);
     }
 
     @Override
-    public Message<?> toMessage(Object payload, MessageHeaders headers, Object conversionHint) {
+    public Message<?> toMessage(Object payload, @Nullable MessageHeaders headers, @Nullable Object conversionHint) {
         return MessageBuilder.createMessage(codec.encode(payload), headers == null ? new MessageHeaders(null) : headers);
     }
 }

@@ -548,14 +548,15 @@ public class RmqListenerAnnotationBeanPostProcessor
     }
 
     static Signature signature(Method method) {
-        if (method.getParameterCount() == 0) {
+        int parameterCount = RmqMessageHandlerMethodFactory.declaredParameterCount(method); // a suspend fun's continuation left out
+        if (parameterCount == 0) {
             throw new IllegalArgumentException("the method takes 0 parameters; it must take the payload (or"
                     + " RmqMessage<T>, Message<T>, a @Header)");
         }
         Type payloadType = null;
         boolean takesRmqMessage = false;
         List<String> payloadParameters = new ArrayList<>();
-        for (int i = 0; i < method.getParameterCount(); i++) {
+        for (int i = 0; i < parameterCount; i++) {
             MethodParameter parameter = new MethodParameter(method, i);
             Type type = parameter.getGenericParameterType();
             Class<?> raw = parameter.getParameterType();
@@ -601,7 +602,7 @@ public class RmqListenerAnnotationBeanPostProcessor
      * {@link Validator} (for {@code @Valid} / {@code @Validated} payloads).
      */
     private MessageHandlerMethodFactory handlerMethodFactory() {
-        DefaultMessageHandlerMethodFactory methodFactory = new DefaultMessageHandlerMethodFactory();
+        DefaultMessageHandlerMethodFactory methodFactory = new RmqMessageHandlerMethodFactory(); // + suspend funs
         methodFactory.setMessageConverter(new RmqBodyMessageConverter(beanFactory.getBean(Rmq.class).options().codec()));
         Validator validator = validator(beanFactory);
         if (validator != null) {

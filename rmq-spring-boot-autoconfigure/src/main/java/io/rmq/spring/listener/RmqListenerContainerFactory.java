@@ -15,6 +15,7 @@ import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
 import java.util.List;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds listener containers from endpoints, with the application's thread factory and timeouts.
@@ -32,7 +33,7 @@ public class RmqListenerContainerFactory {
     private final Duration ownershipTimeout;
     private final Function<String, ConsumeMode> modeByListener;
     private final Function<String, RateLimit> rateLimitByTopic;
-    private volatile RmqErrorHandler defaultErrorHandler;
+    private volatile @Nullable RmqErrorHandler defaultErrorHandler;
     private volatile List<RmqListenerContainerCustomizer> customizers = List.of();
 
     /**
@@ -73,11 +74,11 @@ public class RmqListenerContainerFactory {
     }
 
     /** The error handler of listeners that name none (null: the standard decision). */
-    public RmqErrorHandler getDefaultErrorHandler() {
+    public @Nullable RmqErrorHandler getDefaultErrorHandler() {
         return defaultErrorHandler;
     }
 
-    public void setDefaultErrorHandler(RmqErrorHandler defaultErrorHandler) {
+    public void setDefaultErrorHandler(@Nullable RmqErrorHandler defaultErrorHandler) {
         this.defaultErrorHandler = defaultErrorHandler;
     }
 
@@ -122,12 +123,12 @@ public class RmqListenerContainerFactory {
     }
 
     /** The mode configured for a listener id in properties, or null. */
-    public ConsumeMode configuredMode(String listenerId) {
+    public @Nullable ConsumeMode configuredMode(String listenerId) {
         return modeByListener.apply(listenerId);
     }
 
     /** The rate limit configured for a topic in properties, or null. */
-    public RateLimit configuredRateLimit(String topic) {
+    public @Nullable RateLimit configuredRateLimit(String topic) {
         return rateLimitByTopic.apply(topic);
     }
 

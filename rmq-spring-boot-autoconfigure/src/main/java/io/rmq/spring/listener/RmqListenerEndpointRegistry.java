@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.rmq.container.ListenerContainer;
 import org.springframework.context.SmartLifecycle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Holds the listener containers by id; starts those with auto-startup with the context and stops all gracefully
@@ -26,7 +27,7 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
     private final Set<String> autoStartup = ConcurrentHashMap.newKeySet();
     private volatile boolean running;
     /** What the start line says about the engine (Redis, key prefix, topics); null: nothing. */
-    private volatile java.util.function.Supplier<String> engineDescription;
+    private volatile java.util.function.@Nullable Supplier<String> engineDescription;
 
     /** Registers a container; its id must be unique. Starts it at once if the registry runs and it auto-starts. */
     public void registerListenerContainer(ListenerContainer container, boolean startWithContext) {
@@ -43,7 +44,7 @@ public class RmqListenerEndpointRegistry implements SmartLifecycle {
         }
     }
 
-    public ListenerContainer getListenerContainer(String id) {
+    public @Nullable ListenerContainer getListenerContainer(String id) {
         return containers.get(id);
     }
 

@@ -6,6 +6,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code rmq} Actuator endpoint ({@code /actuator/rmq} over HTTP):
@@ -35,7 +36,7 @@ public class RmqEndpoint {
 
     /** @param kind {@code topics} or {@code listeners} */
     @ReadOperation
-    public Object one(@Selector String kind, @Selector String name) {
+    public @Nullable Object one(@Selector String kind, @Selector String name) {
         return switch (kind) {
             case "topics" -> operations.topic(name);
             case "listeners" -> operations.listener(name);
@@ -64,7 +65,7 @@ public class RmqEndpoint {
         }
     }
 
-    private static Object found(Object result, String kind, String name) {
+    private static Object found(@Nullable Object result, String kind, String name) {
         if (result == null) {
             throw new InvalidEndpointRequestException("No " + kind.substring(0, kind.length() - 1) + " '" + name
                     + "'", "Not found");

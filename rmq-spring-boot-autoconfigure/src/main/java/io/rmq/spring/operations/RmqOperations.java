@@ -25,6 +25,7 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.listener.RmqListenerState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an operator sees and does, in one place for the {@code /actuator/rmq} endpoint and the dashboard (so the two
@@ -66,10 +67,10 @@ public class RmqOperations {
      * @param oldestDue  earliest due time in the store of a time-typed topic (retries included), or null
      * @param perSlot    sizes per slot (the one-topic read; null in the overview)
      */
-    public record TopicView(String name, TopicType type, int slots, String mode, long waiting, long inFlight,
-            long retrying, long dead, Instant oldestDue,
+    public record TopicView(String name, TopicType type, int slots, @Nullable String mode, long waiting,
+            long inFlight, long retrying, long dead, @Nullable Instant oldestDue,
             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-            List<SlotView> perSlot) {
+            @Nullable List<SlotView> perSlot) {
     }
 
     /** Figures of one slot. */
@@ -95,7 +96,7 @@ public class RmqOperations {
      * @param bodyBase64 the exact stored body (name it to requeue or delete this message)
      */
     public record DeadView(int slot, String body, String bodyBase64, String error, int attempts, Instant diedAt,
-            Long priority) {
+            @Nullable Long priority) {
     }
 
     /** A page of dead messages: slot by slot, oldest death first within a slot. */
@@ -109,7 +110,8 @@ public class RmqOperations {
      * @param priority its priority (PRIORITY), else null
      * @param failedAttempts failed attempts so far (above 0: it waits for a retry)
      */
-    public record WaitingView(int slot, String body, Instant dueAt, Long priority, int failedAttempts) {
+    public record WaitingView(int slot, String body, @Nullable Instant dueAt, @Nullable Long priority,
+            int failedAttempts) {
     }
 
     /**
@@ -117,13 +119,13 @@ public class RmqOperations {
      *
      * @param next the cursor of the next page (pass it back as {@code cursor}), or null at the end
      */
-    public record WaitingPage(String topic, List<WaitingView> messages, String next) {
+    public record WaitingPage(String topic, List<WaitingView> messages, @Nullable String next) {
     }
 
     /** Where a message (by its body) is. */
-    public record FindView(String topic, int slot, String body, boolean waiting, Instant dueAt, Long priority,
-            boolean inFlight, Instant retryAt, int failedAttempts, Instant diedAt, String deadReason,
-            boolean cancelled) {
+    public record FindView(String topic, int slot, String body, boolean waiting, @Nullable Instant dueAt,
+            @Nullable Long priority, boolean inFlight, @Nullable Instant retryAt, int failedAttempts,
+            @Nullable Instant diedAt, @Nullable String deadReason, boolean cancelled) {
     }
 
     /** What a change did: {@code count} messages (or 1/0 for one message or listener). */
@@ -150,12 +152,12 @@ public class RmqOperations {
     }
 
     /** One topic with its sizes per slot; null when no such topic is defined here or registered in Redis. */
-    public TopicView topic(String name) {
+    public @Nullable TopicView topic(String name) {
         TopicDefinition topic = definition(name);
         return topic == null ? null : topicView(topic, true);
     }
 
-    private TopicDefinition definition(String name) {
+    private @Nullable TopicDefinition definition(String name) {
         try {
             TopicDefinition.validateName(name);
             TopicDefinition registered = RedisGateway.await(rmq.redis().topic(name), "reading topic " + name);
@@ -191,7 +193,7 @@ public class RmqOperations {
     }
 
     /** One listener; null when there is none with this id. */
-    public ListenerView listener(String id) {
+    public @Nullable ListenerView listener(String id) {
         return registry.getListenerContainer(id) == null ? null : listenerView(registry.getListenerState(id));
     }
 
@@ -201,7 +203,7 @@ public class RmqOperations {
     }
 
     /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
-    public ListenerView pause(String id) {
+    public @Nullable ListenerView pause(String id) {
         if (registry.getListenerContainer(id) == null) {
             return null;
         }
@@ -210,7 +212,7 @@ public class RmqOperations {
     }
 
     /** Lets a paused listener take messages again; null when there is none. */
-    public ListenerView resume(String id) {
+    public @Nullable ListenerView resume(String id) {
         if (registry.getListenerContainer(id) == null) {
             return null;
         }
@@ -273,7 +275,7 @@ public class RmqOperations {
      *
      * @param cursor null for the first page, else the {@code next} of the previous page
      */
-    public WaitingPage waiting(String topic, String cursor, int limit) {
+    public WaitingPage waiting(String topic, @Nullable String cursor, int limit) {
         TopicDefinition definition = required(topic);
         checkLimit(limit);
         BrowsePage page = rmq.admin().browse(topic, decodeCursor(cursor), limit);
@@ -287,7 +289,7 @@ public class RmqOperations {
     }
 
     /** The browse cursor as one opaque URL-safe string: score, slot, tie and the member. */
-    static String encodeCursor(BrowsePage.Cursor cursor) {
+    static @Nullable String encodeCursor(BrowsePage.@Nullable Cursor cursor) {
         if (cursor == null) {
             return null;
         }
@@ -296,7 +298,7 @@ public class RmqOperations {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(StandardCharsets.UTF_8));
     }
 
-    static BrowsePage.Cursor decodeCursor(String cursor) {
+    static BrowsePage.@Nullable Cursor decodeCursor(@Nullable String cursor) {
         if (cursor == null || cursor.isEmpty()) {
             return null;
         }

@@ -19,6 +19,7 @@ import org.springframework.test.context.ContextCustomizer;
 import org.springframework.test.context.ContextCustomizerFactory;
 import org.springframework.test.context.MergedContextConfiguration;
 import org.springframework.test.context.TestContextAnnotationUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Wires the Redis of an {@link RmqTest} class into its application context (registered in
@@ -34,7 +35,8 @@ public final class RmqTestContextCustomizerFactory implements ContextCustomizerF
     private static final Set<ConfigurableApplicationContext> LIVE_CONTEXTS = ConcurrentHashMap.newKeySet();
 
     @Override
-    public ContextCustomizer createContextCustomizer(Class<?> testClass, List<ContextConfigurationAttributes> configAttributes) {
+    public @Nullable ContextCustomizer createContextCustomizer(Class<?> testClass,
+            List<ContextConfigurationAttributes> configAttributes) {
         RmqTest rmqTest = TestContextAnnotationUtils.findMergedAnnotation(testClass, RmqTest.class);
         return rmqTest == null ? null : new Customizer(rmqTest.topology(), rmqTest.source(), rmqTest.keyPrefix());
     }

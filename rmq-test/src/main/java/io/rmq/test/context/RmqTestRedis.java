@@ -7,6 +7,7 @@ import io.rmq.test.RedisTopology;
 import io.rmq.test.TestRedisServers;
 import io.rmq.test.context.RmqTest.Source;
 import io.rmq.test.context.RmqTest.Topology;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Redis an {@link RmqTest} context is wired to: one per topology and JVM, started on first use.
@@ -26,8 +27,8 @@ public final class RmqTestRedis {
     private static final String LOG_PREFIX = "[rmq-test-redis] ";
     private static final Object LOCK = new Object();
 
-    private static Detection detection;                       // LOCK
-    private static TestcontainersRedis.Started container;      // LOCK
+    private static @Nullable Detection detection;             // LOCK
+    private static TestcontainersRedis.@Nullable Started container;      // LOCK
 
     private RmqTestRedis() {
     }
