@@ -1,9 +1,9 @@
 package io.rmq.spring.aot;
 
-import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.Set;
 
+import io.rmq.spring.annotation.RmqHandler;
 import io.rmq.spring.annotation.RmqListener;
 import org.jspecify.annotations.Nullable;
 
@@ -17,14 +17,11 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Registers, at build time, the hints a native image needs to call a bean's listener methods: each method annotated
- * with {@link RmqListener} or (on a class-level listener) {@code @RmqHandler}, for invocation, with JSON binding of its
+ * with {@link RmqListener} or (on a class-level listener) {@link RmqHandler}, for invocation, with JSON binding of its
  * payload and return types (see {@link RmqListenerReflectiveProcessor}). Registered in
  * {@code META-INF/spring/aot.factories}; runs once per bean definition during Spring's AOT processing.
  */
 class RmqListenerBeanRegistrationAotProcessor implements BeanRegistrationAotProcessor {
-
-    /** Looked up by name: the annotation of a class-level listener's handler methods, when this version has it. */
-    private static final String HANDLER_ANNOTATION = "io.rmq.spring.annotation.RmqHandler";
 
     private final RmqListenerReflectiveProcessor processor = new RmqListenerReflectiveProcessor();
 
@@ -42,19 +39,9 @@ class RmqListenerBeanRegistrationAotProcessor implements BeanRegistrationAotProc
 
     /** The methods of the class that RMQ invokes as listeners. */
     static Set<Method> listenerMethods(Class<?> type) {
-        Class<? extends Annotation> handler = handlerAnnotation(type.getClassLoader());
         return MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<Boolean>) method ->
                 AnnotatedElementUtils.hasAnnotation(method, RmqListener.class)
-                        || handler != null && AnnotatedElementUtils.hasAnnotation(method, handler) ? Boolean.TRUE : null)
+                        || AnnotatedElementUtils.hasAnnotation(method, RmqHandler.class) ? Boolean.TRUE : null)
                 .keySet();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static @Nullable Class<? extends Annotation> handlerAnnotation(@Nullable ClassLoader classLoader) {
-        ClassLoader loader = classLoader != null ? classLoader : RmqListener.class.getClassLoader();
-        if (!ClassUtils.isPresent(HANDLER_ANNOTATION, loader)) {
-            return null;
-        }
-        return (Class<? extends Annotation>) ClassUtils.resolveClassName(HANDLER_ANNOTATION, loader);
     }
 }

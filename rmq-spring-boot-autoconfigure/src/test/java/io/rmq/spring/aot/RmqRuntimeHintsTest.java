@@ -8,6 +8,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.rmq.consumer.Delivery;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
+import io.rmq.spring.annotation.RmqHandler;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.spring.dashboard.RmqDashboard;
 import io.rmq.spring.operations.RmqOperations;
@@ -56,6 +57,25 @@ class RmqRuntimeHintsTest {
     }
 
     record NotAPayload(String value) {
+    }
+
+    record Shipment(String id) {
+    }
+
+    record Batched(String id) {
+    }
+
+    @RmqListener(topic = "shipments")
+    static class ClassLevel {
+        @RmqHandler
+        void onShipment(Shipment shipment) {
+        }
+    }
+
+    static class BatchListener {
+        @RmqListener(topic = "batched", batch = "true")
+        void onBatch(List<Batched> batch) {
+        }
     }
 
     static class Listeners {
@@ -128,6 +148,8 @@ class RmqRuntimeHintsTest {
         RuntimeHints generated;
         try (GenericApplicationContext context = new GenericApplicationContext()) {
             context.registerBean("listeners", Listeners.class);
+            context.registerBean("classLevel", ClassLevel.class);
+            context.registerBean("batchListener", BatchListener.class);
             DefaultGenerationContext generation = new DefaultGenerationContext(
                     new ClassNameGenerator(ClassName.get(getClass())), new InMemoryGeneratedFiles());
             new ApplicationContextAotGenerator().processAheadOfTime(context, generation);
@@ -137,8 +159,14 @@ class RmqRuntimeHintsTest {
             assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Listeners.class, method)).as(method)
                     .accepts(generated);
         }
-        // payloads (and what they hold), T of RmqMessage<T> and Message<T>, and the @SendTo reply
-        for (Class<?> type : List.of(Order.class, Line.class, Refund.class, Audit.class, Receipt.class)) {
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(ClassLevel.class, "onShipment"))
+                .accepts(generated);
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(BatchListener.class, "onBatch"))
+                .accepts(generated);
+        // payloads (and what they hold), T of RmqMessage<T> and Message<T>, the @SendTo reply, a @RmqHandler's
+        // payload and a batch listener's element type
+        for (Class<?> type : List.of(Order.class, Line.class, Refund.class, Audit.class, Receipt.class, Shipment.class,
+                Batched.class)) {
             assertThat(RuntimeHintsPredicates.reflection().onType(type)).as(type.getSimpleName()).accepts(generated);
         }
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Order.class, "lines")).accepts(generated);
