@@ -20,12 +20,13 @@ public class ScenarioReport {
      * @param batched        sent with one {@code sendBatch} instead of single sends
      * @param requestsSent   render requests sent (one per price change)
      * @param merged         of these, how many merged into a waiting identical request
+     * @param newRequestsPerItem per item id, the requests that found none of the item's waiting (not merged)
      * @param rendersPerItem successful renders per item id during the burst
      * @param latestPrices   each item's price after the burst
      * @param renderedPrices the price each item's render showed (its last render in the burst)
      */
-    public record Burst(String name, boolean batched, int requestsSent, long merged, Map<Long, Integer> rendersPerItem,
-            Map<Long, Long> latestPrices, Map<Long, Long> renderedPrices) {
+    public record Burst(String name, boolean batched, int requestsSent, long merged,
+            Map<Long, Integer> newRequestsPerItem, Map<Long, Integer> rendersPerItem, Map<Long, Long> latestPrices, Map<Long, Long> renderedPrices) {
     }
 
     /**
