@@ -11,8 +11,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
@@ -21,6 +23,8 @@ import io.rmq.container.RmqListenerContainer;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
 
 /**
  * RMQ as a benchmark peer (PROTOCOL.md), through its public engine API the way an application uses it: the producer's
@@ -56,7 +60,7 @@ public final class RmqPeer {
 
     public static void main(String[] argv) throws Exception {
         PeerArgs args = PeerArgs.parse(argv);
-        RedisClient client = RedisClient.create(RedisURI.create(args.host(), args.port()));
+        AbstractRedisClient client = client(args);
         int exit = 0;
         try (Rmq rmq = Rmq.create(client, options(args))) {
             rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, 16);
@@ -73,6 +77,23 @@ public final class RmqPeer {
             client.shutdown();
         }
         System.exit(exit);
+    }
+
+    /**
+     * The Lettuce client: of the Redis at {@code --host}/{@code --port}, or with {@code --cluster h:p,h:p,..} of that
+     * Redis Cluster, built as the Spring Boot starter builds it ({@link RmqRedisClient#cluster}).
+     */
+    static AbstractRedisClient client(PeerArgs args) {
+        String cluster = args.option("cluster", "");
+        if (cluster.isEmpty()) {
+            return RedisClient.create(RedisURI.create(args.host(), args.port()));
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String node : cluster.split(",")) {
+            int colon = node.lastIndexOf(':');
+            seeds.add(RedisURI.create(node.substring(0, colon), Integer.parseInt(node.substring(colon + 1))));
+        }
+        return RmqRedisClient.cluster(seeds, null, null, RedisClientSettings.DEFAULT).client();
     }
 
     /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
@@ -138,6 +159,7 @@ public final class RmqPeer {
             case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
             case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
+            case "consume-shared" -> sharedConsumption(rmq, QUEUE, args);
             case "delay" -> delay(rmq, DELAYED, args.messages(), args.seconds(), args.concurrency());
             case "idle" -> idle(rmq, args);
             // RMQ only (BenchmarkMain --workload ordered): their own engines, warm-up and topics
@@ -213,6 +235,84 @@ public final class RmqPeer {
         return rate(elapsed, count);
     }
 
+    /**
+     * One of several consumer processes of the same topic ({@code BenchmarkMain --workload scaling}): after the
+     * warm-up it prints {@code READY} and waits for {@code GO} on its standard input; then it runs the no-op listener
+     * (and with {@code --produce true} sends the N messages one at a time, as {@code produce-consume} does), printing
+     * {@code HANDLED <count>} every 50 ms, until {@code STOP} arrives (the orchestrator adds up the processes' counts)
+     * or {@code --seconds} pass. The RESULT carries the count and wall-clock times in epoch microseconds: the start
+     * (GO, or the first send), the last message handled, so the orchestrator can time all processes together.
+     */
+    static String sharedConsumption(Rmq rmq, String topic, PeerArgs args) throws Exception {
+        boolean produce = Boolean.parseBoolean(args.option("produce", "false"));
+        AtomicInteger handled = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong();
+        RmqListenerContainer container = container(rmq, topic, Payload.class, args.concurrency(),
+                (Payload p, io.rmq.consumer.Delivery d) -> {
+                    readContext(d);
+                    handled.incrementAndGet();
+                    last.set(epochMicros());
+                });
+        java.io.BufferedReader stdin = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        System.out.println("READY");
+        System.out.flush();
+        awaitLine(stdin, "GO");
+        long start = epochMicros();
+        container.start();
+        CountDownLatch stop = new CountDownLatch(1);
+        Thread stopper = new Thread(() -> {
+            try {
+                awaitLine(stdin, "STOP");
+            }
+            catch (java.io.IOException ex) {
+                // the orchestrator went away: stop as well
+            }
+            stop.countDown();
+        }, "stop-reader");
+        stopper.setDaemon(true);
+        stopper.start();
+        Thread progress = new Thread(() -> {
+            while (stop.getCount() > 0) {
+                System.out.println("HANDLED " + handled.get());
+                System.out.flush();
+                try {
+                    stop.await(50, TimeUnit.MILLISECONDS);
+                }
+                catch (InterruptedException ex) {
+                    return;
+                }
+            }
+        }, "progress");
+        progress.setDaemon(true);
+        progress.start();
+        if (produce) {
+            Thread.sleep(200);
+            start = epochMicros();
+            produceSingle(rmq, topic, args.messages());
+        }
+        stop.await(args.seconds(), TimeUnit.SECONDS);
+        int count = handled.get();
+        long lastHandled = last.get();
+        container.stop();
+        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d}", count, start, lastHandled);
+    }
+
+    private static void awaitLine(java.io.BufferedReader in, String expected) throws java.io.IOException {
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().equals(expected)) {
+                return;
+            }
+        }
+        throw new java.io.IOException("standard input closed before " + expected);
+    }
+
+    static long epochMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
     static String delay(Rmq rmq, String topic, int n, int seconds, int concurrency) throws InterruptedException {
         long[] lateness = new long[n];
         AtomicInteger handled = new AtomicInteger();
@@ -250,7 +350,7 @@ public final class RmqPeer {
      * warm-up topics (for W1 a listener running while batches and single sends go in; for W3 short delay runs), then
      * their keys are deleted. Nothing here is measured; it only lets the JIT compile the paths the measurement uses.
      */
-    static void warmUp(Rmq rmq, RedisClient client, PeerArgs args) throws InterruptedException {
+    static void warmUp(Rmq rmq, AbstractRedisClient client, PeerArgs args) throws InterruptedException {
         if (args.warmupSeconds() <= 0 || List.of("fill", "idle", "ordered-consume", "takeover").contains(args.workload())) {
             return;
         }
@@ -280,13 +380,27 @@ public final class RmqPeer {
             }
             container.stop();
         }
-        try (var connection = client.connect()) {
-            var redis = connection.sync();
-            var keys = redis.keys(rmq.options().keyPrefix() + ":{bench*-warmup:*");
-            if (!keys.isEmpty()) {
-                redis.del(keys.toArray(String[]::new));
+        String pattern = rmq.options().keyPrefix() + ":{bench*-warmup:*";
+        String topics = rmq.options().keyPrefix() + ":topics";
+        if (client instanceof RedisClusterClient cluster) {
+            try (var connection = cluster.connect()) {
+                var redis = connection.sync(); // KEYS on every master, DEL split by slot
+                var keys = redis.keys(pattern);
+                if (!keys.isEmpty()) {
+                    redis.del(keys.toArray(String[]::new));
+                }
+                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
             }
-            redis.hdel(rmq.options().keyPrefix() + ":topics", WARM_QUEUE, WARM_DELAYED);
+        }
+        else {
+            try (var connection = ((RedisClient) client).connect()) {
+                var redis = connection.sync();
+                var keys = redis.keys(pattern);
+                if (!keys.isEmpty()) {
+                    redis.del(keys.toArray(String[]::new));
+                }
+                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
+            }
         }
         System.err.println("rmq-peer: warmed up in " + rounds + " round(s)");
     }
