@@ -55,6 +55,7 @@ public final class RmqPeer {
     static final String WARM_QUEUE = "bench-warmup";
     static final String WARM_DELAYED = "bench-delay-warmup";
     static final Duration RANGE = Duration.ofMillis(1);
+    static final Duration LEASE = Duration.ofSeconds(30);
     /** Messages per batch and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
     static final int WARMUP_ROUND = 1_000;
 
@@ -98,9 +99,19 @@ public final class RmqPeer {
 
     /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
     static volatile boolean propagateContext;
+    /** {@code --probe true}: the W3 measurement also records pop round trips and thread wake-up delays. */
+    static volatile boolean probing;
+    /**
+     * {@code --pop-ahead-ms W} (W3, an experiment on the lateness): messages are stored due W ms before their real due
+     * time and the handler holds each until its real due time, which is what a container popping W ms ahead and
+     * releasing at the due time would deliver. Use a concurrency above W (about one message is due per ms).
+     */
+    static volatile long popAheadMillis;
 
     static Rmq.Options options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
+        probing = Boolean.parseBoolean(args.option("probe", "false"));
+        popAheadMillis = args.intOption("pop-ahead-ms", 0);
         Rmq.Options options = Rmq.Options.DEFAULT;
         List<io.rmq.observe.RmqInstrumentation> parts = new ArrayList<>();
         List<String> ops = List.of(args.option("ops", "").split(","));
@@ -117,6 +128,9 @@ public final class RmqPeer {
                         new io.micrometer.core.instrument.observation.DefaultMeterObservationHandler(meters));
                 parts.add(new io.rmq.micrometer.observation.ObservationInstrumentation(observations));
             }
+        }
+        if (Boolean.parseBoolean(args.option("probe", "false")) && args.workload().equals("delay")) {
+            parts.add(new PopTimes());
         }
         if (propagateContext) {
             parts.add(new TraceparentPerSend());
@@ -144,6 +158,43 @@ public final class RmqPeer {
                 }
             };
         }
+    }
+
+    /** {@code --probe true} (W3): each measured pop's round trip, sent to reply (µs), to explain the lateness. */
+    static final java.util.concurrent.ConcurrentLinkedQueue<Long> popMicros = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    static final class PopTimes implements io.rmq.observe.RmqInstrumentation {
+
+        @Override
+        public void popped(String listenerId, String topic, int slot, int messages, long nanos) {
+            if (topic.equals(DELAYED)) {
+                popMicros.add(nanos / 1_000);
+            }
+        }
+    }
+
+    /**
+     * {@code --probe true} (W3): how late a thread of this JVM wakes from a 1 ms park while the workload runs (µs past
+     * the 1 ms): what every hand-over between threads (poller, Lettuce's event loop, Redis, a worker) may cost on a
+     * busy machine.
+     */
+    static Thread wakeProbe(List<Long> oversleep, CountDownLatch stop) {
+        Thread probe = new Thread(() -> {
+            while (stop.getCount() > 0) {
+                long start = System.nanoTime();
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                oversleep.add((System.nanoTime() - start - 1_000_000) / 1_000);
+            }
+        }, "wake-probe");
+        probe.setDaemon(true);
+        probe.start();
+        return probe;
+    }
+
+    static String percentiles(String name, java.util.Collection<Long> values) {
+        long[] sorted = values.stream().mapToLong(Long::longValue).sorted().toArray();
+        return String.format(Locale.ROOT, ",\"%sP50\":%d,\"%sP99\":%d,\"%sMax\":%d", name, percentile(sorted, 50),
+                name, percentile(sorted, 99), name, sorted.length == 0 ? -1 : sorted[sorted.length - 1]);
     }
 
     /** A handler's read of the propagated context (what a process observation does with it). */
@@ -202,7 +253,7 @@ public final class RmqPeer {
 
     static RmqListenerContainer container(Rmq rmq, String topic, Class<?> type, int concurrency,
             MessageHandler<?> handler) {
-        ConsumerSettings settings = new ConsumerSettings(64, Duration.ofSeconds(30), RetryPolicy.DEFAULT);
+        ConsumerSettings settings = new ConsumerSettings(64, LEASE, RetryPolicy.DEFAULT);
         return new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(), type, handler,
                 new ContainerOptions("bench-" + topic, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(10), null));
     }
@@ -315,17 +366,40 @@ public final class RmqPeer {
 
     static String delay(Rmq rmq, String topic, int n, int seconds, int concurrency) throws InterruptedException {
         long[] lateness = new long[n];
+        // where the lateness comes from: due -> the pop took it (Redis clock: the lease deadline minus the lease) ->
+        // the handler started (both clocks are this machine's)
+        long[] popLateness = new long[n];
+        long[] popToHandler = new long[n];
         AtomicInteger handled = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(n);
         RmqListenerContainer container = container(rmq, topic, Timed.class, concurrency,
                 (Timed t, io.rmq.consumer.Delivery d) -> {
+                    long now = System.currentTimeMillis();
+                    long popped = d.leaseDeadline() - LEASE.toMillis();
+                    if (popAheadMillis > 0 && now < t.due()) {
+                        // --pop-ahead-ms: the message was stored due that much earlier; hold it until its real due
+                        // time, as a container that pops ahead would (one timed wake instead of the whole round trip)
+                        java.util.concurrent.locks.LockSupport.parkNanos(
+                                TimeUnit.MILLISECONDS.toNanos(t.due() - now));
+                        now = System.currentTimeMillis();
+                    }
                     readContext(d);
                     int k = handled.getAndIncrement();
                     if (k < n) {
-                        lateness[k] = System.currentTimeMillis() - t.due();
+                        lateness[k] = now - t.due();
+                        popLateness[k] = popped - t.due();
+                        popToHandler[k] = now - popped;
                     }
                     done.countDown();
                 });
+        long gcBefore = gcMillis();
+        boolean probe = probing && topic.equals(DELAYED);
+        List<Long> oversleep = java.util.Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch stopProbe = new CountDownLatch(1);
+        if (probe) {
+            popMicros.clear();
+            wakeProbe(oversleep, stopProbe);
+        }
         container.start();
         Thread.sleep(200);
         long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
@@ -333,16 +407,35 @@ public final class RmqPeer {
         List<OutgoingMessage> batch = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long due = base + (spreadMillis * i) / n;
-            batch.add(OutgoingMessage.fixedTime(topic, new Timed(i, due), Instant.ofEpochMilli(due)));
+            batch.add(OutgoingMessage.fixedTime(topic, new Timed(i, due), Instant.ofEpochMilli(due - popAheadMillis)));
         }
         rmq.producer().sendBatch(batch);
         done.await(2L * seconds + 30, TimeUnit.SECONDS);
+        stopProbe.countDown();
         container.stop();
         int count = Math.min(n, handled.get());
         long[] got = Arrays.copyOf(lateness, count);
         Arrays.sort(got);
-        return String.format(Locale.ROOT, "{\"p50\":%d,\"p99\":%d,\"max\":%d,\"count\":%d}", percentile(got, 50),
-                percentile(got, 99), count == 0 ? -1 : got[count - 1], count);
+        long[] pop = Arrays.copyOf(popLateness, count);
+        Arrays.sort(pop);
+        long[] hand = Arrays.copyOf(popToHandler, count);
+        Arrays.sort(hand);
+        return String.format(Locale.ROOT, "{\"p50\":%d,\"p99\":%d,\"max\":%d,\"count\":%d,\"popP50\":%d,"
+                + "\"popP99\":%d,\"popMax\":%d,\"handlerP50\":%d,\"handlerP99\":%d,\"handlerMax\":%d,\"gcMillis\":%d}",
+                percentile(got, 50), percentile(got, 99), count == 0 ? -1 : got[count - 1], count, percentile(pop, 50),
+                percentile(pop, 99), count == 0 ? -1 : pop[count - 1], percentile(hand, 50), percentile(hand, 99),
+                count == 0 ? -1 : hand[count - 1], gcMillis() - gcBefore).replaceFirst("}$",
+                probe ? percentiles("popRoundTripMicros", popMicros) + percentiles("wakeOversleepMicros", oversleep) + "}"
+                        : "}");
+    }
+
+    /** Time this JVM spent in garbage collections so far (ms, all collectors). */
+    static long gcMillis() {
+        long total = 0;
+        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            total += Math.max(0, gc.getCollectionTime());
+        }
+        return total;
     }
 
     /**
