@@ -42,8 +42,8 @@ final class ScalingWorkloads {
     }
 
     /** One measurement of a figure. */
-    record Sample(double rate, long count, double redisMicrosPerMessage, double redisCores, double busyCores,
-            double load1) {
+    record Sample(double rate, long count, double redisMicrosPerMessage, double redisCores,
+            double clientMicrosPerMessage, double busyCores, double load1) {
     }
 
     static final String W1B = "W1B consume";
@@ -214,6 +214,7 @@ final class ScalingWorkloads {
             }
             Map<RedisEndpoint, Double> cpuBefore = redisCpu(topology);
             long[] statBefore = procStat();
+            long clientBefore = processTicks(consumers);
             long wallBefore = System.nanoTime();
             consumers.forEach(c -> c.send("GO"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(cap);
@@ -224,6 +225,7 @@ final class ScalingWorkloads {
             long wallAfter = System.nanoTime();
             Map<RedisEndpoint, Double> cpuAfter = redisCpu(topology);
             long[] statAfter = procStat();
+            long clientTicks = processTicks(consumers) - clientBefore;
             double load1 = load1();
             consumers.forEach(c -> c.send("STOP"));
             long count = 0;
@@ -257,10 +259,12 @@ final class ScalingWorkloads {
             double busyCores = total <= 0 ? Double.NaN
                     : (double) (statAfter[1] - statBefore[1]) / total * Runtime.getRuntime().availableProcessors();
             Sample sample = new Sample(count / ((last - start) / 1e6), count, redisSeconds * 1e6 / count,
-                    redisSeconds / wallSeconds, busyCores, load1);
+                    redisSeconds / wallSeconds, clientTicks < 0 ? Double.NaN : clientTicks * 1e6 / TICKS / count,
+                    busyCores, load1);
             BenchmarkMain.log(String.format(Locale.ROOT, "  %,.0f msgs/s (%d msgs), Redis %.2f µs/msg (%.2f cores),"
-                    + " machine %.2f cores busy, load %.2f", sample.rate(), count, sample.redisMicrosPerMessage(),
-                    sample.redisCores(), busyCores, load1));
+                    + " consumer JVMs %.1f µs/msg, machine %.2f cores busy, load %.2f", sample.rate(), count,
+                    sample.redisMicrosPerMessage(), sample.redisCores(), sample.clientMicrosPerMessage(), busyCores,
+                    load1));
             return sample;
         }
         finally {
@@ -304,6 +308,25 @@ final class ScalingWorkloads {
         throw new IllegalStateException("no " + field + " in INFO " + section + " of " + endpoint);
     }
 
+    /** Clock ticks per second of /proc (USER_HZ, 100 on Linux). */
+    static final double TICKS = 100;
+
+    /** utime + stime of the consumer processes so far, in clock ticks (/proc/pid/stat); -1 where unreadable. */
+    static long processTicks(List<Consumer> consumers) {
+        long ticks = 0;
+        for (Consumer consumer : consumers) {
+            try {
+                String stat = Files.readString(Path.of("/proc", Long.toString(consumer.process.pid()), "stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15: utime, stime
+            }
+            catch (IOException | RuntimeException ex) {
+                return -1;
+            }
+        }
+        return ticks;
+    }
+
     /** {total, busy} jiffies of all CPUs from /proc/stat (busy = all but idle and iowait); zeros where absent. */
     static long[] procStat() {
         try {
@@ -340,13 +363,15 @@ final class ScalingWorkloads {
                 + " process with one listener container of concurrency 8, batch 64, after a %d s warm-up. W1B: the"
                 + " backlog is sent by another process before GO; W1C: the first consumer JVM sends one message per"
                 + " call (async) from the start. Redis CPU: used_cpu_sys + used_cpu_user summed over every master,"
-                + " per message handled (W1C: sending included), and in cores (CPU seconds per second). Machine:"
+                + " per message handled (W1C: sending included), and in cores (CPU seconds per second). Consumer JVMs'"
+                + " CPU: user + system time of the consumer processes (all threads, the sender's included) per"
+                + " message. Machine:"
                 + " cores busy during the figure (/proc/stat, all processes) and the 1-minute load average after"
                 + " it.%n%n", version, runs, Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"), String.join(" ", main.jvm()), main.intOption("w1", 200_000),
                 main.intOption("warmup-seconds", 3)));
-        out.append("| figure | consumer JVMs | topology | msgs/s | Redis CPU µs/msg | Redis cores | machine cores busy"
-                + " | load 1 min |\n| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        out.append("| figure | consumer JVMs | topology | msgs/s | Redis CPU µs/msg | Redis cores | consumer JVMs' CPU"
+                + " µs/msg | machine cores busy | load 1 min |\n| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         List<Figure> figures = new ArrayList<>(samples.keySet());
         figures.sort(java.util.Comparator.comparing(Figure::workload).thenComparing(Figure::jvms)
                 .thenComparing(Figure::topology, java.util.Comparator.reverseOrder()));
@@ -357,6 +382,7 @@ final class ScalingWorkloads {
                     .append(BenchmarkMain.cell(list.stream().map(Sample::rate).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::redisMicrosPerMessage).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::redisCores).toList())).append(" | ")
+                    .append(two(list.stream().map(Sample::clientMicrosPerMessage).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::busyCores).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::load1).toList())).append(" |\n");
         }

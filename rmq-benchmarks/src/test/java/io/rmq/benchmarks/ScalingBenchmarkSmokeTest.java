@@ -41,6 +41,7 @@ class ScalingBenchmarkSmokeTest {
                     assertThat(sample.count()).as(figure).isGreaterThanOrEqualTo(2000);
                     assertThat(sample.rate()).as(figure).isPositive();
                     assertThat(sample.redisMicrosPerMessage()).as(figure).isPositive();
+                    assertThat(sample.clientMicrosPerMessage()).as(figure).isGreaterThanOrEqualTo(0);
                 }
             }
         }
