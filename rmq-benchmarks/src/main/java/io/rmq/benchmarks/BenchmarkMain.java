@@ -29,6 +29,8 @@ import io.rmq.test.TestRedisServers;
  * own peer process (PROTOCOL.md); Redis is flushed before each. {@code --workload ordered} runs the RMQ-only ORDERLY
  * workloads instead ({@link OrderedWorkloads}: ORDERLY vs CONCURRENT consume throughput, takeover after a kill).
  * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}).
+ * {@code --workload scaling} runs RMQ's W1B and W1C on standalone Redis and on a 3-master Redis Cluster with 1 and 2
+ * consumer JVMs ({@link ScalingWorkloads}).
  */
 public final class BenchmarkMain {
 
@@ -95,7 +97,7 @@ public final class BenchmarkMain {
         }
     }
 
-    private final Map<String, String> options;
+    final Map<String, String> options;
     private final int runs;
     private final int w1;
     private final int w2;
@@ -140,14 +142,15 @@ public final class BenchmarkMain {
         String table = switch (workload) {
             case "peers" -> main.runAll();
             case "ordered" -> main.runOrdered();
-            default -> throw new IllegalArgumentException("--workload peers|ordered, not " + workload);
+            case "scaling" -> new ScalingWorkloads(main).run();
+            default -> throw new IllegalArgumentException("--workload peers|ordered|scaling, not " + workload);
         };
         System.out.println();
         System.out.println(table);
         System.exit(0);
     }
 
-    private int intOption(String name, int fallback) {
+    int intOption(String name, int fallback) {
         return Integer.parseInt(options.getOrDefault(name, Integer.toString(fallback)));
     }
 
@@ -441,7 +444,7 @@ public final class BenchmarkMain {
     }
 
     /** Writes a results table to {@code --out} (default {@code defaultOut}) and returns it. */
-    private String writeTable(String table, String defaultOut) throws IOException {
+    String writeTable(String table, String defaultOut) throws IOException {
         Path out = Path.of(options.getOrDefault("out", defaultOut));
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, table);
@@ -612,7 +615,7 @@ public final class BenchmarkMain {
         return Double.parseDouble(fields.get(name));
     }
 
-    private static void log(String text) {
+    static void log(String text) {
         System.err.println("[bench] " + text);
     }
 }

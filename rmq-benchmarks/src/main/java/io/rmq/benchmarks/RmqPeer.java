@@ -11,8 +11,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
@@ -21,6 +23,8 @@ import io.rmq.container.RmqListenerContainer;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
 
 /**
  * RMQ as a benchmark peer (PROTOCOL.md), through its public engine API the way an application uses it: the producer's
@@ -51,12 +55,13 @@ public final class RmqPeer {
     static final String WARM_QUEUE = "bench-warmup";
     static final String WARM_DELAYED = "bench-delay-warmup";
     static final Duration RANGE = Duration.ofMillis(1);
+    static final Duration LEASE = Duration.ofSeconds(30);
     /** Messages per batch and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
     static final int WARMUP_ROUND = 1_000;
 
     public static void main(String[] argv) throws Exception {
         PeerArgs args = PeerArgs.parse(argv);
-        RedisClient client = RedisClient.create(RedisURI.create(args.host(), args.port()));
+        AbstractRedisClient client = client(args);
         int exit = 0;
         try (Rmq rmq = Rmq.create(client, options(args))) {
             rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, 16);
@@ -75,11 +80,38 @@ public final class RmqPeer {
         System.exit(exit);
     }
 
+    /**
+     * The Lettuce client: of the Redis at {@code --host}/{@code --port}, or with {@code --cluster h:p,h:p,..} of that
+     * Redis Cluster, built as the Spring Boot starter builds it ({@link RmqRedisClient#cluster}).
+     */
+    static AbstractRedisClient client(PeerArgs args) {
+        String cluster = args.option("cluster", "");
+        if (cluster.isEmpty()) {
+            return RedisClient.create(RedisURI.create(args.host(), args.port()));
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String node : cluster.split(",")) {
+            int colon = node.lastIndexOf(':');
+            seeds.add(RedisURI.create(node.substring(0, colon), Integer.parseInt(node.substring(colon + 1))));
+        }
+        return RmqRedisClient.cluster(seeds, null, null, RedisClientSettings.DEFAULT).client();
+    }
+
     /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
     static volatile boolean propagateContext;
+    /** {@code --probe true}: the W3 measurement also records pop round trips and thread wake-up delays. */
+    static volatile boolean probing;
+    /**
+     * {@code --pop-ahead-ms W} (W3, an experiment on the lateness): messages are stored due W ms before their real due
+     * time and the handler holds each until its real due time, which is what a container popping W ms ahead and
+     * releasing at the due time would deliver. Use a concurrency above W (about one message is due per ms).
+     */
+    static volatile long popAheadMillis;
 
     static Rmq.Options options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
+        probing = Boolean.parseBoolean(args.option("probe", "false"));
+        popAheadMillis = args.intOption("pop-ahead-ms", 0);
         Rmq.Options options = Rmq.Options.DEFAULT;
         List<io.rmq.observe.RmqInstrumentation> parts = new ArrayList<>();
         List<String> ops = List.of(args.option("ops", "").split(","));
@@ -96,6 +128,9 @@ public final class RmqPeer {
                         new io.micrometer.core.instrument.observation.DefaultMeterObservationHandler(meters));
                 parts.add(new io.rmq.micrometer.observation.ObservationInstrumentation(observations));
             }
+        }
+        if (Boolean.parseBoolean(args.option("probe", "false")) && args.workload().equals("delay")) {
+            parts.add(new PopTimes());
         }
         if (propagateContext) {
             parts.add(new TraceparentPerSend());
@@ -125,6 +160,43 @@ public final class RmqPeer {
         }
     }
 
+    /** {@code --probe true} (W3): each measured pop's round trip, sent to reply (µs), to explain the lateness. */
+    static final java.util.concurrent.ConcurrentLinkedQueue<Long> popMicros = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    static final class PopTimes implements io.rmq.observe.RmqInstrumentation {
+
+        @Override
+        public void popped(String listenerId, String topic, int slot, int messages, long nanos) {
+            if (topic.equals(DELAYED)) {
+                popMicros.add(nanos / 1_000);
+            }
+        }
+    }
+
+    /**
+     * {@code --probe true} (W3): how late a thread of this JVM wakes from a 1 ms park while the workload runs (µs past
+     * the 1 ms): what every hand-over between threads (poller, Lettuce's event loop, Redis, a worker) may cost on a
+     * busy machine.
+     */
+    static Thread wakeProbe(List<Long> oversleep, CountDownLatch stop) {
+        Thread probe = new Thread(() -> {
+            while (stop.getCount() > 0) {
+                long start = System.nanoTime();
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                oversleep.add((System.nanoTime() - start - 1_000_000) / 1_000);
+            }
+        }, "wake-probe");
+        probe.setDaemon(true);
+        probe.start();
+        return probe;
+    }
+
+    static String percentiles(String name, java.util.Collection<Long> values) {
+        long[] sorted = values.stream().mapToLong(Long::longValue).sorted().toArray();
+        return String.format(Locale.ROOT, ",\"%sP50\":%d,\"%sP99\":%d,\"%sMax\":%d", name, percentile(sorted, 50),
+                name, percentile(sorted, 99), name, sorted.length == 0 ? -1 : sorted[sorted.length - 1]);
+    }
+
     /** A handler's read of the propagated context (what a process observation does with it). */
     static void readContext(io.rmq.consumer.Delivery delivery) {
         if (propagateContext && delivery.context().get("traceparent") == null) {
@@ -138,6 +210,7 @@ public final class RmqPeer {
             case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
             case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
+            case "consume-shared" -> sharedConsumption(rmq, QUEUE, args);
             case "delay" -> delay(rmq, DELAYED, args.messages(), args.seconds(), args.concurrency());
             case "idle" -> idle(rmq, args);
             // RMQ only (BenchmarkMain --workload ordered): their own engines, warm-up and topics
@@ -180,7 +253,7 @@ public final class RmqPeer {
 
     static RmqListenerContainer container(Rmq rmq, String topic, Class<?> type, int concurrency,
             MessageHandler<?> handler) {
-        ConsumerSettings settings = new ConsumerSettings(64, Duration.ofSeconds(30), RetryPolicy.DEFAULT);
+        ConsumerSettings settings = new ConsumerSettings(64, LEASE, RetryPolicy.DEFAULT);
         return new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(), type, handler,
                 new ContainerOptions("bench-" + topic, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(10), null));
     }
@@ -213,19 +286,120 @@ public final class RmqPeer {
         return rate(elapsed, count);
     }
 
+    /**
+     * One of several consumer processes of the same topic ({@code BenchmarkMain --workload scaling}): after the
+     * warm-up it prints {@code READY} and waits for {@code GO} on its standard input; then it runs the no-op listener
+     * (and with {@code --produce true} sends the N messages one at a time, as {@code produce-consume} does), printing
+     * {@code HANDLED <count>} every 50 ms, until {@code STOP} arrives (the orchestrator adds up the processes' counts)
+     * or {@code --seconds} pass. The RESULT carries the count and wall-clock times in epoch microseconds: the start
+     * (GO, or the first send), the last message handled, so the orchestrator can time all processes together.
+     */
+    static String sharedConsumption(Rmq rmq, String topic, PeerArgs args) throws Exception {
+        boolean produce = Boolean.parseBoolean(args.option("produce", "false"));
+        AtomicInteger handled = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong();
+        RmqListenerContainer container = container(rmq, topic, Payload.class, args.concurrency(),
+                (Payload p, io.rmq.consumer.Delivery d) -> {
+                    readContext(d);
+                    handled.incrementAndGet();
+                    last.set(epochMicros());
+                });
+        java.io.BufferedReader stdin = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        System.out.println("READY");
+        System.out.flush();
+        awaitLine(stdin, "GO");
+        long start = epochMicros();
+        container.start();
+        CountDownLatch stop = new CountDownLatch(1);
+        Thread stopper = new Thread(() -> {
+            try {
+                awaitLine(stdin, "STOP");
+            }
+            catch (java.io.IOException ex) {
+                // the orchestrator went away: stop as well
+            }
+            stop.countDown();
+        }, "stop-reader");
+        stopper.setDaemon(true);
+        stopper.start();
+        Thread progress = new Thread(() -> {
+            while (stop.getCount() > 0) {
+                System.out.println("HANDLED " + handled.get());
+                System.out.flush();
+                try {
+                    stop.await(50, TimeUnit.MILLISECONDS);
+                }
+                catch (InterruptedException ex) {
+                    return;
+                }
+            }
+        }, "progress");
+        progress.setDaemon(true);
+        progress.start();
+        if (produce) {
+            Thread.sleep(200);
+            start = epochMicros();
+            produceSingle(rmq, topic, args.messages());
+        }
+        stop.await(args.seconds(), TimeUnit.SECONDS);
+        int count = handled.get();
+        long lastHandled = last.get();
+        container.stop();
+        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d}", count, start, lastHandled);
+    }
+
+    private static void awaitLine(java.io.BufferedReader in, String expected) throws java.io.IOException {
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().equals(expected)) {
+                return;
+            }
+        }
+        throw new java.io.IOException("standard input closed before " + expected);
+    }
+
+    static long epochMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
     static String delay(Rmq rmq, String topic, int n, int seconds, int concurrency) throws InterruptedException {
         long[] lateness = new long[n];
+        // where the lateness comes from: due -> the pop took it (Redis clock: the lease deadline minus the lease) ->
+        // the handler started (both clocks are this machine's)
+        long[] popLateness = new long[n];
+        long[] popToHandler = new long[n];
         AtomicInteger handled = new AtomicInteger();
         CountDownLatch done = new CountDownLatch(n);
         RmqListenerContainer container = container(rmq, topic, Timed.class, concurrency,
                 (Timed t, io.rmq.consumer.Delivery d) -> {
+                    long now = System.currentTimeMillis();
+                    long popped = d.leaseDeadline() - LEASE.toMillis();
+                    if (popAheadMillis > 0 && now < t.due()) {
+                        // --pop-ahead-ms: the message was stored due that much earlier; hold it until its real due
+                        // time, as a container that pops ahead would (one timed wake instead of the whole round trip)
+                        java.util.concurrent.locks.LockSupport.parkNanos(
+                                TimeUnit.MILLISECONDS.toNanos(t.due() - now));
+                        now = System.currentTimeMillis();
+                    }
                     readContext(d);
                     int k = handled.getAndIncrement();
                     if (k < n) {
-                        lateness[k] = System.currentTimeMillis() - t.due();
+                        lateness[k] = now - t.due();
+                        popLateness[k] = popped - t.due();
+                        popToHandler[k] = now - popped;
                     }
                     done.countDown();
                 });
+        long gcBefore = gcMillis();
+        boolean probe = probing && topic.equals(DELAYED);
+        List<Long> oversleep = java.util.Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch stopProbe = new CountDownLatch(1);
+        if (probe) {
+            popMicros.clear();
+            wakeProbe(oversleep, stopProbe);
+        }
         container.start();
         Thread.sleep(200);
         long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
@@ -233,16 +407,35 @@ public final class RmqPeer {
         List<OutgoingMessage> batch = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             long due = base + (spreadMillis * i) / n;
-            batch.add(OutgoingMessage.fixedTime(topic, new Timed(i, due), Instant.ofEpochMilli(due)));
+            batch.add(OutgoingMessage.fixedTime(topic, new Timed(i, due), Instant.ofEpochMilli(due - popAheadMillis)));
         }
         rmq.producer().sendBatch(batch);
         done.await(2L * seconds + 30, TimeUnit.SECONDS);
+        stopProbe.countDown();
         container.stop();
         int count = Math.min(n, handled.get());
         long[] got = Arrays.copyOf(lateness, count);
         Arrays.sort(got);
-        return String.format(Locale.ROOT, "{\"p50\":%d,\"p99\":%d,\"max\":%d,\"count\":%d}", percentile(got, 50),
-                percentile(got, 99), count == 0 ? -1 : got[count - 1], count);
+        long[] pop = Arrays.copyOf(popLateness, count);
+        Arrays.sort(pop);
+        long[] hand = Arrays.copyOf(popToHandler, count);
+        Arrays.sort(hand);
+        return String.format(Locale.ROOT, "{\"p50\":%d,\"p99\":%d,\"max\":%d,\"count\":%d,\"popP50\":%d,"
+                + "\"popP99\":%d,\"popMax\":%d,\"handlerP50\":%d,\"handlerP99\":%d,\"handlerMax\":%d,\"gcMillis\":%d}",
+                percentile(got, 50), percentile(got, 99), count == 0 ? -1 : got[count - 1], count, percentile(pop, 50),
+                percentile(pop, 99), count == 0 ? -1 : pop[count - 1], percentile(hand, 50), percentile(hand, 99),
+                count == 0 ? -1 : hand[count - 1], gcMillis() - gcBefore).replaceFirst("}$",
+                probe ? percentiles("popRoundTripMicros", popMicros) + percentiles("wakeOversleepMicros", oversleep) + "}"
+                        : "}");
+    }
+
+    /** Time this JVM spent in garbage collections so far (ms, all collectors). */
+    static long gcMillis() {
+        long total = 0;
+        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            total += Math.max(0, gc.getCollectionTime());
+        }
+        return total;
     }
 
     /**
@@ -250,7 +443,7 @@ public final class RmqPeer {
      * warm-up topics (for W1 a listener running while batches and single sends go in; for W3 short delay runs), then
      * their keys are deleted. Nothing here is measured; it only lets the JIT compile the paths the measurement uses.
      */
-    static void warmUp(Rmq rmq, RedisClient client, PeerArgs args) throws InterruptedException {
+    static void warmUp(Rmq rmq, AbstractRedisClient client, PeerArgs args) throws InterruptedException {
         if (args.warmupSeconds() <= 0 || List.of("fill", "idle", "ordered-consume", "takeover").contains(args.workload())) {
             return;
         }
@@ -280,13 +473,27 @@ public final class RmqPeer {
             }
             container.stop();
         }
-        try (var connection = client.connect()) {
-            var redis = connection.sync();
-            var keys = redis.keys(rmq.options().keyPrefix() + ":{bench*-warmup:*");
-            if (!keys.isEmpty()) {
-                redis.del(keys.toArray(String[]::new));
+        String pattern = rmq.options().keyPrefix() + ":{bench*-warmup:*";
+        String topics = rmq.options().keyPrefix() + ":topics";
+        if (client instanceof RedisClusterClient cluster) {
+            try (var connection = cluster.connect()) {
+                var redis = connection.sync(); // KEYS on every master, DEL split by slot
+                var keys = redis.keys(pattern);
+                if (!keys.isEmpty()) {
+                    redis.del(keys.toArray(String[]::new));
+                }
+                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
             }
-            redis.hdel(rmq.options().keyPrefix() + ":topics", WARM_QUEUE, WARM_DELAYED);
+        }
+        else {
+            try (var connection = ((RedisClient) client).connect()) {
+                var redis = connection.sync();
+                var keys = redis.keys(pattern);
+                if (!keys.isEmpty()) {
+                    redis.del(keys.toArray(String[]::new));
+                }
+                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
+            }
         }
         System.err.println("rmq-peer: warmed up in " + rounds + " round(s)");
     }
