@@ -221,6 +221,43 @@ public final class RmqRedis {
      */
     public static final long TOKEN_UNITS = 1024;
 
+    /**
+     * Which of the slots hold anything a consumer could have to act on: per slot, how many of its store, prepare
+     * (leases, which may expire) and, for PRIORITY, retry keys exist (0: the slot is empty, nothing can fall due there
+     * before something is written to it). An idle listener's periodic check, in plain {@code EXISTS} commands instead
+     * of a pop script per slot: on a standalone server one {@code EXISTS} of every slot's keys answers when they are
+     * all empty (the usual idle case), and per-slot counts are asked only when it finds something; on a cluster one
+     * {@code EXISTS} per slot (a slot's keys share its hash tag, so each goes to the slot's node).
+     */
+    public CompletableFuture<long[]> occupied(SlotKeys[] slots, boolean priority) {
+        if (gateway.isCluster()) {
+            return perSlotOccupied(slots, priority);
+        }
+        List<byte[]> all = new ArrayList<>(slots.length * 3);
+        for (SlotKeys slot : slots) {
+            all.addAll(List.of(occupiedKeys(slot, priority)));
+        }
+        CompletableFuture<Long> any = gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture();
+        return any.thenCompose(count -> count == 0 ? CompletableFuture.completedFuture(new long[slots.length])
+                : perSlotOccupied(slots, priority));
+    }
+
+    private CompletableFuture<long[]> perSlotOccupied(SlotKeys[] slots, boolean priority) {
+        long[] counts = new long[slots.length];
+        CompletableFuture<?>[] calls = new CompletableFuture<?>[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            int index = i;
+            calls[i] = gateway.commands().exists(occupiedKeys(slots[i], priority)).toCompletableFuture()
+                    .thenAccept(count -> counts[index] = count);
+        }
+        return CompletableFuture.allOf(calls).thenApply(done -> counts);
+    }
+
+    private static byte[][] occupiedKeys(SlotKeys slot, boolean priority) {
+        return priority ? new byte[][] {slot.store(), slot.prepare(), slot.retry()}
+                : new byte[][] {slot.store(), slot.prepare()};
+    }
+
     /** Sweeps expired leases of the slot (as {@link #sweep}), then pops (see pop.lua). */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry) {
