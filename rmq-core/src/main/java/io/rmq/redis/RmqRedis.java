@@ -8,9 +8,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.ScoredValueListOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
@@ -33,6 +37,7 @@ public final class RmqRedis {
     private static final byte[] SCORE_WITH_CONTEXTS = bytes("score-ctx");
     private static final byte[] NO_CONTEXT = new byte[0];
     private static final byte[] NX = bytes("NX");
+    private static final byte[] WITHSCORES = bytes("WITHSCORES");
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
@@ -40,10 +45,13 @@ public final class RmqRedis {
     private final RedisGateway gateway;
     private final RmqKeys keys;
     private final RedisClock clock = new RedisClock(this::redisMillis);
+    /** {@code <prefix>:wake}, where the scripts and {@link #announce} tell sleepers of a new first message. */
+    private final byte[] wakeChannel;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
         this.gateway = gateway;
         this.keys = keys;
+        this.wakeChannel = bytes(keys.prefix() + ":wake");
     }
 
     public RmqKeys keys() {
@@ -115,6 +123,9 @@ public final class RmqRedis {
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, List<byte[]> contexts) {
+        if (contexts == null && members.size() == 1) {
+            return sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
+        }
         boolean withContexts = contexts != null;
         int stride = withContexts ? 3 : 2;
         byte[][] args = new byte[2 + members.size() * stride][];
@@ -130,6 +141,64 @@ public final class RmqRedis {
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
         return flags.thenApply(RmqRedis::digits);
+    }
+
+    /**
+     * One message without a trace context (a single synchronous sender's call), in native commands instead of
+     * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
+     * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
+     * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
+     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins). Pipelined with it, in the
+     * same round trip, the slot's first message ({@code ZRANGE 0 0}; PRIORITY: the highest, {@code ZREVRANGE}): when
+     * it is this message, sleepers are told ({@code PUBLISH} as the scripts do it, sent without waiting for its
+     * reply; a RANGE_MERGE message that merged changed nothing and announces nothing). Whichever order concurrent
+     * senders' commands interleave in, the sender whose message is first when its check runs announces it.
+     *
+     * @return 1 when the message was added, 0 when it merged into a waiting one
+     */
+    CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long parameter) {
+        CompletableFuture<Long> score = rangeMerge ? clock.now(slot).thenApply(now -> now + parameter)
+                : CompletableFuture.completedFuture(parameter);
+        return score.thenCompose(due -> {
+            List<byte[]> parts = new ArrayList<>(4);
+            parts.add(slot.store());
+            if (rangeMerge) {
+                parts.add(NX);
+            }
+            parts.add(bytes(due));
+            parts.add(member);
+            AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)));
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = new AsyncCommand<>(new Command<>(
+                    priority ? CommandType.ZREVRANGE : CommandType.ZRANGE,
+                    new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
+                    new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            gateway.dispatchTogether(List.of(zadd, firstOf));
+            CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a send (ZADD)");
+            CompletableFuture<List<ScoredValue<byte[]>>> first = firstOf;
+            return added.thenCombine(first.exceptionally(ex -> List.of()), (count, firsts) -> {
+                if (!firsts.isEmpty() && java.util.Arrays.equals(firsts.get(0).getValue(), member)
+                        && (count == 1 || !rangeMerge)) {
+                    announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis())
+                            : (long) firsts.get(0).getScore());
+                }
+                return count;
+            });
+        });
+    }
+
+    /**
+     * Tells sleeping consumers that the slot has a new first message due at {@code due} (Redis ms), as the scripts'
+     * {@code PUBLISH <prefix>:wake "<store key>|<due>"} does; not waited for (a lost announcement delays sleepers
+     * until their next check, {@code max-idle}).
+     */
+    private void announce(SlotKeys slot, long due) {
+        byte[] store = slot.store();
+        byte[] suffix = bytes("|" + due);
+        byte[] message = java.util.Arrays.copyOf(store, store.length + suffix.length);
+        System.arraycopy(suffix, 0, message, store.length, suffix.length);
+        gateway.commands().publish(wakeChannel, message);
     }
 
     /**

@@ -64,7 +64,7 @@ class IdleCostTest extends EngineTestSupport {
         container.start();
         try {
             Thread.sleep(1000); // the start-up poll of every slot
-            List<String> seen = monitor(Duration.ofSeconds(20));
+            List<String> seen = monitor(Duration.ofSeconds(20), () -> { });
             List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":")).toList();
             assertThat(ours).as("no script runs while the listener is idle").noneMatch(
                     line -> line.contains("\"EVALSHA\"") || line.contains("\"EVAL\"") || line.contains(" lua]"));
@@ -91,6 +91,52 @@ class IdleCostTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * A single send without a trace context is plain commands, no script: its {@code ZADD} (NX for RANGE_MERGE) and,
+     * in the same write, a read of the slot's first message; when that is the message sent, a {@code PUBLISH} wakes
+     * sleeping listeners, who handle it long before their {@code maxIdle} of 5 minutes.
+     */
+    @Test
+    void aSingleSendIsPlainCommandsAndWakesAnIdleListener() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        for (TopicType type : TopicType.values()) {
+            String topic = "one-" + type.name().toLowerCase().replace('_', '-');
+            rmq.defineTopic(topic, type, 1);
+            java.util.concurrent.BlockingQueue<String> handled = new java.util.concurrent.LinkedBlockingQueue<>();
+            RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, FAST), rmq.wakeUps(),
+                    String.class, (String body, Delivery d) -> handled.add(body),
+                    new ContainerOptions("one-" + type, 1, Duration.ofMinutes(5), Duration.ofSeconds(5), null));
+            container.start();
+            try {
+                send(topic, type, "first"); // RANGE_MERGE: reads the slot's clock once (then every 10 s)
+                assertThat(handled.poll(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("first");
+                List<String> seen = monitor(Duration.ofSeconds(1), () -> send(topic, type, "second"));
+                List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":")).toList();
+                // (the woken listener's pop and ack are scripts; send.lua's call would carry "range" or "score")
+                assertThat(ours).as("%s: %s", type, ours).noneMatch(line -> line.contains("\"EVALSHA\"")
+                        && (line.contains("\"range\"") || line.contains("\"score\"")));
+                assertThat(ours).as("%s: %s", type, ours)
+                        .anyMatch(line -> line.contains("\"ZADD\"") && line.contains("\"second\"")
+                                && !line.contains(" lua]"))
+                        .anyMatch(line -> line.contains("\"PUBLISH\"") && !line.contains(" lua]"));
+                assertThat(handled.poll(30, java.util.concurrent.TimeUnit.SECONDS)).as("woken: %s", type)
+                        .isEqualTo("second");
+            }
+            finally {
+                container.stop();
+            }
+        }
+    }
+
+    private void send(String topic, TopicType type, String body) {
+        switch (type) {
+            case RANGE_MERGE -> rmq.producer().sendRangeMerge(topic, body, Duration.ofMillis(1));
+            case PRIORITY -> rmq.producer().sendPriority(topic, body, 5);
+            case FIXED_TIME -> rmq.producer().sendFixedTime(topic, body, java.time.Instant.now());
+        }
+    }
+
     private void zadd(byte[] key, long score, String member) {
         byte[] value = member.getBytes(StandardCharsets.UTF_8);
         if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
@@ -105,7 +151,7 @@ class IdleCostTest extends EngineTestSupport {
     }
 
     /** Every command the server(s) ran during {@code window}, as {@code MONITOR} prints them. */
-    private List<String> monitor(Duration window) throws Exception {
+    private List<String> monitor(Duration window, Runnable during) throws Exception {
         List<RedisEndpoint> nodes = topology == RedisTopology.STANDALONE ? List.of(TestRedisServers.standalone())
                 : TestRedisServers.clusterNodes();
         List<String> lines = new CopyOnWriteArrayList<>();
@@ -135,6 +181,7 @@ class IdleCostTest extends EngineTestSupport {
                 reader.start();
                 readers.add(reader);
             }
+            during.run();
             Thread.sleep(window.toMillis());
         }
         finally {
