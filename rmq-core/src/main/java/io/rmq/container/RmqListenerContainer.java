@@ -904,7 +904,8 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /**
      * Pops at once every slot the idle check found something in (a busy slot after its pop under way, as for an
-     * announcement); empty slots count as polled (for the watchdog). A failed check polls every slot.
+     * announcement); empty slots that are not busy count as polled (for the watchdog). A failed check polls every
+     * slot.
      */
     private void slotsChecked(SlotsChecked checked, long now) {
         idleCheckUnderWay = false;
@@ -919,7 +920,8 @@ public final class RmqListenerContainer implements ListenerContainer {
             if (occupied[slot] > 0) {
                 applyWake(new Wake(slot, 0)); // due at once: a pop brings the slot's exact next due time
             }
-            else {
+            else if (slotPop[slot] == null) {
+                // a busy slot's pop reports for it: the watchdog must still see a pop that never ends
                 lastPolled.set(slot, now);
             }
         }
