@@ -229,6 +229,15 @@ public final class RmqConsumer {
                         new long[] {result.nextDue()}));
     }
 
+    /**
+     * Per slot of the topic, whether it holds anything at all (waiting messages, leases, PRIORITY retries): 0 means
+     * nothing can fall due there until something is written to it. Cheap (plain {@code EXISTS}, see
+     * {@link RmqRedis#occupied}): an idle listener's periodic check of the slots it has no news of.
+     */
+    public CompletableFuture<long[]> occupiedSlotsAsync() {
+        return redis.occupied(slots, priority);
+    }
+
     /** The leased deliveries of one pop, each fenced by the pop's token. */
     private List<Delivery> deliveriesOf(PopResult result) {
         List<Delivery> deliveries = new ArrayList<>(result.messages().size());

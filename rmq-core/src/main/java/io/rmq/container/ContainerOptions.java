@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param id              container id (thread names, logs, registry)
  * @param concurrency     handler threads; also how many messages are handled at once
- * @param maxIdle         longest sleep without polling every slot, a safety net for lost wake-up announcements
+ * @param maxIdle         longest sleep without checking every slot (and popping those that hold anything), a safety
+ *                        net for lost wake-up announcements and expired leases of consumers that died
  * @param shutdownTimeout how long a stop waits for running handlers before abandoning them to lease expiry
  * @param threadFactory   makes the poller and handler threads (virtual threads where the application uses them)
  * @param commandTimeout  longest the container waits for any Redis reply (a pop, an extension, a settle) before it

@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * queued once all its slots have answered or {@link #HANDOFF_GRACE_MILLIS} after the first reply, so a slot whose node
  * is dead or frozen holds back only itself; the queue hands them out in the topic's taking order across slots.
  * The poller also extends the leases of everything fetched (queued ones too, per slot), and sleeps when idle: until
- * the earliest due time it knows of, until a wake-up announcement names a sooner one, or at most {@code maxIdle}.
+ * the earliest due time it knows of, until a wake-up announcement names a sooner one, or at most {@code maxIdle}
+ * (then it checks which slots hold anything and pops those).
  * <p>
  * {@link #stop()} is graceful: fetching stops, fetched-but-unstarted messages go back to the store at once (no
  * attempt counted), running handlers get up to {@code shutdownTimeout} to finish while their leases are kept alive.
@@ -83,8 +84,10 @@ import org.slf4j.LoggerFactory;
  * about the time until the replica is promoted, not the command timeout.</li>
  * <li>A queued delivery's lease is extended like a running one's, so waiting in the local queue never lets a lease
  * expire while its node answers.</li>
- * <li>The poller's sleep is bounded by {@code maxIdle} (it then polls every slot that is not busy), so no lost
- * unpark can stop it for longer than that.</li>
+ * <li>The poller's sleep is bounded by {@code maxIdle}, so no lost unpark can stop it for longer than that. Every
+ * {@code maxIdle} it checks which slots hold anything at all (plain {@code EXISTS}, no script) and pops those at once:
+ * what no announcement told it about (a lost one, another consumer's expired lease) is found within {@code maxIdle};
+ * an empty slot has nothing that could fall due.</li>
  * <li>A watchdog (every second, on the shared timer thread) checks what the invariants promise: the poller thread
  * is alive and has made a pass within {@code maxIdle + commandTimeout} (+ grace), and, while the buffer had room,
  * every slot has finished a pop within that time. It logs an ERROR naming the container and the slots and
@@ -162,7 +165,11 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** Everything other threads tell the poller; drained completely by the poller on every pass. */
     private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
 
-    private sealed interface Event permits PopFinished, Wake, Resync, TopologyChecked {
+    private sealed interface Event permits PopFinished, Wake, Resync, TopologyChecked, SlotsChecked {
+    }
+
+    /** The idle check ended: per slot whether it holds anything ({@code occupied}), or its error. */
+    private record SlotsChecked(long[] occupied, Throwable error) implements Event {
     }
 
     /** A slot's pop ended: its result, or its error (a timeout, or its abandonment, included). */
@@ -258,7 +265,12 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final List<Wake> deferredWakes = new ArrayList<>();
     /** Rotates which due slots a partial poll starts with, so no slot waits behind the others. */
     private int slotCursor;
+    /** Local ms of the next pop of every slot: 0 at start and after a {@link Resync}, else never. */
     private long nextFullPoll;
+    /** Local ms of the next idle check ({@link #checkSlots}): every {@code maxIdle}. */
+    private long nextIdleCheck;
+    /** Whether an idle check is under way (its {@link SlotsChecked} event not drained yet). */
+    private boolean idleCheckUnderWay;
     /** Pauses every slot (the topic's rate limit could not be read); a failed pop pauses only its slot. */
     private long errorPauseUntil;
     /** Rate-limited: local ms when the shared bucket has a permit again. */
@@ -484,6 +496,8 @@ public final class RmqListenerContainer implements ListenerContainer {
             errorPauseUntil = 0;
             throttledUntil = 0;
             long now = System.currentTimeMillis();
+            nextIdleCheck = now + options.maxIdle().toMillis();
+            idleCheckUnderWay = false;
             long[] initial = new long[slots];
             Arrays.fill(initial, now);
             lastPolled = new AtomicLongArray(initial);
@@ -560,10 +574,14 @@ public final class RmqListenerContainer implements ListenerContainer {
                 boolean paused = now < errorPauseUntil || now < throttledUntil;
                 boolean pausedOnPurpose = this.paused;
                 boolean fullPoll = now >= nextFullPoll;
+                if (!fullPoll && now >= nextIdleCheck && !paused && !pausedOnPurpose && free >= roundSize) {
+                    checkSlots(now);
+                }
                 int[] due = paused || pausedOnPurpose ? new int[0] : dueSlots(fullPoll);
                 if (free >= roundSize && due.length > 0) {
                     if (fullPoll) {
-                        nextFullPoll = now + options.maxIdle().toMillis();
+                        nextFullPoll = Long.MAX_VALUE; // the idle check takes over (checkSlots)
+                        nextIdleCheck = now + options.maxIdle().toMillis();
                     }
                     int[] slots = fullPoll ? due : pick(due, free);
                     if (limiter != null) {
@@ -599,7 +617,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                     wakeAt = Math.min(wakeAt, Math.max(errorPauseUntil, throttledUntil));
                 }
                 else if (!full) {
-                    wakeAt = Math.min(wakeAt, Math.min(nextFullPoll, earliestDueLocal()));
+                    wakeAt = Math.min(wakeAt, Math.min(Math.min(nextFullPoll, nextIdleCheck), earliestDueLocal()));
                 }
                 // with the buffer full, a handler finishing or a round ending wakes the poller; the sleep is bounded
                 // by maxIdle whatever happens (invariant 5)
@@ -835,6 +853,9 @@ public final class RmqListenerContainer implements ListenerContainer {
             else if (event instanceof TopologyChecked) {
                 resendMovedPops();
             }
+            else if (event instanceof SlotsChecked checked) {
+                slotsChecked(checked, now);
+            }
         }
         // announcements deferred behind a pop that has now finished apply after its (older) hints
         if (!deferredWakes.isEmpty()) {
@@ -894,6 +915,58 @@ public final class RmqListenerContainer implements ListenerContainer {
             updateClockOffset(result.redisNow() - now, result.redisNow() - pop.sentMillis);
         }
         slotNextDue[slot] = result.slotNextDue()[0];
+    }
+
+    /**
+     * The idle check, every {@code maxIdle}: the safety net for what no announcement told the poller (a lost one, a
+     * writer that does not announce, another consumer's lease that expires because it died). Instead of a pop of
+     * every slot it asks which slots hold anything at all ({@link RmqConsumer#occupiedSlotsAsync()}: one plain
+     * {@code EXISTS} on a standalone server whose slots are all empty, one per slot on a cluster) and pops only
+     * those, at once; an empty slot has nothing that could fall due. Its answer comes back as a
+     * {@link SlotsChecked} event; one check at a time, bounded by the command timeout.
+     */
+    private void checkSlots(long now) {
+        nextIdleCheck = now + options.maxIdle().toMillis();
+        if (idleCheckUnderWay) {
+            return;
+        }
+        idleCheckUnderWay = true;
+        CompletableFuture<long[]> check;
+        try {
+            check = consumer.occupiedSlotsAsync();
+        }
+        catch (RuntimeException ex) {
+            check = CompletableFuture.failedFuture(ex);
+        }
+        check.orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS).whenComplete((occupied, error) -> {
+            events.add(new SlotsChecked(occupied, error));
+            LockSupport.unpark(poller);
+        });
+    }
+
+    /**
+     * Pops at once every slot the idle check found something in (a busy slot after its pop under way, as for an
+     * announcement); empty slots that are not busy count as polled (for the watchdog). A failed check polls every
+     * slot.
+     */
+    private void slotsChecked(SlotsChecked checked, long now) {
+        idleCheckUnderWay = false;
+        long[] occupied = checked.occupied();
+        if (occupied == null) {
+            log.debug("RMQ listener container '{}': the idle check of topic '{}' failed; polling every slot: {}",
+                    id(), topic(), String.valueOf(checked.error()));
+            nextFullPoll = 0;
+            return;
+        }
+        for (int slot = 0; slot < occupied.length; slot++) {
+            if (occupied[slot] > 0) {
+                applyWake(new Wake(slot, 0)); // due at once: a pop brings the slot's exact next due time
+            }
+            else if (slotPop[slot] == null) {
+                // a busy slot's pop reports for it: the watchdog must still see a pop that never ends
+                lastPolled.set(slot, now);
+            }
+        }
     }
 
     /** Polls every slot at once; with {@code abandonOldPops}, also gives up pops long past their deadline. */

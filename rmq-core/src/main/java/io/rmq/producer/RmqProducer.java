@@ -112,7 +112,8 @@ public final class RmqProducer {
     /**
      * Groups the messages by slot and writes each group with one native multi-member ZADD, all pipelined. Every
      * message is validated before anything is written. RANGE_MERGE due times come from an estimate of Redis's clock
-     * (see {@code RedisClock}); single sends compute them inside Redis.
+     * (see {@code RedisClock}), as for a lone single send; single sends coalesced into one call compute them inside
+     * Redis (send.lua).
      */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
         // one scope per topic of the batch, opened on the caller's thread before anything is encoded

@@ -9,8 +9,8 @@ import java.util.function.Function;
 import io.rmq.core.RmqKeys.SlotKeys;
 
 /**
- * Estimates Redis's clock on the master of each slot from this host, so batch sends can compute RANGE_MERGE due
- * times ("Redis now + timeRange") without a script. Each slot's offset is read with one round trip and trusted for
+ * Estimates Redis's clock on the master of each slot from this host, so batch sends and lone single sends can compute
+ * RANGE_MERGE due times ("Redis now + timeRange") without a script. Each slot's offset is read with one round trip and trusted for
  * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be
  * written (both well under the 1 ms resolution of due times on a local network).
  */

@@ -37,6 +37,7 @@ import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
@@ -209,6 +210,21 @@ public final class RedisGateway implements AutoCloseable {
     /** The async commands; for standalone and cluster alike (cluster routes each command by its key's slot). */
     RedisClusterAsyncCommands<byte[], byte[]> commands() {
         return commands;
+    }
+
+    /**
+     * Writes the commands in one go (one flush on a standalone connection: the server usually reads them in one
+     * system call and answers them in one), each completing on its own; a cluster connection routes each by its key.
+     * Before a connection is open they fail at once, as every command does then.
+     */
+    void dispatchTogether(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
+        StatefulConnection<byte[], byte[]> current = connection;
+        if (current == null) {
+            RmqUnavailableException unavailable = unavailable("a Redis call");
+            batch.forEach(command -> command.completeExceptionally(unavailable));
+            return;
+        }
+        current.dispatch(batch);
     }
 
     public boolean isCluster() {

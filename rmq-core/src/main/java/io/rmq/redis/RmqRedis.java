@@ -8,9 +8,13 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.ScoredValueListOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
@@ -34,6 +38,7 @@ public final class RmqRedis {
     private static final byte[] SCORE_WITH_CONTEXTS = bytes("score-ctx");
     private static final byte[] NO_CONTEXT = new byte[0];
     private static final byte[] NX = bytes("NX");
+    private static final byte[] WITHSCORES = bytes("WITHSCORES");
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
@@ -41,10 +46,13 @@ public final class RmqRedis {
     private final RedisGateway gateway;
     private final RmqKeys keys;
     private final RedisClock clock = new RedisClock(this::redisMillis);
+    /** {@code <prefix>:wake}, where the scripts and {@link #announce} tell sleepers of a new first message. */
+    private final byte[] wakeChannel;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
         this.gateway = gateway;
         this.keys = keys;
+        this.wakeChannel = bytes(keys.prefix() + ":wake");
     }
 
     public RmqKeys keys() {
@@ -116,6 +124,9 @@ public final class RmqRedis {
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> contexts) {
+        if (contexts == null && members.size() == 1) {
+            return sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
+        }
         boolean withContexts = contexts != null;
         int stride = withContexts ? 3 : 2;
         byte[][] args = new byte[2 + members.size() * stride][];
@@ -134,8 +145,67 @@ public final class RmqRedis {
     }
 
     /**
+     * One message without a trace context (a single synchronous sender's call), in native commands instead of
+     * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
+     * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
+     * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
+     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins). Pipelined with it, in the
+     * same round trip, the slot's first message ({@code ZRANGE 0 0}; PRIORITY: the highest, {@code ZREVRANGE}): when
+     * it is this message, sleepers are told ({@code PUBLISH} as the scripts do it, sent without waiting for its
+     * reply; a RANGE_MERGE message that merged changed nothing and announces nothing). Whichever order concurrent
+     * senders' commands interleave in, the sender whose message is first when its check runs announces it.
+     *
+     * @return 1 when the message was added, 0 when it merged into a waiting one
+     */
+    CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long parameter) {
+        CompletableFuture<Long> score = rangeMerge ? clock.now(slot).thenApply(now -> now + parameter)
+                : CompletableFuture.completedFuture(parameter);
+        return score.thenCompose(due -> {
+            List<byte[]> parts = new ArrayList<>(4);
+            parts.add(slot.store());
+            if (rangeMerge) {
+                parts.add(NX);
+            }
+            parts.add(bytes(due));
+            parts.add(member);
+            AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)));
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = new AsyncCommand<>(new Command<>(
+                    priority ? CommandType.ZREVRANGE : CommandType.ZRANGE,
+                    new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
+                    new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            gateway.dispatchTogether(List.of(zadd, firstOf));
+            CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a send (ZADD)");
+            CompletableFuture<List<ScoredValue<byte[]>>> first = firstOf;
+            return added.thenCombine(first.exceptionally(ex -> List.of()), (count, firsts) -> {
+                if (!firsts.isEmpty() && java.util.Arrays.equals(firsts.get(0).getValue(), member)
+                        && (count == 1 || !rangeMerge)) {
+                    announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis())
+                            : (long) firsts.get(0).getScore());
+                }
+                return count;
+            });
+        });
+    }
+
+    /**
+     * Tells sleeping consumers that the slot has a new first message due at {@code due} (Redis ms), as the scripts'
+     * {@code PUBLISH <prefix>:wake "<store key>|<due>"} does; not waited for (a lost announcement delays sleepers
+     * until their next check, {@code max-idle}).
+     */
+    private void announce(SlotKeys slot, long due) {
+        byte[] store = slot.store();
+        byte[] suffix = bytes("|" + due);
+        byte[] message = java.util.Arrays.copyOf(store, store.length + suffix.length);
+        System.arraycopy(suffix, 0, message, store.length, suffix.length);
+        gateway.commands().publish(wakeChannel, message);
+    }
+
+    /**
      * Writes a batch into one slot with a native multi-member ZADD (a script pays per argument: about twice the
-     * Redis time per message), then runs wake_after_batch.lua on the same connection, so in order. Merge
+     * Redis time per message), with a read of the slot's first message in the same write to decide whether to wake
+     * sleepers. Merge
      * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
      * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value. Returns how many were new.
      *
@@ -157,13 +227,32 @@ public final class RmqRedis {
                 parts.add(bytes(score));
                 parts.add(members.get(i));
             }
-            CompletableFuture<Long> added = gateway.namingDisconnection(gateway.commands().dispatch(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts))
-                    .toCompletableFuture(), slot.store(), "a batch send (ZADD)");
-            CompletableFuture<Long> woke = gateway.eval(RmqScript.WAKE_AFTER_BATCH, ScriptOutputType.INTEGER,
-                    slot.all(), priority ? ONE : ZERO, bytes(lowest));
-            // a lost wake-up only delays sleepers until their next full poll (max-idle); the batch itself is written
-            return added.thenCombine(woke.exceptionally(ex -> 0L), (count, ignored) -> count);
+            AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)));
+            CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a batch send (ZADD)");
+            // Wakes sleepers when the batch holds the slot's first message (a PRIORITY batch is due at once: always),
+            // as wake_after_batch.lua did, but with a native read in the same write instead of a script call (which
+            // cost Redis about a tenth of a 1,000-message batch); a lost wake-up only delays sleepers until their
+            // next check (max-idle), the batch itself is written.
+            if (priority) {
+                gateway.dispatchTogether(List.of(zadd));
+                return added.thenApply(count -> {
+                    announce(slot, clock.now(slot).getNow(System.currentTimeMillis()));
+                    return count;
+                });
+            }
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = new AsyncCommand<>(new Command<>(
+                    CommandType.ZRANGE, new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
+                    new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            gateway.dispatchTogether(List.of(zadd, firstOf));
+            long batchFirst = lowest;
+            return added.thenCombine(firstOf.exceptionally(ex -> List.of()), (count, first) -> {
+                // the first score can only be at or below the batch's lowest; equal: the batch holds the first
+                if (!first.isEmpty() && first.get(0).getScore() >= batchFirst) {
+                    announce(slot, (long) first.get(0).getScore());
+                }
+                return count;
+            });
         });
     }
 
@@ -221,6 +310,43 @@ public final class RmqRedis {
      * exact integer, as the scripts reply it and take it back.
      */
     public static final long TOKEN_UNITS = 1024;
+
+    /**
+     * Which of the slots hold anything a consumer could have to act on: per slot, how many of its store, prepare
+     * (leases, which may expire) and, for PRIORITY, retry keys exist (0: the slot is empty, nothing can fall due there
+     * before something is written to it). An idle listener's periodic check, in plain {@code EXISTS} commands instead
+     * of a pop script per slot: on a standalone server one {@code EXISTS} of every slot's keys answers when they are
+     * all empty (the usual idle case), and per-slot counts are asked only when it finds something; on a cluster one
+     * {@code EXISTS} per slot (a slot's keys share its hash tag, so each goes to the slot's node).
+     */
+    public CompletableFuture<long[]> occupied(SlotKeys[] slots, boolean priority) {
+        if (gateway.isCluster()) {
+            return perSlotOccupied(slots, priority);
+        }
+        List<byte[]> all = new ArrayList<>(slots.length * 3);
+        for (SlotKeys slot : slots) {
+            all.addAll(List.of(occupiedKeys(slot, priority)));
+        }
+        CompletableFuture<Long> any = gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture();
+        return any.thenCompose(count -> count == 0 ? CompletableFuture.completedFuture(new long[slots.length])
+                : perSlotOccupied(slots, priority));
+    }
+
+    private CompletableFuture<long[]> perSlotOccupied(SlotKeys[] slots, boolean priority) {
+        long[] counts = new long[slots.length];
+        CompletableFuture<?>[] calls = new CompletableFuture<?>[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            int index = i;
+            calls[i] = gateway.commands().exists(occupiedKeys(slots[i], priority)).toCompletableFuture()
+                    .thenAccept(count -> counts[index] = count);
+        }
+        return CompletableFuture.allOf(calls).thenApply(done -> counts);
+    }
+
+    private static byte[][] occupiedKeys(SlotKeys slot, boolean priority) {
+        return priority ? new byte[][] {slot.store(), slot.prepare(), slot.retry()}
+                : new byte[][] {slot.store(), slot.prepare()};
+    }
 
     /** Sweeps expired leases of the slot (as {@link #sweep}), then pops (see pop.lua). */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,

@@ -299,8 +299,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param maxRetries  Retries after the first attempt; the failure after the last one moves the message to the
      *                    dead queue.
      * @param backoff     Wait before each retry.
-     * @param maxIdle     Longest an idle listener sleeps before polling every slot again (new messages normally
-     *                    wake it at once).
+     * @param maxIdle     Longest an idle listener sleeps before checking every slot again (one EXISTS; slots that
+     *                    hold anything are popped); new messages normally wake it at once.
      * @param commandTimeout Longest a listener waits for a Redis reply (a pop, a lease extension) before it gives up
      *                    on it and polls again; what that call leased comes back through lease expiry.
      */

@@ -1,0 +1,197 @@
+package io.rmq.engine;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ContainerOptions;
+import io.rmq.container.RmqListenerContainer;
+import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.TopicType;
+import io.rmq.test.RedisEndpoint;
+import io.rmq.test.RedisTopology;
+import io.rmq.test.TestRedisServers;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What an idle listener costs Redis, counted with {@code MONITOR} (which shows the commands scripts run too), so the
+ * figure does not depend on the machine's load; and that its periodic check still finds what no announcement told it
+ * about. (That an announced message wakes an idle listener at once: {@code ContainerTest}.)
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class IdleCostTest extends EngineTestSupport {
+
+    private static final int SLOTS = 16;
+
+    IdleCostTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    /**
+     * Every {@code maxIdle} an idle listener checks which slots hold anything with plain {@code EXISTS} and pops only
+     * those: one command per check on a standalone server whose slots are empty, one per slot on a cluster, no
+     * script. At the default {@code maxIdle} of 30 s that is 0.03 commands/s standalone and 0.53 on a cluster, for
+     * 16 slots (a pop script per slot, as before, was 9 commands per slot: 4.8 commands/s).
+     */
+    @Test
+    void anIdleListenerChecksItsSlotsWithPlainExistsOnlyAndStillFindsUnannouncedWork() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        rmq.defineTopic("idle", TopicType.FIXED_TIME, SLOTS);
+        Duration maxIdle = Duration.ofSeconds(4);
+        Map<String, Integer> handled = new ConcurrentHashMap<>();
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("idle", FAST), rmq.wakeUps(),
+                String.class, (String body, Delivery d) -> handled.put(body, d.attempt()),
+                new ContainerOptions("idle-cost", 4, maxIdle, Duration.ofSeconds(5), null));
+        container.start();
+        try {
+            Thread.sleep(1000); // the start-up poll of every slot
+            List<String> seen = monitor(Duration.ofSeconds(20), () -> { });
+            List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":")).toList();
+            assertThat(ours).as("no script runs while the listener is idle").noneMatch(
+                    line -> line.contains("\"EVALSHA\"") || line.contains("\"EVAL\"") || line.contains(" lua]"));
+            assertThat(ours).as("the idle check ran").anyMatch(line -> line.contains("\"EXISTS\""));
+            long checks = 20 / maxIdle.toSeconds() + 1; // 20 s window; a loaded machine makes fewer, never more
+            long perCheck = topology == RedisTopology.STANDALONE ? 1 : SLOTS;
+            assertThat(ours).as("commands of the idle listener over 20 s: %s", ours).hasSizeLessThanOrEqualTo(
+                    (int) (checks * perCheck));
+            assertThat(container.stallsRepaired()).isZero();
+
+            // what no announcement tells about is found by the next check: a message written without a PUBLISH (a
+            // writer that does not announce), and the expired lease of a consumer that died
+            SlotKeys[] slots = rmq.redis().keys().slots(rmq.topics().get("idle"));
+            long now = System.currentTimeMillis();
+            zadd(slots[3].store(), now - 10, "unannounced");
+            zadd(slots[5].prepare(), now - 1000, "orphaned");
+            await().atMost(Duration.ofSeconds(60)).until(() -> handled.containsKey("unannounced")
+                    && handled.containsKey("orphaned"));
+            assertThat(handled).containsEntry("unannounced", 1).containsEntry("orphaned", 2);
+            assertThat(container.stallsRepaired()).isZero();
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    /**
+     * A single send without a trace context is plain commands, no script: its {@code ZADD} (NX for RANGE_MERGE) and,
+     * in the same write, a read of the slot's first message; when that is the message sent, a {@code PUBLISH} wakes
+     * sleeping listeners, who handle it long before their {@code maxIdle} of 5 minutes.
+     */
+    @Test
+    void aSingleSendIsPlainCommandsAndWakesAnIdleListener() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        for (TopicType type : TopicType.values()) {
+            String topic = "one-" + type.name().toLowerCase().replace('_', '-');
+            rmq.defineTopic(topic, type, 1);
+            java.util.concurrent.BlockingQueue<String> handled = new java.util.concurrent.LinkedBlockingQueue<>();
+            RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, FAST), rmq.wakeUps(),
+                    String.class, (String body, Delivery d) -> handled.add(body),
+                    new ContainerOptions("one-" + type, 1, Duration.ofMinutes(5), Duration.ofSeconds(5), null));
+            container.start();
+            try {
+                send(topic, type, "first"); // RANGE_MERGE: reads the slot's clock once (then every 10 s)
+                assertThat(handled.poll(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("first");
+                List<String> seen = monitor(Duration.ofSeconds(1), () -> send(topic, type, "second"));
+                List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":")).toList();
+                // (the woken listener's pop and ack are scripts; send.lua's call would carry "range" or "score")
+                assertThat(ours).as("%s: %s", type, ours).noneMatch(line -> line.contains("\"EVALSHA\"")
+                        && (line.contains("\"range\"") || line.contains("\"score\"")));
+                assertThat(ours).as("%s: %s", type, ours)
+                        .anyMatch(line -> line.contains("\"ZADD\"") && line.contains("\"second\"")
+                                && !line.contains(" lua]"))
+                        .anyMatch(line -> line.contains("\"PUBLISH\"") && !line.contains(" lua]"));
+                assertThat(handled.poll(30, java.util.concurrent.TimeUnit.SECONDS)).as("woken: %s", type)
+                        .isEqualTo("second");
+            }
+            finally {
+                container.stop();
+            }
+        }
+    }
+
+    private void send(String topic, TopicType type, String body) {
+        switch (type) {
+            case RANGE_MERGE -> rmq.producer().sendRangeMerge(topic, body, Duration.ofMillis(1));
+            case PRIORITY -> rmq.producer().sendPriority(topic, body, 5);
+            case FIXED_TIME -> rmq.producer().sendFixedTime(topic, body, java.time.Instant.now());
+        }
+    }
+
+    private void zadd(byte[] key, long score, String member) {
+        byte[] value = member.getBytes(StandardCharsets.UTF_8);
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            try (var connection = cluster.connect(ByteArrayCodec.INSTANCE)) {
+                connection.sync().zadd(key, score, value);
+            }
+            return;
+        }
+        try (var connection = ((io.lettuce.core.RedisClient) client).connect(ByteArrayCodec.INSTANCE)) {
+            connection.sync().zadd(key, score, value);
+        }
+    }
+
+    /** Every command the server(s) ran during {@code window}, as {@code MONITOR} prints them. */
+    private List<String> monitor(Duration window, Runnable during) throws Exception {
+        List<RedisEndpoint> nodes = topology == RedisTopology.STANDALONE ? List.of(TestRedisServers.standalone())
+                : TestRedisServers.clusterNodes();
+        List<String> lines = new CopyOnWriteArrayList<>();
+        List<Socket> sockets = new ArrayList<>();
+        List<Thread> readers = new ArrayList<>();
+        try {
+            for (RedisEndpoint node : nodes) {
+                Socket socket = new Socket(node.host(), node.port());
+                sockets.add(socket);
+                OutputStream out = socket.getOutputStream();
+                out.write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(),
+                        StandardCharsets.UTF_8));
+                assertThat(in.readLine()).isEqualTo("+OK");
+                Thread reader = new Thread(() -> {
+                    try {
+                        for (String line; (line = in.readLine()) != null; ) {
+                            lines.add(line);
+                        }
+                    }
+                    catch (IOException closed) {
+                        // the window ended
+                    }
+                }, "monitor-" + node.port());
+                reader.setDaemon(true);
+                reader.start();
+                readers.add(reader);
+            }
+            during.run();
+            Thread.sleep(window.toMillis());
+        }
+        finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
+        }
+        for (Thread reader : readers) {
+            reader.join(5000);
+        }
+        return List.copyOf(lines);
+    }
+}
