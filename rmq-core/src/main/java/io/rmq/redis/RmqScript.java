@@ -22,7 +22,6 @@ enum RmqScript {
     SWEEP("sweep.lua"),
     SEND("send.lua"),
     CLOCK("clock.lua"),
-    WAKE_AFTER_BATCH("wake_after_batch.lua"),
     RELEASE("release.lua"),
     DEAD_PAGE("dead_page.lua"),
     DEAD_REQUEUE("dead_requeue.lua"),

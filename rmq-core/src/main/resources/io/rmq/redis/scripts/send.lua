@@ -1,4 +1,4 @@
--- Single sends (grouped per slot by SlotBatcher; sendBatch uses a native ZADD + wake_after_batch.lua instead): writes
+-- Single sends (grouped per slot by SlotBatcher; sendBatch uses native ZADDs instead, see RmqRedis.sendBatch): writes
 -- messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when the slot's
 -- first message changed (see wake_if_first in _common.lua; checked once per call, not per message).
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
