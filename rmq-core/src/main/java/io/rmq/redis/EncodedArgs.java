@@ -55,11 +55,6 @@ final class EncodedArgs extends CommandArgs<byte[], byte[]> {
         return new EncodedArgs(keys.length > 0 ? keys[0] : null, parts);
     }
 
-    /** Bytes of RESP these arguments write. */
-    int bytes() {
-        return resp.length;
-    }
-
     @Override
     public int count() {
         return count;

@@ -38,12 +38,6 @@ public final class RmqRedis {
     private static final byte[] NO_CONTEXT = new byte[0];
     private static final byte[] NX = bytes("NX");
     private static final byte[] WITHSCORES = bytes("WITHSCORES");
-    /**
-     * A batch's commands are handed to the connection in groups of about this many bytes: one write for a small
-     * batch, and for a large one Redis works on the first group while the event loop copies out the next (one group
-     * of a 10,000-message batch, ~1.3 MB, halved its rate: Redis waited for the whole copy).
-     */
-    private static final int FLUSH_BYTES = 64 * 1024;
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
@@ -157,7 +151,7 @@ public final class RmqRedis {
 
     /**
      * Writes each part into its slot with a native multi-member ZADD (a script pays per argument: about twice the
-     * Redis time per message, and ~10-20 µs per call), all parts' commands handed to the connection together. Merge
+     * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go. Merge
      * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
      * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
      * <p>
@@ -165,7 +159,7 @@ public final class RmqRedis {
      * a time part's ZADD is followed by a native {@code ZRANGE store 0 0 WITHSCORES}, and when the slot's first
      * score is not below the part's lowest (the part holds the slot's first message) the announcement is published
      * from here before the part's future completes. A lost wake-up only delays sleepers until their next full poll
-     * (max-idle); the batch itself is written. Commands go to the connection in groups ({@link #FLUSH_BYTES}).
+     * (max-idle); the batch itself is written.
      *
      * @return per part, in order: how many of its members were new
      */
@@ -199,7 +193,6 @@ public final class RmqRedis {
     /** {@link #sendBatch}, every needed clock reading done. */
     private List<CompletableFuture<Long>> writeBatch(List<BatchPart> parts) {
         List<AsyncCommand<byte[], byte[], ?>> commands = new ArrayList<>(2 * parts.size() + 1);
-        int pending = 0;
         List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
         for (BatchPart part : parts) {
             SlotKeys slot = part.slot();
@@ -225,15 +218,8 @@ public final class RmqRedis {
                 args.add(previousBytes);
                 args.add(members.get(i));
             }
-            EncodedArgs encoded = new EncodedArgs(slot.store(), args);
-            if (!commands.isEmpty() && pending + encoded.bytes() > FLUSH_BYTES) {
-                gateway.dispatchAll(commands);
-                commands = new ArrayList<>();
-                pending = 0;
-            }
-            pending += encoded.bytes();
             AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), encoded));
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), args)));
             commands.add(zadd);
             CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
                     "a batch send (ZADD)");
