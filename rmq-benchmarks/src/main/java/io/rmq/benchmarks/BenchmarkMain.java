@@ -55,6 +55,15 @@ public final class BenchmarkMain {
     enum Metric {
         W1A_BATCH("W1A produce, batch API", "msgs/s", true),
         W1A_SINGLE("W1A produce, one at a time (async)", "msgs/s", true),
+        W1A_WAITED_100("W1A produce, batches of 100, each waited for", "msgs/s", true),
+        W1A_WAITED_1000("W1A produce, batches of 1,000, each waited for", "msgs/s", true),
+        W1A_WAITED_10000("W1A produce, batches of 10,000, each waited for", "msgs/s", true),
+        W1A_WAITED_100_REDIS("W1A batches of 100 waited: Redis CPU per message", "µs", false),
+        W1A_WAITED_1000_REDIS("W1A batches of 1,000 waited: Redis CPU per message", "µs", false),
+        W1A_WAITED_10000_REDIS("W1A batches of 10,000 waited: Redis CPU per message", "µs", false),
+        W1A_WAITED_100_CLIENT("W1A batches of 100 waited: client CPU per message", "µs", false),
+        W1A_WAITED_1000_CLIENT("W1A batches of 1,000 waited: client CPU per message", "µs", false),
+        W1A_WAITED_10000_CLIENT("W1A batches of 10,000 waited: client CPU per message", "µs", false),
         W1B_CONSUME("W1B consume, concurrency 8", "msgs/s", true),
         W1C_BOTH("W1C produce + consume at once", "msgs/s", true),
         W2_BYTES("W2 Redis memory per queued message", "bytes", false),
@@ -247,6 +256,16 @@ public final class BenchmarkMain {
         flush();
         r = workload(peer, "produce-single", w1, cap);
         record(peer, Metric.W1A_SINGLE, number(r, "rate"));
+        if (peer.name().startsWith("RMQ") || peer.name().equals("Redisson")) {
+            // the batch sizes users write, each call waited for (PROTOCOL.md produce-waited); peers with a bulk API
+            for (int size : new int[] {100, 1_000, 10_000}) {
+                flush();
+                r = workload(peer, "produce-waited", w1, cap, "--batch", Integer.toString(size));
+                record(peer, Metric.valueOf("W1A_WAITED_" + size), number(r, "rate"));
+                record(peer, Metric.valueOf("W1A_WAITED_" + size + "_REDIS"), number(r, "redisUsPerMsg"));
+                record(peer, Metric.valueOf("W1A_WAITED_" + size + "_CLIENT"), number(r, "clientUsPerMsg"));
+            }
+        }
         flush();
         r = workload(peer, "produce-consume", w1, cap);
         record(peer, Metric.W1C_BOTH, number(r, "rate"));

@@ -208,6 +208,8 @@ public final class RmqPeer {
         return switch (args.workload()) {
             case "produce-batch", "fill" -> rate(produceBatch(rmq, QUEUE, args.messages()), args.messages());
             case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
+            case "produce-waited" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
+                    () -> produceWaited(rmq, QUEUE, args.messages(), args.intOption("batch", 1_000)));
             case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
             case "consume-shared" -> sharedConsumption(rmq, QUEUE, args);
@@ -233,6 +235,23 @@ public final class RmqPeer {
             }
         }
         CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new)).join();
+        return System.nanoTime() - start;
+    }
+
+    /**
+     * {@code produce-waited --batch N}: what a user who sends in batches writes — {@code sendBatch} of N messages,
+     * each waited for before the next is built (no batch in flight while the next is encoded).
+     */
+    static long produceWaited(Rmq rmq, String topic, int n, int batchSize) {
+        long start = System.nanoTime();
+        List<OutgoingMessage> batch = new ArrayList<>(batchSize);
+        for (int i = 0; i < n; i++) {
+            batch.add(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
+            if (batch.size() == batchSize || i == n - 1) {
+                rmq.producer().sendBatch(batch);
+                batch = new ArrayList<>(batchSize);
+            }
+        }
         return System.nanoTime() - start;
     }
 
@@ -462,7 +481,13 @@ public final class RmqPeer {
             RmqListenerContainer container = container(rmq, WARM_QUEUE, Payload.class, args.concurrency(),
                     (Payload p, io.rmq.consumer.Delivery d) -> handled.incrementAndGet());
             container.start();
+            boolean waited = args.workload().equals("produce-waited");
+            int batchSize = args.intOption("batch", 1_000);
             while (System.nanoTime() < deadline) {
+                if (waited) {
+                    // the measured path: waited batches of the measured size (at least one per round)
+                    produceWaited(rmq, WARM_QUEUE, Math.max(WARMUP_ROUND, batchSize), batchSize);
+                }
                 produceBatch(rmq, WARM_QUEUE, WARMUP_ROUND);
                 produceSingle(rmq, WARM_QUEUE, WARMUP_ROUND);
                 rounds++;

@@ -110,7 +110,8 @@ public final class RmqProducer {
     }
 
     /**
-     * Groups the messages by slot and writes each group with one native multi-member ZADD, all pipelined. Every
+     * Groups the messages by slot and writes each group with one native multi-member ZADD, all written to the
+     * connection together. Every
      * message is validated before anything is written. RANGE_MERGE due times come from an estimate of Redis's clock
      * (see {@code RedisClock}), as for a lone single send; single sends coalesced into one call compute them inside
      * Redis (send.lua).
@@ -135,16 +136,34 @@ public final class RmqProducer {
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         try {
+            // without trace contexts every slot's chunks go out as native ZADDs written together; with them, a
+            // send.lua call per chunk
+            List<RmqRedis.BatchPart> parts = new ArrayList<>(bySlot.size());
+            List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
+            long started = instrumented ? System.nanoTime() : 0;
             bySlot.forEach((slot, group) -> {
                 for (int from = 0; from < group.size(); from += CHUNK) {
-                    CompletableFuture<Long> write = writeBatch(slot, group.subList(from, Math.min(group.size(),
-                            from + CHUNK)));
-                    writes.add(write);
-                    if (sends != null) {
-                        sends.get(slot.topic()).writes.add(write);
+                    List<Encoded> chunk = group.subList(from, Math.min(group.size(), from + CHUNK));
+                    List<byte[]> contexts = contexts(chunk);
+                    if (contexts == null) {
+                        TopicType type = chunk.get(0).type;
+                        parts.add(new RmqRedis.BatchPart(slot, type == TopicType.RANGE_MERGE,
+                                type == TopicType.PRIORITY, members(chunk), parameterArray(chunk)));
+                        partSlots.add(slot);
+                    }
+                    else {
+                        record(sends, slot, writeWithContexts(slot, chunk, contexts), writes);
                     }
                 }
             });
+            if (!parts.isEmpty()) {
+                List<CompletableFuture<Long>> written = redis.sendBatch(parts);
+                for (int i = 0; i < written.size(); i++) {
+                    SlotKeys slot = partSlots.get(i);
+                    record(sends, slot, instrumented ? timed(written.get(i), slot.topic(), started) : written.get(i),
+                            writes);
+                }
+            }
         }
         catch (RuntimeException ex) {
             if (sends != null) {
@@ -214,19 +233,20 @@ public final class RmqProducer {
         return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
-    /**
-     * Batches: a native ZADD, only the count of new messages. With trace contexts, send.lua instead (it writes
-     * messages and contexts atomically, with the merge rules), counting the new ones.
-     */
-    private CompletableFuture<Long> writeBatch(SlotKeys slot, List<Encoded> group) {
+    private static void record(Map<String, TopicSend> sends, SlotKeys slot, CompletableFuture<Long> write,
+            List<CompletableFuture<Long>> writes) {
+        writes.add(write);
+        if (sends != null) {
+            sends.get(slot.topic()).writes.add(write);
+        }
+    }
+
+    /** A batch's chunk whose messages carry trace contexts: send.lua writes messages and contexts atomically. */
+    private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group, List<byte[]> contexts) {
         TopicType type = group.get(0).type;
         long started = instrumented ? System.nanoTime() : 0;
-        List<byte[]> contexts = contexts(group);
-        CompletableFuture<Long> written = contexts == null
-                ? redis.sendBatch(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                        parameters(group))
-                : redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY, members(group),
-                        parameters(group), contexts).thenApply(RmqProducer::added);
+        CompletableFuture<Long> written = redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
+                members(group), parameters(group), contexts).thenApply(RmqProducer::added);
         return instrumented ? timed(written, slot.topic(), started) : written;
     }
 
@@ -264,6 +284,14 @@ public final class RmqProducer {
             members.add(e.member);
         }
         return members;
+    }
+
+    private static long[] parameterArray(List<Encoded> group) {
+        long[] parameters = new long[group.size()];
+        for (int i = 0; i < parameters.length; i++) {
+            parameters[i] = group.get(i).parameter;
+        }
+        return parameters;
     }
 
     private static List<Long> parameters(List<Encoded> group) {

@@ -207,25 +207,28 @@ public final class RedisGateway implements AutoCloseable {
                 });
     }
 
+    /**
+     * Writes the commands to the connection in one go, in order: one write and flush for all of them on a standalone
+     * connection, where the async commands flush each command on its own (a batch send's dozens of commands cost as
+     * many system calls, and Redis as many reads). A cluster connection routes each by its key, as for any command.
+     * Without a connection every command fails at once, as the async commands do.
+     */
+    void dispatchAll(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
+        StatefulConnection<byte[], byte[]> current = connection;
+        if (current == null) {
+            for (AsyncCommand<byte[], byte[], ?> command : batch) {
+                command.completeExceptionally(unavailable("a Redis command (" + command.getType() + ")"));
+            }
+            return;
+        }
+        current.dispatch(batch);
+    }
+
     /** The async commands; for standalone and cluster alike (cluster routes each command by its key's slot). */
     RedisClusterAsyncCommands<byte[], byte[]> commands() {
         return commands;
     }
 
-    /**
-     * Writes the commands in one go (one flush on a standalone connection: the server usually reads them in one
-     * system call and answers them in one), each completing on its own; a cluster connection routes each by its key.
-     * Before a connection is open they fail at once, as every command does then.
-     */
-    void dispatchTogether(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
-        StatefulConnection<byte[], byte[]> current = connection;
-        if (current == null) {
-            RmqUnavailableException unavailable = unavailable("a Redis call");
-            batch.forEach(command -> command.completeExceptionally(unavailable));
-            return;
-        }
-        current.dispatch(batch);
-    }
 
     public boolean isCluster() {
         return cluster;

@@ -175,7 +175,7 @@ public final class RmqRedis {
                     priority ? CommandType.ZREVRANGE : CommandType.ZRANGE,
                     new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
                     new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
-            gateway.dispatchTogether(List.of(zadd, firstOf));
+            gateway.dispatchAll(List.of(zadd, firstOf));
             CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a send (ZADD)");
             CompletableFuture<List<ScoredValue<byte[]>>> first = firstOf;
             return added.thenCombine(first.exceptionally(ex -> List.of()), (count, firsts) -> {
@@ -195,65 +195,130 @@ public final class RmqRedis {
      * until their next check, {@code max-idle}).
      */
     private void announce(SlotKeys slot, long due) {
-        byte[] store = slot.store();
-        byte[] suffix = bytes("|" + due);
-        byte[] message = java.util.Arrays.copyOf(store, store.length + suffix.length);
-        System.arraycopy(suffix, 0, message, store.length, suffix.length);
-        gateway.commands().publish(wakeChannel, message);
+        gateway.dispatchAll(List.of(publish(wakeUp(slot, bytes(due)))));
     }
 
     /**
-     * Writes a batch into one slot with a native multi-member ZADD (a script pays per argument: about twice the
-     * Redis time per message), with a read of the slot's first message in the same write to decide whether to wake
-     * sleepers. Merge
-     * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
-     * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value. Returns how many were new.
+     * One slot's part of a batch send.
      *
      * @param parameters per member: timeRange ms (RANGE_MERGE), priority, or due ms (FIXED_TIME)
      */
-    public CompletableFuture<Long> sendBatch(SlotKeys slot, boolean rangeMerge, boolean priority,
-            List<byte[]> members, List<Long> parameters) {
-        CompletableFuture<Long> redisNow = rangeMerge ? clock.now(slot) : CompletableFuture.completedFuture(0L);
-        return redisNow.thenCompose(now -> {
-            List<byte[]> parts = new ArrayList<>(2 + 2 * members.size());
-            parts.add(slot.store());
-            if (rangeMerge) {
-                parts.add(NX);
+    public record BatchPart(SlotKeys slot, boolean rangeMerge, boolean priority, List<byte[]> members,
+            long[] parameters) {
+    }
+
+    /**
+     * Writes each part into its slot with a native multi-member ZADD (a script pays per argument: about twice the
+     * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go. Merge
+     * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
+     * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
+     * <p>
+     * Wake-ups as send.lua gives them, without a script: a PRIORITY part publishes right behind its ZADD (due now);
+     * a time part's ZADD is followed by a native {@code ZRANGE store 0 0 WITHSCORES}, and when the slot's first
+     * score is not below the part's lowest (the part holds the slot's first message) the announcement is published
+     * from here before the part's future completes. A lost wake-up only delays sleepers until their next full poll
+     * (max-idle); the batch itself is written.
+     *
+     * @return per part, in order: how many of its members were new
+     */
+    public List<CompletableFuture<Long>> sendBatch(List<BatchPart> parts) {
+        List<CompletableFuture<Long>> clocks = null;
+        for (BatchPart part : parts) {
+            if (part.rangeMerge() || part.priority()) {
+                CompletableFuture<Long> now = clock.now(part.slot());
+                if (!now.isDone() || now.isCompletedExceptionally()) {
+                    if (clocks == null) {
+                        clocks = new ArrayList<>();
+                    }
+                    clocks.add(now);
+                }
+            }
+        }
+        if (clocks == null) {
+            return writeBatch(parts); // the common case: every clock estimate at hand, no hop to another thread
+        }
+        // the first batch to a slot (or after a failed reading) waits for Redis's clock
+        CompletableFuture<List<CompletableFuture<Long>>> written = CompletableFuture
+                .allOf(clocks.toArray(CompletableFuture[]::new)).thenApply(v -> writeBatch(parts));
+        List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
+        for (int i = 0; i < parts.size(); i++) {
+            int index = i;
+            results.add(written.thenCompose(list -> list.get(index)));
+        }
+        return results;
+    }
+
+    /** {@link #sendBatch}, every needed clock reading done. */
+    private List<CompletableFuture<Long>> writeBatch(List<BatchPart> parts) {
+        List<AsyncCommand<byte[], byte[], ?>> commands = new ArrayList<>(2 * parts.size() + 1);
+        List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
+        for (BatchPart part : parts) {
+            SlotKeys slot = part.slot();
+            long now = part.rangeMerge() || part.priority() ? clock.now(slot).join() : 0;
+            List<byte[]> members = part.members();
+            long[] parameters = part.parameters();
+            List<byte[]> args = new ArrayList<>(2 + 2 * members.size());
+            args.add(slot.store());
+            if (part.rangeMerge()) {
+                args.add(NX);
             }
             long lowest = Long.MAX_VALUE;
+            long previous = 0;
+            byte[] previousBytes = null;
             for (int i = 0; i < members.size(); i++) {
-                long score = rangeMerge ? now + parameters.get(i) : parameters.get(i);
+                long score = part.rangeMerge() ? now + parameters[i] : parameters[i];
                 lowest = Math.min(lowest, score);
-                parts.add(bytes(score));
-                parts.add(members.get(i));
+                if (previousBytes == null || score != previous) {
+                    // most batches repeat one score (one timeRange, one due time): formatted once
+                    previous = score;
+                    previousBytes = bytes(score);
+                }
+                args.add(previousBytes);
+                args.add(members.get(i));
             }
             AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)));
-            CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a batch send (ZADD)");
-            // Wakes sleepers when the batch holds the slot's first message (a PRIORITY batch is due at once: always),
-            // as wake_after_batch.lua did, but with a native read in the same write instead of a script call (which
-            // cost Redis about a tenth of a 1,000-message batch); a lost wake-up only delays sleepers until their
-            // next check (max-idle), the batch itself is written.
-            if (priority) {
-                gateway.dispatchTogether(List.of(zadd));
-                return added.thenApply(count -> {
-                    announce(slot, clock.now(slot).getNow(System.currentTimeMillis()));
-                    return count;
-                });
+                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), args)));
+            commands.add(zadd);
+            CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
+                    "a batch send (ZADD)");
+            if (part.priority()) {
+                // due at once, as send.lua announces it
+                commands.add(publish(wakeUp(slot, bytes(now))));
+                results.add(added);
+                continue;
             }
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = new AsyncCommand<>(new Command<>(
-                    CommandType.ZRANGE, new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
-                    new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
-            gateway.dispatchTogether(List.of(zadd, firstOf));
-            long batchFirst = lowest;
-            return added.thenCombine(firstOf.exceptionally(ex -> List.of()), (count, first) -> {
-                // the first score can only be at or below the batch's lowest; equal: the batch holds the first
-                if (!first.isEmpty() && first.get(0).getScore() >= batchFirst) {
-                    announce(slot, (long) first.get(0).getScore());
+            // Lettuce's own reply reader for ZRANGE WITHSCORES: RESP2 answers a flat list, RESP3 pairs
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = new AsyncCommand<>(new Command<>(
+                    CommandType.ZRANGE, new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(),
+                            List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            commands.add(first);
+            long batchLowest = lowest;
+            CompletableFuture<Void> woke = first.toCompletableFuture().handle((reply, error) -> {
+                // the first score can only be at or below the part's lowest; equal means the part holds the first
+                if (error == null && !reply.isEmpty() && reply.get(0).getScore() >= batchLowest) {
+                    gateway.dispatchAll(List.of(publish(wakeUp(slot, bytes((long) reply.get(0).getScore())))));
                 }
-                return count;
+                return null;
             });
-        });
+            results.add(added.thenCombine(woke, (count, ignored) -> count));
+        }
+        gateway.dispatchAll(commands);
+        return results;
+    }
+
+    /** {@code <store>|<due>}: what send.lua publishes on the wake channel. */
+    private static byte[] wakeUp(SlotKeys slot, byte[] due) {
+        byte[] store = slot.store();
+        byte[] message = new byte[store.length + 1 + due.length];
+        System.arraycopy(store, 0, message, 0, store.length);
+        message[store.length] = '|';
+        System.arraycopy(due, 0, message, store.length + 1, due.length);
+        return message;
+    }
+
+    private AsyncCommand<byte[], byte[], Long> publish(byte[] message) {
+        return new AsyncCommand<>(new Command<>(CommandType.PUBLISH, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(null, List.of(wakeChannel, message))));
     }
 
     /**

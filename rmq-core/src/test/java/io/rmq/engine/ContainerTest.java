@@ -163,6 +163,25 @@ class ContainerTest extends EngineTestSupport {
     }
 
     @Test
+    void aPriorityBatchIsAnnouncedAsDueNowOncePerSlot() throws Exception {
+        rmq.defineTopic("pr", TopicType.PRIORITY, 4);
+        BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
+        rmq.wakeUps().register("pr", (slot, due) -> heard.add(new long[] {slot, due}));
+        List<OutgoingMessage> batch = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            batch.add(OutgoingMessage.priority("pr", "p" + i, i).withSlotBasis("k"));
+        }
+        long before = System.currentTimeMillis();
+        assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(50);
+        long[] wake = heard.poll(30, TimeUnit.SECONDS);
+        assertThat(wake).isNotNull();
+        assertThat(wake[0]).isBetween(0L, 3L);
+        // due = Redis's now (same host here; generous bounds for a loaded machine)
+        assertThat(wake[1]).isBetween(before - 60_000, System.currentTimeMillis() + 60_000);
+        assertThat(heard.poll(300, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
     void leaseExtensionsRacingAcksNeverCauseARedelivery() throws Exception {
         // A 1.5 s lease is extended every 500 ms while acks stream out: every extension races with acks in flight.
         // An ack fenced by an extension it had not yet seen must be retried with the new token; if it were not, the

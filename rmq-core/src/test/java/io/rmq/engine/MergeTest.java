@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.core.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
@@ -62,6 +63,37 @@ class MergeTest extends EngineTestSupport {
         assertThat(result.sent()).isEqualTo(1000);
         assertThat(result.added()).isEqualTo(10);
         assertThat(rmq.admin().stats("rm").waiting()).isEqualTo(10);
+    }
+
+    @Test
+    void aBatchLargerThanOneWriteToTheConnectionKeepsTheMergeRulesOfEveryType() {
+        // ~2.6 MB per batch: its commands go to the connection in several groups, about a chunk (1,000) per slot
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
+        rmq.defineTopic("pr", TopicType.PRIORITY, 4);
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        Instant at = Instant.now().plusSeconds(600);
+        String filler = "x".repeat(200);
+        for (int round = 0; round < 2; round++) {
+            List<OutgoingMessage> batch = new ArrayList<>();
+            for (int i = 0; i < 4_000; i++) {
+                batch.add(OutgoingMessage.rangeMerge("rm", "r" + i + filler, Duration.ofMinutes(10)));
+                batch.add(OutgoingMessage.priority("pr", "p" + i + filler, round * 10_000 + i));
+                batch.add(OutgoingMessage.fixedTime("ft", "f" + i + filler, at.plusMillis(round * 10_000 + i)));
+            }
+            var result = rmq.producer().sendBatch(batch);
+            assertThat(result.sent()).isEqualTo(12_000);
+            assertThat(result.added()).isEqualTo(round == 0 ? 12_000 : 0);
+        }
+        assertThat(rmq.admin().stats("rm").waiting()).isEqualTo(4_000);
+        assertThat(rmq.admin().stats("pr").waiting()).isEqualTo(4_000);
+        assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(4_000);
+        // the second round's values: PRIORITY and FIXED_TIME take the latest
+        byte[] priority = ("p7" + filler).getBytes();
+        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("pr", SlotRouter.slot(priority, null, 4)), priority)
+                .join()).isEqualTo(10_007.0);
+        byte[] fixed = ("f7" + filler).getBytes();
+        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("ft", SlotRouter.slot(fixed, null, 4)), fixed)
+                .join()).isEqualTo((double) at.plusMillis(10_007).toEpochMilli());
     }
 
     @Test

@@ -40,7 +40,7 @@ public final class RedissonPeer {
     /** Messages per bulk and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
     static final int WARMUP_ROUND = 1_000;
     /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
-    static final List<String> WARMED_UP = List.of("produce-batch", "produce-single", "consume", "produce-consume", "delay");
+    static final List<String> WARMED_UP = List.of("produce-batch", "produce-waited", "produce-single", "consume", "produce-consume", "delay");
 
     private static final String FILLER =
             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -82,7 +82,7 @@ public final class RedissonPeer {
                 case "--messages" -> n = Integer.parseInt(v);
                 case "--concurrency" -> c = Integer.parseInt(v);
                 case "--seconds" -> s = Integer.parseInt(v);
-                case "--chunk" -> k = Integer.parseInt(v);
+                case "--chunk", "--batch" -> k = Integer.parseInt(v);
                 case "--warmup-seconds" -> w = Integer.parseInt(v);
                 default -> log("ignoring unknown option " + a + " " + v);
             }
@@ -126,6 +126,7 @@ public final class RedissonPeer {
         switch (workload) {
             case "produce-batch" -> produceBatch(queue);
             case "produce-single" -> produceSingle(queue);
+            case "produce-waited" -> produceWaited(queue);
             case "consume" -> consume(queue);
             case "produce-consume" -> produceConsume(queue);
             case "fill" -> fill(queue);
@@ -145,6 +146,52 @@ public final class RedissonPeer {
         long t1 = System.nanoTime();
         log("produce-batch: " + n + " messages in " + ms(t1 - t0) + " ms (" + (chunk > 0 ? "chunks of " + chunk : "one addAll") + ")");
         result("{\"rate\":" + rate(n, t1 - t0) + ",\"count\":" + n + "}");
+    }
+
+    /**
+     * {@code produce-waited --batch N}: {@code addAll} of N messages (one RPUSH each), each waited for before the next
+     * (the bodies are built beforehand, outside the clock, as in {@code produce-batch}). Besides the rate it reports
+     * Redis CPU and this process's CPU per message (PROTOCOL.md).
+     */
+    private void produceWaited(RBlockingQueue<String> queue) throws java.io.IOException {
+        int n = messages(200_000);
+        int batch = chunk > 0 ? chunk : 1_000;
+        List<String> bodies = bodies(n);
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        double redisBefore = redisCpuSeconds();
+        long cpuBefore = os.getProcessCpuTime();
+        long t0 = System.nanoTime();
+        for (int from = 0; from < n; from += batch) {
+            queue.addAll(bodies.subList(from, Math.min(n, from + batch)));
+        }
+        long t1 = System.nanoTime();
+        long cpu = os.getProcessCpuTime() - cpuBefore;
+        double redis = redisCpuSeconds() - redisBefore;
+        log("produce-waited: " + n + " messages in addAll calls of " + batch + ", " + ms(t1 - t0) + " ms");
+        result(String.format(Locale.ROOT, "{\"rate\":%s,\"count\":%d,\"redisUsPerMsg\":%.3f,\"clientUsPerMsg\":%.3f}",
+                rate(n, t1 - t0), n, redis * 1e6 / n, cpu / 1e3 / n));
+    }
+
+    /** used_cpu_sys + used_cpu_user of INFO cpu, read over a plain socket (not through the client measured). */
+    private double redisCpuSeconds() throws java.io.IOException {
+        try (java.net.Socket socket = new java.net.Socket(host, port)) {
+            socket.getOutputStream().write("INFO cpu\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            java.io.BufferedReader in = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(socket.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
+            int length = Integer.parseInt(in.readLine().substring(1));
+            char[] text = new char[length];
+            for (int read = 0; read < length; ) {
+                read += in.read(text, read, length - read);
+            }
+            double seconds = 0;
+            for (String line : new String(text).split("\r?\n")) {
+                if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+                    seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+            return seconds;
+        }
     }
 
     private void produceSingle(RBlockingQueue<String> queue) {
@@ -277,8 +324,10 @@ public final class RedissonPeer {
                     }
                     continue;
                 }
-                addAll(queue, bodies(sent, WARMUP_ROUND)); // as produce-batch
-                sent += WARMUP_ROUND;
+                // as produce-batch; produce-waited: addAll calls of the measured size (--batch)
+                int bulk = workload.equals("produce-waited") ? Math.max(WARMUP_ROUND, chunk) : WARMUP_ROUND;
+                addAll(queue, bodies(sent, bulk));
+                sent += bulk;
                 for (int i = 0; i < WARMUP_ROUND && before(deadline); i += 1_000) {
                     offerEach(queue, bodies(sent, 1_000)); // as produce-single, in windows to check the deadline
                     sent += 1_000;
