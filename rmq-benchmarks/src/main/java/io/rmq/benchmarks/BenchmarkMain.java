@@ -64,6 +64,12 @@ public final class BenchmarkMain {
         W1A_WAITED_100_CLIENT("W1A batches of 100 waited: client CPU per message", "µs", false),
         W1A_WAITED_1000_CLIENT("W1A batches of 1,000 waited: client CPU per message", "µs", false),
         W1A_WAITED_10000_CLIENT("W1A batches of 10,000 waited: client CPU per message", "µs", false),
+        W1A_SYNC_1("W1A synchronous sends, 1 thread", "msgs/s", true),
+        W1A_SYNC_8("W1A synchronous sends, 8 threads", "msgs/s", true),
+        W1A_SYNC_64("W1A synchronous sends, 64 threads", "msgs/s", true),
+        W1A_SYNC_1_REDIS("W1A synchronous sends, 1 thread: Redis CPU per message", "µs", false),
+        W1A_SYNC_8_REDIS("W1A synchronous sends, 8 threads: Redis CPU per message", "µs", false),
+        W1A_SYNC_64_REDIS("W1A synchronous sends, 64 threads: Redis CPU per message", "µs", false),
         W1B_CONSUME("W1B consume, concurrency 8", "msgs/s", true),
         W1C_BOTH("W1C produce + consume at once", "msgs/s", true),
         W2_BYTES("W2 Redis memory per queued message", "bytes", false),
@@ -114,6 +120,8 @@ public final class BenchmarkMain {
     private final int cap;
     private final int delaySeconds;
     private final int idleSeconds;
+    /** Messages of each produce-sync figure (one thread sending and waiting does ~10k/s). */
+    private final int syncMessages;
     private final int warmupSeconds;
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
@@ -136,6 +144,7 @@ public final class BenchmarkMain {
         this.delaySeconds = intOption("delay-seconds", 10);
         this.idleSeconds = intOption("idle-seconds", 10);
         this.warmupSeconds = intOption("warmup-seconds", 3);
+        this.syncMessages = intOption("sync-messages", 30_000);
         this.orderedMessages = intOption("ordered-messages", 300_000);
         this.kills = intOption("kills", 10);
         this.ownershipMillis = intOption("ownership-ms", 2_000);
@@ -264,6 +273,14 @@ public final class BenchmarkMain {
                 record(peer, Metric.valueOf("W1A_WAITED_" + size), number(r, "rate"));
                 record(peer, Metric.valueOf("W1A_WAITED_" + size + "_REDIS"), number(r, "redisUsPerMsg"));
                 record(peer, Metric.valueOf("W1A_WAITED_" + size + "_CLIENT"), number(r, "clientUsPerMsg"));
+            }
+            // one message per call, each waited for, from 1, 8 and 64 threads (PROTOCOL.md produce-sync)
+            for (int threads : new int[] {1, 8, 64}) {
+                flush();
+                r = workload(peer, "produce-sync", Math.min(w1, syncMessages), cap, "--threads",
+                        Integer.toString(threads));
+                record(peer, Metric.valueOf("W1A_SYNC_" + threads), number(r, "rate"));
+                record(peer, Metric.valueOf("W1A_SYNC_" + threads + "_REDIS"), number(r, "redisUsPerMsg"));
             }
         }
         flush();

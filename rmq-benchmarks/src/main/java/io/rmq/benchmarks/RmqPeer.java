@@ -210,6 +210,8 @@ public final class RmqPeer {
             case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
             case "produce-waited" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
                     () -> produceWaited(rmq, QUEUE, args.messages(), args.intOption("batch", 1_000)));
+            case "produce-sync" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
+                    () -> produceSync(rmq, QUEUE, args.messages(), args.intOption("threads", 1)));
             case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);
             case "consume-shared" -> sharedConsumption(rmq, QUEUE, args);
@@ -250,6 +252,35 @@ public final class RmqPeer {
             if (batch.size() == batchSize || i == n - 1) {
                 rmq.producer().sendBatch(batch);
                 batch = new ArrayList<>(batchSize);
+            }
+        }
+        return System.nanoTime() - start;
+    }
+
+    /**
+     * {@code produce-sync --threads T}: T threads, each calling the synchronous {@code send} (waits for Redis's
+     * answer) one message at a time until N are sent between them; concurrent calls coalesce in the producer.
+     */
+    static long produceSync(Rmq rmq, String topic, int n, int threads) {
+        AtomicInteger next = new AtomicInteger();
+        List<Thread> senders = new ArrayList<>(threads);
+        long start = System.nanoTime();
+        for (int t = 0; t < threads; t++) {
+            Thread sender = new Thread(() -> {
+                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                    rmq.producer().send(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
+                }
+            }, "sync-sender-" + t);
+            sender.start();
+            senders.add(sender);
+        }
+        for (Thread sender : senders) {
+            try {
+                sender.join();
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(ex);
             }
         }
         return System.nanoTime() - start;
@@ -482,11 +513,16 @@ public final class RmqPeer {
                     (Payload p, io.rmq.consumer.Delivery d) -> handled.incrementAndGet());
             container.start();
             boolean waited = args.workload().equals("produce-waited");
+            boolean sync = args.workload().equals("produce-sync");
             int batchSize = args.intOption("batch", 1_000);
             while (System.nanoTime() < deadline) {
                 if (waited) {
                     // the measured path: waited batches of the measured size (at least one per round)
                     produceWaited(rmq, WARM_QUEUE, Math.max(WARMUP_ROUND, batchSize), batchSize);
+                }
+                if (sync) {
+                    // the measured path: synchronous sends from the measured number of threads
+                    produceSync(rmq, WARM_QUEUE, WARMUP_ROUND / 4, args.intOption("threads", 1));
                 }
                 produceBatch(rmq, WARM_QUEUE, WARMUP_ROUND);
                 produceSingle(rmq, WARM_QUEUE, WARMUP_ROUND);

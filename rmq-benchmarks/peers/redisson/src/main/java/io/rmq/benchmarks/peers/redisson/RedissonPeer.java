@@ -40,7 +40,7 @@ public final class RedissonPeer {
     /** Messages per bulk and per one-at-a-time phase of a W1 warm-up round (PROTOCOL.md). */
     static final int WARMUP_ROUND = 1_000;
     /** The workloads with a warm-up ({@code fill} and {@code idle} never have one). */
-    static final List<String> WARMED_UP = List.of("produce-batch", "produce-waited", "produce-single", "consume", "produce-consume", "delay");
+    static final List<String> WARMED_UP = List.of("produce-batch", "produce-waited", "produce-sync", "produce-single", "consume", "produce-consume", "delay");
 
     private static final String FILLER =
             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -82,7 +82,7 @@ public final class RedissonPeer {
                 case "--messages" -> n = Integer.parseInt(v);
                 case "--concurrency" -> c = Integer.parseInt(v);
                 case "--seconds" -> s = Integer.parseInt(v);
-                case "--chunk", "--batch" -> k = Integer.parseInt(v);
+                case "--chunk", "--batch", "--threads" -> k = Integer.parseInt(v);
                 case "--warmup-seconds" -> w = Integer.parseInt(v);
                 default -> log("ignoring unknown option " + a + " " + v);
             }
@@ -127,6 +127,7 @@ public final class RedissonPeer {
             case "produce-batch" -> produceBatch(queue);
             case "produce-single" -> produceSingle(queue);
             case "produce-waited" -> produceWaited(queue);
+            case "produce-sync" -> produceSync(queue);
             case "consume" -> consume(queue);
             case "produce-consume" -> produceConsume(queue);
             case "fill" -> fill(queue);
@@ -169,6 +170,41 @@ public final class RedissonPeer {
         long cpu = os.getProcessCpuTime() - cpuBefore;
         double redis = redisCpuSeconds() - redisBefore;
         log("produce-waited: " + n + " messages in addAll calls of " + batch + ", " + ms(t1 - t0) + " ms");
+        result(String.format(Locale.ROOT, "{\"rate\":%s,\"count\":%d,\"redisUsPerMsg\":%.3f,\"clientUsPerMsg\":%.3f}",
+                rate(n, t1 - t0), n, redis * 1e6 / n, cpu / 1e3 / n));
+    }
+
+    /**
+     * {@code produce-sync --threads T}: T threads, each sending one message at a time with the synchronous
+     * {@code add} (one RPUSH, waited for) until N are sent between them; rate and Redis/process CPU per message.
+     */
+    private void produceSync(RBlockingQueue<String> queue) throws Exception {
+        int n = messages(30_000);
+        int threads = chunk > 0 ? chunk : 1;
+        List<String> bodies = bodies(n);
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        double redisBefore = redisCpuSeconds();
+        long cpuBefore = os.getProcessCpuTime();
+        List<Thread> senders = new java.util.ArrayList<>();
+        long t0 = System.nanoTime();
+        for (int t = 0; t < threads; t++) {
+            Thread sender = new Thread(() -> {
+                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                    queue.add(bodies.get(i));
+                }
+            }, "sync-sender-" + t);
+            sender.start();
+            senders.add(sender);
+        }
+        for (Thread sender : senders) {
+            sender.join();
+        }
+        long t1 = System.nanoTime();
+        long cpu = os.getProcessCpuTime() - cpuBefore;
+        double redis = redisCpuSeconds() - redisBefore;
+        log("produce-sync: " + n + " messages from " + threads + " thread(s) sending one at a time, " + ms(t1 - t0) + " ms");
         result(String.format(Locale.ROOT, "{\"rate\":%s,\"count\":%d,\"redisUsPerMsg\":%.3f,\"clientUsPerMsg\":%.3f}",
                 rate(n, t1 - t0), n, redis * 1e6 / n, cpu / 1e3 / n));
     }
