@@ -76,7 +76,9 @@ public final class BenchmarkMain {
         W3_P50("W3 lateness p50", "ms", false),
         W3_P99("W3 lateness p99", "ms", false),
         W3_MAX("W3 lateness max", "ms", false),
-        W3_IDLE("W3 idle consumer Redis commands", "cmds/s", false);
+        W3_IDLE("W3 idle consumer Redis commands", "cmds/s", false),
+        W3_WAKE_P50("W3 idle listener, send to handler p50 (RMQ only)", "ms", false),
+        W3_WAKE_P99("W3 idle listener, send to handler p99 (RMQ only)", "ms", false);
 
         final String label;
         final String unit;
@@ -122,6 +124,8 @@ public final class BenchmarkMain {
     private final int idleSeconds;
     /** Messages of each produce-sync figure (one thread sending and waiting does ~10k/s). */
     private final int syncMessages;
+    /** Lone messages sent to an idle listener for the wake-up latency (100 ms apart). */
+    private final int wakeMessages;
     private final int warmupSeconds;
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
@@ -145,6 +149,7 @@ public final class BenchmarkMain {
         this.idleSeconds = intOption("idle-seconds", 10);
         this.warmupSeconds = intOption("warmup-seconds", 3);
         this.syncMessages = intOption("sync-messages", 30_000);
+        this.wakeMessages = intOption("wake-messages", 200);
         this.orderedMessages = intOption("ordered-messages", 300_000);
         this.kills = intOption("kills", 10);
         this.ownershipMillis = intOption("ownership-ms", 2_000);
@@ -252,6 +257,10 @@ public final class BenchmarkMain {
     }
 
     private void runPeer(Peer peer) throws Exception {
+        if (options.getOrDefault("figures", "all").equals("idle")) {
+            idleFigures(peer);
+            return;
+        }
         Map<String, String> r;
         flush();
         r = workload(peer, "produce-batch", w1, cap);
@@ -310,8 +319,23 @@ public final class BenchmarkMain {
             note(peer.name(), "W3 handled only " + Math.round(number(r, "count")) + " of " + w3 + " in time");
         }
 
+        idleFigures(peer);
+    }
+
+    /**
+     * The idle figures: Redis commands of an idle consumer over {@code --idle-seconds}, and for RMQ how soon an idle
+     * listener handles a lone message (issue 22 item 3: cheap idling with the same wake-up latency). Alone with
+     * {@code --figures idle} (e.g. with {@code --idle-seconds 35}, past the 30 s idle check).
+     */
+    private void idleFigures(Peer peer) throws Exception {
         flush();
         record(peer, Metric.W3_IDLE, idle(peer));
+        if (peer.name().startsWith("RMQ")) {
+            flush();
+            Map<String, String> r = workload(peer, "wake-latency", wakeMessages, cap);
+            record(peer, Metric.W3_WAKE_P50, number(r, "p50"));
+            record(peer, Metric.W3_WAKE_P99, number(r, "p99"));
+        }
     }
 
     private void capped(Peer peer, String what, Map<String, String> r, int expected) {

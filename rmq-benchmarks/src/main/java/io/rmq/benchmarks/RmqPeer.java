@@ -217,6 +217,7 @@ public final class RmqPeer {
             case "consume-shared" -> sharedConsumption(rmq, QUEUE, args);
             case "delay" -> delay(rmq, DELAYED, args.messages(), args.seconds(), args.concurrency());
             case "idle" -> idle(rmq, args);
+            case "wake-latency" -> wakeLatency(rmq, args.messages(), args.intOption("gap-ms", 100));
             // RMQ only (BenchmarkMain --workload ordered): their own engines, warm-up and topics
             case "ordered-consume" -> OrderedWorkloads.consume(args);
             case "takeover" -> OrderedWorkloads.takeover(args);
@@ -568,6 +569,51 @@ public final class RmqPeer {
         Thread.sleep(args.seconds() * 1000L);
         container.stop();
         return "{\"count\":0}";
+    }
+
+    /**
+     * {@code wake-latency}: how soon an idle listener handles a message sent to it. N times, after a gap of
+     * {@code --gap-ms} with nothing to do (the poller asleep until its next check), one FIXED_TIME message due at
+     * once is sent; latency = the handler's start minus the moment before the send (this process's clock: the send's
+     * own round trip included). p50 / p99 / max in ms (fractions kept), after 100 unmeasured probes 10 ms apart.
+     */
+    static String wakeLatency(Rmq rmq, int n, int gapMillis) throws InterruptedException {
+        long[] latency = new long[n];
+        java.util.concurrent.atomic.AtomicLong sentAt = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.Semaphore handled = new java.util.concurrent.Semaphore(0);
+        AtomicInteger index = new AtomicInteger();
+        RmqListenerContainer container = container(rmq, DELAYED, Timed.class, 8,
+                (Timed t, io.rmq.consumer.Delivery d) -> {
+                    latency[index.getAndIncrement()] = System.nanoTime() - sentAt.get();
+                    handled.release();
+                });
+        container.start();
+        Thread.sleep(1_000);
+        // the same probes, not measured, until the JIT has compiled the path (the other workloads warm up too)
+        int warmup = Math.min(n, 100);
+        for (int i = 0; i < warmup; i++) {
+            Thread.sleep(10);
+            rmq.producer().send(OutgoingMessage.fixedTime(DELAYED, new Timed(-1 - i, System.currentTimeMillis()),
+                    java.time.Instant.now()));
+            handled.tryAcquire(10, TimeUnit.SECONDS);
+        }
+        index.set(0);
+        int done = 0;
+        for (int i = 0; i < n; i++) {
+            Thread.sleep(gapMillis);
+            sentAt.set(System.nanoTime());
+            rmq.producer().send(OutgoingMessage.fixedTime(DELAYED, new Timed(i, System.currentTimeMillis()),
+                    java.time.Instant.now()));
+            if (!handled.tryAcquire(10, TimeUnit.SECONDS)) {
+                break;
+            }
+            done++;
+        }
+        container.stop();
+        long[] sorted = Arrays.copyOf(latency, done);
+        Arrays.sort(sorted);
+        return String.format(Locale.ROOT, "{\"count\":%d,\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f}", done,
+                percentile(sorted, 50) / 1e6, percentile(sorted, 99) / 1e6, done == 0 ? -1 : sorted[done - 1] / 1e6);
     }
 
     static long percentile(long[] sorted, int p) {
