@@ -154,22 +154,37 @@ public final class RedissonPeer {
      * (the bodies are built beforehand, outside the clock, as in {@code produce-batch}). Besides the rate it reports
      * Redis CPU and this process's CPU per message (PROTOCOL.md).
      */
-    private void produceWaited(RBlockingQueue<String> queue) throws java.io.IOException {
+    private void produceWaited(RBlockingQueue<String> queue) throws Exception {
         int n = messages(200_000);
         int batch = chunk > 0 ? chunk : 1_000;
         List<String> bodies = bodies(n);
+        measured("produce-waited", n, "addAll calls of " + batch, () -> {
+            for (int from = 0; from < n; from += batch) {
+                queue.addAll(bodies.subList(from, Math.min(n, from + batch)));
+            }
+        });
+    }
+
+    /** A phase that must not throw checked exceptions out of the measuring frame. */
+    private interface Phase {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code phase} (sending {@code n} messages) between two readings and reports the rate, Redis CPU per message
+     * ({@code INFO cpu}) and this process's CPU per message.
+     */
+    private void measured(String workload, int n, String how, Phase phase) throws Exception {
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         double redisBefore = redisCpuSeconds();
         long cpuBefore = os.getProcessCpuTime();
         long t0 = System.nanoTime();
-        for (int from = 0; from < n; from += batch) {
-            queue.addAll(bodies.subList(from, Math.min(n, from + batch)));
-        }
+        phase.run();
         long t1 = System.nanoTime();
         long cpu = os.getProcessCpuTime() - cpuBefore;
         double redis = redisCpuSeconds() - redisBefore;
-        log("produce-waited: " + n + " messages in addAll calls of " + batch + ", " + ms(t1 - t0) + " ms");
+        log(workload + ": " + n + " messages in " + how + ", " + ms(t1 - t0) + " ms");
         result(String.format(Locale.ROOT, "{\"rate\":%s,\"count\":%d,\"redisUsPerMsg\":%.3f,\"clientUsPerMsg\":%.3f}",
                 rate(n, t1 - t0), n, redis * 1e6 / n, cpu / 1e3 / n));
     }
@@ -183,30 +198,21 @@ public final class RedissonPeer {
         int threads = chunk > 0 ? chunk : 1;
         List<String> bodies = bodies(n);
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-        com.sun.management.OperatingSystemMXBean os =
-                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        double redisBefore = redisCpuSeconds();
-        long cpuBefore = os.getProcessCpuTime();
-        List<Thread> senders = new java.util.ArrayList<>();
-        long t0 = System.nanoTime();
-        for (int t = 0; t < threads; t++) {
-            Thread sender = new Thread(() -> {
-                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
-                    queue.add(bodies.get(i));
-                }
-            }, "sync-sender-" + t);
-            sender.start();
-            senders.add(sender);
-        }
-        for (Thread sender : senders) {
-            sender.join();
-        }
-        long t1 = System.nanoTime();
-        long cpu = os.getProcessCpuTime() - cpuBefore;
-        double redis = redisCpuSeconds() - redisBefore;
-        log("produce-sync: " + n + " messages from " + threads + " thread(s) sending one at a time, " + ms(t1 - t0) + " ms");
-        result(String.format(Locale.ROOT, "{\"rate\":%s,\"count\":%d,\"redisUsPerMsg\":%.3f,\"clientUsPerMsg\":%.3f}",
-                rate(n, t1 - t0), n, redis * 1e6 / n, cpu / 1e3 / n));
+        measured("produce-sync", n, threads + " thread(s) sending one at a time", () -> {
+            List<Thread> senders = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Thread sender = new Thread(() -> {
+                    for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                        queue.add(bodies.get(i));
+                    }
+                }, "sync-sender-" + t);
+                sender.start();
+                senders.add(sender);
+            }
+            for (Thread sender : senders) {
+                sender.join();
+            }
+        });
     }
 
     /** used_cpu_sys + used_cpu_user of INFO cpu, read over a plain socket (not through the client measured). */
