@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -1265,22 +1266,28 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     // ------------------------------------------------------------------ handlers
 
-    private void work() {
-        List<Delivery> taken = new ArrayList<>(HANDLER_TAKE);
+    /**
+     * The next item of a handler thread's queue, waited for in steps of 50 ms; null once the container is stopping and
+     * the queue is empty, or when the thread is interrupted: the handler thread then ends.
+     */
+    private <E> E next(BlockingQueue<E> from) {
         while (true) {
-            Delivery first;
+            E item;
             try {
-                first = queue.poll(50, TimeUnit.MILLISECONDS);
+                item = from.poll(50, TimeUnit.MILLISECONDS);
             }
             catch (InterruptedException ex) {
-                return;
+                return null;
             }
-            if (first == null) {
-                if (stopping) {
-                    return;
-                }
-                continue;
+            if (item != null || stopping) {
+                return item;
             }
+        }
+    }
+
+    private void work() {
+        List<Delivery> taken = new ArrayList<>(HANDLER_TAKE);
+        for (Delivery first = next(queue); first != null; first = next(queue)) {
             // take a few more without blocking: one wake-up per few messages, not one per message (on a small box
             // the thread hand-offs cost more than a no-op handler)
             taken.add(first);
@@ -1385,20 +1392,7 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     private void workBatches() {
-        while (true) {
-            List<Delivery> batch;
-            try {
-                batch = batches.poll(50, TimeUnit.MILLISECONDS);
-            }
-            catch (InterruptedException ex) {
-                return;
-            }
-            if (batch == null) {
-                if (stopping) {
-                    return;
-                }
-                continue;
-            }
+        for (List<Delivery> batch = next(batches); batch != null; batch = next(batches)) {
             handleBatch(batch);
         }
     }

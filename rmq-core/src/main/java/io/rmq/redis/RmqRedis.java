@@ -2,6 +2,7 @@ package io.rmq.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -169,17 +170,13 @@ public final class RmqRedis {
             }
             parts.add(bytes(due));
             parts.add(member);
-            AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), parts)));
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = new AsyncCommand<>(new Command<>(
-                    priority ? CommandType.ZREVRANGE : CommandType.ZRANGE,
-                    new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
-                    new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = firstOf(slot, priority);
             gateway.dispatchAll(List.of(zadd, firstOf));
             CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a send (ZADD)");
             CompletableFuture<List<ScoredValue<byte[]>>> first = firstOf;
             return added.thenCombine(first.exceptionally(ex -> List.of()), (count, firsts) -> {
-                if (!firsts.isEmpty() && java.util.Arrays.equals(firsts.get(0).getValue(), member)
+                if (!firsts.isEmpty() && Arrays.equals(firsts.get(0).getValue(), member)
                         && (count == 1 || !rangeMerge)) {
                     announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis())
                             : (long) firsts.get(0).getScore());
@@ -276,8 +273,7 @@ public final class RmqRedis {
                 args.add(previousBytes);
                 args.add(members.get(i));
             }
-            AsyncCommand<byte[], byte[], Long> zadd = new AsyncCommand<>(new Command<>(CommandType.ZADD,
-                    new IntegerOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(), args)));
+            AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, args);
             commands.add(zadd);
             CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
                     "a batch send (ZADD)");
@@ -287,16 +283,13 @@ public final class RmqRedis {
                 results.add(added);
                 continue;
             }
-            // Lettuce's own reply reader for ZRANGE WITHSCORES: RESP2 answers a flat list, RESP3 pairs
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = new AsyncCommand<>(new Command<>(
-                    CommandType.ZRANGE, new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE), new EncodedArgs(slot.store(),
-                            List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = firstOf(slot, false);
             commands.add(first);
             long batchLowest = lowest;
             CompletableFuture<Void> woke = first.toCompletableFuture().handle((reply, error) -> {
                 // the first score can only be at or below the part's lowest; equal means the part holds the first
                 if (error == null && !reply.isEmpty() && reply.get(0).getScore() >= batchLowest) {
-                    gateway.dispatchAll(List.of(publish(wakeUp(slot, bytes((long) reply.get(0).getScore())))));
+                    announce(slot, (long) reply.get(0).getScore());
                 }
                 return null;
             });
@@ -304,6 +297,22 @@ public final class RmqRedis {
         }
         gateway.dispatchAll(commands);
         return results;
+    }
+
+    /** {@code ZADD <store> [NX] score member ...}: {@code args} from the store key on; replies how many were new. */
+    private static AsyncCommand<byte[], byte[], Long> zadd(SlotKeys slot, List<byte[]> args) {
+        return new AsyncCommand<>(new Command<>(CommandType.ZADD, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(slot.store(), args)));
+    }
+
+    /**
+     * The slot's first message with its score: {@code ZRANGE store 0 0 WITHSCORES}, or the highest ({@code ZREVRANGE})
+     * for a PRIORITY slot; Lettuce's own reply reader (RESP2 answers a flat list, RESP3 pairs).
+     */
+    private static AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf(SlotKeys slot, boolean highest) {
+        return new AsyncCommand<>(new Command<>(highest ? CommandType.ZREVRANGE : CommandType.ZRANGE,
+                new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
     }
 
     /** {@code <store>|<due>}: what send.lua publishes on the wake channel. */

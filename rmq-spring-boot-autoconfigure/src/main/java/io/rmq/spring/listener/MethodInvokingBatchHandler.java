@@ -13,19 +13,15 @@ import java.util.Map;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqNonRetryableException;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor.Signature;
 import org.springframework.core.MethodParameter;
 import org.springframework.messaging.Message;
 import org.springframework.messaging.MessageHeaders;
-import org.springframework.messaging.MessagingException;
-import org.springframework.messaging.converter.MessageConversionException;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Headers;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
-import org.springframework.messaging.handler.invocation.MethodArgumentResolutionException;
 import org.springframework.messaging.support.GenericMessage;
 import org.springframework.messaging.support.MessageHeaderAccessor;
 
@@ -86,22 +82,8 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
             }
             payload = Collections.unmodifiableList(messages);
         }
-        Message<Object> message = new GenericMessage<>(payload, new RmqMessageHeaders(headers));
-        Object returned;
-        try {
-            returned = method.invoke(message);
-        }
-        catch (MethodArgumentResolutionException | MessageConversionException ex) {
-            // thrown while the arguments were resolved for this batch (the method itself did not see it)
-            if (((MessagingException) ex).getFailedMessage() == message) {
-                throw new RmqNonRetryableException("cannot call the batch listener with this batch: "
-                        + ex.getMessage(), ex);
-            }
-            throw ex;
-        }
-        if (returns != null && returned != null) {
-            returns.handle(returned, message);
-        }
+        MethodInvokingHandler.invoke(method, new GenericMessage<>(payload, new RmqMessageHeaders(headers)), returns,
+                "batch listener with this batch");
     }
 
     /** A single delivery, as a batch of one. */

@@ -60,18 +60,30 @@ final class MethodInvokingHandler implements MessageHandler<Object> {
         // a Message cannot carry null: a body that reads as JSON null reaches the converter as it is stored
         Message<Object> message = new GenericMessage<>(payload == null ? delivery.body() : payload,
                 new RmqMessageHeaders(headers));
+        if (takesRmqMessage) {
+            invoke(method, message, returns, "listener with this message", delivery, new RmqMessage<>(delivery.topic(),
+                    delivery.slot(), delivery.attempt(), maxRetries, delivery.score(), payload, delivery.body()));
+        }
+        else {
+            invoke(method, message, returns, "listener with this message", delivery);
+        }
+    }
+
+    /**
+     * Calls {@code method} for {@code message} (with {@code providedArgs} by type) and sends what it returned through
+     * {@code returns} (if any). Arguments that cannot be resolved or converted for this very message fail the same
+     * way on every attempt: non-retryable ("cannot call the {@code what}: ..."), dead with the reason.
+     */
+    static void invoke(InvocableHandlerMethod method, Message<?> message, ReturnValueHandler returns, String what,
+            Object... providedArgs) throws Exception {
         Object returned;
         try {
-            returned = takesRmqMessage
-                    ? method.invoke(message, delivery, new RmqMessage<>(delivery.topic(), delivery.slot(),
-                            delivery.attempt(), maxRetries, delivery.score(), payload, delivery.body()))
-                    : method.invoke(message, delivery);
+            returned = method.invoke(message, providedArgs);
         }
         catch (MethodArgumentResolutionException | MessageConversionException ex) {
             // thrown while the arguments were resolved for this message (the method itself did not see it)
             if (((MessagingException) ex).getFailedMessage() == message) {
-                throw new RmqNonRetryableException("cannot call the listener with this message: " + ex.getMessage(),
-                        ex);
+                throw new RmqNonRetryableException("cannot call the " + what + ": " + ex.getMessage(), ex);
             }
             throw ex;
         }
