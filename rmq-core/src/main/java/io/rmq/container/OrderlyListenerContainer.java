@@ -403,10 +403,18 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             finally {
                 lock.unlock();
             }
+            // not interrupted: a pass under way finishes, so a slot whose claim Redis has already granted is known
+            // here and given up below (interrupted mid-claim, it stayed owned until its ownership ran out). Its
+            // waits on Redis are bounded: renewals and claims go out together, one bound each, plus slots being
+            // given up on a rebalance. Interrupted only when Redis does not answer within that.
             Thread coordinationThread = coordination;
-            coordinationThread.interrupt();
             ContainerThreads.joinUntil(coordinationThread,
-                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4 * commandTimeoutMillis + 1000));
+            if (coordinationThread.isAlive()) {
+                coordinationThread.interrupt();
+                ContainerThreads.joinUntil(coordinationThread,
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
+            }
             // running handlers finish their message (no new one starts); their slots are then given up
             long deadline = System.nanoTime() + options.shutdownTimeout().toNanos();
             for (Thread worker : workers) {
@@ -470,15 +478,26 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                             String.valueOf(ex));
                 }
             }
-            long sleep = renewEveryMillis - (System.currentTimeMillis() - started);
-            if (sleep > 0) {
-                try {
-                    Thread.sleep(sleep);
-                }
-                catch (InterruptedException ex) {
-                    return;
-                }
+            try {
+                awaitNextTick(started + renewEveryMillis);
             }
+            catch (InterruptedException ex) {
+                return;
+            }
+        }
+    }
+
+    /** Sleeps until {@code nextTickAt} (local ms) or until {@link #stop()} signals; stop() does not interrupt. */
+    private void awaitNextTick(long nextTickAt) throws InterruptedException {
+        lock.lock();
+        try {
+            long left;
+            while (!stopping && (left = nextTickAt - System.currentTimeMillis()) > 0) {
+                changed.await(left, TimeUnit.MILLISECONDS);
+            }
+        }
+        finally {
+            lock.unlock();
         }
     }
 

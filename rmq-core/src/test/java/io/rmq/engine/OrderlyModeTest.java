@@ -68,6 +68,24 @@ class OrderlyModeTest extends OrderlyTestSupport {
         assertThat(rmq.admin().stats(topic).pending()).isZero();
     }
 
+    /**
+     * A stop that comes while the coordination thread is claiming the slots (right after the start) must give up
+     * every slot Redis granted. It used to interrupt the claim: the claim went through in Redis, the container never
+     * learned of it, and the slot stayed owned until its ownership ran out (CI saw endOrdering refused for it).
+     */
+    @Test
+    void aStopDuringTheFirstClaimsLeavesNoOwnerKey() throws InterruptedException {
+        String topic = "quick";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 4);
+        for (int round = 0; round < 20; round++) {
+            ListenerContainer container = ordered(rmq, topic, ORDERED, NOTHING);
+            Thread.sleep(round % 5); // lands at different points of the first pass
+            container.stop();
+            assertThat(ownerKeys(topic, 4)).as("slots still owned after stop %d", round).isEmpty();
+        }
+        rmq.admin().endOrdering(topic);
+    }
+
     @Test
     void aHeadWaitingForItsRetryKeepsItsPlaceAndItsBackoffAcrossAGracefulStop() {
         String topic = "suspended";
