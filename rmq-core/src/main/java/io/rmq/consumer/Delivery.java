@@ -28,8 +28,12 @@ public final class Delivery {
      * Completes once the lease extension under way (if any) has stored its new token here. An ack or nack that Redis
      * fenced because that extension ran first must wait for it: its reply can be handled before the extension's
      * token update runs (the thread that sent the extension may attach the update only after the reply arrived).
+     * Null until the first extension (most deliveries are settled before one): no future and no volatile write per
+     * delivery.
      */
-    private volatile CompletableFuture<Void> extension = CompletableFuture.completedFuture(null);
+    private volatile @Nullable CompletableFuture<Void> extension;
+    /** What {@link #extension()} gives before any extension: complete, and only ever read (never completed). */
+    private static final CompletableFuture<Void> NO_EXTENSION = CompletableFuture.completedFuture(null);
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
     /** The sender's trace context as stored ({@link TraceContexts}), null when none; decoded when asked for. */
@@ -142,7 +146,8 @@ public final class Delivery {
     }
 
     CompletableFuture<Void> extension() {
-        return extension;
+        CompletableFuture<Void> underWay = extension;
+        return underWay != null ? underWay : NO_EXTENSION;
     }
 
     /**

@@ -272,6 +272,41 @@ class AtLeastOnceTest extends EngineTestSupport {
      * B's delivery often starts in the same Redis millisecond as A's, and a token made of the lease deadline alone
      * let A's late call settle or extend it (597 of 1,500 rounds standalone, 859 on a cluster, in issue 19).
      */
+    /**
+     * ack.lua checks a run of one token against the members the token still holds, or member by member when the token
+     * holds many more than the call acks (acks of a big pop trickling in one by one): both ways fence alike.
+     */
+    @Test
+    void acksTricklingInFromABigPopAreFencedLikeAcksOfAWholePop() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        RetryPolicy noBackoff = new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO));
+        ConsumerSettings settings = new ConsumerSettings(40, Duration.ofSeconds(30), noBackoff);
+        RmqConsumer a = rmq.consumer("rm", settings);
+        RmqConsumer b = newEngine().consumer("rm", settings);
+        List<OutgoingMessage> messages = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            messages.add(OutgoingMessage.rangeMerge("rm", "m-" + i, Duration.ofMillis(1)));
+        }
+        rmq.producer().sendBatch(messages);
+        Thread.sleep(10);
+        List<Delivery> popped = a.poll().deliveries();
+        assertThat(popped).hasSize(40);
+        Delivery first = popped.get(0);
+        assertThat(a.nack(first, "failed once")).isEqualTo(NackOutcome.RETRY);
+        Delivery again = b.poll().deliveries().get(0);
+        assertThat(again.bodyAsString()).isEqualTo(first.bodyAsString());
+
+        // A's token still holds 39 members: these single acks are checked member by member
+        assertThat(a.ack(first)).as("stale ack of the retried body").isFalse();
+        assertThat(a.ack(popped.get(1))).isTrue();
+        // a run that holds about what it acks: checked against the members the token holds
+        assertThat(a.ackAll(popped.subList(2, 40))).isEqualTo(38);
+        assertThat(a.ackAll(popped.subList(1, 3))).as("acked already").isZero();
+        assertThat(b.ack(again)).isTrue();
+        assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+        assertThat(rmq.admin().stats("rm").pending()).isZero();
+    }
+
     @Test
     void aStaleAckNackOrExtensionNeverSettlesALaterDeliveryOfTheSameBody() {
         rmq.defineTopic("pr", TopicType.PRIORITY, 1);

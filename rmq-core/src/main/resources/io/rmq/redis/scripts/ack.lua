@@ -15,25 +15,44 @@
 --#include _common.lua
 
 local is_priority = ARGV[1] == '1'
-local members, tokens = {}, {}
+-- The fencing check per run: the members of one pop (or extension) share its token, so one ZRANGEBYSCORE of that exact
+-- score names the ones it still holds, with no score to format and parse per member as ZMSCORE would (Redis formats
+-- each double it replies with printf, a large part of an ack's cost). When the token holds many more members than
+-- this call acks (acks trickling in one by one), the run is checked with ZMSCORE instead, so an ack never reads back
+-- much more than it settles.
+local out, acked = {}, {}
 local i = 2
 while i <= #ARGV do
     local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
-    for k = i + 2, i + 1 + count do
-        members[#members + 1] = ARGV[k]
-        tokens[#tokens + 1] = token
-    end
-    i = i + 2 + count
-end
-local current = redis.call('ZMSCORE', K_PREPARE, unpack(members))
-local out, acked = {}, {}
-for j, member in ipairs(members) do
-    if current[j] and token_of(current[j]) == tokens[j] then
-        acked[#acked + 1] = member
-        out[j] = '1'
+    local first, last = i + 2, i + 1 + count
+    local score = string.format('%.17g', token / TOKEN_UNITS)
+    local limit = 2 * count + 16
+    local held = redis.call('ZRANGEBYSCORE', K_PREPARE, score, score, 'LIMIT', 0, limit)
+    if #held < limit then
+        local holds = {}
+        for _, member in ipairs(held) do holds[member] = true end
+        for k = first, last do
+            local member = ARGV[k]
+            if holds[member] then
+                acked[#acked + 1] = member
+                out[#out + 1] = '1'
+            else
+                out[#out + 1] = '0'
+            end
+        end
     else
-        out[j] = '0'
+        local current = redis.call('ZMSCORE', K_PREPARE, unpack(ARGV, first, last))
+        for k = first, last do
+            local held_score = current[k - first + 1]
+            if held_score and token_of(held_score) == token then
+                acked[#acked + 1] = ARGV[k]
+                out[#out + 1] = '1'
+            else
+                out[#out + 1] = '0'
+            end
+        end
     end
+    i = last + 1
 end
 if #acked > 0 then
     redis.call('ZREM', K_PREPARE, unpack(acked))

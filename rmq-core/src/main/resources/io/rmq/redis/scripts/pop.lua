@@ -1,6 +1,7 @@
 -- Two-phase pop (CONCURRENT mode; an ORDERLY slot, one with an owner key, is refused): first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
 -- Their prepare score is one new lease token (see issue_lease in _common.lua): the deadline, raised above every token
--- the slot issued before, so that it is unique to this pop; a pop that takes nothing issues none.
+-- the slot issued before, so that it is unique to this pop; a pop that finds nothing due issues none (one whose due
+-- bodies were all in flight has used one up unseen: harmless, tokens only need to be unique and increasing).
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
@@ -54,47 +55,50 @@ local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
 local with_contexts = ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
--- Number-to-string conversion of arguments is costly in scripts: convert the token once, when the first is taken.
-local token_arg = nil
--- Multi-member commands per page (ZMSCORE, ZREM, ZADD, HMGET): a pop costs a handful of calls, not a few per message.
+-- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
+local token_arg, token_num = nil, nil
+-- Multi-member commands per page (ZADD NX, ZREM, HMGET): a pop costs a handful of calls, not a few per message.
 -- Tables are built once per page and per message as few as possible: each insert is paid per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
     local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
-    local members = {}
-    for i = 1, #page, 2 do members[#members + 1] = page[i] end
-    local in_flight = redis.call('ZMSCORE', K_PREPARE, unpack(members))
-    -- take[j] = index into page of the member's score; usually nothing is in flight and take is every member
-    local take, take_index = {}, {}
-    for j, member in ipairs(members) do
-        if in_flight[j] then
-            skipped = skipped + 1
-        else
-            take[#take + 1] = member
-            take_index[#take_index + 1] = 2 * j
+    if not token_arg then
+        local token = issue_lease(now, lease_ms)
+        token_arg = string.format('%.17g', token)
+        token_num = token
+    end
+    local members, lease_args = {}, {}
+    for i = 1, #page, 2 do
+        local j = #members + 1
+        members[j] = page[i]
+        lease_args[2 * j - 1] = token_arg
+        lease_args[2 * j] = page[i]
+    end
+    -- NX leaves a body that is in flight alone; usually none is, and the count added says so without a lookup
+    local take, take_index = members, nil
+    if redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args)) < #members then
+        -- the token is this pop's own: the members that hold it were added now, the others were in flight
+        local scores = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+        take, take_index = {}, {}
+        for j, member in ipairs(members) do
+            if tonumber(scores[j]) == token_num then
+                take[#take + 1] = member
+                take_index[#take_index + 1] = 2 * j
+            else
+                skipped = skipped + 1
+            end
         end
     end
     if #take > 0 then
-        if not token_arg then
-            local token = issue_lease(now, lease_ms)
-            out[1] = token * TOKEN_UNITS
-            token_arg = string.format('%.17g', token)
-        end
-        local lease_args = {}
-        for j, member in ipairs(take) do
-            lease_args[2 * j - 1] = token_arg
-            lease_args[2 * j] = member
-        end
         redis.call('ZREM', K_STORE, unpack(take))
         -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
         if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
-        redis.call('ZADD', K_PREPARE, unpack(lease_args))
         if is_priority then
             local priority_args = {}
             for j, member in ipairs(take) do
                 priority_args[2 * j - 1] = member
-                priority_args[2 * j] = page[take_index[j]]
+                priority_args[2 * j] = page[take_index and take_index[j] or 2 * j]
             end
             redis.call('HSET', K_PRIORITY, unpack(priority_args))
         end
@@ -104,7 +108,7 @@ while taken < batch and skipped < max_skipped do
             local contexts = redis.call('HMGET', K_CONTEXT, unpack(take))
             for j, member in ipairs(take) do
                 out[n + 1] = member
-                out[n + 2] = page[take_index[j]]
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
                 n = n + 2
                 if failures then
                     out[n + 1] = tonumber(failures[j] or '0') + 1
@@ -117,14 +121,14 @@ while taken < batch and skipped < max_skipped do
             local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
             for j, member in ipairs(take) do
                 out[n + 1] = member
-                out[n + 2] = page[take_index[j]]
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
                 out[n + 3] = tonumber(failures[j] or '0') + 1
                 n = n + 3
             end
         else
             for j, member in ipairs(take) do
                 out[n + 1] = member
-                out[n + 2] = page[take_index[j]]
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
                 n = n + 2
             end
         end
@@ -132,6 +136,7 @@ while taken < batch and skipped < max_skipped do
     end
     if #page < 2 * want then break end
 end
+if taken > 0 then out[1] = token_num * TOKEN_UNITS end
 
 local next_due = -1
 if is_priority then
