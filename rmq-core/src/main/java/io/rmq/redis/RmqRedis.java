@@ -149,16 +149,16 @@ public final class RmqRedis {
      * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
      * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
      * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
-     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins). Pipelined with it, in the
-     * same write, the message's rank in the slot ({@code ZRANK}; PRIORITY: from the highest, {@code ZREVRANK}): rank 0
-     * means it is the slot's first, and sleepers are told ({@code PUBLISH} as the scripts do it, sent without waiting
-     * for its reply; a RANGE_MERGE message that merged changed nothing and announces nothing). Whichever order
-     * concurrent senders' commands interleave in, the sender whose message is first when its check runs announces it.
+     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins).
      * <p>
-     * The rank is an integer reply (the slot's first member and its score, which a {@code ZRANGE 0 0 WITHSCORES}
-     * would send back, are known here: the member is the message, its score the one just written), and the send
-     * completes on the {@code ZADD} reply: the wake-up decision runs after it, on the connection's thread, off the
-     * sender's wait.
+     * The send is the {@code ZADD} alone, one command written and flushed in one hand-off to the connection's thread,
+     * and completes on its reply. Then, from the connection's thread and off the sender's wait, the message's rank in
+     * the slot is read ({@code ZRANK}; PRIORITY: from the highest, {@code ZREVRANK}): rank 0 means it is the slot's
+     * first, and sleepers are told ({@code PUBLISH} as the scripts do it, not waited for). A RANGE_MERGE message that
+     * merged changed nothing and reads and announces nothing. Whatever happens to the slot between the {@code ZADD}
+     * and the read, no sleeper misses the message: if it is first when its check runs, it is announced; if something
+     * sent meanwhile is due sooner, that message's own check announces it, and a consumer that takes the message (or
+     * one before it) learns the slot's next due time from its pop.
      *
      * @return 1 when the message was added, 0 when it merged into a waiting one
      */
@@ -182,17 +182,34 @@ public final class RmqRedis {
         List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
                 : List.of(store, bytes(score), member);
         AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
+        CompletableFuture<Long> added = new CompletableFuture<>();
+        zadd.whenComplete((count, error) -> {
+            if (error != null) {
+                added.completeExceptionally(gateway.unavailableIfDisconnected(error, store, "a send (ZADD)"));
+                return;
+            }
+            added.complete(count); // releases the sender first: the check below is not part of its wait
+            if (count == 1 || !rangeMerge) {
+                wakeIfFirst(slot, priority, member, score);
+            }
+        });
+        gateway.dispatch(zadd);
+        return added;
+    }
+
+    /** Announces {@code member} when it is the slot's first message (see {@link #sendOne}). */
+    private void wakeIfFirst(SlotKeys slot, boolean priority, byte[] member, long score) {
+        byte[] store = slot.store();
         AsyncCommand<byte[], byte[], Long> rank = new AsyncCommand<>(new Command<>(
                 priority ? CommandType.ZREVRANK : CommandType.ZRANK, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
                 new EncodedArgs(store, List.of(store, member))));
-        gateway.dispatchAll(List.of(zadd, rank));
-        rank.thenAcceptBoth(zadd, (position, count) -> {
-            // position is null when the message is not in the store any more (a consumer took it already)
-            if (position != null && position == 0 && (count == 1 || !rangeMerge)) {
+        rank.thenAccept(position -> {
+            // null: the message is not in the store any more (a consumer took it already)
+            if (position != null && position == 0) {
                 announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
             }
         });
-        return gateway.namingDisconnection(zadd, store, "a send (ZADD)");
+        gateway.dispatch(rank);
     }
 
     /**
