@@ -42,6 +42,26 @@ final class RedisClock {
         return reading.thenApply(r -> System.currentTimeMillis() + r.offsetMillis());
     }
 
+    /**
+     * As {@link #now}, without a future when a reading is at hand (every call after the first to a slot): a lone send
+     * then computes its due time with no stage in between. {@link #UNKNOWN} before the first reading has answered
+     * (or after one failed); the caller then waits for {@link #now}.
+     */
+    long nowIfKnown(SlotKeys slot) {
+        CompletableFuture<Reading> reading = readings.get(slot);
+        if (reading == null || !reading.isDone() || reading.isCompletedExceptionally()) {
+            return UNKNOWN;
+        }
+        Reading known = reading.join();
+        if (System.nanoTime() - known.readAtNanos() > REFRESH_NANOS) {
+            read(slot); // the stale reading serves this call; the fresh one the next
+        }
+        return System.currentTimeMillis() + known.offsetMillis();
+    }
+
+    /** What {@link #nowIfKnown} returns while no reading is at hand. */
+    static final long UNKNOWN = Long.MIN_VALUE;
+
     private CompletableFuture<Reading> read(SlotKeys slot) {
         long localMillis = System.currentTimeMillis();
         long sentNanos = System.nanoTime();

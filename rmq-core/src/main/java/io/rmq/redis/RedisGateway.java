@@ -224,6 +224,16 @@ public final class RedisGateway implements AutoCloseable {
         current.dispatch(batch);
     }
 
+    /** One command, written and flushed at once (one hand-off to the connection's thread). */
+    void dispatch(AsyncCommand<byte[], byte[], ?> command) {
+        StatefulConnection<byte[], byte[]> current = connection;
+        if (current == null) {
+            command.completeExceptionally(unavailable("a Redis command (" + command.getType() + ")"));
+            return;
+        }
+        current.dispatch(command);
+    }
+
     /** The async commands; for standalone and cluster alike (cluster routes each command by its key's slot). */
     RedisClusterAsyncCommands<byte[], byte[]> commands() {
         return commands;

@@ -2,7 +2,6 @@ package io.rmq.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,40 +149,67 @@ public final class RmqRedis {
      * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
      * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
      * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
-     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins). Pipelined with it, in the
-     * same round trip, the slot's first message ({@code ZRANGE 0 0}; PRIORITY: the highest, {@code ZREVRANGE}): when
-     * it is this message, sleepers are told ({@code PUBLISH} as the scripts do it, sent without waiting for its
-     * reply; a RANGE_MERGE message that merged changed nothing and announces nothing). Whichever order concurrent
-     * senders' commands interleave in, the sender whose message is first when its check runs announces it.
+     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins).
+     * <p>
+     * The send is the {@code ZADD} alone, one command written and flushed in one hand-off to the connection's thread,
+     * and completes on its reply. Then, from the connection's thread and off the sender's wait, the message's rank in
+     * the slot is read ({@code ZRANK}; PRIORITY: from the highest, {@code ZREVRANK}): rank 0 means it is the slot's
+     * first, and sleepers are told ({@code PUBLISH} as the scripts do it, not waited for). A RANGE_MERGE message that
+     * merged changed nothing and reads and announces nothing. Whatever happens to the slot between the {@code ZADD}
+     * and the read, no sleeper misses the message: if it is first when its check runs, it is announced; if something
+     * sent meanwhile is due sooner, that message's own check announces it, and a consumer that takes the message (or
+     * one before it) learns the slot's next due time from its pop.
      *
      * @return 1 when the message was added, 0 when it merged into a waiting one
      */
     CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
             long parameter) {
-        CompletableFuture<Long> score = rangeMerge ? clock.now(slot).thenApply(now -> now + parameter)
-                : CompletableFuture.completedFuture(parameter);
-        return score.thenCompose(due -> {
-            List<byte[]> parts = new ArrayList<>(4);
-            parts.add(slot.store());
-            if (rangeMerge) {
-                parts.add(NX);
+        if (!rangeMerge) {
+            return write(slot, false, priority, member, parameter);
+        }
+        long now = clock.nowIfKnown(slot);
+        if (now != RedisClock.UNKNOWN) {
+            return write(slot, true, false, member, now + parameter);
+        }
+        // the first send to a slot (or after a failed reading) waits for Redis's clock
+        return clock.now(slot).thenCompose(redisNow -> write(slot, true, false, member, redisNow + parameter));
+    }
+
+    /** {@link #sendOne} with its score (the due time or priority) at hand. */
+    private CompletableFuture<Long> write(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long score) {
+        byte[] store = slot.store();
+        List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
+                : List.of(store, bytes(score), member);
+        AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
+        CompletableFuture<Long> added = new CompletableFuture<>();
+        zadd.whenComplete((count, error) -> {
+            if (error != null) {
+                added.completeExceptionally(gateway.unavailableIfDisconnected(error, store, "a send (ZADD)"));
+                return;
             }
-            parts.add(bytes(due));
-            parts.add(member);
-            AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf = firstOf(slot, priority);
-            gateway.dispatchAll(List.of(zadd, firstOf));
-            CompletableFuture<Long> added = gateway.namingDisconnection(zadd, slot.store(), "a send (ZADD)");
-            CompletableFuture<List<ScoredValue<byte[]>>> first = firstOf;
-            return added.thenCombine(first.exceptionally(ex -> List.of()), (count, firsts) -> {
-                if (!firsts.isEmpty() && Arrays.equals(firsts.get(0).getValue(), member)
-                        && (count == 1 || !rangeMerge)) {
-                    announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis())
-                            : (long) firsts.get(0).getScore());
-                }
-                return count;
-            });
+            added.complete(count); // releases the sender first: the check below is not part of its wait
+            if (count == 1 || !rangeMerge) {
+                wakeIfFirst(slot, priority, member, score);
+            }
         });
+        gateway.dispatch(zadd);
+        return added;
+    }
+
+    /** Announces {@code member} when it is the slot's first message (see {@link #sendOne}). */
+    private void wakeIfFirst(SlotKeys slot, boolean priority, byte[] member, long score) {
+        byte[] store = slot.store();
+        AsyncCommand<byte[], byte[], Long> rank = new AsyncCommand<>(new Command<>(
+                priority ? CommandType.ZREVRANK : CommandType.ZRANK, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(store, List.of(store, member))));
+        rank.thenAccept(position -> {
+            // null: the message is not in the store any more (a consumer took it already)
+            if (position != null && position == 0) {
+                announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
+            }
+        });
+        gateway.dispatch(rank);
     }
 
     /**
@@ -283,7 +309,7 @@ public final class RmqRedis {
                 results.add(added);
                 continue;
             }
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = firstOf(slot, false);
+            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = firstOf(slot);
             commands.add(first);
             long batchLowest = lowest;
             CompletableFuture<Void> woke = first.toCompletableFuture().handle((reply, error) -> {
@@ -306,11 +332,11 @@ public final class RmqRedis {
     }
 
     /**
-     * The slot's first message with its score: {@code ZRANGE store 0 0 WITHSCORES}, or the highest ({@code ZREVRANGE})
-     * for a PRIORITY slot; Lettuce's own reply reader (RESP2 answers a flat list, RESP3 pairs).
+     * The slot's first message with its score: {@code ZRANGE store 0 0 WITHSCORES}; Lettuce's own reply reader (RESP2
+     * answers a flat list, RESP3 pairs).
      */
-    private static AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf(SlotKeys slot, boolean highest) {
-        return new AsyncCommand<>(new Command<>(highest ? CommandType.ZREVRANGE : CommandType.ZRANGE,
+    private static AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf(SlotKeys slot) {
+        return new AsyncCommand<>(new Command<>(CommandType.ZRANGE,
                 new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
                 new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
     }

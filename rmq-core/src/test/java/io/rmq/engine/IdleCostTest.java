@@ -93,7 +93,7 @@ class IdleCostTest extends EngineTestSupport {
 
     /**
      * A single send without a trace context is plain commands, no script: its {@code ZADD} (NX for RANGE_MERGE) and,
-     * in the same write, a read of the slot's first message; when that is the message sent, a {@code PUBLISH} wakes
+     * in the same write, a read of its rank in the slot; when it is the slot's first, a {@code PUBLISH} wakes
      * sleeping listeners, who handle it long before their {@code maxIdle} of 5 minutes.
      */
     @Test
