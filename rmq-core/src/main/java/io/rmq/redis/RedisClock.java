@@ -32,12 +32,13 @@ final class RedisClock {
 
     /** Redis's current time (ms) on the slot's master, as estimated here; completes at once after the first read. */
     CompletableFuture<Long> now(SlotKeys slot) {
+        long known = nowIfKnown(slot);
+        if (known != UNKNOWN) {
+            return CompletableFuture.completedFuture(known);
+        }
         CompletableFuture<Reading> reading = readings.get(slot);
         if (reading == null || reading.isCompletedExceptionally()) {
             reading = read(slot);
-        }
-        else if (reading.isDone() && System.nanoTime() - reading.join().readAtNanos() > REFRESH_NANOS) {
-            read(slot); // the stale reading serves this call; the fresh one the next
         }
         return reading.thenApply(r -> System.currentTimeMillis() + r.offsetMillis());
     }
