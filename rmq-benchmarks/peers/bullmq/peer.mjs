@@ -103,6 +103,8 @@ const timeout = ms => {
   return { promise, cancel: () => clearTimeout(timer) };
 };
 
+/** The measured phase starts (PROTOCOL.md): the orchestrator reads Redis's CPU and the machine's load from here. */
+const measuring = () => process.stdout.write('MEASURING\n');
 const secondsSince = start => Number(process.hrtime.bigint() - start) / 1e9;
 const nowMs = () => performance.now(); // monotonic, for the warm-up deadline
 const rateResult = (count, seconds) => ({ rate: Math.round((count / seconds) * 10) / 10, count });
@@ -140,6 +142,7 @@ async function addSingle(queue, n, deadline = Infinity) {
 async function produceBatch() {
   const queue = newQueue(QUEUE);
   await queue.waitUntilReady();
+  measuring();
   const start = process.hrtime.bigint();
   await addBulk(queue, args.messages);
   const elapsed = secondsSince(start);
@@ -150,6 +153,7 @@ async function produceBatch() {
 async function produceSingle() {
   const queue = newQueue(QUEUE);
   await queue.waitUntilReady();
+  measuring();
   const start = process.hrtime.bigint();
   await addSingle(queue, args.messages);
   const elapsed = secondsSince(start);
@@ -166,6 +170,7 @@ async function fill() {
 }
 
 async function consume() {
+  measuring();
   const start = process.hrtime.bigint(); // elapsed includes the worker's startup
   const w = newWorker(QUEUE, args.messages);
   const limit = timeout(args.seconds * 1000);
@@ -181,6 +186,7 @@ async function produceConsume() {
   const w = newWorker(QUEUE, args.messages);
   const queue = newQueue(QUEUE);
   await Promise.all([w.worker.waitUntilReady(), queue.waitUntilReady()]);
+  measuring();
   const start = process.hrtime.bigint(); // first send
   const limit = timeout(args.seconds * 1000);
   await addSingle(queue, args.messages);
@@ -230,6 +236,7 @@ async function delay() {
   const w = delayWorker(QUEUE, n);
   const queue = newQueue(QUEUE);
   await Promise.all([w.worker.waitUntilReady(), queue.waitUntilReady()]);
+  measuring();
   // Due times spread uniformly over --seconds, starting 1 s from now (PROTOCOL.md, as every peer).
   const base = Date.now() + 1000;
   const limit = timeout((2 * args.seconds + 30) * 1000);

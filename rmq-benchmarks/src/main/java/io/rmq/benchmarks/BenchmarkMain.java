@@ -55,6 +55,8 @@ public final class BenchmarkMain {
     enum Metric {
         W1A_BATCH("W1A produce, batch API", "msgs/s", true),
         W1A_SINGLE("W1A produce, one at a time (async)", "msgs/s", true),
+        W1A_BATCH_REDIS("W1A produce, batch API: Redis CPU per message", "µs", false),
+        W1A_SINGLE_REDIS("W1A produce, one at a time: Redis CPU per message", "µs", false),
         W1A_WAITED_100("W1A produce, batches of 100, each waited for", "msgs/s", true),
         W1A_WAITED_1000("W1A produce, batches of 1,000, each waited for", "msgs/s", true),
         W1A_WAITED_10000("W1A produce, batches of 10,000, each waited for", "msgs/s", true),
@@ -71,7 +73,9 @@ public final class BenchmarkMain {
         W1A_SYNC_8_REDIS("W1A synchronous sends, 8 threads: Redis CPU per message", "µs", false),
         W1A_SYNC_64_REDIS("W1A synchronous sends, 64 threads: Redis CPU per message", "µs", false),
         W1B_CONSUME("W1B consume, concurrency 8", "msgs/s", true),
+        W1B_REDIS("W1B consume: Redis CPU per message", "µs", false),
         W1C_BOTH("W1C produce + consume at once", "msgs/s", true),
+        W1C_REDIS("W1C produce + consume: Redis CPU per message", "µs", false),
         W2_BYTES("W2 Redis memory per queued message", "bytes", false),
         W3_P50("W3 lateness p50", "ms", false),
         W3_P99("W3 lateness p99", "ms", false),
@@ -128,6 +132,8 @@ public final class BenchmarkMain {
     private final int wakeMessages;
     private final int warmupSeconds;
     private final Map<String, Map<Metric, List<Double>>> results = new LinkedHashMap<>();
+    /** Cores busy on the machine over each figure's measured phase, by peer (PROTOCOL.md MEASURING). */
+    private final Map<String, Map<Metric, List<Double>>> busy = new LinkedHashMap<>();
     private final Map<String, List<String>> notes = new LinkedHashMap<>();
     final Map<OrderedMetric, List<Double>> ordered = new LinkedHashMap<>();
     /** The RESULT fields of every ordered workload run, by "ORDERLY", "CONCURRENT" and "takeover" (for tests). */
@@ -265,21 +271,22 @@ public final class BenchmarkMain {
         flush();
         r = workload(peer, "produce-batch", w1, cap);
         double batchRate = number(r, "rate");
-        record(peer, Metric.W1A_BATCH, batchRate);
+        recordMeasured(peer, Metric.W1A_BATCH, Metric.W1A_BATCH_REDIS, r);
         if (r != null) {
             r = workload(peer, "consume", w1, cap);
-            record(peer, Metric.W1B_CONSUME, number(r, "rate"));
+            recordMeasured(peer, Metric.W1B_CONSUME, Metric.W1B_REDIS, r);
             capped(peer, "W1B", r, w1);
         }
         flush();
         r = workload(peer, "produce-single", w1, cap);
-        record(peer, Metric.W1A_SINGLE, number(r, "rate"));
+        recordMeasured(peer, Metric.W1A_SINGLE, Metric.W1A_SINGLE_REDIS, r);
         if (peer.name().startsWith("RMQ") || peer.name().equals("Redisson")) {
             // the batch sizes users write, each call waited for (PROTOCOL.md produce-waited); peers with a bulk API
             for (int size : new int[] {100, 1_000, 10_000}) {
                 flush();
                 r = workload(peer, "produce-waited", w1, cap, "--batch", Integer.toString(size));
                 record(peer, Metric.valueOf("W1A_WAITED_" + size), number(r, "rate"));
+                recordBusy(peer, r, Metric.valueOf("W1A_WAITED_" + size));
                 record(peer, Metric.valueOf("W1A_WAITED_" + size + "_REDIS"), number(r, "redisUsPerMsg"));
                 record(peer, Metric.valueOf("W1A_WAITED_" + size + "_CLIENT"), number(r, "clientUsPerMsg"));
             }
@@ -289,12 +296,13 @@ public final class BenchmarkMain {
                 r = workload(peer, "produce-sync", Math.min(w1, syncMessages), cap, "--threads",
                         Integer.toString(threads));
                 record(peer, Metric.valueOf("W1A_SYNC_" + threads), number(r, "rate"));
+                recordBusy(peer, r, Metric.valueOf("W1A_SYNC_" + threads));
                 record(peer, Metric.valueOf("W1A_SYNC_" + threads + "_REDIS"), number(r, "redisUsPerMsg"));
             }
         }
         flush();
         r = workload(peer, "produce-consume", w1, cap);
-        record(peer, Metric.W1C_BOTH, number(r, "rate"));
+        recordMeasured(peer, Metric.W1C_BOTH, Metric.W1C_REDIS, r);
         capped(peer, "W1C", r, w1);
 
         flush();
@@ -315,6 +323,7 @@ public final class BenchmarkMain {
         record(peer, Metric.W3_P50, number(r, "p50"));
         record(peer, Metric.W3_P99, number(r, "p99"));
         record(peer, Metric.W3_MAX, number(r, "max"));
+        recordBusy(peer, r, Metric.W3_P50, Metric.W3_P99, Metric.W3_MAX);
         if (r != null && number(r, "count") < w3) {
             note(peer.name(), "W3 handled only " + Math.round(number(r, "count")) + " of " + w3 + " in time");
         }
@@ -361,7 +370,8 @@ public final class BenchmarkMain {
             command.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));
         }
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        CompletableFuture<String> result = readResult(process, null);
+        MeasuredWindow window = new MeasuredWindow();
+        CompletableFuture<String> result = readResult(process, null, window);
         long timeout = seconds * 3L + warmupSeconds * 2L + 180;
         if (!process.waitFor(timeout, TimeUnit.SECONDS)) {
             process.destroyForcibly();
@@ -375,12 +385,96 @@ public final class BenchmarkMain {
             note(peer.name(), workload + " failed (exit " + process.exitValue() + ")");
             return null;
         }
-        log("  " + workload + " " + line);
-        return parse(line);
+        Map<String, String> fields = parse(line);
+        window.addTo(fields);
+        log("  " + workload + " " + line + window.describe());
+        return fields;
     }
 
-    /** Reads a peer's output until its RESULT line; calls {@code onReady} at READY. Keeps the last lines for errors. */
-    private CompletableFuture<String> readResult(Process process, Runnable onReady) {
+    /**
+     * What the orchestrator itself reads over a peer's measured phase: from the peer's {@code MEASURING} line to its
+     * {@code RESULT} line (PROTOCOL.md), Redis's CPU ({@code INFO cpu}) and the machine's CPU ({@code /proc/stat}).
+     * Both readings happen on the output reader's thread, while the orchestrator's own thread only waits.
+     */
+    private final class MeasuredWindow {
+        private double redisStart = Double.NaN;
+        private long[] statStart;
+        private double redisSeconds = Double.NaN;
+        private double busyCores = Double.NaN;
+
+        void start() {
+            redisStart = redisCpuSeconds();
+            statStart = procStat();
+        }
+
+        void end() {
+            if (Double.isNaN(redisStart)) {
+                return; // the peer printed no MEASURING: no figure
+            }
+            redisSeconds = redisCpuSeconds() - redisStart;
+            busyCores = busyCores(statStart, procStat());
+        }
+
+        /** Adds {@code _redisSeconds} and {@code _busyCores} (orchestrator's readings) to a RESULT's fields. */
+        void addTo(Map<String, String> fields) {
+            if (!Double.isNaN(redisSeconds)) {
+                fields.put("_redisSeconds", Double.toString(redisSeconds));
+            }
+            if (!Double.isNaN(busyCores)) {
+                fields.put("_busyCores", Double.toString(busyCores));
+            }
+        }
+
+        String describe() {
+            return Double.isNaN(redisSeconds) ? ""
+                    : String.format(Locale.ROOT, " [Redis CPU %.3f s, machine %.2f cores busy]", redisSeconds, busyCores);
+        }
+    }
+
+    private double redisCpuSeconds() {
+        return Double.parseDouble(info("cpu", "used_cpu_sys")) + Double.parseDouble(info("cpu", "used_cpu_user"));
+    }
+
+    /** The machine's aggregate CPU line of {@code /proc/stat} (ticks), or null where there is none. */
+    static long[] procStat() {
+        try {
+            String[] fields = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long[] ticks = new long[fields.length - 1];
+            for (int i = 1; i < fields.length; i++) {
+                ticks[i - 1] = Long.parseLong(fields[i]);
+            }
+            return ticks;
+        }
+        catch (IOException | RuntimeException ex) {
+            return null;
+        }
+    }
+
+    /**
+     * Cores kept busy between two {@code /proc/stat} readings: (user + nice + system + irq + softirq) over all
+     * ticks, times the cores. Steal and guest time are not counted as busy; NaN without readings.
+     */
+    static double busyCores(long[] before, long[] after) {
+        if (before == null || after == null || before.length < 8 || after.length < 8) {
+            return Double.NaN;
+        }
+        long busy = 0;
+        long total = 0;
+        for (int i = 0; i < 8; i++) { // user nice system idle iowait irq softirq steal (guest is inside user)
+            long delta = after[i] - before[i];
+            total += delta;
+            if (i != 3 && i != 4 && i != 7) {
+                busy += delta;
+            }
+        }
+        return total <= 0 ? Double.NaN : busy * (double) Runtime.getRuntime().availableProcessors() / total;
+    }
+
+    /**
+     * Reads a peer's output until its RESULT line; calls {@code onReady} at READY and opens and closes {@code window}
+     * (if any) at MEASURING and RESULT. Keeps the last lines for errors.
+     */
+    private CompletableFuture<String> readResult(Process process, Runnable onReady, MeasuredWindow window) {
         return CompletableFuture.supplyAsync(() -> {
             List<String> tail = new ArrayList<>();
             try (BufferedReader reader = new BufferedReader(
@@ -389,7 +483,13 @@ public final class BenchmarkMain {
                 String result = null;
                 while ((line = reader.readLine()) != null) {
                     if (line.startsWith("RESULT ")) {
+                        if (window != null && result == null) {
+                            window.end();
+                        }
                         result = line.substring(7).trim();
+                    }
+                    else if (line.trim().equals("MEASURING") && window != null) {
+                        window.start();
                     }
                     else if (line.trim().equals("READY") && onReady != null) {
                         onReady.run();
@@ -419,7 +519,7 @@ public final class BenchmarkMain {
                 "--concurrency", "8", "--seconds", Integer.toString(idleSeconds + 4)));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<Void> ready = new CompletableFuture<>();
-        CompletableFuture<String> result = readResult(process, () -> ready.complete(null));
+        CompletableFuture<String> result = readResult(process, () -> ready.complete(null), null);
         try {
             ready.get(120, TimeUnit.SECONDS);
         }
@@ -559,6 +659,25 @@ public final class BenchmarkMain {
                 .computeIfAbsent(metric, m -> new ArrayList<>()).add(value);
     }
 
+    /**
+     * A throughput figure, Redis CPU per message over its measured phase (the orchestrator's reading, divided by the
+     * RESULT's count) and the machine's load then.
+     */
+    private void recordMeasured(Peer peer, Metric rate, Metric redisPerMessage, Map<String, String> r) {
+        record(peer, rate, number(r, "rate"));
+        double count = number(r, "count");
+        record(peer, redisPerMessage, count > 0 ? number(r, "_redisSeconds") * 1e6 / count : Double.NaN);
+        recordBusy(peer, r, rate);
+    }
+
+    /** The cores the machine kept busy over the measured phase of the run behind {@code metrics}. */
+    private void recordBusy(Peer peer, Map<String, String> r, Metric... metrics) {
+        for (Metric metric : metrics) {
+            busy.computeIfAbsent(peer.name(), p -> new LinkedHashMap<>())
+                    .computeIfAbsent(metric, m -> new ArrayList<>()).add(number(r, "_busyCores"));
+        }
+    }
+
     private void note(String peer, String text) {
         List<String> list = notes.computeIfAbsent(peer, p -> new ArrayList<>());
         if (!list.contains(text)) {
@@ -601,9 +720,15 @@ public final class BenchmarkMain {
         out.append(String.format(Locale.ROOT, "Redis %s on loopback, flushed before every workload; %d run(s) per figure: median"
                 + " (min–max). Machine: %d cores, Java %s. Ratio = RMQ / peer (for bytes, ms and cmds/s lower is"
                 + " better, so a ratio below 1 favours RMQ there). Java peers run with %s. Every peer warms up for %d s"
-                + " (same operations, own keys, not measured) before each W1 and W3 workload.%n%n", version, runs,
+                + " (same operations, own keys, not measured) before each W1 and W3 workload. Redis CPU per message of"
+                + " the W1A batch/one-at-a-time, W1B and W1C rows: `INFO cpu` (sys + user) read by this orchestrator"
+                + " over the peer's measured phase (its MEASURING to its RESULT line, so it includes the consumer's"
+                + " stop), divided by the messages; those of the waited and synchronous rows are the peer's own readings"
+                + " (PROTOCOL.md). Last column: the cores the whole machine kept busy over each figure's measured phase"
+                + " (`/proc/stat` user + nice + system + irq + softirq, steal not counted; of %d), median per peer in"
+                + " column order.%n%n", version, runs,
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), String.join(" ", jvm()),
-                warmupSeconds));
+                warmupSeconds, Runtime.getRuntime().availableProcessors()));
         out.append("| figure | unit |");
         for (String name : measured) {
             out.append(' ').append(name).append(" |");
@@ -611,6 +736,7 @@ public final class BenchmarkMain {
                 out.append(" RMQ/").append(name).append(" |");
             }
         }
+        out.append(" machine: cores busy (").append(String.join(" / ", measured)).append(") |");
         out.append('\n').append("| --- | --- |");
         for (String name : measured) {
             out.append(" ---: |");
@@ -618,6 +744,7 @@ public final class BenchmarkMain {
                 out.append(" ---: |");
             }
         }
+        out.append(" ---: |");
         out.append('\n');
         Map<Metric, List<Double>> rmq = results.getOrDefault("RMQ", Map.of());
         for (Metric metric : Metric.values()) {
@@ -633,6 +760,7 @@ public final class BenchmarkMain {
                             : String.format(Locale.ROOT, "%.2f", ratio)).append(" |");
                 }
             }
+            out.append(' ').append(busyCell(metric, measured)).append(" |");
             out.append('\n');
         }
         if (!notes.isEmpty()) {
@@ -640,6 +768,18 @@ public final class BenchmarkMain {
             notes.forEach((peer, list) -> list.forEach(n -> out.append("- ").append(peer).append(": ").append(n).append('\n')));
         }
         return out.toString();
+    }
+
+    /** "1.9 / 1.7 / 1.2": the median cores busy per peer over this figure's measured phases; blank without any. */
+    private String busyCell(Metric metric, List<String> measured) {
+        List<String> cells = new ArrayList<>();
+        boolean any = false;
+        for (String name : measured) {
+            double median = median(busy.getOrDefault(name, Map.of()).getOrDefault(metric, List.of()));
+            any |= !Double.isNaN(median);
+            cells.add(Double.isNaN(median) ? "n/a" : String.format(Locale.ROOT, "%.1f", median));
+        }
+        return any ? String.join(" / ", cells) : "";
     }
 
     // ------------------------------------------------------------------ helpers

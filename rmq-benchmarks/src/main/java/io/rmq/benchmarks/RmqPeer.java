@@ -206,8 +206,14 @@ public final class RmqPeer {
 
     static String run(Rmq rmq, PeerArgs args) throws Exception {
         return switch (args.workload()) {
-            case "produce-batch", "fill" -> rate(produceBatch(rmq, QUEUE, args.messages()), args.messages());
-            case "produce-single" -> rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
+            case "produce-batch", "fill" -> {
+                measuring();
+                yield rate(produceBatch(rmq, QUEUE, args.messages()), args.messages());
+            }
+            case "produce-single" -> {
+                measuring();
+                yield rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
+            }
             case "produce-waited" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
                     () -> produceWaited(rmq, QUEUE, args.messages(), args.intOption("batch", 1_000)));
             case "produce-sync" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
@@ -323,11 +329,15 @@ public final class RmqPeer {
                     handled.incrementAndGet();
                     done.countDown();
                 });
+        if (!produce) {
+            measuring();
+        }
         long start = System.nanoTime();
         container.start();
         if (produce) {
             Thread.sleep(200);
             start = System.nanoTime();
+            measuring();
             produceSingle(rmq, topic, n);
         }
         done.await(seconds, TimeUnit.SECONDS);
@@ -453,6 +463,9 @@ public final class RmqPeer {
         }
         container.start();
         Thread.sleep(200);
+        if (topic.equals(DELAYED)) {
+            measuring(); // not in the warm-up's rounds
+        }
         long base = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
         long spreadMillis = seconds * 1000L;
         List<OutgoingMessage> batch = new ArrayList<>(n);
@@ -622,6 +635,15 @@ public final class RmqPeer {
         }
         int rank = (int) Math.ceil(p / 100.0 * sorted.length);
         return sorted[Math.max(0, rank - 1)];
+    }
+
+    /**
+     * Marks the start of the measured phase (PROTOCOL.md {@code MEASURING}): the orchestrator reads Redis's CPU and
+     * the machine's load from here to the RESULT line. Printed once per run, after the warm-up.
+     */
+    static void measuring() {
+        System.out.println("MEASURING");
+        System.out.flush();
     }
 
     static String rate(long elapsedNanos, long count) {

@@ -38,6 +38,7 @@ final class WaitedBatches {
             com.sun.management.ThreadMXBean allocation = (com.sun.management.ThreadMXBean) threads;
             long callerBefore = threads.getCurrentThreadCpuTime();
             long allocatedBefore = allocation.getCurrentThreadAllocatedBytes();
+            RmqPeer.measuring();
             long elapsed = produce.getAsLong();
             long callerNanos = threads.getCurrentThreadCpuTime() - callerBefore;
             long allocated = allocation.getCurrentThreadAllocatedBytes() - allocatedBefore;

@@ -43,5 +43,11 @@ class BenchmarkSmokeTest {
         assertThat(BenchmarkMain.parse("{\"rate\":123.5,\"count\":10}")).containsEntry("rate", "123.5")
                 .containsEntry("count", "10");
         assertThat(BenchmarkMain.number(null, "rate")).isNaN();
+        // user nice system idle iowait irq softirq steal: 50 busy + 30 idle/iowait + 20 steal ticks of 100
+        long[] before = {0, 0, 0, 0, 0, 0, 0, 0};
+        long[] after = {30, 5, 10, 20, 10, 3, 2, 20};
+        assertThat(BenchmarkMain.busyCores(before, after))
+                .isCloseTo(0.5 * Runtime.getRuntime().availableProcessors(), org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(BenchmarkMain.busyCores(null, after)).isNaN();
     }
 }

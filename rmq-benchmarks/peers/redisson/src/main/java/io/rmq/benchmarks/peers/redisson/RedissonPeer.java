@@ -142,6 +142,7 @@ public final class RedissonPeer {
     private void produceBatch(RBlockingQueue<String> queue) {
         int n = messages(100_000);
         List<String> bodies = bodies(n);
+        measuring();
         long t0 = System.nanoTime();
         addAll(queue, bodies);
         long t1 = System.nanoTime();
@@ -179,6 +180,7 @@ public final class RedissonPeer {
                 (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         double redisBefore = redisCpuSeconds();
         long cpuBefore = os.getProcessCpuTime();
+        measuring();
         long t0 = System.nanoTime();
         phase.run();
         long t1 = System.nanoTime();
@@ -239,6 +241,7 @@ public final class RedissonPeer {
     private void produceSingle(RBlockingQueue<String> queue) {
         int n = messages(100_000);
         List<String> bodies = bodies(n);
+        measuring();
         long t0 = System.nanoTime();
         offerEach(queue, bodies);
         long t1 = System.nanoTime();
@@ -250,6 +253,7 @@ public final class RedissonPeer {
         int n = messages(100_000);
         int seconds = seconds(120);
         Consumers consumers = new Consumers(queue, n, null);
+        measuring();
         long t0 = System.nanoTime();
         consumers.start();
         boolean all = consumers.done.await(seconds, TimeUnit.SECONDS);
@@ -268,6 +272,7 @@ public final class RedissonPeer {
         consumers.start();
         consumers.started.await();
         Thread.sleep(200); // let every consumer sit in its blocking poll before the clock starts
+        measuring();
         long t0 = System.nanoTime();
         offerEach(queue, bodies);
         long sent = System.nanoTime();
@@ -297,6 +302,7 @@ public final class RedissonPeer {
             consumers.started.await();
             Thread.sleep(200);
             long spanMs = seconds * 1000L;
+            measuring();
             long startMs = System.currentTimeMillis() + 1000; // PROTOCOL.md: due times start 1 s ahead
             long t0 = System.nanoTime();
             int late = offerDelayed(delayed, 0, n, startMs, spanMs);
@@ -564,6 +570,12 @@ public final class RedissonPeer {
 
     private static long ms(long nanos) {
         return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    /** The measured phase starts (PROTOCOL.md): the orchestrator reads Redis's CPU and the machine's load from here. */
+    private static void measuring() {
+        System.out.println("MEASURING");
+        System.out.flush();
     }
 
     private static void result(String json) {
