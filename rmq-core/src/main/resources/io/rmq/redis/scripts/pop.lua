@@ -5,9 +5,12 @@
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
--- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
+-- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous. The body is
+-- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
+-- _common.lua).
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
+--             skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
@@ -80,6 +83,7 @@ while taken < batch and skipped < max_skipped do
     if redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args)) < #members then
         -- the token is this pop's own: the members that hold it were added now, the others were in flight
         local scores = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+        local in_flight = {}
         take, take_index = {}, {}
         for j, member in ipairs(members) do
             if tonumber(scores[j]) == token_num then
@@ -87,8 +91,10 @@ while taken < batch and skipped < max_skipped do
                 take_index[#take_index + 1] = 2 * j
             else
                 skipped = skipped + 1
+                in_flight[#in_flight + 1] = member
             end
         end
+        redis.call('SADD', K_SKIPPED, unpack(in_flight))
     end
     if #take > 0 then
         redis.call('ZREM', K_STORE, unpack(take))
