@@ -493,6 +493,38 @@ class AtLeastOnceTest extends EngineTestSupport {
         assertThat(exists(skipped)).isFalse();
     }
 
+    /**
+     * ack.lua removes a run that settles every member its token holds by the token's score, and the others member by
+     * member: a run that names a member twice counts it once, and never takes a member the call did not name.
+     */
+    @Test
+    void anAckRunRemovesByScoreOnlyWhatItNamedHoweverOftenItNamesIt() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        RmqConsumer consumer = rmq.consumer("rm", new ConsumerSettings(3, Duration.ofSeconds(30), RetryPolicy.DEFAULT));
+        for (String round : List.of("partial", "whole")) {
+            List<OutgoingMessage> messages = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                messages.add(OutgoingMessage.rangeMerge("rm", round + "-" + i, Duration.ofMillis(1)));
+            }
+            rmq.producer().sendBatch(messages);
+            Thread.sleep(10);
+            List<Delivery> popped = consumer.poll().deliveries();
+            assertThat(popped).hasSize(3);
+            if (round.equals("partial")) {
+                // names 2 of the 3 members the token holds, one of them twice
+                assertThat(consumer.ackAll(List.of(popped.get(0), popped.get(0), popped.get(1)))).isEqualTo(3);
+                assertThat(rmq.admin().stats("rm").inFlight()).as("the member not named stays").isEqualTo(1);
+                assertThat(consumer.ack(popped.get(2))).isTrue();
+            }
+            else {
+                assertThat(consumer.ackAll(List.of(popped.get(0), popped.get(1), popped.get(2), popped.get(1))))
+                        .isEqualTo(4);
+            }
+            assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+            assertThat(consumer.ackAll(popped)).as("%s: acked already", round).isZero();
+        }
+    }
+
     @Test
     void failedInFlightMessageMergesWithItsWaitingDuplicate() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 1);

@@ -24,6 +24,8 @@ local is_priority = ARGV[1] == '1'
 -- much more than it settles; a ZCOUNT of the token (two rank lookups, no member read) decides which, so the run
 -- never pays for both.
 local out, acked = {}, {}
+-- acked members still to be removed one by one (the runs that settle all their token holds go by score instead)
+local remove = {}
 local i = 2
 while i <= #ARGV do
     local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
@@ -32,15 +34,28 @@ while i <= #ARGV do
     if redis.call('ZCOUNT', K_PREPARE, score, score) <= 2 * count + 16 then
         local held = redis.call('ZRANGEBYSCORE', K_PREPARE, score, score)
         local holds = {}
-        for _, member in ipairs(held) do holds[member] = true end
+        for _, member in ipairs(held) do holds[member] = 1 end
+        local run_start, settled = #acked + 1, 0
         for k = first, last do
             local member = ARGV[k]
-            if holds[member] then
+            local held_here = holds[member]
+            if held_here then
+                if held_here == 1 then
+                    holds[member] = 2 -- counted once, however often the run names it
+                    settled = settled + 1
+                end
                 acked[#acked + 1] = member
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
             end
+        end
+        if settled == #held then
+            -- the run settles every member the token holds (the usual case: a pop's deliveries acked together):
+            -- remove them by their score, without handing Redis each member again
+            if settled > 0 then redis.call('ZREMRANGEBYSCORE', K_PREPARE, score, score) end
+        else
+            for j = run_start, #acked do remove[#remove + 1] = acked[j] end
         end
     else
         local current = redis.call('ZMSCORE', K_PREPARE, unpack(ARGV, first, last))
@@ -48,6 +63,7 @@ while i <= #ARGV do
             local held_score = current[k - first + 1]
             if held_score and token_of(held_score) == token then
                 acked[#acked + 1] = ARGV[k]
+                remove[#remove + 1] = ARGV[k]
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
@@ -56,8 +72,12 @@ while i <= #ARGV do
     end
     i = last + 1
 end
-if #acked > 0 then
-    redis.call('ZREM', K_PREPARE, unpack(acked))
+if #remove > 0 then
+    redis.call('ZREM', K_PREPARE, unpack(remove))
+end
+-- What else a slot may keep about a body (retries, failures, priorities, cancel marks, trace contexts, skipped
+-- duplicates): usually none of it, which one EXISTS of all six keys tells instead of one call each
+if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_SKIPPED) > 0 then
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
     local forget = acked
     if redis.call('EXISTS', K_RETRY) == 1 then

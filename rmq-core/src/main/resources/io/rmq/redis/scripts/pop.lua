@@ -52,10 +52,13 @@ if is_priority then
     end
 end
 
--- Most slots have no failed messages: skip the per-message attempt lookup (and its reply element) then.
-local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
+-- Most slots have no failed messages, cancel marks or trace contexts: one EXISTS of the three keys says so
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT) > 0
+-- skip the per-message attempt lookup (and its reply element) without failures
+local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
 -- likewise the trace contexts: looked up only when the consumer asks for them and the slot has any
-local with_contexts = ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local with_contexts = extras and ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
@@ -97,9 +100,19 @@ while taken < batch and skipped < max_skipped do
         redis.call('SADD', K_SKIPPED, unpack(in_flight))
     end
     if #take > 0 then
-        redis.call('ZREM', K_STORE, unpack(take))
+        if skipped == 0 and take == members then
+            -- the page is the first #take of store in taking order: remove them by rank, without handing Redis
+            -- every member again (each argument of a call from Lua is a string object copied for it)
+            if is_priority then
+                redis.call('ZREMRANGEBYRANK', K_STORE, -#take, -1)
+            else
+                redis.call('ZREMRANGEBYRANK', K_STORE, 0, #take - 1)
+            end
+        else
+            redis.call('ZREM', K_STORE, unpack(take))
+        end
         -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
-        if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
+        if any_cancelled then redis.call('SREM', K_CANCELLED, unpack(take)) end
         if is_priority then
             local priority_args = {}
             for j, member in ipairs(take) do
