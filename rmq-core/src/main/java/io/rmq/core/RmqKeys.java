@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH body -&gt; the sender's encoded trace context (propagation on; while the body is in the slot)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
@@ -34,6 +35,11 @@ public final class RmqKeys {
             "context"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
+    /**
+     * Passed after the lease-seq key to the scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack,
+     * release, sweep): the bodies pops found in flight while a duplicate of theirs waited in store.
+     */
+    private static final String SKIPPED = "skipped";
 
     private final String prefix;
     /** Slot keys per topic name (they depend on the name and the slot amount only). */
@@ -67,11 +73,12 @@ public final class RmqKeys {
     /** The keys of one slot, in the fixed order the Lua scripts expect (see each script's header). */
     public SlotKeys slot(String topic, int slot) {
         String base = prefix + ":{" + topic + ":" + slot + "}:";
-        byte[][] leasing = new byte[SUFFIXES.length + 1][];
+        byte[][] leasing = new byte[SUFFIXES.length + 2][];
         for (int i = 0; i < SUFFIXES.length; i++) {
             leasing[i] = bytes(base + SUFFIXES[i]);
         }
         leasing[SUFFIXES.length] = bytes(base + LEASE_SEQ);
+        leasing[SUFFIXES.length + 1] = bytes(base + SKIPPED);
         return new SlotKeys(topic, slot, Arrays.copyOf(leasing, SUFFIXES.length), leasing);
     }
 
@@ -99,7 +106,8 @@ public final class RmqKeys {
      * The keys of one slot. Arrays are shared: do not modify.
      *
      * @param all     the keys every slot script gets (KEYS[1..10])
-     * @param leasing {@code all} followed by the lease-seq key: for the scripts that issue lease tokens
+     * @param leasing {@code all} followed by the lease-seq and skipped keys: for the scripts that issue lease tokens
+     *                or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep)
      */
     public record SlotKeys(String topic, int slot, byte[][] all, byte[][] leasing) {
 
@@ -146,6 +154,11 @@ public final class RmqKeys {
 
         public byte[] leaseSeq() {
             return leasing[10];
+        }
+
+        /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
+        public byte[] skipped() {
+            return leasing[11];
         }
     }
 }

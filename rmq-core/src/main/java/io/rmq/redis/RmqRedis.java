@@ -514,7 +514,7 @@ public final class RmqRedis {
         if (runStart >= 0) {
             args.set(runStart + 1, bytes(args.size() - runStart - 2));
         }
-        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.all(),
+        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.leasing(),
                 args.toArray(byte[][]::new));
         return flags.thenApply(RmqRedis::digits);
     }
@@ -546,7 +546,7 @@ public final class RmqRedis {
             args[9 + 4 * i] = bytes(reasons.get(i));
             args[10 + 4 * i] = bytes(actions.get(i));
         }
-        return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.all(), args);
+        return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.leasing(), args);
     }
 
     /** Returns deliveries to store without counting an attempt (see release.lua); returns how many moved. */
@@ -559,7 +559,7 @@ public final class RmqRedis {
             args[2 + 3 * i] = bytes(tokens.get(i));
             args[3 + 3 * i] = bytes(scoreText(scores.get(i)));
         }
-        return gateway.eval(RmqScript.RELEASE, ScriptOutputType.INTEGER, slot.all(), args);
+        return gateway.eval(RmqScript.RELEASE, ScriptOutputType.INTEGER, slot.leasing(), args);
     }
 
     /** Returns per member the new token (in {@link #TOKEN_UNITS}: it fences the old one), or 0 when fenced. */
@@ -578,7 +578,7 @@ public final class RmqRedis {
         byte[][] args = new byte[8][];
         fillRetryArgs(args, priority, retry);
         args[7] = bytes(limit);
-        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.SWEEP, ScriptOutputType.MULTI, slot.all(), args);
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.SWEEP, ScriptOutputType.MULTI, slot.leasing(), args);
         return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
     }
 

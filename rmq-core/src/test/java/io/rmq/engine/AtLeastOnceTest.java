@@ -451,6 +451,80 @@ class AtLeastOnceTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * A pop that finds a body in flight while its duplicate waits notes the body in the slot's skipped SET, so that the
+     * end of that delivery announces the duplicate; acks look for waiting duplicates only while the SET exists. Every
+     * way the delivery ends (ack, failure, release, lease expiry) takes the body out again: the SET never outlives
+     * the duplicates it is about, and slots without them never have one.
+     */
+    @Test
+    void aBodyAPopSkippedIsNotedUntilItsDeliveryEndsWhicheverWayItEnds() throws Exception {
+        rmq.defineTopic("sk", TopicType.FIXED_TIME, 1);
+        ConsumerSettings settings = new ConsumerSettings(10, Duration.ofMillis(1500),
+                new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO)));
+        RmqConsumer a = rmq.consumer("sk", settings);
+        RmqConsumer b = newEngine().consumer("sk", settings);
+        byte[] skipped = rmq.redis().keys().slot("sk", 0).skipped();
+        for (String ending : List.of("ack", "nack", "release", "expiry")) {
+            String body = "order-" + ending;
+            rmq.producer().sendFixedTime("sk", body, java.time.Instant.now().minusSeconds(1));
+            Delivery first = a.poll().deliveries().get(0);
+            assertThat(exists(skipped)).as("%s: nothing skipped yet", ending).isFalse();
+            rmq.producer().sendFixedTime("sk", body, java.time.Instant.now().minusSeconds(1));
+            assertThat(b.poll().deliveries()).as("%s: the duplicate waits while its body is in flight", ending)
+                    .isEmpty();
+            assertThat(exists(skipped)).as("%s: the pop noted the body it skipped", ending).isTrue();
+            switch (ending) {
+                case "ack" -> assertThat(a.ack(first)).isTrue();
+                case "nack" -> assertThat(a.nack(first, "db down")).isEqualTo(NackOutcome.RETRY);
+                case "release" -> assertThat(a.release(List.of(first))).isEqualTo(1);
+                default -> {
+                    Thread.sleep(1600);
+                    assertThat(b.sweep()).containsExactly(1, 0);
+                }
+            }
+            assertThat(exists(skipped)).as("%s: the delivery ended, its note went with it", ending).isFalse();
+            Delivery next = b.poll().deliveries().get(0);
+            assertThat(next.bodyAsString()).isEqualTo(body);
+            assertThat(b.ack(next)).isTrue();
+            assertThat(a.ack(first)).as("%s: the first delivery's token cannot settle the next", ending).isFalse();
+            assertThat(rmq.admin().stats("sk").pending()).isZero();
+        }
+        assertThat(exists(skipped)).isFalse();
+    }
+
+    /**
+     * ack.lua removes a run that settles every member its token holds by the token's score, and the others member by
+     * member: a run that names a member twice counts it once, and never takes a member the call did not name.
+     */
+    @Test
+    void anAckRunRemovesByScoreOnlyWhatItNamedHoweverOftenItNamesIt() throws Exception {
+        rmq.defineTopic("rm", TopicType.RANGE_MERGE, 1);
+        RmqConsumer consumer = rmq.consumer("rm", new ConsumerSettings(3, Duration.ofSeconds(30), RetryPolicy.DEFAULT));
+        for (String round : List.of("partial", "whole")) {
+            List<OutgoingMessage> messages = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                messages.add(OutgoingMessage.rangeMerge("rm", round + "-" + i, Duration.ofMillis(1)));
+            }
+            rmq.producer().sendBatch(messages);
+            Thread.sleep(10);
+            List<Delivery> popped = consumer.poll().deliveries();
+            assertThat(popped).hasSize(3);
+            if (round.equals("partial")) {
+                // names 2 of the 3 members the token holds, one of them twice
+                assertThat(consumer.ackAll(List.of(popped.get(0), popped.get(0), popped.get(1)))).isEqualTo(3);
+                assertThat(rmq.admin().stats("rm").inFlight()).as("the member not named stays").isEqualTo(1);
+                assertThat(consumer.ack(popped.get(2))).isTrue();
+            }
+            else {
+                assertThat(consumer.ackAll(List.of(popped.get(0), popped.get(1), popped.get(2), popped.get(1))))
+                        .isEqualTo(4);
+            }
+            assertThat(rmq.admin().stats("rm").inFlight()).isZero();
+            assertThat(consumer.ackAll(popped)).as("%s: acked already", round).isZero();
+        }
+    }
+
     @Test
     void failedInFlightMessageMergesWithItsWaitingDuplicate() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 1);

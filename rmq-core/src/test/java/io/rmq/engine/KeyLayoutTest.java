@@ -33,6 +33,7 @@ class KeyLayoutTest extends EngineTestSupport {
         assertThat(new String(slot.dead(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:dead");
         assertThat(new String(slot.context(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:context");
         assertThat(new String(slot.leaseSeq(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:lease-seq");
+        assertThat(new String(slot.skipped(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:skipped");
         assertThat(new String(keys.topics(), StandardCharsets.UTF_8)).isEqualTo("rmq:topics");
         for (byte[] key : slot.leasing()) {
             assertThat(SlotHash.getSlot(key)).isEqualTo(SlotHash.getSlot(slot.store()));

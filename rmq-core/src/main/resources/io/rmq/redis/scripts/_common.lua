@@ -2,10 +2,12 @@
 -- Slot keys always come in this order (KEYS[1..10]):
 --   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context
 --   (all under one hash tag {topic:slot})
--- The scripts that issue lease tokens (pop.lua, extend.lua) get the slot's lease-seq key as KEYS[11].
+-- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
+-- lease-seq key as KEYS[11] and its skipped key as KEYS[12] (the others have neither: K_SKIPPED is nil there).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_LEASE_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+    K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
+    KEYS[11], KEYS[12]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -64,6 +66,17 @@ local function announce_waiting(member, is_priority, now)
         redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
     else
         redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. redis.call('ZSCORE', K_STORE, member))
+    end
+end
+
+-- The skipped SET: bodies a pop found in flight (prepare) while a duplicate of theirs waited in store. The pop leaves
+-- the duplicate there and its next-due hint leaves it out, so the delivery in flight must announce the duplicate when
+-- it ends (announce_waiting). A duplicate no pop skipped is in every hint given since it was sent (or its send woke
+-- the sleepers), so an ack has to look for waiting duplicates only while this SET exists: without it an ack spends
+-- no store lookup at all. Every way out of prepare (ack, fail, release) takes its members out of the SET.
+local function forget_skipped(members)
+    if K_SKIPPED and redis.call('EXISTS', K_SKIPPED) == 1 then
+        redis.call('SREM', K_SKIPPED, unpack(members))
     end
 end
 
@@ -177,6 +190,7 @@ end
 -- duplicate is already waiting, the earlier of the two times wins and the two merge).
 -- Returns 1 (retry scheduled), 2 (dead) or 3 (dropped).
 local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, action)
+    forget_skipped({ member }) -- its delivery is over; a waiting duplicate is announced below where it stays due
     if action == 'x' or take_cancel_mark(member) then
         forget(member)
         if redis.call('ZSCORE', K_STORE, member) then

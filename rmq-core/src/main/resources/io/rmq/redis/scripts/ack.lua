@@ -1,11 +1,13 @@
 -- Acknowledges deliveries: removes each member from prepare if, and only if, its prepare score still equals the
 -- lease token the consumer holds (fencing: a consumer whose delivery ended cannot remove a later delivery of the body;
 -- tokens are unique per delivery, see issue_lease in _common.lua).
--- A duplicate of the body waiting in store is untouched and will be delivered on its own: pops skipped it while
--- this delivery was in flight, so it is announced on the wake channel now (see announce_waiting); it keeps the
--- trace context stored for the body (see forget_contexts in _common.lua).
+-- A duplicate of the body waiting in store is untouched and will be delivered on its own: when pops skipped it while
+-- this delivery was in flight (the slot's skipped SET exists), it is announced on the wake channel now (see
+-- announce_waiting and forget_skipped); it keeps the trace context stored for the body (see forget_contexts in
+-- _common.lua).
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
+--             skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
@@ -19,26 +21,41 @@ local is_priority = ARGV[1] == '1'
 -- score names the ones it still holds, with no score to format and parse per member as ZMSCORE would (Redis formats
 -- each double it replies with printf, a large part of an ack's cost). When the token holds many more members than
 -- this call acks (acks trickling in one by one), the run is checked with ZMSCORE instead, so an ack never reads back
--- much more than it settles.
+-- much more than it settles; a ZCOUNT of the token (two rank lookups, no member read) decides which, so the run
+-- never pays for both.
 local out, acked = {}, {}
+-- acked members still to be removed one by one (the runs that settle all their token holds go by score instead)
+local remove = {}
 local i = 2
 while i <= #ARGV do
     local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
     local first, last = i + 2, i + 1 + count
     local score = string.format('%.17g', token / TOKEN_UNITS)
-    local limit = 2 * count + 16
-    local held = redis.call('ZRANGEBYSCORE', K_PREPARE, score, score, 'LIMIT', 0, limit)
-    if #held < limit then
+    if redis.call('ZCOUNT', K_PREPARE, score, score) <= 2 * count + 16 then
+        local held = redis.call('ZRANGEBYSCORE', K_PREPARE, score, score)
         local holds = {}
-        for _, member in ipairs(held) do holds[member] = true end
+        for _, member in ipairs(held) do holds[member] = 1 end
+        local run_start, settled = #acked + 1, 0
         for k = first, last do
             local member = ARGV[k]
-            if holds[member] then
+            local held_here = holds[member]
+            if held_here then
+                if held_here == 1 then
+                    holds[member] = 2 -- counted once, however often the run names it
+                    settled = settled + 1
+                end
                 acked[#acked + 1] = member
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
             end
+        end
+        if settled == #held then
+            -- the run settles every member the token holds (the usual case: a pop's deliveries acked together):
+            -- remove them by their score, without handing Redis each member again
+            if settled > 0 then redis.call('ZREMRANGEBYSCORE', K_PREPARE, score, score) end
+        else
+            for j = run_start, #acked do remove[#remove + 1] = acked[j] end
         end
     else
         local current = redis.call('ZMSCORE', K_PREPARE, unpack(ARGV, first, last))
@@ -46,6 +63,7 @@ while i <= #ARGV do
             local held_score = current[k - first + 1]
             if held_score and token_of(held_score) == token then
                 acked[#acked + 1] = ARGV[k]
+                remove[#remove + 1] = ARGV[k]
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
@@ -54,8 +72,12 @@ while i <= #ARGV do
     end
     i = last + 1
 end
-if #acked > 0 then
-    redis.call('ZREM', K_PREPARE, unpack(acked))
+if #remove > 0 then
+    redis.call('ZREM', K_PREPARE, unpack(remove))
+end
+-- What else a slot may keep about a body (retries, failures, priorities, cancel marks, trace contexts, skipped
+-- duplicates): usually none of it, which one EXISTS of all six keys tells instead of one call each
+if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_SKIPPED) > 0 then
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
     local forget = acked
     if redis.call('EXISTS', K_RETRY) == 1 then
@@ -78,13 +100,17 @@ if #acked > 0 then
     end
     -- its trace context too, unless a duplicate still waits (or a copy backs off or lies in dead)
     forget_contexts(acked)
-    -- one lookup per call: duplicates waiting behind an in-flight body are rare
-    local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))
-    local now = nil
-    for j, member in ipairs(acked) do
-        if waiting[j] then
-            now = now or now_ms()
-            announce_waiting(member, is_priority, now)
+    -- duplicates waiting behind an in-flight body are rare: no store lookup unless a pop skipped one (then one per
+    -- call, and the acked bodies leave the skipped SET)
+    if redis.call('EXISTS', K_SKIPPED) == 1 then
+        redis.call('SREM', K_SKIPPED, unpack(acked))
+        local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))
+        local now = nil
+        for j, member in ipairs(acked) do
+            if waiting[j] then
+                now = now or now_ms()
+                announce_waiting(member, is_priority, now)
+            end
         end
     end
 end

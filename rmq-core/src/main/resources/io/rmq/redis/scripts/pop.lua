@@ -5,9 +5,12 @@
 -- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
 -- bringing back retries whose backoff has ended (with their priority).
 -- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
--- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous.
+-- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous. The body is
+-- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
+-- _common.lua).
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
+--             skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
@@ -49,10 +52,13 @@ if is_priority then
     end
 end
 
--- Most slots have no failed messages: skip the per-message attempt lookup (and its reply element) then.
-local any_failures = redis.call('EXISTS', K_ATTEMPTS) == 1
+-- Most slots have no failed messages, cancel marks or trace contexts: one EXISTS of the three keys says so
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT) > 0
+-- skip the per-message attempt lookup (and its reply element) without failures
+local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
 -- likewise the trace contexts: looked up only when the consumer asks for them and the slot has any
-local with_contexts = ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local with_contexts = extras and ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
@@ -80,6 +86,7 @@ while taken < batch and skipped < max_skipped do
     if redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args)) < #members then
         -- the token is this pop's own: the members that hold it were added now, the others were in flight
         local scores = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+        local in_flight = {}
         take, take_index = {}, {}
         for j, member in ipairs(members) do
             if tonumber(scores[j]) == token_num then
@@ -87,13 +94,25 @@ while taken < batch and skipped < max_skipped do
                 take_index[#take_index + 1] = 2 * j
             else
                 skipped = skipped + 1
+                in_flight[#in_flight + 1] = member
             end
         end
+        redis.call('SADD', K_SKIPPED, unpack(in_flight))
     end
     if #take > 0 then
-        redis.call('ZREM', K_STORE, unpack(take))
+        if skipped == 0 and take == members then
+            -- the page is the first #take of store in taking order: remove them by rank, without handing Redis
+            -- every member again (each argument of a call from Lua is a string object copied for it)
+            if is_priority then
+                redis.call('ZREMRANGEBYRANK', K_STORE, -#take, -1)
+            else
+                redis.call('ZREMRANGEBYRANK', K_STORE, 0, #take - 1)
+            end
+        else
+            redis.call('ZREM', K_STORE, unpack(take))
+        end
         -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
-        if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
+        if any_cancelled then redis.call('SREM', K_CANCELLED, unpack(take)) end
         if is_priority then
             local priority_args = {}
             for j, member in ipairs(take) do

@@ -3,7 +3,8 @@
 -- Each goes back with the score it was popped with; a duplicate waiting meanwhile merges (time-ordered: the
 -- earlier time wins; PRIORITY: the waiting, newer one keeps its priority).
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
+--             skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...   (token in 1/1024 ms, as pop.lua and extend.lua
 --           reply it; score: the store score it was popped with)
@@ -18,6 +19,7 @@ for i = 2, #ARGV, 3 do
     local current = redis.call('ZSCORE', K_PREPARE, member)
     if current and token_of(current) == token then
         redis.call('ZREM', K_PREPARE, member)
+        forget_skipped({ member })
         if take_cancel_mark(member) then
             forget(member) -- cancelled while in flight: not handed out again
         else
