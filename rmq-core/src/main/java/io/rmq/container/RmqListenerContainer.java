@@ -1300,33 +1300,35 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     private void handle(Delivery delivery) {
-        CompletableFuture<Void> settled;
         try {
             // right before the handler (conversion included), on its thread
             HandleScope scope = instrumented
                     ? instrumentation.handleStarted(id(), delivery, consumer.latenessMillis(delivery))
                     : HandleScope.NONE;
-            settled = consumer.handleAsync(delivery, payloadType, handler, scope);
+            // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written.
+            // The settle always ends, in exactly one call of the callback: ack lanes and lease extensions are bounded
+            // (RedisGateway.CALL_TIMEOUT_MILLIS), nacks are synchronous with a deadline (invariant 3). A callback,
+            // not a future: one stage less per message on the event loop.
+            consumer.handle(delivery, payloadType, handler, scope, error -> settled(delivery, error));
         }
         catch (RuntimeException ex) {
-            settled = CompletableFuture.failedFuture(ex);
+            settled(delivery, ex); // handle threw: it calls no callback
         }
         finally {
             unhandled.decrementAndGet();
         }
         wakePollerIfRoom();
-        // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written. The
-        // settle always ends: ack lanes and lease extensions are bounded (RedisGateway.CALL_TIMEOUT_MILLIS), nacks
-        // are synchronous with a deadline (invariant 3).
-        settled.whenComplete((v, ex) -> {
-            if (ex != null) {
-                // settling failed (Redis unreachable): the lease expires and the message is redelivered
-                log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id(),
-                        delivery, String.valueOf(ex));
-            }
-            outstanding.remove(delivery);
-            wakePollerIfRoom();
-        });
+    }
+
+    /** The settlement of {@code delivery} has ended ({@code error} null when its outcome is written to Redis). */
+    private void settled(Delivery delivery, Throwable error) {
+        if (error != null) {
+            // settling failed (Redis unreachable): the lease expires and the message is redelivered
+            log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id(),
+                    delivery, String.valueOf(error));
+        }
+        outstanding.remove(delivery);
+        wakePollerIfRoom();
     }
 
     private void wakePollerIfRoom() {
