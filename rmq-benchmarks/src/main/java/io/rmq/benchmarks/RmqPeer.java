@@ -333,18 +333,30 @@ public final class RmqPeer {
             measuring();
         }
         long start = System.nanoTime();
+        long cpuStart = processCpuNanos();
         container.start();
         if (produce) {
             Thread.sleep(200);
             start = System.nanoTime();
             measuring();
+            cpuStart = processCpuNanos();
             produceSingle(rmq, topic, n);
         }
         done.await(seconds, TimeUnit.SECONDS);
         long elapsed = System.nanoTime() - start;
+        long cpu = processCpuNanos() - cpuStart;
         int count = handled.get();
         container.stop();
-        return rate(elapsed, count);
+        String result = rate(elapsed, count);
+        // the process's CPU over the measured phase only (no start-up, no warm-up): what A/B pairs compare
+        return result.substring(0, result.length() - 1)
+                + String.format(Locale.ROOT, ",\"cpuUsPerMsg\":%.3f}", count == 0 ? 0.0 : cpu / 1e3 / count);
+    }
+
+    /** CPU time (user + system) of this whole process so far, in ns; -1 where the JVM does not tell. */
+    static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1;
     }
 
     /**

@@ -519,6 +519,29 @@ public final class RmqConsumer {
      */
     public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler,
             HandleScope scope) {
+        CompletableFuture<Void> settled = new CompletableFuture<>();
+        handle(delivery, payloadType, handler, scope, error -> {
+            if (error != null) {
+                settled.completeExceptionally(error);
+            }
+            else {
+                settled.complete(null);
+            }
+        });
+        return settled;
+    }
+
+    /**
+     * As {@link #handleAsync(Delivery, Type, MessageHandler, HandleScope)}, with the end of the settlement handed to
+     * {@code whenSettled} instead of a future: called exactly once, with null once the outcome is written to Redis or
+     * with the error that kept it from being written (a {@link CompletionException} once the ack's retries gave up).
+     * It runs on the thread that ends the settlement (Lettuce's event loop for an ack, the calling thread for a nack),
+     * so it must be short and must not throw. For a listener container, which otherwise adds a future and a dependent
+     * stage per message to the event loop's ack path. When this method itself throws, {@code whenSettled} is not
+     * called.
+     */
+    public <T> void handle(Delivery delivery, Type payloadType, MessageHandler<T> handler, HandleScope scope,
+            java.util.function.Consumer<@Nullable Throwable> whenSettled) {
         Outcome outcome = invoke(delivery, payloadType, handler);
         scope.handlerReturned(outcome.error());
         if (outcome.failed()) {
@@ -527,27 +550,27 @@ public final class RmqConsumer {
             afterFailure(delivery, result[0], outcome);
             // after its log line (and a dead-letter forward): whoever sees the count sees the line written
             scope.settled(outcomeOf(result[0]));
-            return CompletableFuture.completedFuture(null);
+            whenSettled.accept(null);
+            return;
         }
-        CompletableFuture<Void> settled = new CompletableFuture<>();
         ack(delivery, System.currentTimeMillis(), FIRST_ACK_RETRY_MILLIS, (acked, error) -> {
             if (error != null) {
-                settled.completeExceptionally(error);
+                whenSettled.accept(error);
                 return;
             }
+            Throwable failed = null;
             try {
                 if (!acked) {
                     log.warn("{} was handled after its lease had expired (handler slower than the lease and its"
                             + " extension); it may be delivered again", delivery);
                 }
                 scope.settled(acked ? RmqInstrumentation.Outcome.ACK : RmqInstrumentation.Outcome.FENCED);
-                settled.complete(null);
             }
             catch (RuntimeException | Error ex) {
-                settled.completeExceptionally(ex);
+                failed = ex;
             }
+            whenSettled.accept(failed);
         });
-        return settled;
     }
 
     // ---------------------------------------------------------------- batches

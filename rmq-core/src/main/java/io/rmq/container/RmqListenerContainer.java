@@ -8,11 +8,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
@@ -95,6 +93,13 @@ import org.slf4j.LoggerFactory;
  * repairs: it restarts a dead poller, and enqueues a {@link Resync} that makes the poller poll every slot at once
  * (and give up on any pop older than twice the command timeout). While paused on purpose the container takes
  * nothing, so the watchdog checks its poller only, not its slots.</li>
+ * <li>A fetched delivery counts in {@code outstanding} from its hand-off to the handlers until its settlement ends
+ * (acked, failed, or the settle gave up), or until it is given back at stop: exactly one decrement per delivery, by
+ * whichever ends it, which also marks its {@link Leased} entry settled. The poller alone owns {@code leased}, the list
+ * whose unsettled entries it extends; {@link #deliver} hands it each hand-off's entries through
+ * {@code arrivedLeases}, which the poller takes in on every pass and before every extension, so an outstanding
+ * delivery is in {@code leased} by the next extension. Settled entries are dropped in bulk (no concurrent set
+ * changed per message on the ack path); the list is at most a few buffers long.</li>
  * </ol>
  */
 public final class RmqListenerContainer implements ListenerContainer {
@@ -115,7 +120,7 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** Batch mode: the batch handler ({@link #handler} is then null); null otherwise. */
     private final BatchMessageHandler<Object> batchHandler;
     /** Batch mode: fetched, not yet started batches (one slot's each), best first; null otherwise. */
-    private final PriorityBlockingQueue<List<Delivery>> batches;
+    private final PriorityBlockingQueue<List<Leased>> batches;
     private final ContainerOptions options;
     private final int capacity;
     /**
@@ -135,10 +140,34 @@ public final class RmqListenerContainer implements ListenerContainer {
      * Fetched, not yet started, in the topic's taking order (highest priority first; earliest due first): slots
      * answer one by one, so the order across slots is kept here, not by the arrival of their replies.
      */
-    private final PriorityBlockingQueue<Delivery> queue;
+    private final PriorityBlockingQueue<Leased> queue;
     /** The most messages a handler thread takes from the queue at once (a fair share of what is queued). */
     private static final int HANDLER_TAKE = 16;
-    private final Set<Delivery> outstanding = ConcurrentHashMap.newKeySet();
+    /** Fetched and not yet settled: queued, in a handler, or handled with its ack under way (invariant 7). */
+    private final AtomicInteger outstanding = new AtomicInteger();
+    /**
+     * The poller's list of fetched deliveries whose leases it extends (invariant 7): every outstanding one, and
+     * settled ones until the next compaction. Only the poller touches it.
+     */
+    private final ArrayList<Leased> leased = new ArrayList<>();
+    /** {@link #leased} is compacted (settled entries dropped) when it grows past this; poller-owned. */
+    private int compactAbove;
+    /** What {@link #deliver} handed to the handlers, one list per hand-off, until the poller adds it to {@link #leased}. */
+    private final ConcurrentLinkedQueue<List<Leased>> arrivedLeases = new ConcurrentLinkedQueue<>();
+
+    /**
+     * A fetched delivery as the container tracks it. {@code settled} is set once, when its settlement has ended (by
+     * the thread that ended it) or when it was given back at stop; from then on nothing extends its lease.
+     */
+    private static final class Leased {
+
+        final Delivery delivery;
+        volatile boolean settled;
+
+        Leased(Delivery delivery) {
+            this.delivery = delivery;
+        }
+    }
     /**
      * Fetched and not yet handled (queued or in a handler). The poller fetches for these, not for all outstanding
      * messages: counting handled messages whose ack is still on its way would make the poller wait for acks while
@@ -296,7 +325,11 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     // ---------------------------------------------------------------- shared with the watchdog and other threads
 
-    /** When the poller's sleep ends (local ms), 0 while it is awake: others unpark it only while it sleeps. */
+    /**
+     * When the poller's sleep ends (local ms), 0 while it is awake: others unpark it only while it sleeps. A thread
+     * that unparks it for room may clear it first (the poller is then as good as awake: the unpark's permit ends or
+     * prevents its sleep).
+     */
     private final AtomicLong plannedWake = new AtomicLong();
     /** Local ms of the poller's last pass. */
     private volatile long lastPassMillis;
@@ -366,10 +399,11 @@ public final class RmqListenerContainer implements ListenerContainer {
     private RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<Object> handler, BatchMessageHandler<Object> batchHandler, ContainerOptions options) {
         this.consumer = consumer;
-        this.queue = new PriorityBlockingQueue<>(64, takingOrder(consumer.topic().type()));
+        Comparator<Delivery> order = takingOrder(consumer.topic().type());
+        this.queue = new PriorityBlockingQueue<>(64, Comparator.comparing((Leased l) -> l.delivery, order));
         this.batchHandler = batchHandler;
         this.batches = batchHandler == null ? null : new PriorityBlockingQueue<>(16,
-                Comparator.comparing((List<Delivery> batch) -> batch.get(0), takingOrder(consumer.topic().type())));
+                Comparator.comparing((List<Leased> batch) -> batch.get(0).delivery, order));
         this.wakeUps = wakeUps;
         this.payloadType = payloadType;
         this.handler = handler;
@@ -473,7 +507,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Messages fetched and not yet settled (queued or being handled). */
     public int outstanding() {
-        return outstanding.size();
+        return outstanding.get();
     }
 
     public void start() {
@@ -566,6 +600,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 lastPassMillis = now;
                 passes++;
                 drainEvents(now);
+                takeInLeases();
                 if (now >= nextExtension) {
                     extendLeases();
                     nextExtension = now + extendEveryMillis;
@@ -609,7 +644,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                     poll(slots, free);
                     continue;
                 }
-                long wakeAt = Math.min(outstanding.isEmpty() ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
+                long wakeAt = Math.min(outstanding.get() == 0 ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
                 boolean full = free < roundSize;
                 if (pausedOnPurpose) {
                     full = false; // nothing to wait for but resume() (an event), extensions and pops under way
@@ -805,14 +840,17 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         synchronized (handoff) {
             if (!drained) {
-                outstanding.addAll(deliveries);
+                outstanding.addAndGet(deliveries.size());
                 unhandled.addAndGet(deliveries.size());
-                List<Delivery> bestFirst = deliveries;
-                if (deliveries.size() > 1) {
+                List<Leased> bestFirst = new ArrayList<>(deliveries.size());
+                for (Delivery delivery : deliveries) {
+                    bestFirst.add(new Leased(delivery));
+                }
+                if (bestFirst.size() > 1) {
                     // a handler waiting on the queue takes what is there when the first one lands
-                    bestFirst = new ArrayList<>(deliveries);
                     bestFirst.sort(queue.comparator());
                 }
+                arrivedLeases.add(bestFirst);
                 if (batchHandler == null) {
                     queue.addAll(bestFirst);
                 }
@@ -1055,7 +1093,7 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     private int room() {
         int coming = requested.get();
-        return Math.min(capacity - unhandled.get() - coming, 2 * capacity - outstanding.size() - coming);
+        return Math.min(capacity - unhandled.get() - coming, 2 * capacity - outstanding.get() - coming);
     }
 
     private void updateClockOffset(long lowerBound, long upperBound) {
@@ -1112,12 +1150,14 @@ public final class RmqListenerContainer implements ListenerContainer {
      * no other slot's extensions.
      */
     private void extendLeases() {
-        if (outstanding.isEmpty()) {
+        takeInLeases();
+        if (outstanding.get() == 0) {
             return;
         }
         Map<Integer, List<Delivery>> bySlot = new HashMap<>();
-        for (Delivery delivery : outstanding) {
-            if (extensions[delivery.slot()].isDone()) {
+        for (Leased entry : leased) {
+            Delivery delivery = entry.delivery;
+            if (!entry.settled && extensions[delivery.slot()].isDone()) {
                 bySlot.computeIfAbsent(delivery.slot(), s -> new ArrayList<>()).add(delivery);
             }
         }
@@ -1153,11 +1193,15 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         handedBackOnStop = 0;
         abandonedOnStop = 0;
-        List<Delivery> unstarted = new ArrayList<>();
+        List<Leased> unstartedEntries = new ArrayList<>();
         synchronized (handoff) {
             drained = true;
-            queue.drainTo(unstarted);
-            drainBatches(unstarted);
+            queue.drainTo(unstartedEntries);
+            drainBatches(unstartedEntries);
+        }
+        List<Delivery> unstarted = new ArrayList<>(unstartedEntries.size());
+        for (Leased entry : unstartedEntries) {
+            unstarted.add(entry.delivery);
         }
         unhandled.addAndGet(-unstarted.size());
         if (!unstarted.isEmpty() && instrumented) {
@@ -1173,20 +1217,24 @@ public final class RmqListenerContainer implements ListenerContainer {
                 log.warn("Container '{}' could not return {} unstarted messages; their leases will expire and they"
                         + " will be redelivered", id(), unstarted.size(), ex);
             }
-            unstarted.forEach(outstanding::remove);
+            for (Leased entry : unstartedEntries) {
+                entry.settled = true;
+            }
+            outstanding.addAndGet(-unstarted.size());
         }
         long nextExtension = System.currentTimeMillis() + extendEveryMillis;
-        while (!outstanding.isEmpty() && System.currentTimeMillis() < deadline) {
+        while (outstanding.get() > 0 && System.currentTimeMillis() < deadline) {
             if (System.currentTimeMillis() >= nextExtension) {
                 extendLeases();
                 nextExtension = System.currentTimeMillis() + extendEveryMillis;
             }
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(20, extendEveryMillis)));
         }
-        if (!outstanding.isEmpty()) {
-            abandonedOnStop = outstanding.size();
+        int left = outstanding.get();
+        if (left > 0) {
+            abandonedOnStop = left;
             log.warn("Container '{}' stopped with {} handlers still running after {}; their messages will be"
-                    + " redelivered when their leases expire", id(), outstanding.size(), options.shutdownTimeout());
+                    + " redelivered when their leases expire", id(), left, options.shutdownTimeout());
         }
     }
 
@@ -1286,51 +1334,73 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     private void work() {
-        List<Delivery> taken = new ArrayList<>(HANDLER_TAKE);
-        for (Delivery first = next(queue); first != null; first = next(queue)) {
+        List<Leased> taken = new ArrayList<>(HANDLER_TAKE);
+        for (Leased first = next(queue); first != null; first = next(queue)) {
             // take a few more without blocking: one wake-up per few messages, not one per message (on a small box
             // the thread hand-offs cost more than a no-op handler)
             taken.add(first);
             queue.drainTo(taken, Math.min(HANDLER_TAKE, Math.max(0, queue.size() / options.concurrency())) - 1);
-            for (Delivery delivery : taken) {
-                handle(delivery);
+            for (Leased entry : taken) {
+                handle(entry);
             }
             taken.clear();
         }
     }
 
-    private void handle(Delivery delivery) {
-        CompletableFuture<Void> settled;
+    private void handle(Leased entry) {
+        Delivery delivery = entry.delivery;
         try {
             // right before the handler (conversion included), on its thread
             HandleScope scope = instrumented
                     ? instrumentation.handleStarted(id(), delivery, consumer.latenessMillis(delivery))
                     : HandleScope.NONE;
-            settled = consumer.handleAsync(delivery, payloadType, handler, scope);
+            // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written.
+            // The settle always ends, in exactly one call of the callback: ack lanes and lease extensions are bounded
+            // (RedisGateway.CALL_TIMEOUT_MILLIS), nacks are synchronous with a deadline (invariant 3). A callback,
+            // not a future: one stage less per message on the event loop.
+            consumer.handle(delivery, payloadType, handler, scope, error -> settled(entry, error));
         }
         catch (RuntimeException ex) {
-            settled = CompletableFuture.failedFuture(ex);
+            settled(entry, ex); // handle threw: it calls no callback
         }
         finally {
             unhandled.decrementAndGet();
         }
         wakePollerIfRoom();
-        // the ack goes out batched; the handler thread moves on, the lease stays extended until it is written. The
-        // settle always ends: ack lanes and lease extensions are bounded (RedisGateway.CALL_TIMEOUT_MILLIS), nacks
-        // are synchronous with a deadline (invariant 3).
-        settled.whenComplete((v, ex) -> {
-            if (ex != null) {
-                // settling failed (Redis unreachable): the lease expires and the message is redelivered
-                log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id(),
-                        delivery, String.valueOf(ex));
-            }
-            outstanding.remove(delivery);
-            wakePollerIfRoom();
-        });
+    }
+
+    /** The settlement of {@code entry} has ended ({@code error} null when its outcome is written to Redis). */
+    private void settled(Leased entry, Throwable error) {
+        if (error != null) {
+            // settling failed (Redis unreachable): the lease expires and the message is redelivered
+            log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id(),
+                    entry.delivery, String.valueOf(error));
+        }
+        entry.settled = true;
+        outstanding.decrementAndGet();
+        wakePollerIfRoom();
+    }
+
+    /**
+     * Adds what was handed to the handlers since the last pass to {@link #leased}, and drops its settled entries once
+     * it has grown to twice what was left at the last compaction (and at least four buffers): the list stays a few
+     * buffers long, and compacting costs a few list steps per delivery. Poller thread only.
+     */
+    private void takeInLeases() {
+        List<Leased> arrived;
+        while ((arrived = arrivedLeases.poll()) != null) {
+            leased.addAll(arrived);
+        }
+        if (leased.size() > compactAbove) {
+            leased.removeIf(entry -> entry.settled);
+            compactAbove = Math.max(2 * leased.size(), 4 * capacity);
+        }
     }
 
     private void wakePollerIfRoom() {
-        if (plannedWake.get() != 0 && room() >= roundSize) {
+        // the first thread that finds room takes the planned wake and unparks; the others see the poller awake (one
+        // unpark per sleep, not one per message handled while it sleeps)
+        if (plannedWake.get() != 0 && room() >= roundSize && plannedWake.getAndSet(0) != 0) {
             Thread pollerThread = poller;
             if (pollerThread != null) {
                 LockSupport.unpark(pollerThread);
@@ -1368,13 +1438,13 @@ public final class RmqListenerContainer implements ListenerContainer {
      * so each batch is what one pop of one slot brought), at most {@code batchSize} each, in taking order. Called
      * under {@link #handoff}.
      */
-    private void queueBatches(List<Delivery> bestFirst) {
-        Map<Integer, List<Delivery>> bySlot = new LinkedHashMap<>();
-        for (Delivery delivery : bestFirst) {
-            bySlot.computeIfAbsent(delivery.slot(), s -> new ArrayList<>()).add(delivery);
+    private void queueBatches(List<Leased> bestFirst) {
+        Map<Integer, List<Leased>> bySlot = new LinkedHashMap<>();
+        for (Leased entry : bestFirst) {
+            bySlot.computeIfAbsent(entry.delivery.slot(), s -> new ArrayList<>()).add(entry);
         }
         int most = consumer.settings().batchSize();
-        for (List<Delivery> ofSlot : bySlot.values()) {
+        for (List<Leased> ofSlot : bySlot.values()) {
             for (int from = 0; from < ofSlot.size(); from += most) {
                 batches.add(new ArrayList<>(ofSlot.subList(from, Math.min(ofSlot.size(), from + most))));
             }
@@ -1382,17 +1452,17 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     /** At stop: the queued batches' deliveries join the unstarted ones given back. Called under {@link #handoff}. */
-    private void drainBatches(List<Delivery> unstarted) {
+    private void drainBatches(List<Leased> unstarted) {
         if (batches == null) {
             return;
         }
-        List<List<Delivery>> left = new ArrayList<>();
+        List<List<Leased>> left = new ArrayList<>();
         batches.drainTo(left);
         left.forEach(unstarted::addAll);
     }
 
     private void workBatches() {
-        for (List<Delivery> batch = next(batches); batch != null; batch = next(batches)) {
+        for (List<Leased> batch = next(batches); batch != null; batch = next(batches)) {
             handleBatch(batch);
         }
     }
@@ -1401,7 +1471,11 @@ public final class RmqListenerContainer implements ListenerContainer {
      * Hands one batch to the batch handler and settles it (as {@link #handle} does for one delivery): its deliveries
      * stop counting as unhandled when the call returns and leave {@code outstanding} when their settlement ends.
      */
-    private void handleBatch(List<Delivery> batch) {
+    private void handleBatch(List<Leased> entries) {
+        List<Delivery> batch = new ArrayList<>(entries.size());
+        for (Leased entry : entries) {
+            batch.add(entry.delivery);
+        }
         CompletableFuture<Void> settled;
         try {
             List<HandleScope> scopes = new ArrayList<>(batch.size());
@@ -1425,7 +1499,10 @@ public final class RmqListenerContainer implements ListenerContainer {
                         + " redelivered after its lease: {}", id(), batch.size(), batch.get(0).slot(),
                         String.valueOf(ex));
             }
-            batch.forEach(outstanding::remove);
+            for (Leased entry : entries) {
+                entry.settled = true;
+            }
+            outstanding.addAndGet(-entries.size());
             wakePollerIfRoom();
         });
     }

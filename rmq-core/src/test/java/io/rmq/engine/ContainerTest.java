@@ -360,4 +360,71 @@ class ContainerTest extends EngineTestSupport {
             container.stop();
         }
     }
+
+    @Test
+    void leasesOfDeliveriesStillHeldAreExtendedWhileThousandsAroundThemSettle() throws Exception {
+        // Invariant 7: the poller extends every outstanding lease from its own list, from which settled entries are
+        // dropped in bulk as thousands of others settle around the few still held. A held delivery lost from that
+        // list would not be extended and would come again after its 1 s lease (attempt 2); a settled one kept
+        // counted would keep outstanding() above zero. Random handler times and failures, repeated.
+        rmq.defineTopic("held", TopicType.RANGE_MERGE, 16);
+        long seed = System.nanoTime();
+        java.util.Random random = new java.util.Random(seed);
+        int messages = 3_000;
+        java.util.Map<String, List<Integer>> attempts = new ConcurrentHashMap<>();
+        Set<String> slow = ConcurrentHashMap.newKeySet();
+        Set<String> failing = ConcurrentHashMap.newKeySet();
+        for (int i = 0; i < messages; i++) {
+            int roll = random.nextInt(1000);
+            if (roll < 4) {
+                slow.add("h-" + i); // held across two extensions and past its first lease
+            }
+            else if (roll < 40) {
+                failing.add("h-" + i); // its first attempt throws: a nack in between the acks
+            }
+        }
+        CountDownLatch done = new CountDownLatch(messages);
+        RmqConsumer consumer = rmq.consumer("held", FAST.withLease(Duration.ofMillis(1000)));
+        RmqListenerContainer container = new RmqListenerContainer(consumer, rmq.wakeUps(), String.class,
+                (String body, Delivery d) -> {
+                    attempts.computeIfAbsent(body, b -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                            .add(d.attempt());
+                    if (failing.contains(body) && d.attempt() == 1) {
+                        throw new IllegalStateException("first attempt of " + body + " fails on purpose");
+                    }
+                    if (slow.contains(body)) {
+                        Thread.sleep(1500 + (body.hashCode() & 511));
+                    }
+                    else if ((body.hashCode() & 7) == 0) {
+                        Thread.sleep(1);
+                    }
+                    done.countDown();
+                }, new ContainerOptions("c-held", 4, Duration.ofSeconds(5), Duration.ofSeconds(10), null));
+        try (LogCapture logs = LogCapture.rmq().expecting("fails on purpose")) {
+            container.start();
+            try {
+                List<OutgoingMessage> batch = new ArrayList<>();
+                for (int i = 0; i < messages; i++) {
+                    batch.add(OutgoingMessage.rangeMerge("held", "h-" + i, Duration.ofMillis(1)));
+                    if (batch.size() == 500) {
+                        rmq.producer().sendBatch(batch);
+                        batch = new ArrayList<>();
+                        Thread.sleep(random.nextInt(200));
+                    }
+                }
+                assertThat(done.await(120, TimeUnit.SECONDS)).as("all handled (seed %d)", seed).isTrue();
+                await().atMost(Duration.ofSeconds(30)).until(() -> container.outstanding() == 0);
+                await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().stats("held").inFlight() == 0);
+            }
+            finally {
+                container.stop();
+            }
+            assertThat(logs.messages().size()).as("failures logged").isEqualTo(failing.size());
+        }
+        assertThat(attempts).as("seed %d", seed).hasSize(messages);
+        attempts.forEach((body, tries) -> assertThat(tries).as("attempts of %s (seed %d)", body, seed)
+                .isEqualTo(failing.contains(body) ? List.of(1, 2) : List.of(1)));
+        assertThat(container.outstanding()).isZero();
+        assertThat(rmq.admin().stats("held").waiting()).isZero();
+    }
 }
