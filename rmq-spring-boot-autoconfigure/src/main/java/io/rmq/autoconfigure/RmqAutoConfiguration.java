@@ -230,7 +230,8 @@ public class RmqAutoConfiguration {
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
                 : new CustomizableThreadFactory("rmq-");
         RmqListenerContainerFactory factory = new RmqListenerContainerFactory(rmq,
-                new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy()),
+                new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy())
+                        .withLookAhead(consumer.lookAhead()),
                 consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout(),
                 consumer.commandTimeout(), coordinator.getIfAvailable(rmq::slotCoordinator),
                 properties.coordination().ownershipTimeout(), id -> {

@@ -480,8 +480,9 @@ public class RmqListenerAnnotationBeanPostProcessor
                     TopicDefinition.validateName(t);
                     return t;
                 }) : null);
+        // the look-ahead is the factory's (rmq.consumer.look-ahead), checked against this listener's lease
         ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff),
-                failures);
+                failures, defaults.lookAhead());
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));
