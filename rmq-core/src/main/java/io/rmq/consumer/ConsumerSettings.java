@@ -19,8 +19,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  *                  up to this long before it is due, so in that window a duplicate no longer merges into it (it is
  *                  delivered separately, at its own time), a FIXED_TIME duplicate with a later time no longer
  *                  postpones it, and a cancel finds it in flight (it is marked; the delivery ends normally if the
- *                  handler acks it). PRIORITY topics and ORDERLY listeners ignore it. Zero or positive, at most
- *                  1 s and at most a third of the lease
+ *                  handler acks it). PRIORITY topics, ORDERLY listeners and {@link RmqConsumer}'s own polls
+ *                  ignore it. Zero or positive, at most 1 s and at most a third of the lease
  */
 public record ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry, FailurePolicy failures,
         Duration lookAhead) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
@@ -318,6 +319,17 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
 
         public RetryPolicy retryPolicy() {
             return new RetryPolicy(maxRetries, backoff.policy());
+        }
+
+        /** The listener defaults as engine settings; a bad value fails naming its property. */
+        public ConsumerSettings settings() {
+            ConsumerSettings settings = new ConsumerSettings(batchSize, lease, retryPolicy());
+            try {
+                return settings.withLookAhead(lookAhead);
+            }
+            catch (RmqInvalidArgumentException ex) {
+                throw new RmqInvalidArgumentException("rmq.consumer.look-ahead", ex.getValue(), ex.getRule());
+            }
         }
     }
 

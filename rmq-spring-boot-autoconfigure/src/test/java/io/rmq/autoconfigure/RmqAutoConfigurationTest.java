@@ -130,7 +130,7 @@ class RmqAutoConfigurationTest {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause()
                     .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
-                    .hasMessageContaining("lookAhead").hasMessageContaining("PT2S").hasMessageContaining("at most 1 s");
+                    .hasMessageContaining("rmq.consumer.look-ahead").hasMessageContaining("PT2S").hasMessageContaining("at most 1 s");
         });
     }
 

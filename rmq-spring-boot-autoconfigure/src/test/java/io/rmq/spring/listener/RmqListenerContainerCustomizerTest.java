@@ -112,6 +112,33 @@ class RmqListenerContainerCustomizerTest {
                 });
     }
 
+    static class AheadByAttribute {
+        @RmqListener(topic = "ahead", type = "FIXED_TIME", slotAmount = "4", lookAhead = "50ms")
+        void handle(String body) {
+        }
+    }
+
+    static class TooFarAhead {
+        @RmqListener(topic = "ahead", type = "FIXED_TIME", slotAmount = "4", lease = "1s", lookAhead = "500ms")
+        void handle(String body) {
+        }
+    }
+
+    @Test
+    void theLookAheadAttributeWinsOverThePropertyAndIsCheckedAgainstTheListenersLease() {
+        List<Duration> seen = new CopyOnWriteArrayList<>();
+        app.withPropertyValues("rmq.consumer.look-ahead=300ms").withBean("ahead", AheadByAttribute.class)
+                .withBean(RmqListenerContainerCustomizer.class, () -> container -> seen.add(
+                        container.settings().lookAhead()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(seen).containsExactly(Duration.ofMillis(50));
+                });
+        app.withBean("tooFar", TooFarAhead.class).run(context -> assertThat(context).getFailure().rootCause()
+                .hasMessageContaining("lookAhead").hasMessageContaining("PT0.5S")
+                .hasMessageContaining("a third of the lease"));
+    }
+
     @Test
     void withoutCustomizersTheAnnotationDecides() {
         app.withBean("listener", Listener.class).run(context -> {
