@@ -129,6 +129,45 @@ class LookAheadTest extends EngineTestSupport {
     }
 
     @Test
+    void aBatchListenerGetsABatchPoppedAheadNotBeforeItsLastMessageIsDue() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 1);
+        BlockingQueue<Handled> handled = new LinkedBlockingQueue<>();
+        long lease = FAST.lease().toMillis();
+        io.rmq.container.ListenerContainer container = rmq.batchContainer("ft",
+                FAST.withLookAhead(Duration.ofMillis(500)), String.class,
+                (List<String> bodies, List<Delivery> deliveries) -> {
+                    long started = System.currentTimeMillis();
+                    for (Delivery d : deliveries) {
+                        handled.add(new Handled(new String(d.body(), java.nio.charset.StandardCharsets.UTF_8),
+                                (long) d.score(), d.leaseDeadline() - lease, started));
+                    }
+                },
+                new ContainerOptions("batch-ft", 2, Duration.ofSeconds(30), Duration.ofSeconds(5), null));
+        container.start();
+        try {
+            Thread.sleep(300);
+            Instant start = Instant.now().plusMillis(800);
+            for (int i = 0; i < 6; i++) {
+                rmq.producer().sendFixedTime("ft", "b" + i, start.plusMillis(50L * i));
+            }
+            List<Handled> all = new ArrayList<>();
+            while (all.size() < 6) {
+                Handled next = handled.poll(20, TimeUnit.SECONDS);
+                assertThat(next).as("handled %s of 6", all.size()).isNotNull();
+                all.add(next);
+            }
+            assertThat(all).anySatisfy(h -> assertThat(h.popped()).as("popped ahead").isLessThan(h.due()));
+            for (Handled h : all) {
+                assertThat(h.started()).as("%s handled not before its due time", h)
+                        .isGreaterThanOrEqualTo(h.due() - CLOCK_TOLERANCE_MILLIS);
+            }
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    @Test
     void stopEndsAHoldAndGivesTheMessageBack() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
         BlockingQueue<Handled> handled = new LinkedBlockingQueue<>();
