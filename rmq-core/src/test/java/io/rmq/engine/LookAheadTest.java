@@ -168,6 +168,29 @@ class LookAheadTest extends EngineTestSupport {
     }
 
     @Test
+    void aCancelInsideTheWindowFindsTheMessageInFlightAndTheHandlerStillGetsItAtItsTime() throws Exception {
+        rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
+        BlockingQueue<Handled> handled = new LinkedBlockingQueue<>();
+        RmqListenerContainer container = container("ft", FAST.withLookAhead(Duration.ofSeconds(1)), handled);
+        container.start();
+        try {
+            Instant due = Instant.now().plusMillis(3000);
+            rmq.producer().sendFixedTime("ft", "order-7", due);
+            await().atMost(Duration.ofSeconds(10)).until(() -> rmq.admin().stats("ft").inFlight() == 1);
+            var result = rmq.admin().cancel("ft", "order-7");
+            assertThat(result.inFlight()).as("popped ahead: in flight").isTrue();
+            assertThat(result.cancelled()).as("nothing waiting to remove").isFalse();
+            Handled h = handled.poll(20, TimeUnit.SECONDS);
+            assertThat(h).as("the delivery under way goes on").isNotNull();
+            assertThat(h.started()).isGreaterThanOrEqualTo(h.due() - CLOCK_TOLERANCE_MILLIS);
+            await().atMost(Duration.ofSeconds(10)).until(() -> rmq.admin().stats("ft").pending() == 0);
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    @Test
     void stopEndsAHoldAndGivesTheMessageBack() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
         BlockingQueue<Handled> handled = new LinkedBlockingQueue<>();
