@@ -107,11 +107,17 @@ public final class RmqPeer {
      * releasing at the due time would deliver. Use a concurrency above W (about one message is due per ms).
      */
     static volatile long popAheadMillis;
+    /**
+     * {@code --look-ahead-ms W} (the {@code delay} workload): the container's real look-ahead
+     * ({@link ConsumerSettings#lookAhead()}): it pops messages due within W ms and holds each until its due time.
+     */
+    static volatile long lookAheadMillis;
 
     static Rmq.Options options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
         probing = Boolean.parseBoolean(args.option("probe", "false"));
         popAheadMillis = args.intOption("pop-ahead-ms", 0);
+        lookAheadMillis = args.intOption("look-ahead-ms", 0);
         Rmq.Options options = Rmq.Options.DEFAULT;
         List<io.rmq.observe.RmqInstrumentation> parts = new ArrayList<>();
         List<String> ops = List.of(args.option("ops", "").split(","));
@@ -310,7 +316,12 @@ public final class RmqPeer {
 
     static RmqListenerContainer container(Rmq rmq, String topic, Class<?> type, int concurrency,
             MessageHandler<?> handler) {
-        ConsumerSettings settings = new ConsumerSettings(64, LEASE, RetryPolicy.DEFAULT);
+        return container(rmq, topic, type, concurrency, handler, Duration.ZERO);
+    }
+
+    static RmqListenerContainer container(Rmq rmq, String topic, Class<?> type, int concurrency,
+            MessageHandler<?> handler, Duration lookAhead) {
+        ConsumerSettings settings = new ConsumerSettings(64, LEASE, RetryPolicy.DEFAULT).withLookAhead(lookAhead);
         return new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(), type, handler,
                 new ContainerOptions("bench-" + topic, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(10), null));
     }
@@ -464,7 +475,7 @@ public final class RmqPeer {
                         popToHandler[k] = now - popped;
                     }
                     done.countDown();
-                });
+                }, Duration.ofMillis(lookAheadMillis));
         long gcBefore = gcMillis();
         boolean probe = probing && topic.equals(DELAYED);
         List<Long> oversleep = java.util.Collections.synchronizedList(new ArrayList<>());

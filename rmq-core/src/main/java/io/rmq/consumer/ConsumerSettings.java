@@ -12,13 +12,31 @@ import io.rmq.core.RmqInvalidArgumentException;
  * @param lease     how long a popped message stays reserved before it counts as failed and is redelivered
  * @param retry     retries, backoff and when a message goes to the dead queue
  * @param failures  non-retryable errors, the error handler and the dead-letter topic
+ * @param lookAhead CONCURRENT listeners of FIXED_TIME and RANGE_MERGE topics: how long before its due time a message
+ *                  may be popped (zero, the default: popped once due). The container holds a message popped ahead
+ *                  and calls the handler not before its due time (by its estimate of Redis's clock), so a pop's
+ *                  round trip under load no longer makes the handler late. The trade-off: a message leaves the store
+ *                  up to this long before it is due, so in that window a duplicate no longer merges into it (it is
+ *                  delivered separately, at its own time), a FIXED_TIME duplicate with a later time no longer
+ *                  postpones it, and a cancel finds it in flight (it is marked; the delivery ends normally if the
+ *                  handler acks it). PRIORITY topics, ORDERLY listeners and {@link RmqConsumer}'s own polls
+ *                  ignore it. Zero or positive, at most 1 s and at most a third of the lease
  */
-public record ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry, FailurePolicy failures) {
+public record ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry, FailurePolicy failures,
+        Duration lookAhead) {
+
+    /** The longest {@link #lookAhead()} accepted. */
+    public static final Duration MAX_LOOK_AHEAD = Duration.ofSeconds(1);
 
     public static final ConsumerSettings DEFAULT = new ConsumerSettings(64, Duration.ofSeconds(30), RetryPolicy.DEFAULT);
 
     public ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry) {
         this(batchSize, lease, retry, FailurePolicy.DEFAULT);
+    }
+
+    /** Without look-ahead (messages are popped once due). */
+    public ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry, FailurePolicy failures) {
+        this(batchSize, lease, retry, failures, Duration.ZERO);
     }
 
     public ConsumerSettings {
@@ -34,21 +52,34 @@ public record ConsumerSettings(int batchSize, Duration lease, RetryPolicy retry,
         if (failures == null) {
             failures = FailurePolicy.DEFAULT;
         }
+        if (lookAhead == null) {
+            lookAhead = Duration.ZERO;
+        }
+        if (lookAhead.isNegative() || lookAhead.compareTo(MAX_LOOK_AHEAD) > 0
+                || lookAhead.toMillis() * 3 > lease.toMillis()) {
+            throw new RmqInvalidArgumentException("lookAhead", lookAhead,
+                    "must be zero or positive, at most 1 s and at most a third of the lease (" + lease + ")");
+        }
     }
 
     public ConsumerSettings withBatchSize(int batchSize) {
-        return new ConsumerSettings(batchSize, lease, retry, failures);
+        return new ConsumerSettings(batchSize, lease, retry, failures, lookAhead);
     }
 
     public ConsumerSettings withLease(Duration lease) {
-        return new ConsumerSettings(batchSize, lease, retry, failures);
+        return new ConsumerSettings(batchSize, lease, retry, failures, lookAhead);
     }
 
     public ConsumerSettings withRetry(RetryPolicy retry) {
-        return new ConsumerSettings(batchSize, lease, retry, failures);
+        return new ConsumerSettings(batchSize, lease, retry, failures, lookAhead);
     }
 
     public ConsumerSettings withFailures(FailurePolicy failures) {
-        return new ConsumerSettings(batchSize, lease, retry, failures);
+        return new ConsumerSettings(batchSize, lease, retry, failures, lookAhead);
+    }
+
+    /** See {@link #lookAhead()}: off (zero) by default. */
+    public ConsumerSettings withLookAhead(Duration lookAhead) {
+        return new ConsumerSettings(batchSize, lease, retry, failures, lookAhead);
     }
 }

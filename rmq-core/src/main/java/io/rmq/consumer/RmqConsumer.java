@@ -226,7 +226,8 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry(), readContexts).thenApply(result ->
+        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry(), readContexts,
+                settings.lookAhead().toMillis()).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
     }

@@ -130,6 +130,11 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final int roundSize;
     private final long extendEveryMillis;
     private final long commandTimeoutMillis;
+    /**
+     * {@link io.rmq.consumer.ConsumerSettings#lookAhead()} in ms on a time-ordered topic, else 0: pops take messages due that much
+     * ahead, and a handler thread holds each until its due time ({@link #holdUntilDue}).
+     */
+    private final long lookAheadMillis;
     /** The topic's cluster-wide rate limit, or null. */
     private final io.rmq.consumer.TopicRateLimiter limiter;
     /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
@@ -348,6 +353,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final WakeUpSubscriber.Listener wakeListener = new WakeUpSubscriber.Listener() {
         @Override
         public void wake(int slot, long due) {
+            // with a look-ahead the slot needs its pop that much before the announced message is due
+            due -= lookAheadMillis;
             events.add(new Wake(slot, due));
             long planned = plannedWake.get();
             if (planned != 0 && due - clockOffset < planned) {
@@ -415,6 +422,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         this.roundSize = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
+        this.lookAheadMillis = consumer.topic().type().isTimeOrdered() ? consumer.settings().lookAhead().toMillis() : 0;
         this.limiter = options.rateLimit() == null ? null : consumer.rateLimiter(options.rateLimit());
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
@@ -1349,6 +1357,11 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private void handle(Leased entry) {
         Delivery delivery = entry.delivery;
+        if (lookAheadMillis > 0 && !holdUntilDue(delivery.score())) {
+            unhandled.decrementAndGet();
+            handBack(List.of(entry));
+            return;
+        }
         try {
             // right before the handler (conversion included), on its thread
             HandleScope scope = instrumented
@@ -1367,6 +1380,53 @@ public final class RmqListenerContainer implements ListenerContainer {
             unhandled.decrementAndGet();
         }
         wakePollerIfRoom();
+    }
+
+    /**
+     * Look-ahead: parks the handler thread until {@code due} (Redis ms, by the clock offset estimate, which never
+     * runs ahead of Redis's clock: see {@link #updateClockOffset}), at most the look-ahead (the delivery is popped at
+     * most that early; its lease is extended meanwhile, as every outstanding one). Returns false, at once, when the
+     * container begins stopping or the thread is interrupted first: the caller hands the delivery back.
+     */
+    private boolean holdUntilDue(double due) {
+        while (true) {
+            long wait = (long) Math.ceil(due) - clockOffset - System.currentTimeMillis();
+            if (wait <= 0) {
+                return true;
+            }
+            if (stopping || Thread.currentThread().isInterrupted()) {
+                return false;
+            }
+            // in short steps: stop() sets the flag before it interrupts anyone
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(wait, 20)));
+        }
+    }
+
+    /** Gives held deliveries back to the store (the container is stopping); they count as settled once released. */
+    private void handBack(List<Leased> entries) {
+        List<Delivery> deliveries = new ArrayList<>(entries.size());
+        for (Leased entry : entries) {
+            deliveries.add(entry.delivery);
+        }
+        if (instrumented) {
+            instrumentation.handedBack(id(), topic(), deliveries.size());
+        }
+        CompletableFuture<Integer> released;
+        try {
+            released = consumer.releaseAsync(deliveries);
+        }
+        catch (RuntimeException ex) {
+            released = CompletableFuture.failedFuture(ex);
+        }
+        released.whenComplete((count, ex) -> {
+            log.debug("Container '{}' stopped while holding {} deliveries popped ahead of their due time; released {}",
+                    id(), deliveries.size(), count, ex);
+            for (Leased entry : entries) {
+                entry.settled = true;
+            }
+            outstanding.addAndGet(-entries.size());
+            wakePollerIfRoom();
+        });
     }
 
     /** The settlement of {@code entry} has ended ({@code error} null when its outcome is written to Redis). */
@@ -1473,8 +1533,16 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     private void handleBatch(List<Leased> entries) {
         List<Delivery> batch = new ArrayList<>(entries.size());
+        double lastDue = Double.NEGATIVE_INFINITY;
         for (Leased entry : entries) {
             batch.add(entry.delivery);
+            lastDue = Math.max(lastDue, entry.delivery.score());
+        }
+        // a batch is handed over once its last message is due (none of them before its due time)
+        if (lookAheadMillis > 0 && !holdUntilDue(lastDue)) {
+            unhandled.addAndGet(-batch.size());
+            handBack(entries);
+            return;
         }
         CompletableFuture<Void> settled;
         try {

@@ -460,8 +460,20 @@ public final class RmqRedis {
      */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry, boolean withContexts) {
-        // the contexts flag goes only with a pop that asks: without it the call is as it was (ARGV[11] absent)
-        byte[][] args = new byte[withContexts ? 11 : 10][];
+        return pop(slot, priority, batch, leaseMillis, retry, withContexts, 0);
+    }
+
+    /**
+     * As {@link #pop(SlotKeys, boolean, int, long, RetryPolicy, boolean)}; a time-ordered topic with
+     * {@code lookAheadMillis} &gt; 0 takes messages due up to that long from now, and the next due hint is that long
+     * before the first waiting message's due time (PRIORITY ignores it).
+     */
+    public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
+            RetryPolicy retry, boolean withContexts, long lookAheadMillis) {
+        boolean ahead = lookAheadMillis > 0 && !priority;
+        // the contexts flag and the look-ahead go only with a pop that asks: without them the call is as it was
+        // (ARGV[11] and ARGV[12] absent)
+        byte[][] args = new byte[ahead ? 12 : withContexts ? 11 : 10][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = retryArgs[0];
@@ -469,8 +481,11 @@ public final class RmqRedis {
         args[2] = bytes(leaseMillis);
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = bytes(SWEEP_PER_POP);
-        if (withContexts) {
-            args[10] = ONE;
+        if (withContexts || ahead) {
+            args[10] = withContexts ? ONE : ZERO;
+        }
+        if (ahead) {
+            args[11] = bytes(lookAheadMillis);
         }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.leasing(),
                 args);

@@ -11,7 +11,6 @@ import io.rmq.Rmq;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
 import io.rmq.core.TopicDefinition;
-import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
 import io.rmq.observe.RmqInstrumentation;
@@ -230,7 +229,7 @@ public class RmqAutoConfiguration {
                 ? new VirtualThreadTaskExecutor("rmq-").getVirtualThreadFactory()
                 : new CustomizableThreadFactory("rmq-");
         RmqListenerContainerFactory factory = new RmqListenerContainerFactory(rmq,
-                new ConsumerSettings(consumer.batchSize(), consumer.lease(), consumer.retryPolicy()),
+                consumer.settings(),
                 consumer.concurrency(), threads, consumer.maxIdle(), properties.shutdownTimeout(),
                 consumer.commandTimeout(), coordinator.getIfAvailable(rmq::slotCoordinator),
                 properties.coordination().ownershipTimeout(), id -> {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
@@ -303,13 +304,32 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                    hold anything are popped); new messages normally wake it at once.
      * @param commandTimeout Longest a listener waits for a Redis reply (a pop, a lease extension) before it gives up
      *                    on it and polls again; what that call leased comes back through lease expiry.
+     * @param lookAhead   FIXED_TIME and RANGE_MERGE topics, CONCURRENT listeners: how long before its due time a
+     *                    message may be popped, e.g. 10ms (0, the default: popped once due). The listener holds a
+     *                    message popped ahead and calls the handler not before its due time, so the pop's round trip
+     *                    under load does not make it late; but a message leaves the store that early: a duplicate
+     *                    sent in that window is delivered separately instead of merging, a later FIXED_TIME no longer
+     *                    postpones it, and a cancel finds it in flight. At most 1s and a third of the lease; PRIORITY
+     *                    topics and ORDERLY listeners ignore it.
      */
     public record Consumer(@DefaultValue("1") int concurrency, @DefaultValue("64") int batchSize,
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
-            @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout) {
+            @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout,
+            @DefaultValue("0ms") Duration lookAhead) {
 
         public RetryPolicy retryPolicy() {
             return new RetryPolicy(maxRetries, backoff.policy());
+        }
+
+        /** The listener defaults as engine settings; a bad value fails naming its property. */
+        public ConsumerSettings settings() {
+            ConsumerSettings settings = new ConsumerSettings(batchSize, lease, retryPolicy());
+            try {
+                return settings.withLookAhead(lookAhead);
+            }
+            catch (RmqInvalidArgumentException ex) {
+                throw new RmqInvalidArgumentException("rmq.consumer.look-ahead", ex.getValue(), ex.getRule());
+            }
         }
     }
 

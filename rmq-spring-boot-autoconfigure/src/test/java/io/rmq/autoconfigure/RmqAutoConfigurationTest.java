@@ -125,13 +125,23 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void aLookAheadOverOneSecondFailsAtStartUpNamingTheFieldValueAndRule() {
+        runner.withPropertyValues("rmq.consumer.look-ahead=2s").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
+                    .hasMessageContaining("rmq.consumer.look-ahead").hasMessageContaining("PT2S").hasMessageContaining("at most 1 s");
+        });
+    }
+
+    @Test
     void propertiesBind() {
         runner.withPropertyValues("rmq.key-prefix=myapp", "rmq.max-body-size=2KB",
                 "rmq.topics.prices.type=RANGE_MERGE", "rmq.topics.prices.slot-amount=32",
                 "rmq.consumer.concurrency=4", "rmq.consumer.batch-size=10", "rmq.consumer.lease=45s",
                 "rmq.consumer.max-retries=3", "rmq.consumer.backoff.initial=250ms", "rmq.consumer.backoff.multiplier=3",
                 "rmq.consumer.backoff.max=1m", "rmq.consumer.backoff.jitter=0", "rmq.consumer.max-idle=5s",
-                "rmq.shutdown-timeout=7s").run(context -> {
+                "rmq.consumer.look-ahead=20ms", "rmq.shutdown-timeout=7s").run(context -> {
                     RmqProperties p = context.getBean(RmqProperties.class);
                     assertThat(p.keyPrefix()).isEqualTo("myapp");
                     assertThat(p.maxBodySize().toBytes()).isEqualTo(2048);
@@ -144,6 +154,7 @@ class RmqAutoConfigurationTest {
                     assertThat(factory.getDefaultConcurrency()).isEqualTo(4);
                     assertThat(factory.getDefaultSettings().batchSize()).isEqualTo(10);
                     assertThat(factory.getDefaultSettings().lease()).isEqualTo(Duration.ofSeconds(45));
+                    assertThat(factory.getDefaultSettings().lookAhead()).isEqualTo(Duration.ofMillis(20));
                     assertThat(factory.getDefaultSettings().retry().maxRetries()).isEqualTo(3);
                     assertThat(factory.getDefaultSettings().retry().backoff().initial()).isEqualTo(Duration.ofMillis(250));
                     assertThat(factory.getDefaultSettings().retry().backoff().multiplier()).isEqualTo(3.0);
@@ -168,6 +179,7 @@ class RmqAutoConfigurationTest {
             assertThat(p.consumer().backoff().max()).isEqualTo(Duration.ofMinutes(10));
             assertThat(p.consumer().maxIdle()).isEqualTo(Duration.ofSeconds(30));
             assertThat(p.consumer().commandTimeout()).isEqualTo(Duration.ofSeconds(10));
+            assertThat(p.consumer().lookAhead()).as("off by default").isZero();
             assertThat(p.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
             assertThat(p.redis().connection()).isEqualTo(RmqProperties.Connection.OWN);
             assertThat(p.redis().reconnectDelayMax()).isEqualTo(Duration.ofSeconds(1));

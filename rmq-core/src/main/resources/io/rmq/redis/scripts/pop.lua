@@ -16,15 +16,18 @@
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- ARGV[11]: 1 to reply each member's stored trace context (propagation on); absent otherwise
+-- ARGV[11]: 1 to reply each member's stored trace context (propagation on); 0 or absent otherwise
+-- ARGV[12]: look-ahead in ms (time-ordered topics; absent: 0): take messages due up to now + look-ahead, and give
+--           the next due hint that much before the first waiting message's due time (the consumer holds a message
+--           taken ahead until it is due)
 -- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [context1], member2, ... }
 --   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
 --   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
 --   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its encoded trace context
 --   ('' when none; only when asked and the slot has contexts at all).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
---   earliest of the first waiting message, the first PRIORITY retry, and the first lease deadline (its expiry
---   must be swept).
+--   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
+--   deadline (its expiry must be swept).
 --   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
 --#include _common.lua
 
@@ -38,6 +41,9 @@ local is_priority = ARGV[1] == '1'
 local batch = tonumber(ARGV[2])
 local now = now_ms()
 local lease_ms = tonumber(ARGV[3])
+-- time-ordered topics: messages due up to this are taken (now, without a look-ahead)
+local ahead = (not is_priority and ARGV[12]) and tonumber(ARGV[12]) or 0
+local take_until = now + ahead
 
 sweep_expired(now, tonumber(ARGV[10]), is_priority, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
     tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
@@ -67,7 +73,7 @@ local token_arg, token_num = nil, nil
 -- Tables are built once per page and per message as few as possible: each insert is paid per message.
 while taken < batch and skipped < max_skipped do
     local want = batch - taken
-    local page = due_page(is_priority, now, skipped, want)
+    local page = due_page(is_priority, take_until, skipped, want)
     if #page == 0 then break end
     if not token_arg then
         local token = issue_lease(now, lease_ms)
@@ -167,7 +173,7 @@ if is_priority then
     end
 else
     local first = redis.call('ZRANGE', K_STORE, skipped, skipped, 'WITHSCORES')
-    if #first > 0 then next_due = first[2] end
+    if #first > 0 then next_due = ahead > 0 and tonumber(first[2]) - ahead or first[2] end
 end
 local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
 if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then

@@ -82,6 +82,15 @@ public @interface RmqListener {
     /** Lease, e.g. {@code 30s}; empty: {@code rmq.consumer.lease}. */
     String lease() default "";
 
+    /**
+     * FIXED_TIME and RANGE_MERGE topics, CONCURRENT listeners: how long before its due time a message may be popped,
+     * e.g. {@code 10ms}; the handler is still called not before the due time, but inside that window a duplicate
+     * no longer merges, a later FIXED_TIME no longer postpones and a cancel finds the message in flight (see
+     * {@code ConsumerSettings.lookAhead}). At most {@code 1s} and a third of the lease; ignored by PRIORITY topics
+     * and ORDERLY listeners. Empty: {@code rmq.consumer.look-ahead} (0: off).
+     */
+    String lookAhead() default "";
+
     /** Retries after the first attempt; empty: {@code rmq.consumer.max-retries}. */
     String maxRetries() default "";
 

@@ -434,6 +434,7 @@ public class RmqListenerAnnotationBeanPostProcessor
         int concurrency = attribute("concurrency", a.concurrency(), factory.getDefaultConcurrency(), Integer::parseInt);
         int batchSize = attribute("batchSize", a.batchSize(), defaults.batchSize(), Integer::parseInt);
         Duration lease = attribute("lease", a.lease(), defaults.lease(), DurationStyle::detectAndParse);
+        Duration lookAhead = attribute("lookAhead", a.lookAhead(), defaults.lookAhead(), DurationStyle::detectAndParse);
         int maxRetries = attribute("maxRetries", a.maxRetries(), defaults.retry().maxRetries(), Integer::parseInt);
         BackoffPolicy b = defaults.retry().backoff();
         BackoffPolicy backoff = new BackoffPolicy(
@@ -480,8 +481,9 @@ public class RmqListenerAnnotationBeanPostProcessor
                     TopicDefinition.validateName(t);
                     return t;
                 }) : null);
+        // checked against this listener's lease
         ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff),
-                failures);
+                failures, lookAhead);
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,
                 m -> ConsumeMode.valueOf(m.toUpperCase()));

@@ -40,9 +40,11 @@ class RmqListenerContainerCustomizerTest {
 
     static class Listener {
         final List<String> handled = new CopyOnWriteArrayList<>();
+        final List<Long> startedAt = new CopyOnWriteArrayList<>();
 
         @RmqListener(topic = "customized", type = "FIXED_TIME", slotAmount = "4", concurrency = "1")
         void handle(String body) {
+            startedAt.add(System.currentTimeMillis());
             handled.add(body);
         }
     }
@@ -90,6 +92,51 @@ class RmqListenerContainerCustomizerTest {
                     await().atMost(Duration.ofSeconds(30)).until(() -> context.getBean(Listener.class).handled
                             .contains("a") && context.getBean(Other.class).handled.contains("b"));
                 });
+    }
+
+    @Test
+    void theLookAheadPropertyReachesTheListenersSettingsAndTheListenerHandlesNotBeforeTheDueTime() {
+        List<Duration> seen = new CopyOnWriteArrayList<>();
+        app.withPropertyValues("rmq.consumer.look-ahead=300ms").withBean("listener", Listener.class)
+                .withBean(RmqListenerContainerCustomizer.class, () -> container -> seen.add(
+                        container.settings().lookAhead()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(seen).containsExactly(Duration.ofMillis(300));
+                    Listener listener = context.getBean(Listener.class);
+                    Instant due = Instant.now().plusMillis(1500);
+                    context.getBean(RmqTemplate.class).sendFixedTime("customized", "ahead", due);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> listener.handled.contains("ahead"));
+                    // Redis's clock is this host's; the container's estimate of it is off by a rounding at most
+                    assertThat(listener.startedAt.get(0)).isGreaterThanOrEqualTo(due.toEpochMilli() - 5);
+                });
+    }
+
+    static class AheadByAttribute {
+        @RmqListener(topic = "ahead", type = "FIXED_TIME", slotAmount = "4", lookAhead = "50ms")
+        void handle(String body) {
+        }
+    }
+
+    static class TooFarAhead {
+        @RmqListener(topic = "ahead", type = "FIXED_TIME", slotAmount = "4", lease = "1s", lookAhead = "500ms")
+        void handle(String body) {
+        }
+    }
+
+    @Test
+    void theLookAheadAttributeWinsOverThePropertyAndIsCheckedAgainstTheListenersLease() {
+        List<Duration> seen = new CopyOnWriteArrayList<>();
+        app.withPropertyValues("rmq.consumer.look-ahead=300ms").withBean("ahead", AheadByAttribute.class)
+                .withBean(RmqListenerContainerCustomizer.class, () -> container -> seen.add(
+                        container.settings().lookAhead()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(seen).containsExactly(Duration.ofMillis(50));
+                });
+        app.withBean("tooFar", TooFarAhead.class).run(context -> assertThat(context).getFailure().rootCause()
+                .hasMessageContaining("lookAhead").hasMessageContaining("PT0.5S")
+                .hasMessageContaining("a third of the lease"));
     }
 
     @Test
