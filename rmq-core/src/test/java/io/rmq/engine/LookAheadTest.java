@@ -54,7 +54,9 @@ class LookAheadTest extends EngineTestSupport {
         container.start();
         try {
             Thread.sleep(300); // the first full poll is done: from now on the container pops by hints and wake-ups
-            Instant start = Instant.now().plusMillis(600);
+            // the first due time a full look-ahead away, so that every message has its whole window to be popped in,
+            // however slowly a loaded machine runs the sends and the wake-up
+            Instant start = Instant.now().plusMillis(1500);
             for (int i = 0; i < count; i++) {
                 rmq.producer().sendFixedTime("ft", "m" + i, start.plusMillis(100L * i));
             }
@@ -73,7 +75,7 @@ class LookAheadTest extends EngineTestSupport {
 
     @Test
     void withALookAheadMessagesArePoppedBeforeTheirDueTimeAndHandledNotBeforeIt() throws Exception {
-        List<Handled> all = sendSpreadAndHandle(FAST.withLookAhead(Duration.ofMillis(500)), 20);
+        List<Handled> all = sendSpreadAndHandle(FAST.withLookAhead(Duration.ofSeconds(1)), 20);
         for (Handled h : all) {
             assertThat(h.popped()).as("%s popped ahead of its due time", h).isLessThan(h.due());
             assertThat(h.started()).as("%s handled not before its due time", h)
