@@ -1207,10 +1207,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             queue.drainTo(unstartedEntries);
             drainBatches(unstartedEntries);
         }
-        List<Delivery> unstarted = new ArrayList<>(unstartedEntries.size());
-        for (Leased entry : unstartedEntries) {
-            unstarted.add(entry.delivery);
-        }
+        List<Delivery> unstarted = deliveriesOf(unstartedEntries);
         unhandled.addAndGet(-unstarted.size());
         if (!unstarted.isEmpty() && instrumented) {
             instrumentation.handedBack(id(), topic(), unstarted.size());
@@ -1225,10 +1222,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 log.warn("Container '{}' could not return {} unstarted messages; their leases will expire and they"
                         + " will be redelivered", id(), unstarted.size(), ex);
             }
-            for (Leased entry : unstartedEntries) {
-                entry.settled = true;
-            }
-            outstanding.addAndGet(-unstarted.size());
+            settlementsEnded(unstartedEntries);
         }
         long nextExtension = System.currentTimeMillis() + extendEveryMillis;
         while (outstanding.get() > 0 && System.currentTimeMillis() < deadline) {
@@ -1404,10 +1398,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Gives held deliveries back to the store (the container is stopping); they count as settled once released. */
     private void handBack(List<Leased> entries) {
-        List<Delivery> deliveries = new ArrayList<>(entries.size());
-        for (Leased entry : entries) {
-            deliveries.add(entry.delivery);
-        }
+        List<Delivery> deliveries = deliveriesOf(entries);
         if (instrumented) {
             instrumentation.handedBack(id(), topic(), deliveries.size());
         }
@@ -1421,11 +1412,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         released.whenComplete((count, ex) -> {
             log.debug("Container '{}' stopped while holding {} deliveries popped ahead of their due time; released {}",
                     id(), deliveries.size(), count, ex);
-            for (Leased entry : entries) {
-                entry.settled = true;
-            }
-            outstanding.addAndGet(-entries.size());
-            wakePollerIfRoom();
+            settlementsEnded(entries);
         });
     }
 
@@ -1439,6 +1426,26 @@ public final class RmqListenerContainer implements ListenerContainer {
         entry.settled = true;
         outstanding.decrementAndGet();
         wakePollerIfRoom();
+    }
+
+    /**
+     * The settlements of {@code entries} have ended (invariant 7: marked settled, one decrement each), as
+     * {@link #settled} does for one delivery on the per-message path.
+     */
+    private void settlementsEnded(List<Leased> entries) {
+        for (Leased entry : entries) {
+            entry.settled = true;
+        }
+        outstanding.addAndGet(-entries.size());
+        wakePollerIfRoom();
+    }
+
+    private static List<Delivery> deliveriesOf(List<Leased> entries) {
+        List<Delivery> deliveries = new ArrayList<>(entries.size());
+        for (Leased entry : entries) {
+            deliveries.add(entry.delivery);
+        }
+        return deliveries;
     }
 
     /**
@@ -1532,11 +1539,10 @@ public final class RmqListenerContainer implements ListenerContainer {
      * stop counting as unhandled when the call returns and leave {@code outstanding} when their settlement ends.
      */
     private void handleBatch(List<Leased> entries) {
-        List<Delivery> batch = new ArrayList<>(entries.size());
+        List<Delivery> batch = deliveriesOf(entries);
         double lastDue = Double.NEGATIVE_INFINITY;
-        for (Leased entry : entries) {
-            batch.add(entry.delivery);
-            lastDue = Math.max(lastDue, entry.delivery.score());
+        for (Delivery delivery : batch) {
+            lastDue = Math.max(lastDue, delivery.score());
         }
         // a batch is handed over once its last message is due (none of them before its due time)
         if (lookAheadMillis > 0 && !holdUntilDue(lastDue)) {
@@ -1567,11 +1573,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                         + " redelivered after its lease: {}", id(), batch.size(), batch.get(0).slot(),
                         String.valueOf(ex));
             }
-            for (Leased entry : entries) {
-                entry.settled = true;
-            }
-            outstanding.addAndGet(-entries.size());
-            wakePollerIfRoom();
+            settlementsEnded(entries);
         });
     }
 }

@@ -74,10 +74,13 @@ end
 -- it ends (announce_waiting). A duplicate no pop skipped is in every hint given since it was sent (or its send woke
 -- the sleepers), so an ack has to look for waiting duplicates only while this SET exists: without it an ack spends
 -- no store lookup at all. Every way out of prepare (ack, fail, release) takes its members out of the SET.
+-- Returns whether the SET existed (only then can a waiting duplicate of `members` need announcing).
 local function forget_skipped(members)
     if K_SKIPPED and redis.call('EXISTS', K_SKIPPED) == 1 then
         redis.call('SREM', K_SKIPPED, unpack(members))
+        return true
     end
+    return false
 end
 
 -- Puts a message that comes back (retry, release, requeue from dead) into store with `score`, merging with a

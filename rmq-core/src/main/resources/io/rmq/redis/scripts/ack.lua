@@ -102,8 +102,7 @@ if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCEL
     forget_contexts(acked)
     -- duplicates waiting behind an in-flight body are rare: no store lookup unless a pop skipped one (then one per
     -- call, and the acked bodies leave the skipped SET)
-    if redis.call('EXISTS', K_SKIPPED) == 1 then
-        redis.call('SREM', K_SKIPPED, unpack(acked))
+    if forget_skipped(acked) then
         local waiting = redis.call('ZMSCORE', K_STORE, unpack(acked))
         local now = nil
         for j, member in ipairs(acked) do
