@@ -432,7 +432,7 @@ public final class BenchmarkMain {
     }
 
     private double redisCpuSeconds() {
-        return Double.parseDouble(info("cpu", "used_cpu_sys")) + Double.parseDouble(info("cpu", "used_cpu_user"));
+        return WaitedBatches.redisCpuSeconds(redis.info("cpu"));
     }
 
     /** The machine's aggregate CPU line of {@code /proc/stat} (ticks), or null where there is none. */
@@ -452,7 +452,8 @@ public final class BenchmarkMain {
 
     /**
      * Cores kept busy between two {@code /proc/stat} readings: (user + nice + system + irq + softirq) over all
-     * ticks, times the cores. Steal and guest time are not counted as busy; NaN without readings.
+     * ticks, times the cores. Steal and guest time are not counted as busy; NaN without readings. The scaling
+     * workload reads the machine the same way.
      */
     static double busyCores(long[] before, long[] after) {
         if (before == null || after == null || before.length < 8 || after.length < 8) {

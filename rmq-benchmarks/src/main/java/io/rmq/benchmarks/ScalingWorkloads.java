@@ -213,7 +213,7 @@ final class ScalingWorkloads {
                 return null;
             }
             Map<RedisEndpoint, Double> cpuBefore = redisCpu(topology);
-            long[] statBefore = procStat();
+            long[] statBefore = BenchmarkMain.procStat();
             long clientBefore = processTicks(consumers);
             long wallBefore = System.nanoTime();
             consumers.forEach(c -> c.send("GO"));
@@ -224,7 +224,7 @@ final class ScalingWorkloads {
             }
             long wallAfter = System.nanoTime();
             Map<RedisEndpoint, Double> cpuAfter = redisCpu(topology);
-            long[] statAfter = procStat();
+            long[] statAfter = BenchmarkMain.procStat();
             long clientTicks = processTicks(consumers) - clientBefore;
             double load1 = load1();
             consumers.forEach(c -> c.send("STOP"));
@@ -255,9 +255,7 @@ final class ScalingWorkloads {
                 redisSeconds += cpuAfter.get(endpoint) - cpuBefore.get(endpoint);
             }
             double wallSeconds = (wallAfter - wallBefore) / 1e9;
-            long total = statAfter[0] - statBefore[0];
-            double busyCores = total <= 0 ? Double.NaN
-                    : (double) (statAfter[1] - statBefore[1]) / total * Runtime.getRuntime().availableProcessors();
+            double busyCores = BenchmarkMain.busyCores(statBefore, statAfter);
             Sample sample = new Sample(count / ((last - start) / 1e6), count, redisSeconds * 1e6 / count,
                     redisSeconds / wallSeconds, clientTicks < 0 ? Double.NaN : clientTicks * 1e6 / TICKS / count,
                     busyCores, load1);
@@ -293,8 +291,7 @@ final class ScalingWorkloads {
     private Map<RedisEndpoint, Double> redisCpu(String topology) {
         Map<RedisEndpoint, Double> cpu = new LinkedHashMap<>();
         for (RedisEndpoint endpoint : nodes.get(topology)) {
-            cpu.put(endpoint, Double.parseDouble(info(endpoint, "cpu", "used_cpu_sys"))
-                    + Double.parseDouble(info(endpoint, "cpu", "used_cpu_user")));
+            cpu.put(endpoint, WaitedBatches.redisCpuSeconds(admin.get(endpoint).sync().info("cpu")));
         }
         return cpu;
     }
@@ -327,23 +324,6 @@ final class ScalingWorkloads {
         return ticks;
     }
 
-    /** {total, busy} jiffies of all CPUs from /proc/stat (busy = all but idle and iowait); zeros where absent. */
-    static long[] procStat() {
-        try {
-            String cpu = Files.readAllLines(Path.of("/proc/stat")).get(0);
-            String[] f = cpu.trim().split("\\s+");
-            long total = 0;
-            for (int i = 1; i < f.length && i <= 8; i++) { // user nice system idle iowait irq softirq steal
-                total += Long.parseLong(f[i]);
-            }
-            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
-            return new long[] {total, total - idle};
-        }
-        catch (IOException | RuntimeException ex) {
-            return new long[] {0, 0};
-        }
-    }
-
     /** The 1-minute load average, or NaN where /proc/loadavg is absent. */
     static double load1() {
         try {
@@ -366,7 +346,7 @@ final class ScalingWorkloads {
                 + " per message handled (W1C: sending included), and in cores (CPU seconds per second). Consumer JVMs'"
                 + " CPU: user + system time of the consumer processes (all threads, the sender's included) per"
                 + " message. Machine:"
-                + " cores busy during the figure (/proc/stat, all processes) and the 1-minute load average after"
+                + " cores busy during the figure (/proc/stat, all processes, steal not counted) and the 1-minute load average after"
                 + " it.%n%n", version, runs, Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"), String.join(" ", main.jvm()), main.intOption("w1", 200_000),
                 main.intOption("warmup-seconds", 3)));

@@ -78,7 +78,8 @@ final class WaitedBatches {
         return cpu;
     }
 
-    private static double redisCpuSeconds(String info) {
+    /** used_cpu_sys + used_cpu_user of an {@code INFO cpu} reply, in seconds (one INFO call per reading). */
+    static double redisCpuSeconds(String info) {
         double seconds = 0;
         for (String line : info.split("\\r?\\n")) {
             if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
