@@ -10,9 +10,11 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
+import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
+import io.rmq.test.TestRedisServers;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -42,7 +44,12 @@ abstract class EngineTestSupport {
 
     @BeforeEach
     void openEngine() {
-        rmqClient = topology.newRmqClient();
+        rmqClient = switch (topology) {
+            case STANDALONE -> RmqRedisClient.standalone(topology.uris().get(0), null, TestRedisServers.resources(),
+                    RedisClientSettings.DEFAULT);
+            case CLUSTER -> RmqRedisClient.cluster(topology.uris(), null, TestRedisServers.resources(),
+                    RedisClientSettings.DEFAULT);
+        };
         client = rmqClient.client();
         prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
         rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));

@@ -2,9 +2,8 @@ package io.rmq.test;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.rmq.redis.RedisClientSettings;
-import io.rmq.redis.RmqRedisClient;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,18 +34,15 @@ public enum RedisTopology {
     }
 
     /**
-     * RMQ's own client ({@link RmqRedisClient}, as the Spring Boot starter builds it) of this topology's test
-     * server(s), sharing the per-JVM {@code ClientResources}; the caller closes it.
+     * Fresh addresses of this topology's test server(s): the one server for {@link #STANDALONE}, every master (as
+     * seeds) for {@link #CLUSTER}, with the credentials the servers need; for clients this harness does not build,
+     * such as RMQ's own (share {@link TestRedisServers#resources()} with them).
      */
-    public RmqRedisClient newRmqClient(RedisClientSettings settings) {
+    public List<RedisURI> uris() {
         return switch (this) {
-            case STANDALONE -> TestRedisServers.newStandaloneRmqClient(settings);
-            case CLUSTER -> TestRedisServers.newClusterRmqClient(settings);
+            case STANDALONE -> TestRedisServers.standaloneUris();
+            case CLUSTER -> TestRedisServers.clusterUris();
         };
-    }
-
-    public RmqRedisClient newRmqClient() {
-        return newRmqClient(RedisClientSettings.DEFAULT);
     }
 
     /** FLUSHALL on the standalone server, or on every master of the cluster. */

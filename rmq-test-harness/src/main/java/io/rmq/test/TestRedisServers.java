@@ -11,8 +11,6 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import io.rmq.redis.RedisClientSettings;
-import io.rmq.redis.RmqRedisClient;
 
 import java.io.File;
 import java.io.FileNotFoundException;
@@ -112,12 +110,12 @@ public final class TestRedisServers {
         return RedisClusterClient.create(resources(), clusterSeeds(clusterNodes()));
     }
 
-    static RmqRedisClient newStandaloneRmqClient(RedisClientSettings settings) {
-        return RmqRedisClient.standalone(standaloneUri(), null, resources(), settings);
+    static List<RedisURI> standaloneUris() {
+        return List.of(standaloneUri());
     }
 
-    static RmqRedisClient newClusterRmqClient(RedisClientSettings settings) {
-        return RmqRedisClient.cluster(clusterSeeds(clusterNodes()), null, resources(), settings);
+    static List<RedisURI> clusterUris() {
+        return clusterSeeds(clusterNodes());
     }
 
     static void flushStandalone() {
@@ -195,7 +193,7 @@ public final class TestRedisServers {
     }
 
     /** The per-JVM Lettuce resources shared by every client made here; clients created with them do not shut them down. */
-    static ClientResources resources() {
+    public static ClientResources resources() {
         synchronized (SHARED_LOCK) {
             if (clientResources == null) {
                 clientResources = DefaultClientResources.create();
