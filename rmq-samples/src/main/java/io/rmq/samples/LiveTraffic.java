@@ -24,7 +24,7 @@ import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.stereotype.Component;
 
 /**
- * After the scenario, while the application keeps running ({@code rmq.samples.exit-when-done=false}), a little steady
+ * After the scenario, while the application keeps running ({@code samples.exit-when-done=false}), a little steady
  * traffic so that the dashboard, the metrics and the endpoint have something to show: price changes that merge, orders
  * closed at their deadline or paid in time, merchant tasks by tier, and now and then the close of an order another
  * shop placed, which the handler refuses as non-retryable, so that it lands in the dead queue with its reason (inspect

@@ -12,7 +12,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Without {@code spring.data.redis.*} connection properties an embedded Redis is started (see
  * {@link io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor}). By default the application then keeps running,
  * prints where its dashboard, health, metrics and RMQ endpoint are served, and keeps a little traffic flowing
- * ({@link LiveTraffic}); with {@code rmq.samples.exit-when-done=true} it exits when the scenario has finished, with
+ * ({@link LiveTraffic}); with {@code samples.exit-when-done=true} it exits when the scenario has finished, with
  * exit code 0 when every story ended as expected and 1 otherwise.
  */
 @SpringBootApplication

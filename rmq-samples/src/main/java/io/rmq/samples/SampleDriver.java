@@ -648,7 +648,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         return LocalTime.ofInstant(Instant.ofEpochMilli(epochMillis), ZoneId.systemDefault()).format(CLOCK);
     }
 
-    /** A step did not finish within {@code rmq.samples.wait-timeout}; already recorded as a problem. */
+    /** A step did not finish within {@code samples.wait-timeout}; already recorded as a problem. */
     private static final class StoryTimeout extends RuntimeException {
         StoryTimeout() {
             super(null, null, false, false);

@@ -6,7 +6,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Settings of the sample scenario ({@code rmq.samples.*}).
+ * Settings of the sample scenario ({@code samples.*}).
  *
  * @param exitWhenDone exit the application once the scenario has finished, with exit code 0 when every story ended as
  *                     expected (false, the default: keep running and serving the dashboard until stopped)
@@ -14,7 +14,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param liveTraffic  when the application keeps running after the scenario, keep sending a little traffic of every
  *                     kind (and now and then a message that ends in the dead queue) for the dashboard and metrics
  */
-@ConfigurationProperties("rmq.samples")
+@ConfigurationProperties("samples")
 public record SamplesProperties(@DefaultValue("false") boolean exitWhenDone, @DefaultValue("20s") Duration waitTimeout,
         @DefaultValue("true") boolean liveTraffic) {
 }

@@ -28,7 +28,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleOperationsTest.Logs.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=true"})
+        properties = {"samples.exit-when-done=false", "samples.live-traffic=true"})
 @RmqTest
 @DirtiesContext
 class SampleOperationsTest {

@@ -42,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * as {@code CommandLineRunner}) and checks each story's outcome. Subclasses choose the topology.
  */
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleScenarioTestSupport.ScenarioFailures.class},
-        properties = {"rmq.samples.exit-when-done=false", "rmq.samples.live-traffic=false"})
+        properties = {"samples.exit-when-done=false", "samples.live-traffic=false"})
 @DirtiesContext
 abstract class SampleScenarioTestSupport {
 
