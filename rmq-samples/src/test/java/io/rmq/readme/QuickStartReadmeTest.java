@@ -65,6 +65,7 @@ class QuickStartReadmeTest {
             "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
             "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"),
             "class-level-listener", Path.of("src", "test", "java", "io", "rmq", "guide", "OrderEvents.java"),
+            "testing-example", SOURCES.resolve("ShopTest.java"),
             "engine", Path.of("..", "rmq-core", "src", "test", "java", "io", "rmq", "readme",
                     "EngineReadmeExample.java"));
 
@@ -105,6 +106,38 @@ class QuickStartReadmeTest {
                 + "    <artifactId>rmq-spring-boot-starter</artifactId>\n    <version>" + parent.group(1)
                 + "</version>\n</dependency>\n";
         assertThat(codeBlocks(section(readme(), "## Quick start"))).contains(dependency);
+    }
+
+    /**
+     * The Quick start's install command installs every RMQ artifact the README tells an application to depend on
+     * (the starter; rmq-test for its tests), itself or through -am.
+     */
+    @Test
+    void theInstallCommandInstallsEveryArtifactTheReadmeDependsOn() throws IOException {
+        String readme = readme();
+        Matcher install = Pattern.compile("\\./mvnw install -DskipTests -pl ([a-z0-9,-]+) -am\\b")
+                .matcher(section(readme, "## Quick start"));
+        assertThat(install.find()).as("the Quick start's install command").isTrue();
+        // -am builds and installs the modules named and every module they depend on
+        Pattern rmqArtifact = Pattern.compile("<groupId>io\\.rmq</groupId>\\s*<artifactId>([a-z0-9-]+)</artifactId>");
+        List<String> installed = new ArrayList<>(List.of(install.group(1).split(",")));
+        for (int i = 0; i < installed.size(); i++) {
+            Path pom = Path.of("..", installed.get(i), "pom.xml");
+            assertThat(pom).as("module %s", installed.get(i)).exists();
+            Matcher needed = rmqArtifact.matcher(Files.readString(pom));
+            while (needed.find()) {
+                if (!needed.group(1).equals("rmq-parent") && !installed.contains(needed.group(1))) {
+                    installed.add(needed.group(1));
+                }
+            }
+        }
+        Matcher dependency = rmqArtifact.matcher(readme);
+        List<String> dependedOn = new ArrayList<>();
+        while (dependency.find()) {
+            dependedOn.add(dependency.group(1));
+        }
+        assertThat(dependedOn).contains("rmq-spring-boot-starter", "rmq-test");
+        assertThat(installed).containsAll(dependedOn);
     }
 
     @ParameterizedTest
