@@ -1341,12 +1341,23 @@ public final class RmqListenerContainer implements ListenerContainer {
             // take a few more without blocking: one wake-up per few messages, not one per message (on a small box
             // the thread hand-offs cost more than a no-op handler)
             taken.add(first);
-            queue.drainTo(taken, Math.min(HANDLER_TAKE, Math.max(0, queue.size() / options.concurrency())) - 1);
-            for (Leased entry : taken) {
-                handle(entry);
+            try {
+                queue.drainTo(taken, Math.min(HANDLER_TAKE, Math.max(0, queue.size() / options.concurrency())) - 1);
+                for (Leased entry : taken) {
+                    handle(entry); // ends every entry's settlement whatever it throws
+                }
+            }
+            catch (Throwable ex) {
+                // the thread's top: a handler thread that ended here would leave the container a thread short
+                handlerThreadError(ex);
             }
             taken.clear();
         }
+    }
+
+    private void handlerThreadError(Throwable error) {
+        log.error("RMQ listener container '{}' (topic '{}'): unexpected error on handler thread {}; the thread goes on",
+                id(), topic(), Thread.currentThread().getName(), error);
     }
 
     private void handle(Leased entry) {
@@ -1369,6 +1380,12 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         catch (RuntimeException ex) {
             settled(entry, ex); // handle threw: it calls no callback
+        }
+        catch (Throwable ex) {
+            // an Error from the instrumentation or the settlement: the delivery must not stay outstanding (its lease
+            // extended for ever); released from the lease keeping, it is redelivered when its lease expires
+            handlerThreadError(ex);
+            settled(entry, ex);
         }
         finally {
             unhandled.decrementAndGet();
@@ -1530,7 +1547,12 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private void workBatches() {
         for (List<Leased> batch = next(batches); batch != null; batch = next(batches)) {
-            handleBatch(batch);
+            try {
+                handleBatch(batch); // ends the batch's settlement whatever it throws
+            }
+            catch (Throwable ex) {
+                handlerThreadError(ex); // the thread's top, as in work()
+            }
         }
     }
 
@@ -1561,6 +1583,11 @@ public final class RmqListenerContainer implements ListenerContainer {
             settled = consumer.handleBatchAsync(batch, payloadType, batchHandler, scopes);
         }
         catch (RuntimeException ex) {
+            settled = CompletableFuture.failedFuture(ex);
+        }
+        catch (Throwable ex) {
+            // as in handle: an Error must not leave the batch outstanding nor end the thread
+            handlerThreadError(ex);
             settled = CompletableFuture.failedFuture(ex);
         }
         finally {
