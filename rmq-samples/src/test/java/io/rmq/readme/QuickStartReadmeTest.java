@@ -43,12 +43,11 @@ import static org.awaitility.Awaitility.await;
  * The README's Quick start is this package: each of its code blocks is the region between
  * {@code tag::<name>[]} and {@code end::<name>[]} of a source compiled here, copied verbatim, so the README cannot
  * show code that does not compile; the application those sources make runs once against real Redis; and the
- * figures the README states about defaults are computed from the defaults.
+ * figures the README and the listener guide (docs/listeners.md) state about defaults are computed from the defaults.
  */
 @ExtendWith(RedisServersExtension.class)
 class QuickStartReadmeTest {
 
-    private static final Path README = Path.of("..", "README.md");
     private static final Path SOURCES = Path.of("src", "test", "java", "io", "rmq", "readme");
     private static final Path CONFIG = Path.of("src", "test", "resources", "io", "rmq", "readme", "application.yml");
 
@@ -60,7 +59,7 @@ class QuickStartReadmeTest {
             "quickstart-listener", SOURCES.resolve("OrderTimeouts.java"),
             "quickstart-sender", SOURCES.resolve("Checkout.java"));
 
-    /** Blocks elsewhere in the README that come from a source here. */
+    /** Blocks elsewhere in the documentation (README.md, docs/*.md) that come from a source here. */
     private static final Map<String, Path> OTHER_SNIPPETS = Map.of(
             "end-ordering", SOURCES.resolve("LedgerOrdering.java"),
             "container-customizers", Path.of("src", "test", "java", "io", "rmq", "guide", "ListenerCustomizers.java"),
@@ -89,9 +88,9 @@ class QuickStartReadmeTest {
 
     @Test
     void theOtherCompiledBlocksAreTheirSourceRegions() throws IOException {
-        List<String> blocks = codeBlocks(readme());
+        List<String> blocks = codeBlocks(Docs.all());
         for (Map.Entry<String, Path> snippet : OTHER_SNIPPETS.entrySet()) {
-            assertThat(blocks).as("README block for %s (from %s)", snippet.getKey(), snippet.getValue())
+            assertThat(blocks).as("documentation block for %s (from %s)", snippet.getKey(), snippet.getValue())
                     .contains(region(snippet.getValue(), snippet.getKey()));
         }
     }
@@ -109,8 +108,8 @@ class QuickStartReadmeTest {
     }
 
     /**
-     * The Quick start's install command installs every RMQ artifact the README tells an application to depend on
-     * (the starter; rmq-test for its tests), itself or through -am.
+     * The Quick start's install command installs every RMQ artifact the documentation tells an application to depend
+     * on (the starter; rmq-test for its tests, in docs/testing.md), itself or through -am.
      */
     @Test
     void theInstallCommandInstallsEveryArtifactTheReadmeDependsOn() throws IOException {
@@ -131,7 +130,7 @@ class QuickStartReadmeTest {
                 }
             }
         }
-        Matcher dependency = rmqArtifact.matcher(readme);
+        Matcher dependency = rmqArtifact.matcher(Docs.all());
         List<String> dependedOn = new ArrayList<>();
         while (dependency.find()) {
             dependedOn.add(dependency.group(1));
@@ -291,7 +290,7 @@ class QuickStartReadmeTest {
         RmqProperties.Consumer consumer = Binder.get(new StandardEnvironment())
                 .bindOrCreate("rmq", RmqProperties.class).consumer();
         RmqProperties.Backoff backoff = consumer.backoff();
-        assertThat(section(readme(), "## Listener guide")).contains(
+        assertThat(section(Docs.read("docs/listeners.md"), "# Listener guide")).contains(
                 "`rmq.consumer.concurrency` (" + consumer.concurrency() + ")",
                 "`rmq.consumer.batch-size` (" + consumer.batchSize() + ")",
                 "`rmq.consumer.lease` (" + consumer.lease().toSeconds() + "s)",
@@ -300,53 +299,19 @@ class QuickStartReadmeTest {
                         + backoff.max().toMinutes() + "m, " + backoff.jitter() + ")");
     }
 
-    private static String readme() throws IOException {
-        return Files.readString(README);
+    private static String readme() {
+        return Docs.read("README.md");
     }
 
-    /** From the heading to the next heading of the same level. */
     private static String section(String markdown, String heading) {
-        int start = markdown.indexOf("\n" + heading + "\n");
-        assertThat(start).as("README heading %s", heading).isNotNegative();
-        int end = markdown.indexOf("\n## ", start + heading.length() + 2);
-        return markdown.substring(start, end < 0 ? markdown.length() : end);
+        return Docs.section(markdown, heading);
     }
 
-    /** The contents of the fenced code blocks, each ending with a line break. */
     private static List<String> codeBlocks(String markdown) {
-        List<String> blocks = new ArrayList<>();
-        Matcher fence = Pattern.compile("(?m)^```[a-z]*\\n(.*?)^```$", Pattern.DOTALL).matcher(markdown);
-        while (fence.find()) {
-            blocks.add(fence.group(1));
-        }
-        return blocks;
+        return Docs.codeBlocks(markdown);
     }
 
-    /**
-     * The lines between the tag's start and end markers, each ending with a line break, without the indentation they
-     * all share (a region inside a method reads in the README as it would at the top level).
-     */
-    private static String region(Path source, String tag) throws IOException {
-        List<String> lines = Files.readAllLines(source);
-        int start = -1;
-        int end = -1;
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).contains("tag::" + tag + "[]")) {
-                start = i;
-            }
-            else if (lines.get(i).contains("end::" + tag + "[]")) {
-                end = i;
-            }
-        }
-        assertThat(start).as("start marker of %s in %s", tag, source).isNotNegative();
-        assertThat(end).as("end marker of %s in %s", tag, source).isGreaterThan(start);
-        List<String> body = lines.subList(start + 1, end);
-        int indent = body.stream().filter(line -> !line.isBlank())
-                .mapToInt(line -> line.length() - line.stripLeading().length()).min().orElse(0);
-        StringBuilder region = new StringBuilder();
-        for (String line : body) {
-            region.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
-        }
-        return region.toString();
+    private static String region(Path source, String tag) {
+        return Docs.region(source, tag);
     }
 }

@@ -31,10 +31,12 @@ class ShopTest {
 
     @Test
     void anOrderPastItsDeadlineIsClosed() {
+        // tag::testing-await[]
         checkout.placed("7", Instant.now());
 
         rmqTest.awaitHandled("order-timeout", new OrderRef("7")); // the listener returned, the ack reached Redis
         rmqTest.awaitDrained("order-timeout");      // nothing waiting, in flight or backing off
+        // end::testing-await[]
     }
 
     @Test

@@ -1,0 +1,81 @@
+package io.rmq.tour;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import io.rmq.admin.DeadMessage;
+import io.rmq.admin.TopicStats;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.producer.SendResult;
+import io.rmq.readme.OrderRef;
+import io.rmq.spring.RmqTemplate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sends and calls of the README's tour, one method per feature, each the region the README shows; {@link TourTest}
+ * runs them against Redis on the Quick start's topics, so what their comments say is checked too.
+ */
+public class TourSends {
+
+    private static final Logger log = LoggerFactory.getLogger(TourSends.class);
+
+    private final RmqTemplate rmq;
+
+    public TourSends(RmqTemplate rmq) {
+        this.rmq = rmq;
+    }
+
+    /** Merging: the second send of a burst merges into the first. */
+    SendResult priceChanged(String productId) {
+        // tag::tour-merging[]
+        // a burst of price changes of one product: one picture re-render, 5 s after the first change
+        SendResult result = rmq.sendRangeMerge("picture-render", productId, Duration.ofSeconds(5));
+        // result.merged(): an identical message was already waiting, this send merged into it
+        // end::tour-merging[]
+        return result;
+    }
+
+    /** Priority: the payout waits before the re-index. */
+    void merchantTasks(String merchantId) {
+        // tag::tour-priority[]
+        rmq.sendPriority("merchant-tasks", "reindex:" + merchantId, 1);
+        rmq.sendPriority("merchant-tasks", "payout:" + merchantId, 100);   // taken before any lower one waiting
+        // end::tour-priority[]
+    }
+
+    /** Delayed and exactly timed: due in 30 min, then moved to now, then withdrawn. */
+    void deadline(OrderRef order) {
+        // tag::tour-timing[]
+        rmq.sendFixedTime("order-timeout", order, Instant.now().plus(Duration.ofMinutes(30)));   // due in 30 min
+        rmq.reschedule("order-timeout", order, Instant.now());                                 // due now instead
+        rmq.cancel("order-timeout", order);                                    // or never: the order was paid
+        // end::tour-timing[]
+    }
+
+    /** The dead queue: read it, then give every dead message a fresh start. */
+    long retryTheDead() {
+        // tag::tour-dead[]
+        for (DeadMessage dead : rmq.deadMessages("refunds", 0, 20)) {
+            log.warn("{} died after {} attempts: {}", dead.bodyText(), dead.attempts(), dead.lastError());
+        }
+        long requeued = rmq.requeueAllDead("refunds");   // the bug is fixed: all of them once more
+        // end::tour-dead[]
+        return requeued;
+    }
+
+    /** Ordered consumption: one account's entries share a slot. */
+    void post(LedgerEntry entry) {
+        // tag::tour-ordering-send[]
+        rmq.send(OutgoingMessage.fixedTime("ledger", entry, Instant.now()).withSlotBasis(entry.accountId()));
+        // end::tour-ordering-send[]
+    }
+
+    /** Queue figures. */
+    TopicStats figures() {
+        // tag::tour-operations[]
+        TopicStats stats = rmq.stats("order-timeout");   // waiting, inFlight, retrying, dead, oldestDue; per slot too
+        // end::tour-operations[]
+        return stats;
+    }
+}
