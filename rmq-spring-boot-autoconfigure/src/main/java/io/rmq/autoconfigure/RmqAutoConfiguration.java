@@ -66,6 +66,11 @@ public class RmqAutoConfiguration {
     /** How much of a body log lines show with {@code rmq.log-bodies=true}. */
     static final int LOGGED_BODY_CHARS = 200;
 
+    /** Refuses keys under {@code rmq.} that RMQ does not take, before any RMQ bean exists. */
+    public RmqAutoConfiguration(Environment environment) {
+        UnknownRmqProperties.check(environment);
+    }
+
     /**
      * RMQ's own Lettuce client ({@code rmq.redis.connection=own}, the default), built from the application's Redis
      * connection details ({@code spring.data.redis.*}, SSL bundles, Sentinel, Cluster, service connections) and
