@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import io.rmq.admin.DeadMessage;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.annotation.RmqHandler;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.LogCapture;
@@ -30,9 +31,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * A body that does not match the listener's payload type (a required property missing, or of the wrong shape) is not
  * handled with nulls: it goes to the dead queue at once, its reason naming the type and the property, for records,
- * bean-style classes and generic payloads alike; well-formed bodies, unknown properties included, are handled;
- * {@code rmq.consumer.payload-mapping=lenient} restores the application mapper's reading. Real Redis, Spring Boot's
- * own JsonMapper.
+ * bean-style classes and generic payloads alike, nor does it fit an {@code @RmqHandler}'s type; well-formed bodies,
+ * unknown properties included, are handled; {@code rmq.consumer.payload-mapping=lenient} restores the application
+ * mapper's reading. Real Redis, Spring Boot's own JsonMapper.
  */
 @ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class PayloadMismatchTest {
@@ -116,6 +117,24 @@ class PayloadMismatchTest {
         @RmqListener(topic = "batches", type = "FIXED_TIME", slotAmount = "1", batch = "true")
         void batch(List<OrderRef> orders) {
             orders.forEach(order -> handled.add("batch " + order.id()));
+        }
+    }
+
+    record RefundRequested(String orderId, String reason) {
+    }
+
+    @RmqListener(topic = "order-events", type = "FIXED_TIME", slotAmount = "1")
+    static class OrderEvents {
+        final BlockingQueue<String> handled = new LinkedBlockingQueue<>();
+
+        @RmqHandler
+        void refund(RefundRequested refund) {
+            handled.add("refund " + refund.orderId() + " " + refund.reason());
+        }
+
+        @RmqHandler(isDefault = true)
+        void other(String body) {
+            handled.add("other " + body);
         }
     }
 
@@ -207,6 +226,23 @@ class PayloadMismatchTest {
                             + ": missing required property 'id'"));
             assertThat(context.getBean(Listeners.class).handled).isEmpty();
         });
+    }
+
+    @Test
+    void aBodyLackingARequiredPropertyDoesNotFitAnRmqHandlersTypeUnlessLenient() {
+        Map<String, List<String>> expected = Map.of(
+                "strict", List.of("other {\"orderId\":\"o-1\"}", "refund o-2 late"),
+                "lenient", List.of("refund o-1 null", "refund o-2 late"));
+        expected.forEach((mapping, handled) -> app().withBean("orderEvents", OrderEvents.class)
+                .withPropertyValues("rmq.consumer.payload-mapping=" + mapping).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RmqTemplate rmq = context.getBean(RmqTemplate.class);
+                    OrderEvents events = context.getBean(OrderEvents.class);
+                    rmq.sendFixedTime("order-events", "{\"orderId\":\"o-1\"}", Instant.now());
+                    rmq.sendFixedTime("order-events", new RefundRequested("o-2", "late"), Instant.now());
+                    await().atMost(Duration.ofSeconds(30)).until(() -> events.handled.size() >= 2);
+                    assertThat(events.handled).as(mapping).containsExactlyInAnyOrderElementsOf(handled);
+                }));
     }
 
     @Test
