@@ -4,7 +4,6 @@ import java.lang.annotation.Annotation;
 import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.AnnotatedType;
 import java.lang.reflect.Executable;
-import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Parameter;
 import java.util.ArrayList;
@@ -22,6 +21,7 @@ import tools.jackson.core.JsonParser;
 import tools.jackson.databind.BeanDescription;
 import tools.jackson.databind.DeserializationConfig;
 import tools.jackson.databind.DeserializationContext;
+import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.ValueDeserializer;
 import tools.jackson.databind.cfg.MapperConfig;
 import tools.jackson.databind.deser.ValueDeserializerModifier;
@@ -155,7 +155,7 @@ final class StrictPayloadModule extends SimpleModule {
                 return null; // a setter alone: nothing to read the value back through
             }
             try {
-                reader.fixAccess(config.isEnabled(tools.jackson.databind.MapperFeature.OVERRIDE_PUBLIC_ACCESS_MODIFIERS));
+                reader.fixAccess(config.isEnabled(MapperFeature.OVERRIDE_PUBLIC_ACCESS_MODIFIERS));
             }
             catch (RuntimeException ex) {
                 return null; // not accessible (a module's encapsulation): unchecked rather than failing every read
