@@ -129,7 +129,8 @@ public class RmqAutoConfiguration {
             log.info("RMQ uses the application's Redis client as configured (rmq.redis.connection=application): {}",
                     address);
         }
-        BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
+        BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()),
+                properties.consumer().payloadMapping());
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
