@@ -15,6 +15,7 @@ import java.util.function.BiFunction;
 import io.rmq.core.BodyCodec;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
+import io.rmq.core.RmqPayloadMismatchException;
 import io.rmq.core.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
@@ -604,7 +605,7 @@ public final class RmqConsumer {
                 readable.add(delivery);
             }
             catch (RuntimeException ex) {
-                outcomes[i] = unreadable(payloadType, ex);
+                outcomes[i] = unreadable(delivery, payloadType, ex);
             }
         }
         if (!readable.isEmpty()) {
@@ -799,7 +800,7 @@ public final class RmqConsumer {
             payload = codec.decode(delivery.body(), payloadType);
         }
         catch (RuntimeException ex) {
-            return unreadable(payloadType, ex);
+            return unreadable(delivery, payloadType, ex);
         }
         try {
             handler.handle(payload, delivery);
@@ -813,7 +814,11 @@ public final class RmqConsumer {
         }
     }
 
-    private Outcome unreadable(Type payloadType, RuntimeException ex) {
+    private Outcome unreadable(Delivery delivery, Type payloadType, RuntimeException ex) {
+        if (ex instanceof RmqPayloadMismatchException mismatch) {
+            return new Outcome(truncate(mismatch.reason(delivery.body(), logBodyChars)), true, ex,
+                    FailureDecision.dead());
+        }
         return new Outcome("unreadable message: cannot convert body to " + payloadType.getTypeName() + ": "
                 + (logBodyChars > 0 ? describe(ex) : describeWithoutBody(ex)), true, ex, FailureDecision.dead());
     }

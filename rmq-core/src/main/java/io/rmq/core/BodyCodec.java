@@ -10,17 +10,22 @@ import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.json.JsonMapper;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Turns bodies into the bytes that are a message's identity, and back. {@code byte[]} and {@code String} are stored
  * as they are; anything else as canonical JSON (properties and map keys sorted, no indentation) so that equal
- * objects serialize byte-identically and merge.
+ * objects serialize byte-identically and merge. Bodies are read back as the {@link PayloadMapping} says: with the
+ * application's mapper as it is, or, strictly, failing on a body that lacks a required property.
  */
 public final class BodyCodec {
 
     private final JsonMapper mapper;
+    /** What {@link #decode} reads with: {@link #mapper}, plus {@link StrictPayloadModule} when strict. */
+    private final JsonMapper readMapper;
+    private final PayloadMapping payloadMapping;
     /** Readers per payload type: resolving the type and its deserializer once, not per message. */
     private final java.util.Map<Type, ObjectReader> readers = new java.util.concurrent.ConcurrentHashMap<>();
     /** One-at-a-time serialization state per sending thread (see {@link #encode}). */
@@ -29,10 +34,25 @@ public final class BodyCodec {
     private final java.util.Map<Class<?>, ObjectWriter> writers = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
+     * A codec that reads bodies with the mapper as it is ({@link PayloadMapping#LENIENT}).
+     *
      * @param mapper the application's mapper (its modules and settings are kept); canonical ordering is forced on a
      *               copy
      */
     public BodyCodec(JsonMapper mapper) {
+        this(mapper, PayloadMapping.LENIENT);
+    }
+
+    /**
+     * @param mapper         the application's mapper (its modules and settings are kept, the mapper itself is not
+     *                       changed); canonical ordering is forced on a copy
+     * @param payloadMapping how strictly bodies are read as payload types
+     */
+    public BodyCodec(JsonMapper mapper, PayloadMapping payloadMapping) {
+        if (payloadMapping == null) {
+            throw new RmqInvalidArgumentException("payloadMapping", null, "must not be null");
+        }
+        this.payloadMapping = payloadMapping;
         this.mapper = mapper.rebuild()
                 .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
                 .disable(MapperFeature.SORT_CREATOR_PROPERTIES_FIRST)
@@ -40,6 +60,9 @@ public final class BodyCodec {
                 .disable(SerializationFeature.INDENT_OUTPUT)
                 .addModule(new DirectCreatorModule())
                 .build();
+        this.readMapper = payloadMapping == PayloadMapping.STRICT
+                ? this.mapper.rebuild().addModule(new StrictPayloadModule()).build()
+                : this.mapper;
     }
 
     public BodyCodec() {
@@ -165,7 +188,10 @@ public final class BodyCodec {
     /**
      * Converts stored bytes to {@code type}; {@code byte[]} and {@code String} get the bytes as they are.
      *
-     * @throws RuntimeException when the bytes cannot be read as {@code type} (the caller dead-letters the message)
+     * @throws RmqPayloadMismatchException when the bytes are JSON but do not match {@code type} (see
+     *                                     {@link PayloadMapping})
+     * @throws RuntimeException            when the bytes cannot be read as {@code type} otherwise (not JSON, a
+     *                                     constructor that threw); the caller dead-letters the message
      */
     @SuppressWarnings("unchecked")
     public <T> T decode(byte[] body, Type type) {
@@ -175,7 +201,12 @@ public final class BodyCodec {
         if (type == String.class || type == CharSequence.class) {
             return (T) new String(body, StandardCharsets.UTF_8);
         }
-        return reader(type).readValue(body);
+        try {
+            return reader(type).readValue(body);
+        }
+        catch (MismatchedInputException ex) {
+            throw RmqPayloadMismatchException.of(type, ex);
+        }
     }
 
     /**
@@ -191,13 +222,23 @@ public final class BodyCodec {
     private ObjectReader reader(Type type) {
         ObjectReader reader = readers.get(type);
         if (reader == null) {
-            JavaType javaType = mapper.constructType(type);
-            reader = readers.computeIfAbsent(type, t -> mapper.readerFor(javaType));
+            JavaType javaType = readMapper.constructType(type);
+            reader = readers.computeIfAbsent(type, t -> readMapper.readerFor(javaType));
         }
         return reader;
     }
 
+    /** The mapper bodies are written with (canonical ordering forced). */
     public JsonMapper mapper() {
         return mapper;
+    }
+
+    /** The mapper {@link #decode} reads with: {@link #mapper()}, made strict when {@link #payloadMapping()} says so. */
+    public JsonMapper readMapper() {
+        return readMapper;
+    }
+
+    public PayloadMapping payloadMapping() {
+        return payloadMapping;
     }
 }

@@ -11,9 +11,9 @@ import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 
 /**
- * The README's example of the engine without Spring ("Using the engine without Spring"), compiled here so it cannot
- * name an API that does not exist; QuickStartReadmeTest (rmq-samples) checks the README block is this region, with the
- * method's indentation removed. Not run: it talks to redis://localhost.
+ * The example of docs/engine.md ("Using the engine without Spring"), compiled here so it cannot name an API that does
+ * not exist; QuickStartReadmeTest (rmq-samples) checks the docs block is this region, with the method's indentation
+ * removed. Not run: it talks to redis://localhost.
  */
 final class EngineReadmeExample {
 

@@ -13,14 +13,19 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@link io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor}). By default the application then keeps running,
  * prints where its dashboard, health, metrics and RMQ endpoint are served, and keeps a little traffic flowing
  * ({@link LiveTraffic}); with {@code samples.exit-when-done=true} it exits when the scenario has finished, with
- * exit code 0 when every story ended as expected and 1 otherwise.
+ * exit code 0 when every story ended as expected and 1 otherwise. Ctrl-C and SIGTERM end it the same way, with the
+ * same exit code ({@link ExitOnSignal}).
  */
 @SpringBootApplication
 @EnableConfigurationProperties(SamplesProperties.class)
 public class RmqSamplesApplication {
 
     public static void main(String[] args) {
-        ConfigurableApplicationContext context = SpringApplication.run(RmqSamplesApplication.class, args);
+        // installed first, so that a signal at any time after the scenario gets the same clean exit
+        ExitOnSignal exitOnSignal = ExitOnSignal.install();
+        SpringApplication application = new SpringApplication(RmqSamplesApplication.class);
+        application.addInitializers(exitOnSignal::closes);
+        ConfigurableApplicationContext context = application.run(args);
         if (context.getBean(SamplesProperties.class).exitWhenDone()) {
             // closes the context first (listeners stop, Redis connections close, the embedded Redis stops), then exits
             System.exit(SpringApplication.exit(context));

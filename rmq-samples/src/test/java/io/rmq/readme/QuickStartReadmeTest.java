@@ -66,7 +66,10 @@ class QuickStartReadmeTest {
             "class-level-listener", Path.of("src", "test", "java", "io", "rmq", "guide", "OrderEvents.java"),
             "testing-example", SOURCES.resolve("ShopTest.java"),
             "engine", Path.of("..", "rmq-core", "src", "test", "java", "io", "rmq", "readme",
-                    "EngineReadmeExample.java"));
+                    "EngineReadmeExample.java"),
+            // run by rmq-spring-boot-autoconfigure's OperationsRecipeSecurityTest
+            "operations-security", Path.of("..", "rmq-spring-boot-autoconfigure", "src", "test", "java", "io", "rmq",
+                    "spring", "operations", "OperationsSecurity.java"));
 
     @Test
     void everyQuickStartBlockIsACompiledSourceRegionOrTheDependency() throws IOException {

@@ -1,6 +1,6 @@
 package io.rmq.readme;
 
-// The README's "Testing your application" example, as a user of the Quick start writes it. It runs in an execution
+// docs/testing.md's "Testing your application" example, as a user of the Quick start writes it. It runs in an execution
 // of its own (rmq-samples' pom), with the Quick start's application.yml as the application's configuration.
 // tag::testing-example[]
 import java.time.Duration;

@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The sample as its README describes it, on a real port: after the scenario it keeps running, serves the dashboard,
- * the rmq endpoint, health and metrics at the addresses it prints, and its live traffic puts another shop's order
+ * the rmq endpoint (its writes switched on), health and metrics at the addresses it prints, and its live traffic puts another shop's order
  * close into the dead queue with its reason.
  */
 @SpringBootTest(classes = {RmqSamplesApplication.class, SampleOperationsTest.Logs.class},
@@ -81,6 +81,15 @@ class SampleOperationsTest {
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(health.body()).contains("\"status\":\"UP\"");
 
+        // the sample switches the endpoint's writes on (management.endpoint.rmq.access=unrestricted)
+        String notifier = base + "/actuator/rmq/listeners/customer-notifier";
+        HttpResponse<String> paused = post(notifier, "{\"action\":\"pause\"}");
+        assertThat(paused.statusCode()).as(paused.body()).isEqualTo(200);
+        assertThat(paused.body()).contains("\"state\":\"paused\"");
+        HttpResponse<String> resumed = post(notifier, "{\"action\":\"resume\"}");
+        assertThat(resumed.statusCode()).as(resumed.body()).isEqualTo(200);
+        assertThat(resumed.body()).contains("\"state\":\"running\"");
+
         assertThat(get(base + "/actuator/metrics/rmq.handled.messages").statusCode()).isEqualTo(200);
         assertThat(get(base + "/actuator/metrics/messaging.client.sent.messages").statusCode()).isEqualTo(200);
 
@@ -88,6 +97,12 @@ class SampleOperationsTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> rmq.stats(SampleDriver.ORDER_TOPIC).dead() >= 1);
         assertThat(get(base + "/rmq/api/topics/" + SampleDriver.ORDER_TOPIC + "/dead?offset=0&limit=10").body())
                 .contains("does not exist in this shop");
+    }
+
+    private HttpResponse<String> post(String url, String json) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(String url) throws Exception {

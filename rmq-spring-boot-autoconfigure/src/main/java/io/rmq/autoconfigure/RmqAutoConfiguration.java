@@ -66,6 +66,11 @@ public class RmqAutoConfiguration {
     /** How much of a body log lines show with {@code rmq.log-bodies=true}. */
     static final int LOGGED_BODY_CHARS = 200;
 
+    /** Refuses keys under {@code rmq.} that RMQ does not take, before any RMQ bean exists. */
+    public RmqAutoConfiguration(Environment environment) {
+        UnknownRmqProperties.check(environment);
+    }
+
     /**
      * RMQ's own Lettuce client ({@code rmq.redis.connection=own}, the default), built from the application's Redis
      * connection details ({@code spring.data.redis.*}, SSL bundles, Sentinel, Cluster, service connections) and
@@ -124,7 +129,8 @@ public class RmqAutoConfiguration {
             log.info("RMQ uses the application's Redis client as configured (rmq.redis.connection=application): {}",
                     address);
         }
-        BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()));
+        BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()),
+                properties.consumer().payloadMapping());
         Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order

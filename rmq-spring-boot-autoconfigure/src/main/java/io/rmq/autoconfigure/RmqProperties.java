@@ -9,6 +9,7 @@ import java.util.stream.Collectors;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
+import io.rmq.core.PayloadMapping;
 import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -311,11 +312,17 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                    sent in that window is delivered separately instead of merging, a later FIXED_TIME no longer
      *                    postpones it, and a cancel finds it in flight. At most 1s and a third of the lease; PRIORITY
      *                    topics and ORDERLY listeners ignore it.
+     * @param payloadMapping How every listener reads a body as its payload type. strict (the default): a body that
+     *                    lacks a required property of the type (a record component or creator parameter, a bean
+     *                    property left null; not Optional or @Nullable ones) or has one of the wrong shape is not
+     *                    handled: it goes to the dead queue at once, its reason naming the type and the property.
+     *                    lenient: the application's JsonMapper as it is (Spring Boot's reads a missing property as
+     *                    null). Unknown properties are accepted either way, unless the mapper rejects them.
      */
     public record Consumer(@DefaultValue("1") int concurrency, @DefaultValue("64") int batchSize,
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
             @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout,
-            @DefaultValue("0ms") Duration lookAhead) {
+            @DefaultValue("0ms") Duration lookAhead, @DefaultValue("strict") PayloadMapping payloadMapping) {
 
         public RetryPolicy retryPolicy() {
             return new RetryPolicy(maxRetries, backoff.policy());

@@ -16,7 +16,6 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
@@ -37,17 +36,13 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
  * {@code orders: dlt: type:} the same). The entry {@code orders} that Boot made of it is dropped unless a key of its
  * own was set.
  * <p>
- * Keys that no topic property matches are rejected (a typo such as {@code slot-amont} would otherwise be ignored and
- * the topic silently get the default). Why not {@code @ConfigurationProperties(ignoreUnknownFields = false)}: Boot's
- * {@code NoUnboundElementsBindHandler} would then check everything under {@code rmq.}, and other things live there
- * ({@code rmq.samples.*} of the sample application, and any environment variable starting with {@code RMQ_}, such as
- * the tests' {@code RMQ_TEST_REDIS_URL}, which Boot maps to {@code rmq.test.redis.url}). So only topic entries are
- * checked, and only in sources that can spell a key exactly: environment variables are skipped, their underscores
- * being ambiguous (they bind through Boot only, a dotted name in brackets).
+ * A key that no topic property matches is not read (the entry keeps that property's default); start-up has already
+ * failed on it ({@link UnknownRmqProperties}) unless it came from an environment variable, whose underscores are
+ * ambiguous (they bind through Boot only, a dotted name in brackets).
  */
 final class TopicEntries {
 
-    private static final ConfigurationPropertyName TOPICS = ConfigurationPropertyName.of("rmq.topics");
+    static final ConfigurationPropertyName TOPICS = ConfigurationPropertyName.of("rmq.topics");
     /** Uniform form (no dashes, lower case) of each key -> its canonical form. */
     private static final Map<String, String> KEYS = RmqProperties.TOPIC_KEYS.stream()
             .collect(Collectors.toMap(key -> key.replace("-", ""), key -> key, (a, b) -> a, LinkedHashMap::new));
@@ -64,8 +59,8 @@ final class TopicEntries {
 
     /**
      * Every {@code rmq.topics} entry by topic name, checked: throws {@link RmqInvalidArgumentException} naming the
-     * first bad property, its value and the rule (an unknown key, a missing type, a slot amount that is not a power
-     * of two, an unreadable rate limit, a bad topic name).
+     * first bad property, its value and the rule (a missing type, a slot amount that is not a power of two, an
+     * unreadable rate limit, a bad topic name).
      */
     static SortedMap<String, RmqProperties.Topic> read(Environment environment, RmqProperties properties) {
         // dotted topic name -> canonical key -> the property's name (the first source that has it wins)
@@ -88,11 +83,8 @@ final class TopicEntries {
                     direct.add(name.getElement(2, Form.ORIGINAL));
                     return;
                 }
-                if (environmentVariables) {
+                if (environmentVariables || key == null) {
                     return;
-                }
-                if (key == null) {
-                    throw unknownKey(iterable, name);
                 }
                 String topic = IntStream.range(2, elements - 1).mapToObj(i -> name.getElement(i, Form.ORIGINAL))
                         .collect(Collectors.joining("."));
@@ -123,15 +115,5 @@ final class TopicEntries {
         });
         topics.forEach(RmqProperties::check);
         return topics;
-    }
-
-    private static RmqInvalidArgumentException unknownKey(IterableConfigurationPropertySource source,
-            ConfigurationPropertyName name) {
-        ConfigurationProperty property = source.getConfigurationProperty(name);
-        Object value = property == null ? null : property.getValue();
-        String origin = property == null || property.getOrigin() == null ? "" : " (from " + property.getOrigin() + ")";
-        return new RmqInvalidArgumentException("rmq.topics." + name.getElement(2, Form.ORIGINAL) + "."
-                + name.subName(3), value, "is not a topic property; a topic entry takes only "
-                + String.join(", ", RmqProperties.TOPIC_KEYS) + origin);
     }
 }

@@ -43,9 +43,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class StartupFailureAnalysisTest {
 
+    /** The environment of the context last started: Boot hands the failed application's to the analyzers. */
+    private static Environment environment = new StandardEnvironment();
+
     private final ApplicationContextRunner base = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
                     RmqAutoConfiguration.class))
+            .withInitializer(context -> environment = context.getEnvironment())
             .withPropertyValues("rmq.key-prefix=sfa-" + UUID.randomUUID());
 
     /** Nothing listens on this port: a bad property must fail before RMQ tries it (fail-fast would report that). */
@@ -64,6 +68,8 @@ class StartupFailureAnalysisTest {
         redisDown.withPropertyValues("rmq.topics.orders.slot-amount=8").run(context -> {
             FailureAnalysis analysis = analysis(context, InvalidRmqPropertyFailureAnalyzer.class);
             assertThat(analysis.getDescription()).contains("Property: rmq.topics.orders.type", "Value:    null",
+                    "Origin:   not set; rmq.topics.orders is at \"rmq.topics.orders.slot-amount\" from property source"
+                            + " \"test\"",
                     "Rule:     must be set, to one of RANGE_MERGE, PRIORITY, FIXED_TIME");
         });
     }
@@ -73,6 +79,7 @@ class StartupFailureAnalysisTest {
         redisDown.withPropertyValues("rmq.topics.orders.type=PRIORITY", "rmq.topics.orders.slot-amount=12")
                 .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
                         .contains("Property: rmq.topics.orders.slot-amount", "Value:    12",
+                                "Origin:   \"rmq.topics.orders.slot-amount\" from property source \"test\"",
                                 "must be a power of two between 1 and 16384"));
         redisDown.withPropertyValues("rmq.topics.orders.type=PRIORITY", "rmq.topics.orders.slot-amount=0")
                 .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
@@ -84,15 +91,21 @@ class StartupFailureAnalysisTest {
         redisDown.withPropertyValues("rmq.topics[a b].type=PRIORITY").run(context -> assertThat(
                 analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
                 .contains("Property: topic name in rmq.topics", "Value:    a b",
+                        "Origin:   \"rmq.topics[a b].type\" from property source \"test\"",
                         "must be 1-100 characters of letters, digits, '.', '_' or '-'"));
     }
 
     @Test
-    void aMisspelledKeyInATopicEntryFailsNamingItAndTheValidKeys() {
+    void aMisspelledKeyInATopicEntryFailsNamingItTheNearestKeyAndTheValidKeys() {
         redisDown.withPropertyValues("rmq.topics.orders.type=PRIORITY", "rmq.topics.orders.slot-amont=8")
-                .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
-                        .contains("Property: rmq.topics.orders.slot-amont", "Value:    8",
-                                "is not a topic property; a topic entry takes only type, slot-amount, rate-limit"));
+                .run(context -> {
+                    FailureAnalysis analysis = analysis(context, InvalidRmqPropertyFailureAnalyzer.class);
+                    assertThat(analysis.getDescription()).contains("Property: rmq.topics.orders.slot-amont",
+                            "Value:    8", "Origin:   \"rmq.topics.orders.slot-amont\" from property source \"test\"",
+                            "Rule:     is not an RMQ property; did you mean rmq.topics.orders.slot-amount?");
+                    assertThat(analysis.getAction()).contains("A topic entry rmq.topics.<name> takes type, slot-amount,"
+                            + " rate-limit");
+                });
     }
 
     @Test
@@ -104,7 +117,7 @@ class StartupFailureAnalysisTest {
         redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED_TIME", "rmq.topics.orders.dlt.slot-amont=8")
                 .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
                         .contains("Property: rmq.topics.orders.dlt.slot-amont", "Value:    8",
-                                "is not a topic property; a topic entry takes only type, slot-amount, rate-limit"));
+                                "did you mean rmq.topics.orders.dlt.slot-amount?"));
         redisDown.withPropertyValues("rmq.topics.orders.dlt.type=FIXED", "rmq.topics.orders.type=PRIORITY")
                 .run(context -> assertThat(analysis(context, InvalidRmqPropertyFailureAnalyzer.class).getDescription())
                         .contains("Property: rmq.topics.orders.dlt.type", "Value:    FIXED",
@@ -140,7 +153,7 @@ class StartupFailureAnalysisTest {
         redisDown.withPropertyValues("rmq.consumer.lease=soon").run(context -> {
             FailureAnalysis analysis = analysis(context, InvalidRmqPropertyFailureAnalyzer.class);
             assertThat(analysis.getDescription()).contains("Property: rmq.consumer.lease", "Value:    soon",
-                    "cannot be read as Duration");
+                    "Origin:   \"rmq.consumer.lease\" from property source \"test\"", "cannot be read as Duration");
             assertThat(analysis.getAction()).startsWith("Correct rmq.consumer.lease").doesNotContain("topic");
         });
     }
@@ -273,7 +286,7 @@ class StartupFailureAnalysisTest {
         }
         SpringFactoriesLoader.ArgumentResolver arguments = SpringFactoriesLoader.ArgumentResolver
                 .of(BeanFactory.class, new DefaultListableBeanFactory())
-                .and(Environment.class, new StandardEnvironment());
+                .and(Environment.class, environment);
         List<FailureAnalyzer> analyzers = SpringFactoriesLoader
                 .forDefaultResourceLocation(StartupFailureAnalysisTest.class.getClassLoader())
                 .load(FailureAnalyzer.class, arguments, SpringFactoriesLoader.FailureHandler.handleMessage((m, ex) -> {

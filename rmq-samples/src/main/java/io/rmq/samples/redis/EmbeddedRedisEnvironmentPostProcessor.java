@@ -11,7 +11,6 @@ import java.util.OptionalInt;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.embedded.RedisServer;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
@@ -23,7 +22,6 @@ import org.springframework.boot.context.properties.bind.PropertySourcesPlacehold
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.event.ContextRefreshedEvent;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
@@ -36,7 +34,9 @@ import org.springframework.util.StringUtils;
  * {@code .port}, {@code .cluster.nodes}, {@code .sentinel.nodes} (or {@code .masterreplica.nodes}) is set, an embedded
  * Redis (the {@code redis-server} bundled in {@code com.github.codemonstur:embedded-redis}) is started on a free
  * loopback port and {@code spring.data.redis.host}/{@code port} point at it. It stops when the application context
- * closes (after the RMQ listeners and the Redis connections are gone), and with the JVM at the latest.
+ * closes, after the RMQ listeners have stopped and handed back their messages and slots and the Redis connections are
+ * closed; when the JVM exits without closing the context, Boot's shutdown handlers stop it, which also run only after
+ * every context Boot's shutdown hook closes has closed. Nothing else stops it (see {@link EmbeddedRedisProcess}).
  * <p>
  * The decision is made lazily: this post-processor adds a property source of lowest precedence that decides — and
  * starts the server — the first time the Redis host or port is looked up, which is when the Redis auto-configuration
@@ -89,7 +89,8 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
     /**
      * Points the property source at the context's environment (the one late property sources are added to) and has
      * the server stopped with the context: as a disposable registered before any bean, it is destroyed after all of
-     * them, i.e. after the listeners have stopped and the Redis connections are closed.
+     * them, i.e. after the listeners have stopped (a lifecycle phase of the close, before any bean is destroyed)
+     * and the Redis connections are closed.
      */
     private record Attach(EmbeddedRedisPropertySource source)
             implements ApplicationContextInitializer<ConfigurableApplicationContext> {
@@ -103,16 +104,11 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
                     source.reportIfUndecided();
                 }
             });
+            // not on ContextClosedEvent: it is published before the lifecycle beans (the listeners) stop. A bean
+            // factory of another kind (none of Boot's) leaves the stop to the shutdown handler.
             ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
             if (beanFactory instanceof DefaultSingletonBeanRegistry registry) {
                 registry.registerDisposableBean(PROPERTY_SOURCE_NAME, source::stop);
-            }
-            else {
-                context.addApplicationListener(event -> {
-                    if (event instanceof ContextClosedEvent) {
-                        source.stop();
-                    }
-                });
             }
         }
     }
@@ -125,7 +121,7 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 
         private volatile ConfigurableEnvironment environment;
         private boolean decided;              // guarded by this
-        private RedisServer server;           // guarded by this
+        private EmbeddedRedisProcess server;  // guarded by this
         private int port;                     // guarded by this
 
         EmbeddedRedisPropertySource(ConfigurableEnvironment environment) {
@@ -164,7 +160,7 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
         }
 
         synchronized OptionalInt runningPort() {
-            return server != null && server.isActive() ? OptionalInt.of(port) : OptionalInt.empty();
+            return server != null && server.isAlive() ? OptionalInt.of(port) : OptionalInt.empty();
         }
 
         private void decide() {
@@ -178,6 +174,7 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
                 return;
             }
             server = start();
+            SpringApplication.getShutdownHandlers().add(this::stop);
             log.info("Redis: no spring.data.redis.* connection configured; started an embedded Redis on {}:{}"
                     + " (it stops with the application)", LOOPBACK, port);
         }
@@ -211,20 +208,14 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
             return String.join(", ", parts);
         }
 
-        private RedisServer start() {
+        private EmbeddedRedisProcess start() {
             List<String> problems = new ArrayList<>();
             for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
                 int candidate;
-                RedisServer started;
+                EmbeddedRedisProcess started;
                 try {
                     candidate = freeLoopbackPort();
-                    started = RedisServer.newRedisServer()
-                            .bind(LOOPBACK)
-                            .port(candidate)
-                            .setting("save \"\"")       // no snapshots on disk
-                            .setting("appendonly no")
-                            .build();
-                    started.start();
+                    started = EmbeddedRedisProcess.start(LOOPBACK, candidate);
                 }
                 catch (IOException | RuntimeException ex) {
                     problems.add(ex.getMessage()); // e.g. the port was taken between probing and binding: try another
@@ -246,18 +237,21 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
             }
         }
 
+        /** Idempotent: the context's close and Boot's shutdown handler may both call it. */
         synchronized void stop() {
             if (server == null) {
                 return;
             }
             try {
                 server.stop();
-                log.debug("Embedded Redis on {}:{} stopped", LOOPBACK, port);
+                log.info("Redis: stopped the embedded Redis on {}:{}", LOOPBACK, port);
             }
-            catch (IOException | RuntimeException ex) {
-                log.warn("Could not stop the embedded Redis on {}:{}: {}", LOOPBACK, port, ex.getMessage());
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                log.warn("Interrupted while stopping the embedded Redis on {}:{}", LOOPBACK, port);
             }
             finally {
+                // the shutdown handler stays registered (Boot refuses removals while it shuts down): it finds nothing
                 server = null;
             }
         }

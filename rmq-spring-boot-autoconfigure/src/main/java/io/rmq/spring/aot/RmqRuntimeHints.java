@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.rmq.autoconfigure.RmqProperties;
 import io.rmq.spring.dashboard.RmqDashboard;
 import io.rmq.spring.operations.RmqOperations;
 import org.jspecify.annotations.Nullable;
@@ -21,7 +22,9 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
  * <li>the JDK proxy that stands in for Redis commands while RMQ has no connection;</li>
  * <li>JSON binding of what the dashboard and the {@code rmq} Actuator endpoint return (the records of
  * {@link RmqOperations} and {@link RmqDashboard}, and the return types of {@link RmqOperations}' methods, some of
- * which the endpoint returns as {@code Object}).</li>
+ * which the endpoint returns as {@code Object});</li>
+ * <li>the record components of {@link RmqProperties} and its nested records, from which the check of unknown
+ * {@code rmq.*} keys derives the valid ones.</li>
  * </ul>
  * Listener methods and their payload types are registered per bean by {@link RmqListenerBeanRegistrationAotProcessor};
  * {@code rmq.*} configuration properties by Spring Boot.
@@ -47,6 +50,7 @@ class RmqRuntimeHints implements RuntimeHintsRegistrar {
                 }
             }
         }
+        binding.registerReflectionHints(hints.reflection(), RmqProperties.class);
         for (Method method : RmqOperations.class.getDeclaredMethods()) {
             if (Modifier.isPublic(method.getModifiers()) && method.getReturnType() != void.class) {
                 binding.registerReflectionHints(hints.reflection(), method.getGenericReturnType());

@@ -28,8 +28,9 @@ final class HandlerDispatcher implements MessageHandler<Object> {
      * @param description  the method, for messages ({@code OrderEvents.created})
      * @param payloadType  what the method's payload is read as
      * @param rawType      its class (boxed), which a read value must be an instance of
-     * @param strictReader reads the body as {@code payloadType}, failing on unknown properties and trailing input;
-     *                     null for {@code String} and {@code byte[]}, which take any body
+     * @param strictReader reads the body as {@code payloadType}, failing on unknown properties and trailing input
+     *                     (and, with the strict payload mapping, on missing required properties); null for
+     *                     {@code String} and {@code byte[]}, which take any body
      * @param invoker      calls the method with the payload read
      */
     record Route(String description, Type payloadType, Class<?> rawType, ObjectReader strictReader,
@@ -38,7 +39,8 @@ final class HandlerDispatcher implements MessageHandler<Object> {
         static Route of(String description, Type payloadType, BodyCodec codec, MessageHandler<Object> invoker) {
             return new Route(description, payloadType,
                     ClassUtils.resolvePrimitiveIfNecessary(ResolvableType.forType(payloadType).toClass()),
-                    takesAnyBody(payloadType) ? null : HandlerDispatcher.strictReader(codec.mapper(), payloadType), invoker);
+                    takesAnyBody(payloadType) ? null : HandlerDispatcher.strictReader(codec.readMapper(), payloadType),
+                    invoker);
         }
 
         /** The payload type with simple names, as messages show it ({@code Map<String, Object>}). */

@@ -5,6 +5,7 @@ import java.lang.reflect.WildcardType;
 import java.nio.charset.StandardCharsets;
 
 import io.rmq.core.BodyCodec;
+import io.rmq.core.RmqPayloadMismatchException;
 import io.rmq.spring.RmqHeaders;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
@@ -17,8 +18,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Converts an RMQ message's stored body ({@link RmqHeaders#BODY}) to what a listener parameter declares, generics
- * included, with RMQ's {@link BodyCodec} (the application's Jackson mapper; {@code String} and {@code byte[]} get the
- * body as it is). The container already converts the body once, to the type of the method's payload parameter, so
+ * included, with RMQ's {@link BodyCodec} (the application's Jackson mapper, read as {@code rmq.consumer.payload-mapping}
+ * says; {@code String} and {@code byte[]} get the body as it is). The container already converts the body once, to the type of the method's payload parameter, so
  * this converter only runs when a parameter asks for a type the payload is not an instance of.
  */
 public class RmqBodyMessageConverter implements SmartMessageConverter {
@@ -55,6 +56,9 @@ public class RmqBodyMessageConverter implements SmartMessageConverter {
         }
         try {
             return codec.decode(body, type);
+        }
+        catch (RmqPayloadMismatchException ex) {
+            throw new MessageConversionException(message, ex.getMessage(), ex);
         }
         catch (RuntimeException ex) {
             throw new MessageConversionException(message, "cannot convert the body to " + type.getTypeName(), ex);

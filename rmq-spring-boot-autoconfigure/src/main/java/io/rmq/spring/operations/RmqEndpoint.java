@@ -1,6 +1,7 @@
 package io.rmq.spring.operations;
 
 import io.rmq.core.RmqInvalidArgumentException;
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -19,8 +20,13 @@ import org.jspecify.annotations.Nullable;
  * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"requeue-dead"}} or {@code "purge-dead"}.</li>
  * </ul>
  * A read of a name that is not there answers 404; a write to it, or an unknown action, 400 with the reason.
+ * <p>
+ * Read-only by default, as Boot restricts its own sensitive endpoints ({@code shutdown}, {@code heapdump}) by
+ * default: the writes pause listeners and requeue or delete dead messages, so they exist only with
+ * {@code management.endpoint.rmq.access=unrestricted}. Until then Boot does not map them at all (over HTTP a POST
+ * answers 405).
  */
-@Endpoint(id = "rmq")
+@Endpoint(id = "rmq", defaultAccess = Access.READ_ONLY)
 public class RmqEndpoint {
 
     private final RmqOperations operations;

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.rmq.autoconfigure.RmqProperties;
 import io.rmq.consumer.Delivery;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
@@ -131,6 +132,13 @@ class RmqRuntimeHintsTest {
         }
         // the accessors Jackson reads a record through
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(RmqOperations.DeadView.class, "body"))
+                .accepts(hints);
+        // the record components the check of unknown rmq.* keys walks, nested records included
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(RmqProperties.Consumer.class, "backoff"))
+                .accepts(hints);
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(RmqProperties.Backoff.class, "jitter"))
+                .accepts(hints);
+        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(RmqProperties.Topic.class, "slotAmount"))
                 .accepts(hints);
     }
 

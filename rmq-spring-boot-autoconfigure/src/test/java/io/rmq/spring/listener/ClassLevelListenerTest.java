@@ -20,6 +20,7 @@ import io.rmq.test.ContextFailureLogs;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -40,10 +41,11 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith({RedisServersExtension.class, ContextFailureLogs.class})
 class ClassLevelListenerTest {
 
-    record OrderCreated(String id, BigDecimal amount) {
+    /** Nullable amount and reason: a body with the id alone fits both types (strict payload mapping). */
+    record OrderCreated(String id, @Nullable BigDecimal amount) {
     }
 
-    record OrderCancelled(String id, String reason) {
+    record OrderCancelled(String id, @Nullable String reason) {
     }
 
     /** The class's {@code @SendTo} serves handlers that return a value and have none of their own. */

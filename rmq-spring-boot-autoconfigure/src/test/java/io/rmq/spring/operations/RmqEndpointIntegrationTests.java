@@ -29,14 +29,16 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code /actuator/rmq} over HTTP on a real port against a real Redis, standalone and cluster (the subclasses):
- * the overview's counts, one topic with its slots, one listener, and the write operations.
+ * the overview's counts, one topic with its slots, one listener, and the write operations (switched on with
+ * {@code management.endpoint.rmq.access=unrestricted}; {@link RmqEndpointReadOnlyByDefaultTest} shows them refused
+ * without it).
  */
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
-                "management.endpoints.web.exposure.include=rmq"})
+                "management.endpoints.web.exposure.include=rmq", "management.endpoint.rmq.access=unrestricted"})
 abstract class RmqEndpointIntegrationTests {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
