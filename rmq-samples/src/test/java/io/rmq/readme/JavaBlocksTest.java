@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class JavaBlocksTest {
 
     /** Java blocks of docs/*.md not converted to compiled regions yet; lower it as they are converted. */
-    private static final int NOT_YET_COMPILED = 9;
+    private static final int NOT_YET_COMPILED = 6;
 
     @Test
     void everyJavaBlockOfTheReadmeIsACompiledRegion() {

@@ -1,0 +1,23 @@
+package io.rmq.guide;
+
+import java.util.List;
+
+import io.rmq.spring.listener.RmqListenerContainerFactory;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The listener guide's second container factory, started from the auto-configured one; compiled so it cannot rot. */
+@Configuration
+public class BulkFactoryConfiguration {
+
+    // tag::bulk-factory[]
+    @Bean
+    RmqListenerContainerFactory bulkFactory(
+            @Qualifier("rmqListenerContainerFactory") RmqListenerContainerFactory standard) {
+        RmqListenerContainerFactory bulk = standard.withDefaultConcurrency(8);
+        bulk.setContainerCustomizers(List.of(container -> container.settings(container.settings().withBatchSize(256))));
+        return bulk;
+    }
+    // end::bulk-factory[]
+}
