@@ -134,7 +134,7 @@ class MergeRuleTest extends EngineTestSupport {
                 }
                 RmqConsumer consumer = rmq.consumer(topic, FAST.withLease(LEASE));
                 Delivery delivery = popOne(consumer);
-                lease = rmq.redis().prepareScore(slot, MEMBER).join();
+                lease = rmq.redisAdmin().prepareScore(slot, MEMBER).join();
                 assertThat(lease).isNotNull();
                 if (existing == Existing.DEAD) {
                     consumer.deadLetter(delivery, "buried by the test");
@@ -193,7 +193,7 @@ class MergeRuleTest extends EngineTestSupport {
             assertThat(status.inFlight()).as("in flight").isEqualTo(existing == Existing.IN_FLIGHT);
             assertThat(status.isDead()).as("dead").isEqualTo(existing == Existing.DEAD);
             if (existing == Existing.IN_FLIGHT) {
-                assertThat(rmq.redis().prepareScore(slot, MEMBER).join()).as("the delivery's lease").isEqualTo(lease);
+                assertThat(rmq.redisAdmin().prepareScore(slot, MEMBER).join()).as("the delivery's lease").isEqualTo(lease);
             }
             if (existing == Existing.DEAD) {
                 assertThat(status.diedAt()).isEqualTo(buried.diedAt());
