@@ -30,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.producer.RmqProducer;
 import io.rmq.redis.RedisGateway;
 import io.rmq.redis.RmqRedis;
+import io.rmq.redis.RmqRedisAdmin;
 import io.rmq.redis.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
 
@@ -123,6 +124,7 @@ public final class Rmq implements AutoCloseable {
 
     private final RedisGateway gateway;
     private final RmqRedis redis;
+    private final RmqRedisAdmin redisAdmin;
     private final TopicRegistry topics;
     private final Options options;
     /** {@code options.instrumentation()}, guarded: what it throws is logged and never reaches the engine. */
@@ -155,7 +157,8 @@ public final class Rmq implements AutoCloseable {
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
         this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(), instrumentation);
-        this.admin = new RmqAdmin(redis, topics, options.codec());
+        this.redisAdmin = new RmqRedisAdmin(redis);
+        this.admin = new RmqAdmin(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
     }
@@ -360,7 +363,7 @@ public final class Rmq implements AutoCloseable {
         };
         SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
         return producer.sendAsync(message)
-                .thenCompose(sent -> redis.deadDelete(slot, 1, List.of(delivery.body())))
+                .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.body())))
                 .thenApply(deleted -> null);
     }
 
@@ -423,9 +426,14 @@ public final class Rmq implements AutoCloseable {
         return wakeUps;
     }
 
-    /** Low-level Redis access (for tooling and tests). */
+    /** Low-level Redis access, the hot path (for tooling and tests). */
     public RmqRedis redis() {
         return redis;
+    }
+
+    /** Low-level Redis access, admin and inspection (for tooling and tests; applications use {@link #admin()}). */
+    public RmqRedisAdmin redisAdmin() {
+        return redisAdmin;
     }
 
     @Override

@@ -15,8 +15,8 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.RmqRedis.DeadEntry;
+import io.rmq.redis.RmqRedisAdmin;
+import io.rmq.redis.RmqRedisAdmin.DeadEntry;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,16 +28,16 @@ public final class RmqAdmin {
 
     private static final int CHUNK = 1000;
 
-    private final RmqRedis redis;
+    private final RmqRedisAdmin redis;
     private final TopicRegistry topics;
     private final BodyCodec codec;
 
-    public RmqAdmin(RmqRedis redis, TopicRegistry topics) {
+    public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics) {
         this(redis, topics, new BodyCodec());
     }
 
     /** @param codec serializes bodies exactly as the producer does, so a body finds the message it was sent as */
-    public RmqAdmin(RmqRedis redis, TopicRegistry topics, BodyCodec codec) {
+    public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics, BodyCodec codec) {
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
@@ -53,7 +53,8 @@ public final class RmqAdmin {
     /** As {@link #find(String, Object)}, for a message sent with a {@code slotBasis}. */
     public MessageStatus find(String topicName, Object body, @Nullable String slotBasis) {
         Located at = locate(topicName, body, slotBasis);
-        RmqRedis.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member), "finding a message in " + topicName);
+        RmqRedisAdmin.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member),
+                "finding a message in " + topicName);
         boolean priority = at.topic.type() == TopicType.PRIORITY;
         Instant retryAt = null;
         boolean inFlight = w.prepareScore() != null;
@@ -176,7 +177,7 @@ public final class RmqAdmin {
         }
         boolean priority = topic.type() == TopicType.PRIORITY;
         SlotKeys[] slots = redis.keys().slots(topic);
-        List<CompletableFuture<List<RmqRedis.Browsed>>> pages = new ArrayList<>(slots.length);
+        List<CompletableFuture<List<RmqRedisAdmin.Browsed>>> pages = new ArrayList<>(slots.length);
         for (int i = 0; i < slots.length; i++) {
             String mode = from == null ? "first" : i < from.slot() ? "after" : i > from.slot() ? "at" : "cursor";
             pages.add(redis.browse(slots[i], priority, mode, from == null ? 0 : from.score(),
@@ -186,12 +187,12 @@ public final class RmqAdmin {
         // merge: each slot's page is in taking order already; ties of score go to the lower slot
         int[] at = new int[slots.length];
         List<WaitingMessage> out = new ArrayList<>(limit);
-        RmqRedis.Browsed last = null;
+        RmqRedisAdmin.Browsed last = null;
         int lastSlot = -1;
         while (out.size() < limit) {
             int best = -1;
             for (int i = 0; i < slots.length; i++) {
-                List<RmqRedis.Browsed> page = pages.get(i).join();
+                List<RmqRedisAdmin.Browsed> page = pages.get(i).join();
                 if (at[i] < page.size() && (best < 0 || comesFirst(page.get(at[i]).score(),
                         pages.get(best).join().get(at[best]).score(), priority))) {
                     best = i;

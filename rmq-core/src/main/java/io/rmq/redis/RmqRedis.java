@@ -2,9 +2,7 @@ package io.rmq.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -25,13 +23,20 @@ import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Every Redis command RMQ issues goes through this class (one place to read what RMQ does to Redis). Methods are
- * asynchronous; calls made without waiting in between are pipelined by Lettuce.
+ * Not API (RMQ's internal Redis layer, changed without notice). Used by senders' threads, listener containers' and
+ * slot coordinators' threads, start-up, and Lettuce's event-loop threads (completions run there); its only state is
+ * {@link RedisClock}'s per-slot readings, which are thread-safe.
+ * <p>
+ * The hot path of RMQ's Redis access: sending (send.lua, the lone and batch native writes) and the wake-ups they
+ * announce, popping, acking, failing, releasing, extending and sweeping leases, ordered consumption, membership and
+ * rate permits, and the topic registration the engine does at start-up. Admin and inspection commands (find, browse,
+ * the dead queue, queue figures) are {@link RmqRedisAdmin}'s; between the two, every Redis command RMQ issues.
+ * Methods are asynchronous; calls made without waiting in between are pipelined by Lettuce.
  */
 public final class RmqRedis {
 
-    private static final byte[] ONE = bytes("1");
-    private static final byte[] ZERO = bytes("0");
+    static final byte[] ONE = bytes("1");
+    static final byte[] ZERO = bytes("0");
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_CONTEXTS = bytes("range-ctx");
@@ -73,12 +78,8 @@ public final class RmqRedis {
         return defineTopic(definition, "");
     }
 
-    /** Sets the consume mode of a registered definition of the same type and slot amount, whatever it was. */
-    public CompletableFuture<TopicDefinition> setConsumeMode(TopicDefinition definition) {
-        return defineTopic(definition, "mode");
-    }
-
-    private CompletableFuture<TopicDefinition> defineTopic(TopicDefinition definition, String how) {
+    /** {@code how}: '' registers (see {@link #defineTopic(TopicDefinition)}), 'mode' sets the consume mode. */
+    CompletableFuture<TopicDefinition> defineTopic(TopicDefinition definition, String how) {
         CompletableFuture<byte[]> registered = gateway.eval(RmqScript.DEFINE_TOPIC, ScriptOutputType.VALUE,
                 new byte[][] {keys.topics()}, bytes(definition.name()), bytes(definition.encode()), bytes(how));
         return registered.thenApply(encoded -> TopicDefinition.decode(definition.name(), string(encoded)));
@@ -88,15 +89,6 @@ public final class RmqRedis {
     public CompletableFuture<@Nullable TopicDefinition> topic(String name) {
         return gateway.commands().hget(keys.topics(), bytes(name)).toCompletableFuture()
                 .thenApply(encoded -> encoded == null ? null : TopicDefinition.decode(name, string(encoded)));
-    }
-
-    /** All topic definitions registered in Redis. */
-    public CompletableFuture<Map<String, TopicDefinition>> topics() {
-        return gateway.commands().hgetall(keys.topics()).toCompletableFuture().thenApply(raw -> {
-            Map<String, TopicDefinition> out = new LinkedHashMap<>();
-            raw.forEach((name, def) -> out.put(string(name), TopicDefinition.decode(string(name), string(def))));
-            return out;
-        });
     }
 
     // ---------------------------------------------------------------- sending
@@ -707,11 +699,6 @@ public final class RmqRedis {
         });
     }
 
-    /** Ends ordered consumption of a slot (see orderly_end.lua); -1 while an owner still holds it. */
-    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority) {
-        return gateway.eval(RmqScript.ORDERLY_END, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO);
-    }
-
     /** Heartbeat ({@code leave} false) or departure of an ordered consumer; returns the live instance ids. */
     public CompletableFuture<List<String>> members(String topic, String instanceId, long ttlMillis, boolean leave) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.MEMBERS, ScriptOutputType.MULTI,
@@ -732,187 +719,18 @@ public final class RmqRedis {
         return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
     }
 
-    // ---------------------------------------------------------------- managing waiting messages by body
-
-    /**
-     * Where a body is in its slot (see find.lua); a score is null where the body is absent.
-     *
-     * @param failedAttempts failures of the live (not dead) message so far
-     * @param deadReason     the last error of a dead body, else null
-     * @param cancelled      a cancel marked its in-flight delivery
-     * @param ordered        the slot is consumed by ORDERLY listeners
-     */
-    public record Whereabouts(@Nullable Double storeScore, @Nullable Double prepareScore, @Nullable Double retryScore,
-            @Nullable Double deadScore, int failedAttempts, @Nullable String deadReason, boolean cancelled,
-            boolean ordered) {
-    }
-
-    public CompletableFuture<Whereabouts> find(SlotKeys slot, byte[] member) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.FIND, ScriptOutputType.MULTI, slot.all(), member);
-        return reply.thenApply(r -> {
-            Double deadScore = optionalScore(r.get(3));
-            return new Whereabouts(optionalScore(r.get(0)), optionalScore(r.get(1)), optionalScore(r.get(2)),
-                    deadScore, (int) number(r.get(4)),
-                    deadScore == null ? null : DeadInfo.parse(string((byte[]) r.get(5))).lastError(),
-                    (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1);
-        });
-    }
-
-    /** Cancels a body (see cancel.lua): {removed from store, pending retry removed, in flight (marked), dead}. */
-    public CompletableFuture<boolean[]> cancel(SlotKeys slot, boolean priority, byte[] member) {
-        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.CANCEL, ScriptOutputType.MULTI, slot.all(),
-                priority ? ONE : ZERO, member);
-        return reply.thenApply(r -> new boolean[] {r.get(0) == 1, r.get(1) == 1, r.get(2) == 1, r.get(3) == 1});
-    }
-
-    /** Gives a waiting body a new score (see reschedule.lua): 1 waiting, 2 backing off, 3 in flight, 4 dead, 0 absent. */
-    public CompletableFuture<Long> reschedule(SlotKeys slot, boolean priority, byte[] member, long score) {
-        return gateway.eval(RmqScript.RESCHEDULE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, member,
-                bytes(score));
-    }
-
-    /** A waiting message as browse.lua lists it. */
-    public record Browsed(byte[] member, double score, long tie, int failedAttempts) {
-    }
-
-    /**
-     * A page of one slot's store in taking order (see browse.lua).
-     *
-     * @param mode "first", "after", "at" or "cursor"
-     */
-    public CompletableFuture<List<Browsed>> browse(SlotKeys slot, boolean priority, String mode, double score,
-            byte @Nullable [] member, long tie, int limit) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.BROWSE, ScriptOutputType.MULTI, slot.all(),
-                priority ? ONE : ZERO, bytes(mode), bytes(scoreText(score)), member == null ? new byte[0] : member,
-                bytes(tie), bytes(limit));
-        return reply.thenApply(items -> {
-            List<Browsed> out = new ArrayList<>(items.size() / 4);
-            for (int i = 0; i + 3 < items.size(); i += 4) {
-                out.add(new Browsed((byte[]) items.get(i), number(items.get(i + 1)), (long) number(items.get(i + 2)),
-                        (int) number(items.get(i + 3))));
-            }
-            return out;
-        });
-    }
-
-    /** Deletes up to {@code limit} waiting messages of a slot (see purge.lua); returns how many went. */
-    public CompletableFuture<Long> purge(SlotKeys slot, boolean priority, int limit) {
-        return gateway.eval(RmqScript.PURGE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, bytes(limit));
-    }
-
     private static byte @Nullable [] nonEmpty(byte @Nullable [] reply) {
         return reply == null || reply.length == 0 ? null : reply;
     }
 
-    private static @Nullable Double optionalScore(Object reply) {
-        if (reply instanceof byte[] b && b.length == 0) {
-            return null;
-        }
-        return number(reply);
-    }
-
-    private static String scoreText(double score) {
+    static String scoreText(double score) {
         return score == Math.rint(score) && !Double.isInfinite(score) ? Long.toString((long) score)
                 : Double.toString(score);
     }
 
-    // ---------------------------------------------------------------- dead queue and introspection
-
-    /** A dead message as stored. */
-    public record DeadEntry(byte[] member, long diedAt, int attempts, String priority, String lastError) {
-    }
-
-    /** What dead-info keeps about a dead body: "attempts\npriority\nlast error" (see bury() in _common.lua). */
-    private record DeadInfo(int attempts, String priority, String lastError) {
-
-        static DeadInfo parse(String encoded) {
-            String[] info = encoded.split("\n", 3);
-            if (info.length < 3) {
-                return new DeadInfo(0, "", "");
-            }
-            return new DeadInfo(info[0].isEmpty() ? 0 : Integer.parseInt(info[0]), info[1], info[2]);
-        }
-    }
-
-    public CompletableFuture<List<DeadEntry>> deadPage(SlotKeys slot, long offset, int count) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_PAGE, ScriptOutputType.MULTI, slot.all(),
-                bytes(offset), bytes(count));
-        return reply.thenApply(items -> {
-            List<DeadEntry> out = new ArrayList<>(items.size() / 3);
-            for (int i = 0; i + 2 < items.size(); i += 3) {
-                DeadInfo info = DeadInfo.parse(string((byte[]) items.get(i + 2)));
-                out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), info.attempts(),
-                        info.priority(), info.lastError()));
-            }
-            return out;
-        });
-    }
-
-    /** Requeues the given members, or up to {@code limit} oldest when none are given. Returns how many moved. */
-    public CompletableFuture<Long> deadRequeue(SlotKeys slot, boolean priority, int limit, List<byte[]> members) {
-        byte[][] args = new byte[2 + members.size()][];
-        args[0] = priority ? ONE : ZERO;
-        args[1] = bytes(limit);
-        for (int i = 0; i < members.size(); i++) {
-            args[2 + i] = members.get(i);
-        }
-        return gateway.eval(RmqScript.DEAD_REQUEUE, ScriptOutputType.INTEGER, slot.all(), args);
-    }
-
-    /** Deletes the given members, or up to {@code limit} oldest when none are given. Returns how many went. */
-    public CompletableFuture<Long> deadDelete(SlotKeys slot, int limit, List<byte[]> members) {
-        byte[][] args = new byte[1 + members.size()][];
-        args[0] = bytes(limit);
-        for (int i = 0; i < members.size(); i++) {
-            args[1 + i] = members.get(i);
-        }
-        return gateway.eval(RmqScript.DEAD_DELETE, ScriptOutputType.INTEGER, slot.all(), args);
-    }
-
-    /**
-     * The queue figures of one slot, read in one script call (see stats.lua for what each counts): { waiting,
-     * in flight, retrying, dead, oldest due (Redis ms, -1: PRIORITY or empty), Redis now (ms) }.
-     */
-    public CompletableFuture<long[]> stats(SlotKeys slot, boolean priority) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.STATS, ScriptOutputType.MULTI, slot.all(),
-                priority ? ONE : ZERO);
-        return reply.thenApply(items -> {
-            long[] figures = new long[6];
-            for (int i = 0; i < figures.length; i++) {
-                figures[i] = (long) number(items.get(i));
-            }
-            return figures;
-        });
-    }
-
-    /** The score of a member in a slot's store (null when absent). For tests and tooling. */
-    public CompletableFuture<@Nullable Double> storeScore(SlotKeys slot, byte[] member) {
-        return gateway.commands().zscore(slot.store(), member).toCompletableFuture();
-    }
-
-    /** The score of a member in a slot's prepare (its lease token / {@link #TOKEN_UNITS}; null when absent). */
-    public CompletableFuture<@Nullable Double> prepareScore(SlotKeys slot, byte[] member) {
-        return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
-    }
-
-    /** The trace context stored beside a body in its slot ({@link TraceContexts}; null when none). For tests and tooling. */
-    public CompletableFuture<byte @Nullable []> storedContext(SlotKeys slot, byte[] member) {
-        return gateway.commands().hget(slot.context(), member).toCompletableFuture();
-    }
-
-    /** How many bodies of a slot have a stored trace context. For tests and tooling. */
-    public CompletableFuture<Long> storedContexts(SlotKeys slot) {
-        return gateway.commands().hlen(slot.context()).toCompletableFuture();
-    }
-
-    /** Raw ZADD into a slot's store, bypassing validation and encoding. For tests and migration tooling. */
-    public CompletableFuture<Long> rawAdd(SlotKeys slot, byte[] member, double score) {
-        return gateway.commands().zadd(slot.store(), score, member).toCompletableFuture();
-    }
-
     // ---------------------------------------------------------------- helpers
 
-    private static double number(Object reply) {
+    static double number(Object reply) {
         if (reply instanceof Long l) {
             return l;
         }

@@ -376,7 +376,7 @@ class AtLeastOnceTest extends EngineTestSupport {
         assertThat(got).extracting(Delivery::token).isSorted().doesNotHaveDuplicates();
         var slot = rmq.redis().keys().slot("ft", 0);
         for (Delivery d : got) {
-            Double score = rmq.redis().prepareScore(slot, d.body()).get();
+            Double score = rmq.redisAdmin().prepareScore(slot, d.body()).get();
             assertThat(score * io.rmq.redis.RmqRedis.TOKEN_UNITS).isEqualTo((double) d.token());
             assertThat(d.leaseDeadline()).isEqualTo((long) Math.floor(score));
         }

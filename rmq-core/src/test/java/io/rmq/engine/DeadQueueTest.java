@@ -39,7 +39,7 @@ class DeadQueueTest extends EngineTestSupport {
         rmq.producer().sendPriority("orders", new Order(2, "acme"), 1);
         // A member written by a buggy client in another language: not JSON of an Order.
         var slot = rmq.redis().keys().slot("orders", 2);
-        rmq.redis().rawAdd(slot, "{not json".getBytes(), 5).get();
+        rmq.redisAdmin().rawAdd(slot, "{not json".getBytes(), 5).get();
 
         RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);
         List<Order> handled = new java.util.ArrayList<>();
@@ -65,7 +65,7 @@ class DeadQueueTest extends EngineTestSupport {
     void anUnreadableBodyIsQuotedNeitherInTheLogNorInTheDeadReasonUnlessBodiesMayBeLogged() {
         rmq.defineTopic("private", TopicType.PRIORITY, 1);
         var slot = rmq.redis().keys().slot("private", 0);
-        rmq.redis().rawAdd(slot, "SECRET-IBAN-DE89370400440532013000".getBytes(), 5).join();
+        rmq.redisAdmin().rawAdd(slot, "SECRET-IBAN-DE89370400440532013000".getBytes(), 5).join();
         try (LogCapture log = LogCapture.rmq()) {
             rmq.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
             assertThat(log.messages()).singleElement().satisfies(line -> {
@@ -84,7 +84,7 @@ class DeadQueueTest extends EngineTestSupport {
         // rmq.log-bodies=true: the parser's own words, body text included
         try (var verbose = io.rmq.Rmq.create(client, io.rmq.Rmq.Options.DEFAULT.withKeyPrefix(prefix)
                 .withLogBodyChars(200)); LogCapture log = LogCapture.rmq()) {
-            rmq.redis().rawAdd(slot, "SECRET-2".getBytes(), 5).join();
+            rmq.redisAdmin().rawAdd(slot, "SECRET-2".getBytes(), 5).join();
             verbose.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
             assertThat(log.messages()).singleElement().asString().contains("Unrecognized token 'SECRET");
         }

@@ -89,10 +89,10 @@ class MergeTest extends EngineTestSupport {
         assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(4_000);
         // the second round's values: PRIORITY and FIXED_TIME take the latest
         byte[] priority = ("p7" + filler).getBytes();
-        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("pr", SlotRouter.slot(priority, null, 4)), priority)
-                .join()).isEqualTo(10_007.0);
+        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("pr", SlotRouter.slot(priority, null, 4)),
+                priority).join()).isEqualTo(10_007.0);
         byte[] fixed = ("f7" + filler).getBytes();
-        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("ft", SlotRouter.slot(fixed, null, 4)), fixed)
+        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("ft", SlotRouter.slot(fixed, null, 4)), fixed)
                 .join()).isEqualTo((double) at.plusMillis(10_007).toEpochMilli());
     }
 
@@ -101,10 +101,10 @@ class MergeTest extends EngineTestSupport {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
         SendResult first = rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400));
         var slot = rmq.redis().keys().slot("rm", first.slot());
-        double firstDue = rmq.redis().storeScore(slot, "sku-1".getBytes()).get();
+        double firstDue = rmq.redisAdmin().storeScore(slot, "sku-1".getBytes()).get();
         Thread.sleep(150);
         assertThat(rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400)).merged()).isTrue();
-        assertThat(rmq.redis().storeScore(slot, "sku-1".getBytes()).get()).isEqualTo(firstDue);
+        assertThat(rmq.redisAdmin().storeScore(slot, "sku-1".getBytes()).get()).isEqualTo(firstDue);
 
         RmqConsumer consumer = rmq.consumer("rm", FAST);
         List<Delivery> got = new ArrayList<>();
@@ -131,13 +131,13 @@ class MergeTest extends EngineTestSupport {
         }
         SendResult probe = rmq.producer().sendRangeMerge("rm", "probe", Duration.ofSeconds(30));
         var probeSlot = rmq.redis().keys().slot("rm", probe.slot());
-        double scriptDue = rmq.redis().storeScore(probeSlot, "probe".getBytes()).get();
+        double scriptDue = rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get();
         assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(100);
         for (int i = 0; i < 100; i++) {
             byte[] member = ("sku-" + i).getBytes();
             double due = -1;
             for (var slot : rmq.redis().keys().slots(rmq.topics().get("rm"))) {
-                Double score = rmq.redis().storeScore(slot, member).get();
+                Double score = rmq.redisAdmin().storeScore(slot, member).get();
                 if (score != null) {
                     due = score;
                 }
@@ -146,11 +146,11 @@ class MergeTest extends EngineTestSupport {
             // a quiet machine (measured in benchmarks); a loaded one can make a round trip last far longer
             assertThat(due).isBetween(scriptDue - 1_000, scriptDue + 30_000);
         }
-        double firstDue = rmq.redis().storeScore(probeSlot, "probe".getBytes()).get();
+        double firstDue = rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get();
         Thread.sleep(20);
         assertThat(rmq.producer().sendBatch(List.of(OutgoingMessage.rangeMerge("rm", "probe", Duration.ofSeconds(30))))
                 .added()).isZero();
-        assertThat(rmq.redis().storeScore(probeSlot, "probe".getBytes()).get()).isEqualTo(firstDue);
+        assertThat(rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get()).isEqualTo(firstDue);
     }
 
     @Test
@@ -160,7 +160,7 @@ class MergeTest extends EngineTestSupport {
         rmq.producer().sendPriority("pr", "merchant-7", 1);
         SendResult pr = rmq.producer().sendPriority("pr", "merchant-7", 9);
         assertThat(pr.merged()).isTrue();
-        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("pr", pr.slot()), "merchant-7".getBytes()).get())
+        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("pr", pr.slot()), "merchant-7".getBytes()).get())
                 .isEqualTo(9.0);
 
         Instant later = Instant.now().plusSeconds(120);
@@ -168,7 +168,7 @@ class MergeTest extends EngineTestSupport {
         rmq.producer().sendFixedTime("ft", "order-1", later);
         SendResult ft = rmq.producer().sendFixedTime("ft", "order-1", sooner);
         assertThat(ft.merged()).isTrue();
-        assertThat(rmq.redis().storeScore(rmq.redis().keys().slot("ft", ft.slot()), "order-1".getBytes()).get())
+        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("ft", ft.slot()), "order-1".getBytes()).get())
                 .isEqualTo((double) sooner.toEpochMilli());
     }
 

@@ -110,11 +110,11 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     private Map<String, String> stored(String topic, String body) {
-        return TraceContexts.decode(rmq.redis().storedContext(slot(topic), bytes(body)).join());
+        return TraceContexts.decode(rmq.redisAdmin().storedContext(slot(topic), bytes(body)).join());
     }
 
     private long storedCount(String topic) {
-        return rmq.redis().storedContexts(slot(topic)).join();
+        return rmq.redisAdmin().storedContexts(slot(topic)).join();
     }
 
     private void sendNow(String topic, String body, Map<String, String> context) {

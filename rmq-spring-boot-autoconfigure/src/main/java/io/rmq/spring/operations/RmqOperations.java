@@ -147,7 +147,7 @@ public class RmqOperations {
         // Redis's registry is the cluster-wide truth (it knows the consume mode); local definitions not registered
         // yet (Redis was down at start) are shown too
         Map<String, TopicDefinition> all = new TreeMap<>(rmq.topics().all());
-        all.putAll(RedisGateway.await(rmq.redis().topics(), "reading the registered topics"));
+        all.putAll(RedisGateway.await(rmq.redisAdmin().topics(), "reading the registered topics"));
         return all;
     }
 
