@@ -69,22 +69,10 @@ class HandlerThreadErrorTest extends EngineTestSupport {
                 .withInstrumentation(breakingOnce("first")));
         engine.defineTopic("jobs", TopicType.FIXED_TIME, 1);
         List<String> handled = new CopyOnWriteArrayList<>();
-        try (LogCapture log = LogCapture.rmq()) {
-            // one handler thread: were it to end, nothing after "first" would be handled
-            container = engine.container("jobs", FAST, String.class, (String body, Delivery delivery) ->
-                    handled.add(body + "#" + delivery.attempt()), ContainerOptions.of("breaking", 1));
-            container.start();
-            engine.producer().sendFixedTime("jobs", "first", Instant.now());
-            await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
-                    .anyMatch(m -> m.contains("unexpected error on handler thread")));
-            engine.producer().sendFixedTime("jobs", "second", Instant.now());
-            // "first" comes back once its 5 s lease has expired, as a failed attempt
-            await().atMost(Duration.ofSeconds(60)).until(() -> handled.contains("second#1")
-                    && handled.stream().anyMatch(h -> h.startsWith("first#")));
-            assertThat(handled).noneMatch(h -> h.equals("first#1"));
-            assertThat(log.messages()).filteredOn(m -> m.contains("unexpected error on handler thread"))
-                    .singleElement().asString().contains("'breaking'", "topic 'jobs'");
-        }
+        // one handler thread: were it to end, nothing after "first" would be handled
+        container = engine.container("jobs", FAST, String.class, (String body, Delivery delivery) ->
+                handled.add(body + "#" + delivery.attempt()), ContainerOptions.of("breaking", 1));
+        theThreadAndTheDeliverySurvive("jobs", "breaking", handled);
     }
 
     @Test
@@ -93,23 +81,32 @@ class HandlerThreadErrorTest extends EngineTestSupport {
                 .withInstrumentation(breakingOnce("first")));
         engine.defineTopic("batches", TopicType.FIXED_TIME, 1);
         List<String> handled = new CopyOnWriteArrayList<>();
+        container = engine.batchContainer("batches", FAST, String.class,
+                (List<String> bodies, List<Delivery> deliveries) -> {
+                    for (int i = 0; i < bodies.size(); i++) {
+                        handled.add(bodies.get(i) + "#" + deliveries.get(i).attempt());
+                    }
+                }, ContainerOptions.of("breaking-batch", 1));
+        theThreadAndTheDeliverySurvive("batches", "breaking-batch", handled);
+    }
+
+    /**
+     * Starts {@link #container}, whose instrumentation breaks on "first": the error is logged once with the listener
+     * id, "second" (sent after it) is handled by the same single thread, and "first" comes back once its 5 s lease
+     * has expired, as a failed attempt.
+     */
+    private void theThreadAndTheDeliverySurvive(String topic, String listenerId, List<String> handled) {
         try (LogCapture log = LogCapture.rmq()) {
-            container = engine.batchContainer("batches", FAST, String.class,
-                    (List<String> bodies, List<Delivery> deliveries) -> {
-                        for (int i = 0; i < bodies.size(); i++) {
-                            handled.add(bodies.get(i) + "#" + deliveries.get(i).attempt());
-                        }
-                    }, ContainerOptions.of("breaking-batch", 1));
             container.start();
-            engine.producer().sendFixedTime("batches", "first", Instant.now());
+            engine.producer().sendFixedTime(topic, "first", Instant.now());
             await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
                     .anyMatch(m -> m.contains("unexpected error on handler thread")));
-            engine.producer().sendFixedTime("batches", "second", Instant.now());
+            engine.producer().sendFixedTime(topic, "second", Instant.now());
             await().atMost(Duration.ofSeconds(60)).until(() -> handled.contains("second#1")
                     && handled.stream().anyMatch(h -> h.startsWith("first#")));
             assertThat(handled).noneMatch(h -> h.equals("first#1"));
             assertThat(log.messages()).filteredOn(m -> m.contains("unexpected error on handler thread"))
-                    .singleElement().asString().contains("'breaking-batch'", "topic 'batches'");
+                    .singleElement().asString().contains("'" + listenerId + "'", "topic '" + topic + "'");
         }
     }
 
