@@ -67,7 +67,7 @@ public final class RmqConsumer {
             @Nullable RmqInstrumentation instrumentation, boolean readContexts) {
 
         public Parts {
-            Objects.requireNonNull(codec, "codec");
+            Objects.requireNonNull(codec, "codec must not be null");
             logBodyChars = Math.max(0, logBodyChars);
             instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         }
@@ -235,6 +235,8 @@ public final class RmqConsumer {
     public CompletableFuture<Void> refreshTopology() {
         return redis.gateway().refreshTopology();
     }
+
+    // ---------------------------------------------------------------- outcomes (written by Settlement)
 
     /** Acknowledges one delivery; false when the lease was no longer held (nothing was removed). */
     public boolean ack(Delivery delivery) {
