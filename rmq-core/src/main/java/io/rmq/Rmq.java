@@ -344,8 +344,8 @@ public final class Rmq implements AutoCloseable {
                 defineTopic(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
             }
         }
-        return new RmqConsumer(redis, definition, settings, options.codec(), this::forwardDead,
-                options.logBodyChars(), instrumentation, options.propagateContext());
+        return new RmqConsumer(redis, definition, settings, new RmqConsumer.Parts(options.codec(), this::forwardDead,
+                options.logBodyChars(), instrumentation, options.propagateContext()));
     }
 
     /**
