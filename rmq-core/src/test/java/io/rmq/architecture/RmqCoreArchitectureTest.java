@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -116,11 +117,24 @@ class RmqCoreArchitectureTest {
     }
 
     /**
-     * Public members of API types that still take or return engine internals: the constructors through which the
-     * {@link Rmq} facade wires the engine (it lives in another package), and the accessors that the Spring layer and
-     * the tests use. They are documented as not API; hiding them is left for later (io.rmq.consumer is being split
-     * in parallel). The list is exact: a new leak fails, and so does a fixed one that is still listed.
+     * Public members of API types that still take or return engine internals, each documented as "Not API": the
+     * constructors and factories through which the {@link Rmq} facade wires the engine (it lives in another package),
+     * and the facade's accessors that the Spring layer and the tests use (about 70 call sites). Hiding them is left
+     * for later (io.rmq.consumer's are in a class being split in parallel). The list is exact: a new leak fails, and so
+     * does a fixed one that is still listed.
      */
-    static final Set<String> KNOWN_SEAMS = Stream.<String>of(
-    ).collect(Collectors.toCollection(java.util.TreeSet::new));
+    static final Set<String> KNOWN_SEAMS = Stream.of(
+            "io.rmq.Rmq#redis -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.Rmq#redisAdmin -> io.rmq.redis.internal.RmqRedisAdmin",
+            "io.rmq.Rmq#wakeUps -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.admin.RmqAdmin#<init> -> io.rmq.redis.internal.RmqRedisAdmin",
+            "io.rmq.consumer.RmqConsumer#<init> -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.consumer.RmqConsumer#claim -> io.rmq.redis.internal.RmqRedis$Claim",
+            "io.rmq.container.ListenerContainer#create -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.ListenerContainer#createBatch -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.OrderlyListenerContainer#<init> -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.RmqListenerContainer#<init> -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.coordination.RedisSlotCoordinator#<init> -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.producer.RmqProducer#<init> -> io.rmq.redis.internal.RmqRedis"
+    ).collect(Collectors.toCollection(TreeSet::new));
 }
