@@ -14,13 +14,13 @@ import io.rmq.coordination.RedisSlotCoordinator;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
-import io.rmq.core.RmqKeys;
+import io.rmq.core.internal.RmqKeys;
 import io.rmq.core.RmqUnavailableException;
 import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.consumer.Delivery;
 import io.rmq.producer.OutgoingMessage;
 import java.time.Duration;
@@ -28,10 +28,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import io.rmq.producer.RmqProducer;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.RmqRedisAdmin;
-import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisAdmin;
+import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
 
 /**
@@ -421,17 +421,26 @@ public final class Rmq implements AutoCloseable {
         return options;
     }
 
-    /** Announcements of newly due messages, for sleeping consumers (subscribes on first registration). */
+    /**
+     * Announcements of newly due messages, for sleeping consumers (subscribes on first registration). Not API: engine
+     * plumbing for RMQ's Spring layer and tests; it may change in any release.
+     */
     public WakeUpSubscriber wakeUps() {
         return wakeUps;
     }
 
-    /** Low-level Redis access, the hot path (for tooling and tests). */
+    /**
+     * Low-level Redis access, the hot path (for tooling and tests). Not API: engine plumbing for RMQ's Spring layer and
+     * tests; it may change in any release.
+     */
     public RmqRedis redis() {
         return redis;
     }
 
-    /** Low-level Redis access, admin and inspection (for tooling and tests; applications use {@link #admin()}). */
+    /**
+     * Low-level Redis access, admin and inspection (for tooling and tests; applications use {@link #admin()}). Not API:
+     * engine plumbing for RMQ's Spring layer and tests; it may change in any release.
+     */
     public RmqRedisAdmin redisAdmin() {
         return redisAdmin;
     }

@@ -34,7 +34,7 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.container.OrderlyListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RetryPolicy;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 

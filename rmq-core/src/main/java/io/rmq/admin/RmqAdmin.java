@@ -8,15 +8,15 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
-import io.rmq.core.SlotRouter;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.SlotRouter;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedisAdmin;
-import io.rmq.redis.RmqRedisAdmin.DeadEntry;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedisAdmin;
+import io.rmq.redis.internal.RmqRedisAdmin.DeadEntry;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,11 +32,13 @@ public final class RmqAdmin {
     private final TopicRegistry topics;
     private final BodyCodec codec;
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#admin()}. */
     public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics) {
         this(redis, topics, new BodyCodec());
     }
 
     /** @param codec serializes bodies exactly as the producer does, so a body finds the message it was sent as */
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#admin()}. */
     public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics, BodyCodec codec) {
         this.redis = redis;
         this.topics = topics;

@@ -4,9 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
-import io.rmq.core.RmqKeys.SlotKeys;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.TraceContexts;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.TraceContexts;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -13,13 +13,13 @@ import java.util.function.Consumer;
 import io.rmq.core.BodyCodec;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.RmqRedis.PopResult;
-import io.rmq.redis.RmqRedis.Popped;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedis.PopResult;
+import io.rmq.redis.internal.RmqRedis.Popped;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -13,15 +13,15 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.rmq.consumer.RmqConsumer.Outcome;
-import io.rmq.core.RmqKeys.SlotKeys;
-import io.rmq.core.Timeouts;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
+import io.rmq.core.internal.Timeouts;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.SlotBatcher;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.SlotBatcher;
 import org.jspecify.annotations.Nullable;
 
 /**

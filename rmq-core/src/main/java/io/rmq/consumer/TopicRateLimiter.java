@@ -3,8 +3,8 @@ package io.rmq.consumer;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.rmq.core.RateLimit;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
 
 /**
  * One consumer's handle on a topic's cluster-wide rate limit (the token bucket of rate.lua): permits are taken

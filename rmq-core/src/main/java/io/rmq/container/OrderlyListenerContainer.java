@@ -25,10 +25,10 @@ import io.rmq.consumer.RmqConsumer.Outcome;
 import io.rmq.consumer.TopicRateLimiter;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.ConsumeMode;
-import io.rmq.core.Timeouts;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis.Claim;
-import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.core.internal.Timeouts;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import org.slf4j.Logger;
@@ -193,6 +193,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
     };
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#container}. */
     @SuppressWarnings("unchecked")
     public <T> OrderlyListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
             Type payloadType, MessageHandler<T> handler, ContainerOptions options) {

@@ -27,10 +27,10 @@ import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.TopicType;
-import io.rmq.core.Timeouts;
+import io.rmq.core.internal.Timeouts;
 import io.netty.util.Timeout;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.WakeUpSubscriber;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import org.slf4j.Logger;
@@ -386,6 +386,7 @@ public final class RmqListenerContainer implements ListenerContainer {
     private volatile int abandonedOnStop;
     private final List<Thread> workers = new ArrayList<>();
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#container}. */
     @SuppressWarnings("unchecked")
     public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<T> handler, ContainerOptions options) {
@@ -394,7 +395,8 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /**
      * A container in batch mode: {@code batchHandler} gets the deliveries of one pop of one slot at a time (at most
-     * {@code batchSize}), converted to {@code payloadType} each. CONCURRENT only: ORDERLY options are refused.
+     * {@code batchSize}), converted to {@code payloadType} each. CONCURRENT only: ORDERLY options are refused. Not API
+     * (it takes engine internals): use {@link io.rmq.Rmq#batchContainer}.
      */
     @SuppressWarnings("unchecked")
     public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,

@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
 
 /**
  * The default coordinator: live instances are listed in {@code <prefix>:{<topic>}:members} (a heartbeat per tick;
@@ -17,6 +17,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
 
     private final RmqRedis redis;
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade makes the default coordinator. */
     public RedisSlotCoordinator(RmqRedis redis) {
         this.redis = redis;
     }

@@ -21,7 +21,7 @@ import io.rmq.admin.TopicStats;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.internal.RedisGateway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

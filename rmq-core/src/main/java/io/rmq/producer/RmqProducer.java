@@ -11,15 +11,15 @@ import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
-import io.rmq.core.RmqKeys.SlotKeys;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
-import io.rmq.redis.RmqRedis;
-import io.rmq.redis.SlotBatcher;
-import io.rmq.redis.TraceContexts;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.SlotBatcher;
+import io.rmq.redis.internal.TraceContexts;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
 import org.jspecify.annotations.Nullable;
@@ -43,10 +43,12 @@ public final class RmqProducer {
     /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
     private final boolean instrumented;
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#producer()}. */
     public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
         this(redis, topics, codec, maxBodyBytes, RmqInstrumentation.NONE);
     }
 
+    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#producer()}. */
     public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
             RmqInstrumentation instrumentation) {
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;

@@ -19,6 +19,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqInvalidArgumentException;
 import org.jspecify.annotations.Nullable;
+import io.rmq.redis.internal.RedisGateway;
 
 /**
  * How the Lettuce client that RMQ uses for itself ({@link RmqRedisClient}) behaves, and the one place that turns

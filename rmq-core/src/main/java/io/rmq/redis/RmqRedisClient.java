@@ -22,6 +22,8 @@ import io.lettuce.core.cluster.topology.ClusterTopologyRefresh;
 import io.lettuce.core.resource.ClientResources;
 import org.jspecify.annotations.Nullable;
 
+import io.rmq.redis.internal.FollowsFailover;
+
 /**
  * The Lettuce client RMQ talks to Redis through: its own, built from where the application's Redis is (standalone,
  * Sentinel or Cluster, with its credentials and SSL), with {@link RedisClientSettings RMQ's} timeouts, reconnect,
@@ -143,7 +145,7 @@ public final class RmqRedisClient implements AutoCloseable {
      * logging "Unable to connect". Here the discovery skips what {@link RedisClientSettings#LIVE_NODES} drops (the
      * node filter removes the same nodes from the view itself).
      */
-    static final class LiveNodesClusterClient extends RedisClusterClient {
+    static final class LiveNodesClusterClient extends RedisClusterClient implements FollowsFailover {
 
         LiveNodesClusterClient(ClientResources resources, Iterable<RedisURI> seeds) {
             super(resources, seeds);

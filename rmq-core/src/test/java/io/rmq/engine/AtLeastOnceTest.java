@@ -377,7 +377,7 @@ class AtLeastOnceTest extends EngineTestSupport {
         var slot = rmq.redis().keys().slot("ft", 0);
         for (Delivery d : got) {
             Double score = rmq.redisAdmin().prepareScore(slot, d.body()).get();
-            assertThat(score * io.rmq.redis.RmqRedis.TOKEN_UNITS).isEqualTo((double) d.token());
+            assertThat(score * io.rmq.redis.internal.RmqRedis.TOKEN_UNITS).isEqualTo((double) d.token());
             assertThat(d.leaseDeadline()).isEqualTo((long) Math.floor(score));
         }
         assertThat(consumer.ackAll(got)).isEqualTo(pops);

@@ -17,7 +17,7 @@ import io.rmq.Rmq;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.RmqUnavailableException;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.RedisClientSettings;

@@ -22,7 +22,7 @@ import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.internal.RedisGateway;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisTopology;

@@ -16,7 +16,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.test.LogCapture;
 import io.rmq.test.PrivateCluster;

@@ -17,7 +17,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
 import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisTopology;

@@ -3,8 +3,8 @@ package io.rmq.engine;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32;
 
-import io.rmq.core.RmqKeys;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.RmqKeys;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.test.RedisTopology;
 import io.lettuce.core.RedisClient;

@@ -11,7 +11,7 @@ import java.util.TreeMap;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;

@@ -228,7 +228,7 @@ class PauseResumeTest extends OrderlyTestSupport {
             Instant base = Instant.now().minusSeconds(60);
             rmq.producer().send(OutgoingMessage.fixedTime(topic, "bad", base).withSlotBasis("k"));
             rmq.producer().send(OutgoingMessage.fixedTime(topic, "after", base.plusMillis(1)).withSlotBasis("k"));
-            int slot = io.rmq.core.SlotRouter.slot("k".getBytes(java.nio.charset.StandardCharsets.UTF_8), 2);
+            int slot = io.rmq.core.internal.SlotRouter.slot("k".getBytes(java.nio.charset.StandardCharsets.UTF_8), 2);
             await().atMost(Duration.ofSeconds(20)).until(() -> container.suspendedSlots().equals(java.util.Set.of(slot)));
             assertThat(handled).isEmpty();
             io.rmq.admin.TopicStats stats = rmq.admin().stats(topic);

@@ -25,7 +25,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.rmq.admin.CancelResult;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.TopicStats;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;

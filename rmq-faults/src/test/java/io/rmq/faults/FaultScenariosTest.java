@@ -18,7 +18,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.test.TcpProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import io.rmq.admin.TopicStats;
-import io.rmq.core.SlotRouter;
+import io.rmq.core.internal.SlotRouter;
 import io.rmq.samples.ledger.Ledger;
 import io.rmq.samples.ledger.Ledger.Applied;
 import io.rmq.samples.ledger.LedgerEntryHandler;

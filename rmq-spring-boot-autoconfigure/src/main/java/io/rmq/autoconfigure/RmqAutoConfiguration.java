@@ -14,7 +14,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
 import io.rmq.observe.RmqInstrumentation;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;

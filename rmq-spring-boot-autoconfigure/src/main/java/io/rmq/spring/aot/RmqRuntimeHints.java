@@ -31,7 +31,7 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
  */
 class RmqRuntimeHints implements RuntimeHintsRegistrar {
 
-    /** The Lua scripts, as {@code io.rmq.redis.RmqScript} loads them. */
+    /** The Lua scripts, as {@code io.rmq.redis.internal.RmqScript} loads them. */
     static final String SCRIPTS = "io/rmq/redis/scripts/*.lua";
 
     /** dashboard.html, dashboard.js, dashboard.css, as {@link RmqDashboard} loads them. */

@@ -22,7 +22,7 @@ import io.rmq.admin.WaitingMessage;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
-import io.rmq.redis.RedisGateway;
+import io.rmq.redis.internal.RedisGateway;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.listener.RmqListenerState;
 import org.jspecify.annotations.Nullable;

@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,17 +7,17 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.lettuce.core.ScriptOutputType;
-import io.rmq.core.RmqKeys;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import org.jspecify.annotations.Nullable;
 
-import static io.rmq.redis.RmqRedis.ONE;
-import static io.rmq.redis.RmqRedis.ZERO;
-import static io.rmq.redis.RmqRedis.bytes;
-import static io.rmq.redis.RmqRedis.number;
-import static io.rmq.redis.RmqRedis.scoreText;
-import static io.rmq.redis.RmqRedis.string;
+import static io.rmq.redis.internal.RmqRedis.ONE;
+import static io.rmq.redis.internal.RmqRedis.ZERO;
+import static io.rmq.redis.internal.RmqRedis.bytes;
+import static io.rmq.redis.internal.RmqRedis.number;
+import static io.rmq.redis.internal.RmqRedis.scoreText;
+import static io.rmq.redis.internal.RmqRedis.string;
 
 /**
  * Not API (RMQ's internal Redis layer, changed without notice; applications use {@code RmqAdmin}). Used by whatever

@@ -1,10 +1,10 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
-import io.rmq.core.RmqKeys;
+import io.rmq.core.internal.RmqKeys;
 import io.rmq.core.RmqTimeoutException;
 import org.junit.jupiter.api.Test;
 

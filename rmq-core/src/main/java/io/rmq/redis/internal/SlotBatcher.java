@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
-import io.rmq.core.RmqKeys.SlotKeys;
-import io.rmq.core.Timeouts;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
+import io.rmq.core.internal.Timeouts;
 
 /**
  * Smart batching per slot: single calls (one send, one ack) that arrive while a call to the same slot is under way

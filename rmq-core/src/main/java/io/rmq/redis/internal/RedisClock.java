@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 
 /**
  * Estimates Redis's clock on the master of each slot from this host, so batch sends and lone single sends can compute

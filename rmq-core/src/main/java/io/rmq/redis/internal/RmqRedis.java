@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,8 +16,8 @@ import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
-import io.rmq.core.RmqKeys;
-import io.rmq.core.RmqKeys.SlotKeys;
+import io.rmq.core.internal.RmqKeys;
+import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;

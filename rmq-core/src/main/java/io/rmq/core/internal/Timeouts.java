@@ -1,4 +1,4 @@
-package io.rmq.core;
+package io.rmq.core.internal;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
+import io.rmq.core.RmqTimeoutException;
 
 /**
  * Bounds waits on the outside world. Every future the engine's progress depends on (a pop round, a lease

@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.util.List;
 import java.util.Map;
@@ -13,8 +13,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.rmq.core.RmqKeys;
-import io.rmq.core.Timeouts;
+import io.rmq.core.internal.RmqKeys;
+import io.rmq.core.internal.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.jspecify.annotations.Nullable;

@@ -1,4 +1,4 @@
-package io.rmq.core;
+package io.rmq.core.internal;
 
 import java.util.zip.CRC32;
 import org.jspecify.annotations.Nullable;

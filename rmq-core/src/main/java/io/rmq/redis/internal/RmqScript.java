@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,7 +10,8 @@ import java.util.HexFormat;
 import io.rmq.core.RmqException;
 
 /**
- * The Lua scripts, each a commented {@code .lua} resource next to this class. A line {@code --#include NAME} pastes
+ * The Lua scripts, each a commented {@code .lua} resource in {@code io/rmq/redis/scripts/} (where they were before this
+ * class moved to the internal package; the docs and the AOT hints name that path). A line {@code --#include NAME} pastes
  * a shared helper file in, so shared logic (clock, backoff, failure routing) exists once.
  */
 enum RmqScript {
@@ -85,7 +86,7 @@ enum RmqScript {
     }
 
     private static String read(String file) {
-        try (InputStream in = RmqScript.class.getResourceAsStream("scripts/" + file)) {
+        try (InputStream in = RmqScript.class.getResourceAsStream("/io/rmq/redis/scripts/" + file)) {
             if (in == null) {
                 throw new IllegalStateException("Missing Lua script resource io/rmq/redis/scripts/" + file);
             }

@@ -1,4 +1,4 @@
-package io.rmq.redis;
+package io.rmq.redis.internal;
 
 import java.lang.reflect.Proxy;
 import java.time.Duration;
@@ -43,6 +43,7 @@ import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqUnavailableException;
 import org.jspecify.annotations.Nullable;
+import io.rmq.redis.RmqRedisClient;
 
 /**
  * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
@@ -281,7 +282,7 @@ public final class RedisGateway implements AutoCloseable {
      * a client the caller hands in is the caller's, and stays as configured: RMQ only says so, once per client.
      */
     static void warnIfFailoverIsNotFollowed(RedisClusterClient client) {
-        if (client instanceof RmqRedisClient.LiveNodesClusterClient) {
+        if (client instanceof FollowsFailover) {
             return;
         }
         ClusterTopologyRefreshOptions refresh = client.getOptions() instanceof ClusterClientOptions cluster
@@ -572,7 +573,7 @@ public final class RedisGateway implements AutoCloseable {
             catch (RuntimeException ex) {
                 refresh = CompletableFuture.failedFuture(ex);
             }
-            refreshUnderWay = io.rmq.core.Timeouts.within(refresh, CALL_TIMEOUT_MILLIS, () -> "refreshing the"
+            refreshUnderWay = io.rmq.core.internal.Timeouts.within(refresh, CALL_TIMEOUT_MILLIS, () -> "refreshing the"
                     + " cluster topology").handle((v, error) -> {
                         if (error != null) {
                             log.debug("Refreshing the cluster topology failed: {}", String.valueOf(error));

@@ -1,9 +1,11 @@
-package io.rmq.core;
+package io.rmq.core.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import io.rmq.core.TopicDefinition;
+import io.rmq.core.RmqInvalidArgumentException;
 
 /**
  * The Redis key layout (a contract: operators and other-language clients rely on it). All keys of one slot share

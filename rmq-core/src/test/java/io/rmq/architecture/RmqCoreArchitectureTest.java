@@ -1,0 +1,140 @@
+package io.rmq.architecture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.PackageMatchers;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.lang.EvaluationResult;
+
+import io.rmq.Rmq;
+import io.rmq.architecture.fixture.high.High;
+import io.rmq.architecture.fixture.internal.Hidden;
+import io.rmq.architecture.fixture.low.Low;
+
+/**
+ * rmq-core's architecture: the layering of its packages, no Spring, and a public API that does not expose internal
+ * types. Each rule is also run on a deliberately bad sample to show that it can fail.
+ */
+class RmqCoreArchitectureTest {
+
+    /**
+     * rmq-core's packages bottom-up. consumer and observe share a layer: {@code RmqInstrumentation} hands out
+     * {@code Delivery}, and the consumer calls the instrumentation (see {@link #packagesAreFreeOfCyclesButOne}).
+     * coordination and micrometer are optional add-ons; micrometer sits on top because it binds to the facade.
+     */
+    static final List<List<String>> LAYERS = List.of(
+            List.of("io.rmq.core.."),
+            List.of("io.rmq.redis.."),
+            List.of("io.rmq.coordination.."),
+            List.of("io.rmq.consumer..", "io.rmq.observe.."),
+            List.of("io.rmq.producer.."),
+            List.of("io.rmq.admin.."),
+            List.of("io.rmq.container.."),
+            List.of("io.rmq", "io.rmq.internal.."),
+            List.of("io.rmq.micrometer.."));
+
+    private static final JavaClasses CORE = ArchitectureRules.productionClassesOf(Rmq.class);
+
+    private static final JavaClasses BAD_SAMPLE = new ClassFileImporter()
+            .importClasses(Low.class, High.class, Hidden.class);
+
+    @Test
+    void importsTheWholeEngine() {
+        assertThat(CORE.stream().map(JavaClass::getPackageName).distinct())
+                .contains("io.rmq", "io.rmq.core", "io.rmq.redis", "io.rmq.consumer", "io.rmq.container",
+                        "io.rmq.micrometer")
+                .noneMatch(p -> p.startsWith("io.rmq.architecture") || p.startsWith("io.rmq.test"));
+    }
+
+    @Test
+    void everyPackageBelongsToALayer() {
+        Set<String> unassigned = CORE.stream().map(JavaClass::getPackageName).distinct()
+                .filter(p -> LAYERS.stream().flatMap(List::stream)
+                        .noneMatch(layer -> PackageMatchers.of(layer).test(p)))
+                .collect(Collectors.toSet());
+        assertThat(unassigned).as("packages in no layer of LAYERS").isEmpty();
+    }
+
+    @Test
+    void noPackageDependsOnALayerAboveIt() {
+        ArchitectureRules.layering(LAYERS).check(CORE);
+    }
+
+    @Test
+    void layeringRuleFailsWhenALowerLayerReachesUp() {
+        EvaluationResult result = ArchitectureRules.layering(List.of(
+                List.of("io.rmq.architecture.fixture.low.."), List.of("io.rmq.architecture.fixture.high..")))
+                .evaluate(BAD_SAMPLE);
+        assertThat(result.hasViolation()).isTrue();
+        assertThat(result.getFailureReport().getDetails())
+                .anyMatch(d -> d.contains(Low.class.getName()) && d.contains(High.class.getName()));
+    }
+
+    @Test
+    void packagesAreFreeOfCyclesButOne() {
+        // The one cycle of today, left for later: observe's RmqInstrumentation takes consumer's Delivery.
+        ArchitectureRules.noCyclesBetweenPackagesOf("io.rmq")
+                .ignoreDependency(JavaClass.Predicates.resideInAPackage("io.rmq.observe.."),
+                        JavaClass.Predicates.resideInAPackage("io.rmq.consumer.."))
+                .check(CORE);
+        EvaluationResult withIt = ArchitectureRules.noCyclesBetweenPackagesOf("io.rmq").evaluate(CORE);
+        assertThat(withIt.getFailureReport().getDetails())
+                .anyMatch(d -> d.contains("consumer") && d.contains("observe"));
+    }
+
+    @Test
+    void cycleRuleFailsOnACycle() {
+        assertThat(ArchitectureRules.noCyclesBetweenPackagesOf("io.rmq.architecture.fixture").evaluate(BAD_SAMPLE)
+                .hasViolation()).isTrue();
+    }
+
+    @Test
+    void engineDoesNotReferenceSpring() {
+        // The rule failing on classes that do use Spring is shown in the Spring layer's architecture test.
+        ArchitectureRules.noDependencyOn("org.springframework..").check(CORE);
+    }
+
+    @Test
+    void publicApiExposesNoInternalTypeButTheKnownEngineSeams() {
+        assertThat(ArchitectureRules.internalTypesInApiSignatures(CORE)).containsExactlyElementsOf(KNOWN_SEAMS);
+    }
+
+    @Test
+    void apiRuleFindsInternalTypesInEverySignaturePosition() {
+        assertThat(ArchitectureRules.internalTypesInApiSignatures(BAD_SAMPLE)).containsExactly(
+                High.class.getName() + "#exposed -> " + Hidden.class.getName(),
+                High.class.getName() + "#hidden -> " + Hidden.class.getName());
+    }
+
+    /**
+     * Public members of API types that still take or return engine internals, each documented as "Not API": the
+     * constructors and factories through which the {@link Rmq} facade wires the engine (it lives in another package),
+     * and the facade's accessors that the Spring layer and the tests use (about 70 call sites). Hiding them is left
+     * for later (io.rmq.consumer's are in a class being split in parallel). The list is exact: a new leak fails, and so
+     * does a fixed one that is still listed.
+     */
+    static final Set<String> KNOWN_SEAMS = Stream.of(
+            "io.rmq.Rmq#redis -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.Rmq#redisAdmin -> io.rmq.redis.internal.RmqRedisAdmin",
+            "io.rmq.Rmq#wakeUps -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.admin.RmqAdmin#<init> -> io.rmq.redis.internal.RmqRedisAdmin",
+            "io.rmq.consumer.RmqConsumer#<init> -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.consumer.RmqConsumer#claim -> io.rmq.redis.internal.RmqRedis$Claim",
+            "io.rmq.container.ListenerContainer#create -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.ListenerContainer#createBatch -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.OrderlyListenerContainer#<init> -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.container.RmqListenerContainer#<init> -> io.rmq.redis.internal.WakeUpSubscriber",
+            "io.rmq.coordination.RedisSlotCoordinator#<init> -> io.rmq.redis.internal.RmqRedis",
+            "io.rmq.producer.RmqProducer#<init> -> io.rmq.redis.internal.RmqRedis"
+    ).collect(Collectors.toCollection(TreeSet::new));
+}
