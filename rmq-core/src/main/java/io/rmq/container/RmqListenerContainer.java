@@ -4,7 +4,6 @@ import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +24,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.container.LeaseKeeper.Leased;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.TopicType;
 import io.rmq.core.internal.Timeouts;
@@ -55,20 +55,20 @@ import org.slf4j.LoggerFactory;
  * ContainerOptions)}): what one pop of one slot brought is queued as one batch (at most {@code batchSize}, in taking
  * order; batches are ordered by their first delivery), and a handler thread hands a whole batch to the
  * {@link BatchMessageHandler} and settles it ({@link RmqConsumer#handleBatchAsync}). Everything else is the same:
- * each delivery of a batch counts in {@code outstanding} until its settlement ends and in {@code unhandled} until its
- * handler call returned, its lease is extended while it is queued or running, a stop gives queued batches back and
- * waits for running ones. The buffer holds {@code (concurrency + 8) * batchSize} deliveries, so that every handler
- * thread can have a full batch. Instrumentation is per delivery: {@code handleStarted} for each delivery of the
- * batch (in order, right before the call; nested observation scopes, the handler runs in the last one's), then its
- * {@code handlerReturned} and {@code settled}, so metrics count messages.
+ * each delivery of a batch is outstanding ({@link LeaseKeeper}) until its settlement ends and counts in
+ * {@code unhandled} until its handler call returned, its lease is extended while it is queued or running, a stop gives
+ * queued batches back and waits for running ones. The buffer holds {@code (concurrency + 8) * batchSize} deliveries, so
+ * that every handler thread can have a full batch. Instrumentation is per delivery: {@code handleStarted} for each
+ * delivery of the batch (in order, right before the call; nested observation scopes, the handler runs in the last
+ * one's), then its {@code handlerReturned} and {@code settled}, so metrics count messages.
  *
  * <h2>Invariants (what keeps a listener consuming)</h2>
  * <ol>
  * <li>The scheduling state ({@code slotNextDue}, {@code slotPop}, {@code deferredWakes}, per-slot failures and
- * extensions, the clock offset, the next full poll) has one owner, the poller thread. Other threads never touch it:
- * they {@linkplain #events enqueue an event} (a pop finished, a wake-up, a resync, a topology check ended) and
- * unpark the poller. The poller drains the event queue completely at the top of every pass; an event is never
- * cleared or dropped unseen.</li>
+ * extensions (the latter in {@link LeaseKeeper}), the clock offset, the next full poll) has one owner, the poller
+ * thread. Other threads never touch it: they {@linkplain #events enqueue an event} (a pop finished, a wake-up, a
+ * resync, a topology check ended) and unpark the poller. The poller drains the event queue completely at the top of
+ * every pass; an event is never cleared or dropped unseen.</li>
  * <li>A slot is busy iff its pop is in {@code slotPop}. Every pop produces exactly one {@link PopFinished} event, on
  * whichever comes first of its reply, its error, {@code commandTimeout} without a reply, or its abandonment (its slot
  * moved to another cluster node, or the watchdog gave it up); {@link Pop#finish} decides once. Draining that event
@@ -76,13 +76,13 @@ import org.slf4j.LoggerFactory;
  * handlers. A failed pop pauses only its own slot, and a pop without a reply for 200 ms stops taking room in the
  * buffer: pops stuck on one node never keep the other slots from being polled.</li>
  * <li>No thread of the container waits on Redis without a deadline: pops and settles are bounded by
- * {@code commandTimeout}, lease extensions are sent without waiting (one at a time per slot), acks go through
- * per-slot batch lanes that are themselves bounded. What a call that timed out had leased comes back through lease
- * expiry. On a cluster, a pop without a reply for a second makes the poller refresh the topology (about once a
+ * {@code commandTimeout}, lease extensions are sent without waiting (one at a time per slot, {@link LeaseKeeper}), acks
+ * go through per-slot batch lanes that are themselves bounded. What a call that timed out had leased comes back through
+ * lease expiry. On a cluster, a pop without a reply for a second makes the poller refresh the topology (about once a
  * second) and send again, to the new node, every pop whose slot has moved: a failover costs the dead master's slots
  * about the time until the replica is promoted, not the command timeout.</li>
  * <li>A queued delivery's lease is extended like a running one's, so waiting in the local queue never lets a lease
- * expire while its node answers.</li>
+ * expire while its node answers ({@link LeaseKeeper}, which the poller has extend every third of the lease).</li>
  * <li>The poller's sleep is bounded by {@code maxIdle}, so no lost unpark can stop it for longer than that. Every
  * {@code maxIdle} it checks which slots hold anything at all (plain {@code EXISTS}, no script) and pops those at once:
  * what no announcement told it about (a lost one, another consumer's expired lease) is found within {@code maxIdle};
@@ -93,13 +93,10 @@ import org.slf4j.LoggerFactory;
  * repairs: it restarts a dead poller, and enqueues a {@link Resync} that makes the poller poll every slot at once
  * (and give up on any pop older than twice the command timeout). While paused on purpose the container takes
  * nothing, so the watchdog checks its poller only, not its slots.</li>
- * <li>A fetched delivery counts in {@code outstanding} from its hand-off to the handlers until its settlement ends
- * (acked, failed, or the settle gave up), or until it is given back at stop: exactly one decrement per delivery, by
- * whichever ends it, which also marks its {@link Leased} entry settled. The poller alone owns {@code leased}, the list
- * whose unsettled entries it extends; {@link #deliver} hands it each hand-off's entries through
- * {@code arrivedLeases}, which the poller takes in on every pass and before every extension, so an outstanding
- * delivery is in {@code leased} by the next extension. Settled entries are dropped in bulk (no concurrent set
- * changed per message on the ack path); the list is at most a few buffers long.</li>
+ * <li>A fetched delivery is outstanding from its hand-off to the handlers until its settlement ends, or until it is
+ * given back at stop, and its lease is extended meanwhile: {@link LeaseKeeper} keeps this (its invariants). The
+ * container hands each hand-off's entries to it in {@link #deliver} before the handlers can see them, the poller
+ * takes them in on every pass and extends, and whichever thread ends a settlement tells it, once per delivery.</li>
  * </ol>
  */
 public final class RmqListenerContainer implements ListenerContainer {
@@ -148,31 +145,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final PriorityBlockingQueue<Leased> queue;
     /** The most messages a handler thread takes from the queue at once (a fair share of what is queued). */
     private static final int HANDLER_TAKE = 16;
-    /** Fetched and not yet settled: queued, in a handler, or handled with its ack under way (invariant 7). */
-    private final AtomicInteger outstanding = new AtomicInteger();
-    /**
-     * The poller's list of fetched deliveries whose leases it extends (invariant 7): every outstanding one, and
-     * settled ones until the next compaction. Only the poller touches it.
-     */
-    private final ArrayList<Leased> leased = new ArrayList<>();
-    /** {@link #leased} is compacted (settled entries dropped) when it grows past this; poller-owned. */
-    private int compactAbove;
-    /** What {@link #deliver} handed to the handlers, one list per hand-off, until the poller adds it to {@link #leased}. */
-    private final ConcurrentLinkedQueue<List<Leased>> arrivedLeases = new ConcurrentLinkedQueue<>();
-
-    /**
-     * A fetched delivery as the container tracks it. {@code settled} is set once, when its settlement has ended (by
-     * the thread that ended it) or when it was given back at stop; from then on nothing extends its lease.
-     */
-    private static final class Leased {
-
-        final Delivery delivery;
-        volatile boolean settled;
-
-        Leased(Delivery delivery) {
-            this.delivery = delivery;
-        }
-    }
+    /** What was fetched and not yet settled, and its leases' extension (invariant 7). */
+    private final LeaseKeeper leases;
     /**
      * Fetched and not yet handled (queued or in a handler). The poller fetches for these, not for all outstanding
      * messages: counting handled messages whose ack is still on its way would make the poller wait for acks while
@@ -313,11 +287,6 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** Per slot, its failed pops in a row; and how many slots are failing (logged when that starts and ends). */
     private int[] slotFailures;
     private int failingSlots;
-    /**
-     * Per slot, the lease extension under way (bounded); the slot's next one waits for it. Per slot, so that an
-     * extension waiting on a dead node holds back no other slot's leases.
-     */
-    private CompletableFuture<?>[] extensions;
     /** Local ms before which the poller asks for no topology refresh (cluster only). */
     private long nextTopologyCheck;
     /**
@@ -423,6 +392,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                 : (options.concurrency() + 8) * consumer.settings().batchSize();
         this.roundSize = capacity / 2;
         this.extendEveryMillis = Math.max(50, consumer.settings().lease().toMillis() / 3);
+        this.leases = new LeaseKeeper(consumer, options.id(), capacity, extendEveryMillis, this::wakePollerIfRoom);
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
         this.lookAheadMillis = consumer.topic().type().isTimeOrdered() ? consumer.settings().lookAhead().toMillis() : 0;
         this.limiter = options.rateLimit() == null ? null : consumer.rateLimiter(options.rateLimit());
@@ -517,7 +487,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Messages fetched and not yet settled (queued or being handled). */
     public int outstanding() {
-        return outstanding.get();
+        return leases.outstanding();
     }
 
     public void start() {
@@ -532,8 +502,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             slotPop = new Pop[slots];
             slotFailures = new int[slots];
             failingSlots = 0;
-            extensions = new CompletableFuture<?>[slots];
-            Arrays.fill(extensions, CompletableFuture.completedFuture(null));
+            leases.start(slots);
             nextTopologyCheck = 0;
             deferredWakes.clear();
             events.clear(); // nothing runs yet that could have queued anything for this run
@@ -610,9 +579,9 @@ public final class RmqListenerContainer implements ListenerContainer {
                 lastPassMillis = now;
                 passes++;
                 drainEvents(now);
-                takeInLeases();
+                leases.takeIn();
                 if (now >= nextExtension) {
-                    extendLeases();
+                    leases.extend();
                     nextExtension = now + extendEveryMillis;
                 }
                 long slowPopsCheck = checkSlowPops(now);
@@ -654,7 +623,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                     poll(slots, free);
                     continue;
                 }
-                long wakeAt = Math.min(outstanding.get() == 0 ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
+                long wakeAt = Math.min(leases.outstanding() == 0 ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
                 boolean full = free < roundSize;
                 if (pausedOnPurpose) {
                     full = false; // nothing to wait for but resume() (an event), extensions and pops under way
@@ -850,8 +819,6 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         synchronized (handoff) {
             if (!drained) {
-                outstanding.addAndGet(deliveries.size());
-                unhandled.addAndGet(deliveries.size());
                 List<Leased> bestFirst = new ArrayList<>(deliveries.size());
                 for (Delivery delivery : deliveries) {
                     bestFirst.add(new Leased(delivery));
@@ -860,7 +827,8 @@ public final class RmqListenerContainer implements ListenerContainer {
                     // a handler waiting on the queue takes what is there when the first one lands
                     bestFirst.sort(queue.comparator());
                 }
-                arrivedLeases.add(bestFirst);
+                leases.handedOff(bestFirst); // counted outstanding before any handler can settle one
+                unhandled.addAndGet(deliveries.size());
                 if (batchHandler == null) {
                     queue.addAll(bestFirst);
                 }
@@ -1103,7 +1071,7 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     private int room() {
         int coming = requested.get();
-        return Math.min(capacity - unhandled.get() - coming, 2 * capacity - outstanding.get() - coming);
+        return Math.min(capacity - unhandled.get() - coming, 2 * capacity - leases.outstanding() - coming);
     }
 
     private void updateClockOffset(long lowerBound, long upperBound) {
@@ -1154,44 +1122,6 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
     }
 
-    /**
-     * Sends one extension of every outstanding lease (those of queued deliveries too), without waiting for it: one
-     * call per slot, each slot's next one waiting for its last, so that a slot whose node does not answer holds back
-     * no other slot's extensions.
-     */
-    private void extendLeases() {
-        takeInLeases();
-        if (outstanding.get() == 0) {
-            return;
-        }
-        Map<Integer, List<Delivery>> bySlot = new HashMap<>();
-        for (Leased entry : leased) {
-            Delivery delivery = entry.delivery;
-            if (!entry.settled && extensions[delivery.slot()].isDone()) {
-                bySlot.computeIfAbsent(delivery.slot(), s -> new ArrayList<>()).add(delivery);
-            }
-        }
-        bySlot.forEach((slot, leased) -> {
-            CompletableFuture<Integer> sent;
-            try {
-                sent = consumer.extendAllAsync(leased); // bounded inside (RedisGateway.CALL_TIMEOUT_MILLIS)
-            }
-            catch (RuntimeException ex) {
-                sent = CompletableFuture.failedFuture(ex);
-            }
-            extensions[slot] = sent.whenComplete((extended, error) -> {
-                if (error != null) {
-                    log.warn("Container '{}': extending {} leases on slot {} failed; they are extended again in {} ms:"
-                            + " {}", id(), leased.size(), slot, extendEveryMillis, String.valueOf(error));
-                }
-                else if (extended < leased.size()) {
-                    log.debug("Container '{}': {} of {} leases could not be extended (already settled or expired)",
-                            id(), leased.size() - extended, leased.size());
-                }
-            });
-        });
-    }
-
     /** Stop: give back what was fetched but not started, then keep running handlers' leases alive until they end. */
     private void drainOnStop() {
         long deadline = System.currentTimeMillis() + options.shutdownTimeout().toMillis();
@@ -1209,7 +1139,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             queue.drainTo(unstartedEntries);
             drainBatches(unstartedEntries);
         }
-        List<Delivery> unstarted = deliveriesOf(unstartedEntries);
+        List<Delivery> unstarted = LeaseKeeper.deliveriesOf(unstartedEntries);
         unhandled.addAndGet(-unstarted.size());
         if (!unstarted.isEmpty() && instrumented) {
             instrumentation.handedBack(id(), topic(), unstarted.size());
@@ -1224,17 +1154,17 @@ public final class RmqListenerContainer implements ListenerContainer {
                 log.warn("Container '{}' could not return {} unstarted messages; their leases will expire and they"
                         + " will be redelivered", id(), unstarted.size(), ex);
             }
-            settlementsEnded(unstartedEntries);
+            leases.settlementsEnded(unstartedEntries);
         }
         long nextExtension = System.currentTimeMillis() + extendEveryMillis;
-        while (outstanding.get() > 0 && System.currentTimeMillis() < deadline) {
+        while (leases.outstanding() > 0 && System.currentTimeMillis() < deadline) {
             if (System.currentTimeMillis() >= nextExtension) {
-                extendLeases();
+                leases.extend();
                 nextExtension = System.currentTimeMillis() + extendEveryMillis;
             }
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(Math.min(20, extendEveryMillis)));
         }
-        int left = outstanding.get();
+        int left = leases.outstanding();
         if (left > 0) {
             abandonedOnStop = left;
             log.warn("Container '{}' stopped with {} handlers still running after {}; their messages will be"
@@ -1378,16 +1308,16 @@ public final class RmqListenerContainer implements ListenerContainer {
             // The settle always ends, in exactly one call of the callback: ack lanes and lease extensions are bounded
             // (RedisGateway.CALL_TIMEOUT_MILLIS), nacks are synchronous with a deadline (invariant 3). A callback,
             // not a future: one stage less per message on the event loop.
-            consumer.handle(delivery, payloadType, handler, scope, error -> settled(entry, error));
+            consumer.handle(delivery, payloadType, handler, scope, error -> leases.settled(entry, error));
         }
         catch (RuntimeException ex) {
-            settled(entry, ex); // handle threw: it calls no callback
+            leases.settled(entry, ex); // handle threw: it calls no callback
         }
         catch (Throwable ex) {
             // an Error from the instrumentation or the settlement: the delivery must not stay outstanding (its lease
             // extended for ever); released from the lease keeping, it is redelivered when its lease expires
             handlerThreadError(ex);
-            settled(entry, ex);
+            leases.settled(entry, ex);
         }
         finally {
             unhandled.decrementAndGet();
@@ -1417,7 +1347,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Gives held deliveries back to the store (the container is stopping); they count as settled once released. */
     private void handBack(List<Leased> entries) {
-        List<Delivery> deliveries = deliveriesOf(entries);
+        List<Delivery> deliveries = LeaseKeeper.deliveriesOf(entries);
         if (instrumented) {
             instrumentation.handedBack(id(), topic(), deliveries.size());
         }
@@ -1431,56 +1361,8 @@ public final class RmqListenerContainer implements ListenerContainer {
         released.whenComplete((count, ex) -> {
             log.debug("Container '{}' stopped while holding {} deliveries popped ahead of their due time; released {}",
                     id(), deliveries.size(), count, ex);
-            settlementsEnded(entries);
+            leases.settlementsEnded(entries);
         });
-    }
-
-    /** The settlement of {@code entry} has ended ({@code error} null when its outcome is written to Redis). */
-    private void settled(Leased entry, Throwable error) {
-        if (error != null) {
-            // settling failed (Redis unreachable): the lease expires and the message is redelivered
-            log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id(),
-                    entry.delivery, String.valueOf(error));
-        }
-        entry.settled = true;
-        outstanding.decrementAndGet();
-        wakePollerIfRoom();
-    }
-
-    /**
-     * The settlements of {@code entries} have ended (invariant 7: marked settled, one decrement each), as
-     * {@link #settled} does for one delivery on the per-message path.
-     */
-    private void settlementsEnded(List<Leased> entries) {
-        for (Leased entry : entries) {
-            entry.settled = true;
-        }
-        outstanding.addAndGet(-entries.size());
-        wakePollerIfRoom();
-    }
-
-    private static List<Delivery> deliveriesOf(List<Leased> entries) {
-        List<Delivery> deliveries = new ArrayList<>(entries.size());
-        for (Leased entry : entries) {
-            deliveries.add(entry.delivery);
-        }
-        return deliveries;
-    }
-
-    /**
-     * Adds what was handed to the handlers since the last pass to {@link #leased}, and drops its settled entries once
-     * it has grown to twice what was left at the last compaction (and at least four buffers): the list stays a few
-     * buffers long, and compacting costs a few list steps per delivery. Poller thread only.
-     */
-    private void takeInLeases() {
-        List<Leased> arrived;
-        while ((arrived = arrivedLeases.poll()) != null) {
-            leased.addAll(arrived);
-        }
-        if (leased.size() > compactAbove) {
-            leased.removeIf(entry -> entry.settled);
-            compactAbove = Math.max(2 * leased.size(), 4 * capacity);
-        }
     }
 
     private void wakePollerIfRoom() {
@@ -1563,7 +1445,7 @@ public final class RmqListenerContainer implements ListenerContainer {
      * stop counting as unhandled when the call returns and leave {@code outstanding} when their settlement ends.
      */
     private void handleBatch(List<Leased> entries) {
-        List<Delivery> batch = deliveriesOf(entries);
+        List<Delivery> batch = LeaseKeeper.deliveriesOf(entries);
         double lastDue = Double.NEGATIVE_INFINITY;
         for (Delivery delivery : batch) {
             lastDue = Math.max(lastDue, delivery.score());
@@ -1602,7 +1484,7 @@ public final class RmqListenerContainer implements ListenerContainer {
                         + " redelivered after its lease: {}", id(), batch.size(), batch.get(0).slot(),
                         String.valueOf(ex));
             }
-            settlementsEnded(entries);
+            leases.settlementsEnded(entries);
         });
     }
 }
