@@ -819,6 +819,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
         synchronized (handoff) {
             if (!drained) {
+                unhandled.addAndGet(deliveries.size()); // first, as before the lease keeper: the room shrinks at once
                 List<Leased> bestFirst = new ArrayList<>(deliveries.size());
                 for (Delivery delivery : deliveries) {
                     bestFirst.add(new Leased(delivery));
@@ -828,7 +829,6 @@ public final class RmqListenerContainer implements ListenerContainer {
                     bestFirst.sort(queue.comparator());
                 }
                 leases.handedOff(bestFirst); // counted outstanding before any handler can settle one
-                unhandled.addAndGet(deliveries.size());
                 if (batchHandler == null) {
                     queue.addAll(bestFirst);
                 }
