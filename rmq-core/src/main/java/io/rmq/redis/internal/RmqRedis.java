@@ -1,6 +1,5 @@
 package io.rmq.redis.internal;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +21,14 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;
 
+import static io.rmq.redis.internal.Replies.ONE;
+import static io.rmq.redis.internal.Replies.ZERO;
+import static io.rmq.redis.internal.Replies.bytes;
+import static io.rmq.redis.internal.Replies.nonEmpty;
+import static io.rmq.redis.internal.Replies.number;
+import static io.rmq.redis.internal.Replies.scoreText;
+import static io.rmq.redis.internal.Replies.string;
+
 /**
  * Not API (RMQ's internal Redis layer, changed without notice). Used by senders' threads, listener containers' and
  * slot coordinators' threads, start-up, and Lettuce's event-loop threads (completions run there); its only state is
@@ -35,8 +42,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RmqRedis {
 
-    static final byte[] ONE = bytes("1");
-    static final byte[] ZERO = bytes("0");
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_CONTEXTS = bytes("range-ctx");
@@ -133,7 +138,7 @@ public final class RmqRedis {
             }
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
-        return flags.thenApply(RmqRedis::digits);
+        return flags.thenApply(Replies::digits);
     }
 
     /**
@@ -523,19 +528,7 @@ public final class RmqRedis {
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.leasing(),
                 args.toArray(byte[][]::new));
-        return flags.thenApply(RmqRedis::digits);
-    }
-
-    /** A reply of one decimal digit per item ("1101"), as send.lua and ack.lua write it. */
-    static List<Long> digits(byte[] reply) {
-        List<Long> out = new ArrayList<>(reply.length);
-        for (byte digit : reply) {
-            if (digit < '0' || digit > '9') {
-                throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
-            }
-            out.add((long) (digit - '0'));
-        }
-        return out;
+        return flags.thenApply(Replies::digits);
     }
 
     /**
@@ -717,59 +710,5 @@ public final class RmqRedis {
                 new byte[][] {keys.rate(topic)}, bytes(Double.toString(perSecond)), bytes(burst), bytes(wanted),
                 bytes(givenBack));
         return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
-    }
-
-    private static byte @Nullable [] nonEmpty(byte @Nullable [] reply) {
-        return reply == null || reply.length == 0 ? null : reply;
-    }
-
-    static String scoreText(double score) {
-        return score == Math.rint(score) && !Double.isInfinite(score) ? Long.toString((long) score)
-                : Double.toString(score);
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    static double number(Object reply) {
-        if (reply instanceof Long l) {
-            return l;
-        }
-        if (reply instanceof byte[] b) {
-            return parseScore(b);
-        }
-        throw new RmqException("Unexpected Redis reply " + reply);
-    }
-
-    /**
-     * A score as Redis prints it. Scores are whole numbers in practice (due times, priorities): those are read
-     * straight from the bytes (one per popped message, on the connection's event-loop thread); anything else
-     * ("1.5", "1e+20", "inf") goes through {@link Double#parseDouble}.
-     */
-    static double parseScore(byte[] b) {
-        int i = b.length > 0 && b[0] == '-' ? 1 : 0;
-        if (b.length == i || b.length - i > 15) {
-            return Double.parseDouble(string(b));
-        }
-        long value = 0;
-        for (int k = i; k < b.length; k++) {
-            int digit = b[k] - '0';
-            if (digit < 0 || digit > 9) {
-                return Double.parseDouble(string(b));
-            }
-            value = value * 10 + digit;
-        }
-        return i == 1 ? -value : value;
-    }
-
-    static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static byte[] bytes(long n) {
-        return bytes(Long.toString(n));
-    }
-
-    static String string(byte[] b) {
-        return b == null ? null : new String(b, StandardCharsets.UTF_8);
     }
 }
