@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * Stateless (static helpers and constants only), so usable from any thread: the senders', the listeners', and
  * Lettuce's event-loop threads, where replies are read.
  * <p>
- * The bytes RMQ's Redis access shares between {@link RmqRedis} and {@link RmqRedisAdmin}:
+ * The bytes RMQ's Redis access shares between {@link RmqRedis}, {@link SendWrites} and {@link RmqRedisAdmin}:
  * arguments as the scripts and native commands take them, and replies as the scripts and Redis write them.
  */
 final class Replies {
