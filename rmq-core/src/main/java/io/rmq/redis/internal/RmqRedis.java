@@ -437,12 +437,12 @@ public final class RmqRedis {
      * One step of an ordered slot's owner (see orderly_next.lua).
      *
      * @param fenced        the epoch no longer holds the slot (nothing was changed)
+     * @param suspended     the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2)
      * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
      * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead, 3 dropped
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param messages      the next messages, in handling order
      */
-    /** {@code suspended}: the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2). */
     public record OrderlyStep(boolean fenced, boolean suspended, long nextDue, int failedOutcome, long redisNow,
             List<Popped> messages) {
     }
