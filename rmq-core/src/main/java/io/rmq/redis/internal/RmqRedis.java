@@ -1,19 +1,11 @@
 package io.rmq.redis.internal;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
-import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.output.IntegerOutput;
-import io.lettuce.core.output.ScoredValueListOutput;
-import io.lettuce.core.protocol.AsyncCommand;
-import io.lettuce.core.protocol.Command;
-import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
 import io.rmq.core.internal.RmqKeys;
@@ -22,42 +14,45 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;
 
+import static io.rmq.redis.internal.Replies.ONE;
+import static io.rmq.redis.internal.Replies.ZERO;
+import static io.rmq.redis.internal.Replies.bytes;
+import static io.rmq.redis.internal.Replies.nonEmpty;
+import static io.rmq.redis.internal.Replies.number;
+import static io.rmq.redis.internal.Replies.scoreText;
+import static io.rmq.redis.internal.Replies.string;
+
 /**
  * Not API (RMQ's internal Redis layer, changed without notice). Used by senders' threads, listener containers' and
  * slot coordinators' threads, start-up, and Lettuce's event-loop threads (completions run there); its only state is
- * {@link RedisClock}'s per-slot readings, which are thread-safe.
+ * {@link RedisClock}'s per-slot readings (its {@link SendWrites}'), which are thread-safe.
  * <p>
- * The hot path of RMQ's Redis access: sending (send.lua, the lone and batch native writes) and the wake-ups they
- * announce, popping, acking, failing, releasing, extending and sweeping leases, ordered consumption, membership and
- * rate permits, and the topic registration the engine does at start-up. Admin and inspection commands (find, browse,
- * the dead queue, queue figures) are {@link RmqRedisAdmin}'s; between the two, every Redis command RMQ issues.
- * Methods are asynchronous; calls made without waiting in between are pipelined by Lettuce.
+ * The hot path of RMQ's Redis access: sending (send.lua; the lone and batch native writes and the wake-ups they
+ * announce are {@link SendWrites}'), popping, acking, failing, releasing, extending and sweeping leases, ordered
+ * consumption, membership and rate permits, and the topic registration the engine does at start-up. Admin and
+ * inspection commands (find, browse, the dead queue, queue figures) are {@link RmqRedisAdmin}'s; between the two,
+ * every Redis command RMQ issues. Methods are asynchronous; calls made without waiting in between are pipelined by
+ * Lettuce.
  */
 public final class RmqRedis {
 
-    static final byte[] ONE = bytes("1");
-    static final byte[] ZERO = bytes("0");
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_CONTEXTS = bytes("range-ctx");
     private static final byte[] SCORE_WITH_CONTEXTS = bytes("score-ctx");
     private static final byte[] NO_CONTEXT = new byte[0];
-    private static final byte[] NX = bytes("NX");
-    private static final byte[] WITHSCORES = bytes("WITHSCORES");
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
 
     private final RedisGateway gateway;
     private final RmqKeys keys;
-    private final RedisClock clock = new RedisClock(this::redisMillis);
-    /** {@code <prefix>:wake}, where the scripts and {@link #announce} tell sleepers of a new first message. */
-    private final byte[] wakeChannel;
+    private final SendWrites writes;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
         this.gateway = gateway;
         this.keys = keys;
-        this.wakeChannel = bytes(keys.prefix() + ":wake");
+        this.writes = new SendWrites(gateway, new RedisClock(this::redisMillis), keys.prefix());
     }
 
     public RmqKeys keys() {
@@ -117,7 +112,8 @@ public final class RmqRedis {
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> contexts) {
         if (contexts == null && members.size() == 1) {
-            return sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
+            // a lone send without a context: native commands instead of the script (see SendWrites#sendOne)
+            return writes.sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
         }
         boolean withContexts = contexts != null;
         int stride = withContexts ? 3 : 2;
@@ -133,84 +129,7 @@ public final class RmqRedis {
             }
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
-        return flags.thenApply(RmqRedis::digits);
-    }
-
-    /**
-     * One message without a trace context (a single synchronous sender's call), in native commands instead of
-     * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
-     * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
-     * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
-     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins).
-     * <p>
-     * The send is the {@code ZADD} alone, one command written and flushed in one hand-off to the connection's thread,
-     * and completes on its reply. Then, from the connection's thread and off the sender's wait, the message's rank in
-     * the slot is read ({@code ZRANK}; PRIORITY: from the highest, {@code ZREVRANK}): rank 0 means it is the slot's
-     * first, and sleepers are told ({@code PUBLISH} as the scripts do it, not waited for). A RANGE_MERGE message that
-     * merged changed nothing and reads and announces nothing. Whatever happens to the slot between the {@code ZADD}
-     * and the read, no sleeper misses the message: if it is first when its check runs, it is announced; if something
-     * sent meanwhile is due sooner, that message's own check announces it, and a consumer that takes the message (or
-     * one before it) learns the slot's next due time from its pop.
-     *
-     * @return 1 when the message was added, 0 when it merged into a waiting one
-     */
-    CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
-            long parameter) {
-        if (!rangeMerge) {
-            return write(slot, false, priority, member, parameter);
-        }
-        long now = clock.nowIfKnown(slot);
-        if (now != RedisClock.UNKNOWN) {
-            return write(slot, true, false, member, now + parameter);
-        }
-        // the first send to a slot (or after a failed reading) waits for Redis's clock
-        return clock.now(slot).thenCompose(redisNow -> write(slot, true, false, member, redisNow + parameter));
-    }
-
-    /** {@link #sendOne} with its score (the due time or priority) at hand. */
-    private CompletableFuture<Long> write(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
-            long score) {
-        byte[] store = slot.store();
-        List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
-                : List.of(store, bytes(score), member);
-        AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
-        CompletableFuture<Long> added = new CompletableFuture<>();
-        zadd.whenComplete((count, error) -> {
-            if (error != null) {
-                added.completeExceptionally(gateway.unavailableIfDisconnected(error, store, "a send (ZADD)"));
-                return;
-            }
-            added.complete(count); // releases the sender first: the check below is not part of its wait
-            if (count == 1 || !rangeMerge) {
-                wakeIfFirst(slot, priority, member, score);
-            }
-        });
-        gateway.dispatch(zadd);
-        return added;
-    }
-
-    /** Announces {@code member} when it is the slot's first message (see {@link #sendOne}). */
-    private void wakeIfFirst(SlotKeys slot, boolean priority, byte[] member, long score) {
-        byte[] store = slot.store();
-        AsyncCommand<byte[], byte[], Long> rank = new AsyncCommand<>(new Command<>(
-                priority ? CommandType.ZREVRANK : CommandType.ZRANK, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(store, List.of(store, member))));
-        rank.thenAccept(position -> {
-            // null: the message is not in the store any more (a consumer took it already)
-            if (position != null && position == 0) {
-                announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
-            }
-        });
-        gateway.dispatch(rank);
-    }
-
-    /**
-     * Tells sleeping consumers that the slot has a new first message due at {@code due} (Redis ms), as the scripts'
-     * {@code PUBLISH <prefix>:wake "<store key>|<due>"} does; not waited for (a lost announcement delays sleepers
-     * until their next check, {@code max-idle}).
-     */
-    private void announce(SlotKeys slot, long due) {
-        gateway.dispatchAll(List.of(publish(wakeUp(slot, bytes(due)))));
+        return flags.thenApply(Replies::digits);
     }
 
     /**
@@ -223,129 +142,13 @@ public final class RmqRedis {
     }
 
     /**
-     * Writes each part into its slot with a native multi-member ZADD (a script pays per argument: about twice the
-     * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go. Merge
-     * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
-     * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
-     * <p>
-     * Wake-ups as send.lua gives them, without a script: a PRIORITY part publishes right behind its ZADD (due now);
-     * a time part's ZADD is followed by a native {@code ZRANGE store 0 0 WITHSCORES}, and when the slot's first
-     * score is not below the part's lowest (the part holds the slot's first message) the announcement is published
-     * from here before the part's future completes. A lost wake-up only delays sleepers until their next full poll
-     * (max-idle); the batch itself is written.
+     * Writes each part into its slot in native commands, all parts' commands written to the connection in one go,
+     * with send.lua's merge rules and wake-ups (see {@link SendWrites#sendBatch}).
      *
      * @return per part, in order: how many of its members were new
      */
     public List<CompletableFuture<Long>> sendBatch(List<BatchPart> parts) {
-        List<CompletableFuture<Long>> clocks = null;
-        for (BatchPart part : parts) {
-            if (part.rangeMerge() || part.priority()) {
-                CompletableFuture<Long> now = clock.now(part.slot());
-                if (!now.isDone() || now.isCompletedExceptionally()) {
-                    if (clocks == null) {
-                        clocks = new ArrayList<>();
-                    }
-                    clocks.add(now);
-                }
-            }
-        }
-        if (clocks == null) {
-            return writeBatch(parts); // the common case: every clock estimate at hand, no hop to another thread
-        }
-        // the first batch to a slot (or after a failed reading) waits for Redis's clock
-        CompletableFuture<List<CompletableFuture<Long>>> written = CompletableFuture
-                .allOf(clocks.toArray(CompletableFuture[]::new)).thenApply(v -> writeBatch(parts));
-        List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
-        for (int i = 0; i < parts.size(); i++) {
-            int index = i;
-            results.add(written.thenCompose(list -> list.get(index)));
-        }
-        return results;
-    }
-
-    /** {@link #sendBatch}, every needed clock reading done. */
-    private List<CompletableFuture<Long>> writeBatch(List<BatchPart> parts) {
-        List<AsyncCommand<byte[], byte[], ?>> commands = new ArrayList<>(2 * parts.size() + 1);
-        List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
-        for (BatchPart part : parts) {
-            SlotKeys slot = part.slot();
-            long now = part.rangeMerge() || part.priority() ? clock.now(slot).join() : 0;
-            List<byte[]> members = part.members();
-            long[] parameters = part.parameters();
-            List<byte[]> args = new ArrayList<>(2 + 2 * members.size());
-            args.add(slot.store());
-            if (part.rangeMerge()) {
-                args.add(NX);
-            }
-            long lowest = Long.MAX_VALUE;
-            long previous = 0;
-            byte[] previousBytes = null;
-            for (int i = 0; i < members.size(); i++) {
-                long score = part.rangeMerge() ? now + parameters[i] : parameters[i];
-                lowest = Math.min(lowest, score);
-                if (previousBytes == null || score != previous) {
-                    // most batches repeat one score (one timeRange, one due time): formatted once
-                    previous = score;
-                    previousBytes = bytes(score);
-                }
-                args.add(previousBytes);
-                args.add(members.get(i));
-            }
-            AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, args);
-            commands.add(zadd);
-            CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
-                    "a batch send (ZADD)");
-            if (part.priority()) {
-                // due at once, as send.lua announces it
-                commands.add(publish(wakeUp(slot, bytes(now))));
-                results.add(added);
-                continue;
-            }
-            AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = firstOf(slot);
-            commands.add(first);
-            long batchLowest = lowest;
-            CompletableFuture<Void> woke = first.toCompletableFuture().handle((reply, error) -> {
-                // the first score can only be at or below the part's lowest; equal means the part holds the first
-                if (error == null && !reply.isEmpty() && reply.get(0).getScore() >= batchLowest) {
-                    announce(slot, (long) reply.get(0).getScore());
-                }
-                return null;
-            });
-            results.add(added.thenCombine(woke, (count, ignored) -> count));
-        }
-        gateway.dispatchAll(commands);
-        return results;
-    }
-
-    /** {@code ZADD <store> [NX] score member ...}: {@code args} from the store key on; replies how many were new. */
-    private static AsyncCommand<byte[], byte[], Long> zadd(SlotKeys slot, List<byte[]> args) {
-        return new AsyncCommand<>(new Command<>(CommandType.ZADD, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(slot.store(), args)));
-    }
-
-    /**
-     * The slot's first message with its score: {@code ZRANGE store 0 0 WITHSCORES}; Lettuce's own reply reader (RESP2
-     * answers a flat list, RESP3 pairs).
-     */
-    private static AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> firstOf(SlotKeys slot) {
-        return new AsyncCommand<>(new Command<>(CommandType.ZRANGE,
-                new ScoredValueListOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(slot.store(), List.of(slot.store(), ZERO, ZERO, WITHSCORES))));
-    }
-
-    /** {@code <store>|<due>}: what send.lua publishes on the wake channel. */
-    private static byte[] wakeUp(SlotKeys slot, byte[] due) {
-        byte[] store = slot.store();
-        byte[] message = new byte[store.length + 1 + due.length];
-        System.arraycopy(store, 0, message, 0, store.length);
-        message[store.length] = '|';
-        System.arraycopy(due, 0, message, store.length + 1, due.length);
-        return message;
-    }
-
-    private AsyncCommand<byte[], byte[], Long> publish(byte[] message) {
-        return new AsyncCommand<>(new Command<>(CommandType.PUBLISH, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(null, List.of(wakeChannel, message))));
+        return writes.sendBatch(parts);
     }
 
     /**
@@ -523,19 +326,7 @@ public final class RmqRedis {
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.leasing(),
                 args.toArray(byte[][]::new));
-        return flags.thenApply(RmqRedis::digits);
-    }
-
-    /** A reply of one decimal digit per item ("1101"), as send.lua and ack.lua write it. */
-    static List<Long> digits(byte[] reply) {
-        List<Long> out = new ArrayList<>(reply.length);
-        for (byte digit : reply) {
-            if (digit < '0' || digit > '9') {
-                throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
-            }
-            out.add((long) (digit - '0'));
-        }
-        return out;
+        return flags.thenApply(Replies::digits);
     }
 
     /**
@@ -646,12 +437,12 @@ public final class RmqRedis {
      * One step of an ordered slot's owner (see orderly_next.lua).
      *
      * @param fenced        the epoch no longer holds the slot (nothing was changed)
+     * @param suspended     the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2)
      * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
      * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead, 3 dropped
      * @param redisNow      Redis's clock when the step ran (ms)
      * @param messages      the next messages, in handling order
      */
-    /** {@code suspended}: the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2). */
     public record OrderlyStep(boolean fenced, boolean suspended, long nextDue, int failedOutcome, long redisNow,
             List<Popped> messages) {
     }
@@ -717,59 +508,5 @@ public final class RmqRedis {
                 new byte[][] {keys.rate(topic)}, bytes(Double.toString(perSecond)), bytes(burst), bytes(wanted),
                 bytes(givenBack));
         return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
-    }
-
-    private static byte @Nullable [] nonEmpty(byte @Nullable [] reply) {
-        return reply == null || reply.length == 0 ? null : reply;
-    }
-
-    static String scoreText(double score) {
-        return score == Math.rint(score) && !Double.isInfinite(score) ? Long.toString((long) score)
-                : Double.toString(score);
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    static double number(Object reply) {
-        if (reply instanceof Long l) {
-            return l;
-        }
-        if (reply instanceof byte[] b) {
-            return parseScore(b);
-        }
-        throw new RmqException("Unexpected Redis reply " + reply);
-    }
-
-    /**
-     * A score as Redis prints it. Scores are whole numbers in practice (due times, priorities): those are read
-     * straight from the bytes (one per popped message, on the connection's event-loop thread); anything else
-     * ("1.5", "1e+20", "inf") goes through {@link Double#parseDouble}.
-     */
-    static double parseScore(byte[] b) {
-        int i = b.length > 0 && b[0] == '-' ? 1 : 0;
-        if (b.length == i || b.length - i > 15) {
-            return Double.parseDouble(string(b));
-        }
-        long value = 0;
-        for (int k = i; k < b.length; k++) {
-            int digit = b[k] - '0';
-            if (digit < 0 || digit > 9) {
-                return Double.parseDouble(string(b));
-            }
-            value = value * 10 + digit;
-        }
-        return i == 1 ? -value : value;
-    }
-
-    static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static byte[] bytes(long n) {
-        return bytes(Long.toString(n));
-    }
-
-    static String string(byte[] b) {
-        return b == null ? null : new String(b, StandardCharsets.UTF_8);
     }
 }

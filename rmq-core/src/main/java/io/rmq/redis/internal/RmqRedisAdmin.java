@@ -12,12 +12,12 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import org.jspecify.annotations.Nullable;
 
-import static io.rmq.redis.internal.RmqRedis.ONE;
-import static io.rmq.redis.internal.RmqRedis.ZERO;
-import static io.rmq.redis.internal.RmqRedis.bytes;
-import static io.rmq.redis.internal.RmqRedis.number;
-import static io.rmq.redis.internal.RmqRedis.scoreText;
-import static io.rmq.redis.internal.RmqRedis.string;
+import static io.rmq.redis.internal.Replies.ONE;
+import static io.rmq.redis.internal.Replies.ZERO;
+import static io.rmq.redis.internal.Replies.bytes;
+import static io.rmq.redis.internal.Replies.number;
+import static io.rmq.redis.internal.Replies.scoreText;
+import static io.rmq.redis.internal.Replies.string;
 
 /**
  * Not API (RMQ's internal Redis layer, changed without notice; applications use {@code RmqAdmin}). Used by whatever
@@ -27,7 +27,7 @@ import static io.rmq.redis.internal.RmqRedis.string;
  * The admin and inspection side of RMQ's Redis access, as Asynq keeps {@code inspect.go} beside {@code rdb.go}:
  * finding, moving and listing messages by body, the dead queue, queue figures, the topics registered, and the reads
  * tests and tooling use. Nothing a sender or a listener does on its hot path goes through here ({@link RmqRedis}
- * holds that); the encodings both sides share (arguments, replies, scores) are {@link RmqRedis}'s. Methods are
+ * holds that); the encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are
  * asynchronous; calls made without waiting in between are pipelined by Lettuce.
  */
 public final class RmqRedisAdmin {

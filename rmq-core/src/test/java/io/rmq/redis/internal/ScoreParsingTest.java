@@ -21,9 +21,9 @@ class ScoreParsingTest {
             expected = Double.parseDouble(printed);
         }
         catch (NumberFormatException ex) {
-            assertThatThrownBy(() -> RmqRedis.parseScore(bytes)).isInstanceOf(NumberFormatException.class);
+            assertThatThrownBy(() -> Replies.parseScore(bytes)).isInstanceOf(NumberFormatException.class);
             return;
         }
-        assertThat(RmqRedis.parseScore(bytes)).isEqualTo(expected);
+        assertThat(Replies.parseScore(bytes)).isEqualTo(expected);
     }
 }

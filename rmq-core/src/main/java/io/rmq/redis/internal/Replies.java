@@ -1,0 +1,88 @@
+package io.rmq.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.rmq.core.RmqException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Stateless (static helpers and constants only), so usable from any thread: the senders', the listeners', and
+ * Lettuce's event-loop threads, where replies are read.
+ * <p>
+ * The bytes RMQ's Redis access shares between {@link RmqRedis}, {@link SendWrites} and {@link RmqRedisAdmin}:
+ * arguments as the scripts and native commands take them, and replies as the scripts and Redis write them.
+ */
+final class Replies {
+
+    static final byte[] ONE = bytes("1");
+    static final byte[] ZERO = bytes("0");
+
+    private Replies() {
+    }
+
+    /** A reply of one decimal digit per item ("1101"), as send.lua and ack.lua write it. */
+    static List<Long> digits(byte[] reply) {
+        List<Long> out = new ArrayList<>(reply.length);
+        for (byte digit : reply) {
+            if (digit < '0' || digit > '9') {
+                throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
+            }
+            out.add((long) (digit - '0'));
+        }
+        return out;
+    }
+
+    static byte @Nullable [] nonEmpty(byte @Nullable [] reply) {
+        return reply == null || reply.length == 0 ? null : reply;
+    }
+
+    static String scoreText(double score) {
+        return score == Math.rint(score) && !Double.isInfinite(score) ? Long.toString((long) score)
+                : Double.toString(score);
+    }
+
+    static double number(Object reply) {
+        if (reply instanceof Long l) {
+            return l;
+        }
+        if (reply instanceof byte[] b) {
+            return parseScore(b);
+        }
+        throw new RmqException("Unexpected Redis reply " + reply);
+    }
+
+    /**
+     * A score as Redis prints it. Scores are whole numbers in practice (due times, priorities): those are read
+     * straight from the bytes (one per popped message, on the connection's event-loop thread); anything else
+     * ("1.5", "1e+20", "inf") goes through {@link Double#parseDouble}.
+     */
+    static double parseScore(byte[] b) {
+        int i = b.length > 0 && b[0] == '-' ? 1 : 0;
+        if (b.length == i || b.length - i > 15) {
+            return Double.parseDouble(string(b));
+        }
+        long value = 0;
+        for (int k = i; k < b.length; k++) {
+            int digit = b[k] - '0';
+            if (digit < 0 || digit > 9) {
+                return Double.parseDouble(string(b));
+            }
+            value = value * 10 + digit;
+        }
+        return i == 1 ? -value : value;
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] bytes(long n) {
+        return bytes(Long.toString(n));
+    }
+
+    static String string(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+}
