@@ -36,11 +36,11 @@ import static org.assertj.core.api.Assertions.fail;
  * same). The paths, and which sends take them:
  * <ul>
  * <li>{@link Path#LONE}: a single send on an idle slot without a trace context ({@code send}, {@code sendAsync}):
- * a native {@code ZADD}, then {@code ZRANK} and a {@code PUBLISH} when the message is first (RmqRedis.sendOne);</li>
+ * a native {@code ZADD}, then {@code ZRANK} and a {@code PUBLISH} when the message is first (SendWrites.sendOne);</li>
  * <li>{@link Path#SCRIPT}: send.lua, which single sends coalesced while their slot is busy and every send that carries
  * a trace context (propagation on, batches included) go through;</li>
  * <li>{@link Path#BATCH}: {@code sendBatch} without trace contexts: a multi-member {@code ZADD} and a read of the
- * slot's first message (RmqRedis.sendBatch).</li>
+ * slot's first message (SendWrites.sendBatch).</li>
  * </ul>
  * The documented behaviour (README "Message types", "A duplicate sent while the body is in flight", "Dead queue"): a
  * duplicate of a waiting message merges (RANGE_MERGE keeps its due time, PRIORITY and FIXED_TIME take the latest

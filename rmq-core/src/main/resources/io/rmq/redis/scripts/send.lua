@@ -1,5 +1,5 @@
 -- Single sends (grouped per slot by SlotBatcher; sendBatch, and a call of one message without a trace context, use a
--- native ZADD + a read of the slot's first message instead, see RmqRedis.sendBatch / sendOne): writes
+-- native ZADD + a read of the slot's first message instead, see SendWrites.sendBatch / sendOne): writes
 -- messages into one slot's store with the merge rule of the topic type, and wakes sleeping consumers when the slot's
 -- first message changed (see wake_if_first in _common.lua; checked once per call, not per message).
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
