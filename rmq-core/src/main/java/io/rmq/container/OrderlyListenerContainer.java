@@ -22,24 +22,23 @@ import org.slf4j.LoggerFactory;
  * Runs one ORDERLY listener: this instance owns some slots of the topic (which ones, the {@link SlotCoordinator}
  * decides; the ownership itself is claimed in Redis), and handles each owned slot's messages on one thread at a
  * time, one message after another, in the order Redis hands them over. {@code concurrency} threads handle up to that
- * many slots at once.
- * <p>
+ * many slots at once. Threads: this class is the lifecycle (start/stop, pause/resume), the wiring and the public
+ * accessors; its own state (the running flag, the threads it started, the counts at stop) is written by start() and
+ * stop() under {@code lifecycle} and by the watchdog on the shared timer. The rest belongs to:
+ * <ul>
+ * <li>{@link SlotOwnership}, the coordination thread's job: membership, claiming, renewing, the guard, giving up,
+ * epochs;</li>
+ * <li>{@link OrderlyStepper}, what a handler thread does with one slot: steps, handling in order;</li>
+ * <li>{@link SlotStepSender}, one step's round trip to Redis and the settlement of what it reports;</li>
+ * <li>{@link OrderlySlots} and {@link OrderlySlot}, the scheduling state under one lock, and one owned slot.</li>
+ * </ul>
  * A coordination thread renews this instance's membership and its slots' ownership every fifth of the guard time,
  * claims the slots the coordinator assigns to it (once their previous owner released them or its time ran out) and
  * gives up those it no longer should own (after the handler running on the slot has finished; the messages it had
  * taken but not started stay, in order, for the next owner).
- * <p>
- * This class is the lifecycle (start/stop, pause/resume), the wiring and the public accessors; threads: start/stop
- * run under {@code lifecycle}, the watchdog on the shared timer. The work is done by:
- * <ul>
- * <li>{@link SlotOwnership}: the coordination thread's job (membership, claiming, renewing, the guard, giving up,
- * epochs);</li>
- * <li>{@link OrderlyStepper}: what a handler thread does with one slot (steps, handling in order);</li>
- * <li>{@link SlotStepSender}: one step's round trip to Redis and the settlement of what it reports;</li>
- * <li>{@link OrderlySlots} / {@link OrderlySlot}: the scheduling state under the lock, and one owned slot.</li>
- * </ul>
  *
- * <h2>Invariants</h2> (each stated in full where it is enforced)
+ * <h2>Invariants</h2>
+ * Each is stated in full in the class that enforces it.
  * <ol>
  * <li>A slot's messages are taken and settled only under the epoch this instance holds for it, and no handler starts
  * once another instance may own the slot: {@link SlotOwnership}.</li>

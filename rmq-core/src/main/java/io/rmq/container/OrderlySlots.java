@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * <h2>Invariants</h2>
  * <ol>
  * <li value="2">At most one thread runs a slot at a time: {@link #takeReady} and {@link #takeForRelease} mark it
- * {@code running} under the lock, only {@link #finishRun} (or the slot's removal) ends that, and neither hands out a
- * slot that is running or being given up.</li>
+ * {@code running} under the lock and hand out no slot that is already running; only {@link #finishRun} clears the
+ * mark (a slot given up or lost leaves the map still marked). {@link #takeReady} hands out no slot being given
+ * up.</li>
  * <li value="3">Owned slots, their due times, {@code running} and {@code releasing} change only under {@link #lock};
  * handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever changes it signals.</li>
  * <li value="5">While {@linkplain #pause() paused} (a flag written under the lock) no step takes messages: a step
