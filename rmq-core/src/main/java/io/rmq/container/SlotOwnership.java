@@ -1,0 +1,252 @@
+package io.rmq.container;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.coordination.SlotCoordinator;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis.Claim;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An {@link OrderlyListenerContainer}'s ownership of its slots: its membership among the topic's ordered consumers,
+ * and, every fifth of the guard time, one pass that renews the slots it holds, gives up those it should no longer
+ * hold (once no handler runs on them) and claims those the {@link SlotCoordinator} assigns to it. Threads: the
+ * coordination thread ({@link #coordinate()}) owns the passes and alone changes a slot's epoch and guard;
+ * {@link #join()} and {@link #leave()} run on the container's lifecycle (start/stop); {@link #mayStart} is read on
+ * every thread that starts handlers; {@link #giveUp} runs on whichever thread has the slot marked running.
+ *
+ * <h2>Invariant 1</h2>
+ * A slot's messages are taken and settled only under the epoch this instance holds for it: every step carries the
+ * epoch and Redis refuses it otherwise (orderly_next.lua). Locally, no handler starts once another instance may own
+ * the slot, by either clock: the guard time is the shorter of the ownership timeout (Redis's claim) and the
+ * coordinator's {@link SlotCoordinator.Membership#assignmentTimeout() assignment timeout} (e.g. the ZooKeeper
+ * session, after which another instance's claim overrides this one's), and a slot may start handlers until the start
+ * of the last successful renewal + the guard time - one renewal period, while the coordinator vouches for its
+ * assignment ({@link SlotCoordinator.Membership#assured()}), and not once it is being given up ({@link #mayStart}). A
+ * slot that may not start waits (it takes nothing) until a renewal restores it or it is lost.
+ */
+final class SlotOwnership {
+
+    /** Logs under the container's name: operators tune one logger per listener container, as before the split. */
+    private static final Logger log = LoggerFactory.getLogger(OrderlyListenerContainer.class);
+
+    private final RmqConsumer consumer;
+    private final SlotCoordinator coordinator;
+    private final OrderlySlots slots;
+    private final SlotStepSender sender;
+    private final ContainerOptions options;
+    private final String id;
+    private final String topic;
+    private final long ownershipMillis;
+    private final long commandTimeoutMillis;
+    private final RmqInstrumentation instrumentation;
+    private final boolean instrumented;
+
+    /** A fifth of the guard time (invariant 1): the shorter of the ownership and the coordinator's timeout. */
+    private volatile long renewEveryMillis;
+    /** Set at each start (lifecycle), read anywhere. */
+    private volatile String instanceId;
+    private volatile SlotCoordinator.Membership membership;
+    /** When the last pass began (the coordination thread; the watchdog when it starts a new one). */
+    private volatile long lastTickMillis;
+    /** Passes that failed in a row (coordination thread). */
+    private int failedTicks;
+
+    SlotOwnership(RmqConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, SlotStepSender sender,
+            ContainerOptions options, long commandTimeoutMillis) {
+        this.consumer = consumer;
+        this.coordinator = coordinator;
+        this.slots = slots;
+        this.sender = sender;
+        this.options = options;
+        this.id = options.id();
+        this.topic = consumer.topic().name();
+        this.ownershipMillis = options.ownershipTimeout().toMillis();
+        this.renewEveryMillis = Math.max(100, ownershipMillis / 5);
+        this.commandTimeoutMillis = commandTimeoutMillis;
+        this.instrumentation = consumer.instrumentation();
+        this.instrumented = instrumentation != RmqInstrumentation.NONE;
+    }
+
+    String instanceId() {
+        return instanceId;
+    }
+
+    long renewEveryMillis() {
+        return renewEveryMillis;
+    }
+
+    long lastTickMillis() {
+        return lastTickMillis;
+    }
+
+    /** A fresh id for this start among the topic's ordered consumers. */
+    void newInstanceId() {
+        // no '/': the id is also a ZooKeeper node name
+        instanceId = id.replace('/', '_') + "@" + ProcessHandle.current().pid() + "-"
+                + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** Joins the topic's ordered consumers as {@link #instanceId()}; the coordination thread does the rest. */
+    void join() {
+        membership = coordinator.join(topic, instanceId, consumer.topic().slotAmount(), options.ownershipTimeout());
+    }
+
+    /** Counts from now before the watchdog finds the coordination thread silent (a thread is about to start). */
+    void ticking() {
+        lastTickMillis = System.currentTimeMillis();
+    }
+
+    /** Leaves the topic's ordered consumers (at stop, once the slots it could give up are given up). */
+    void leave() {
+        try {
+            membership.close();
+        }
+        catch (RuntimeException ex) {
+            log.warn("ORDERLY container '{}' could not leave the consumers of topic '{}'; it drops out when its"
+                    + " membership runs out: {}", id, topic, String.valueOf(ex));
+        }
+    }
+
+    /** The coordination thread: a pass every renewal period until stopping. */
+    void coordinate() {
+        while (!slots.isStopping()) {
+            long started = System.currentTimeMillis();
+            lastTickMillis = started;
+            try {
+                tick();
+                if (failedTicks > 0) {
+                    log.info("ORDERLY container '{}' coordinates topic '{}' again after {} failed attempt(s)", id,
+                            topic, failedTicks);
+                    failedTicks = 0;
+                }
+            }
+            catch (RuntimeException ex) {
+                if (slots.isStopping()) {
+                    return;
+                }
+                failedTicks++;
+                if (failedTicks == 1 || failedTicks % 30 == 0) {
+                    log.warn("ORDERLY container '{}' could not renew its ownership of topic '{}' ({} time(s) in a"
+                            + " row); its slots stop when their ownership runs out: {}", id, topic, failedTicks,
+                            String.valueOf(ex));
+                }
+            }
+            try {
+                slots.awaitUntil(started + renewEveryMillis);
+            }
+            catch (InterruptedException ex) {
+                return;
+            }
+        }
+    }
+
+    /** Renews what this instance holds, gives up what it should no longer hold, claims what it should. */
+    private void tick() {
+        long sent = System.currentTimeMillis();
+        Map<Integer, Long> assigned = membership.assignedSlots();
+        long guardMillis = guardMillis();
+        renewEveryMillis = Math.max(100, guardMillis / 5);
+        List<OrderlySlot> held = slots.held();
+        // renewals and claims go out together, then each is awaited with its own bound
+        Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
+        for (OrderlySlot s : held) {
+            renewals.put(s, consumer.claim(s.slot, instanceId, s.epoch, ownershipMillis, 0));
+        }
+        Map<Integer, CompletableFuture<Claim>> claims = new LinkedHashMap<>();
+        for (Map.Entry<Integer, Long> slot : assigned.entrySet()) {
+            if (held.stream().noneMatch(s -> s.slot == slot.getKey())) {
+                claims.put(slot.getKey(), consumer.claim(slot.getKey(), instanceId, 0, ownershipMillis,
+                        slot.getValue()));
+            }
+        }
+        long validUntil = sent + guardMillis - renewEveryMillis;
+        for (Map.Entry<OrderlySlot, CompletableFuture<Claim>> renewal : renewals.entrySet()) {
+            OrderlySlot s = renewal.getKey();
+            Claim claim = RedisGateway.await(renewal.getValue(), "renewing ownership of slot " + s.slot
+                    + " of topic '" + topic + "'", commandTimeoutMillis);
+            if (claim.held()) {
+                if (claim.epoch() != s.epoch) {
+                    log.info("ORDERLY container '{}': ownership of slot {} of topic '{}' had run out; claimed again"
+                            + " (epoch {})", id, s.slot, topic, claim.epoch());
+                    s.epoch = claim.epoch();
+                }
+                s.validUntil = validUntil;
+            }
+            else {
+                slots.lost(s, s.epoch, "another instance holds it now");
+            }
+        }
+        for (OrderlySlot s : slots.renewed(held, assigned.keySet(), this::mayStart)) {
+            log.debug("ORDERLY container '{}' gives slot {} of topic '{}' up (rebalance)", id, s.slot, topic);
+        }
+        for (OrderlySlot s : held) {
+            if (s.releasing && slots.takeForRelease(s)) {
+                giveUp(s);
+            }
+        }
+        for (Map.Entry<Integer, CompletableFuture<Claim>> entry : claims.entrySet()) {
+            Claim claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
+                    + topic + "'", commandTimeoutMillis);
+            if (claim.held()) {
+                if (claim.tookOver() && instrumented) {
+                    instrumentation.slotTakenOver(id, topic, entry.getKey());
+                }
+                slots.add(entry.getKey(), claim.epoch(), validUntil);
+                log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(), topic,
+                        claim.epoch());
+            }
+        }
+    }
+
+    /**
+     * How long after a renewal began no other instance can claim this one's slots: the ownership in Redis, or the
+     * coordinator's own bound when that is shorter (a ZooKeeper session shorter than the ownership: the next owner's
+     * claim follows the session and overrides the Redis one).
+     */
+    private long guardMillis() {
+        Duration coordinated = membership.assignmentTimeout();
+        return coordinated == null || coordinated.toMillis() <= 0 ? ownershipMillis
+                : Math.min(ownershipMillis, coordinated.toMillis());
+    }
+
+    /** True while handlers may start on {@code s} (invariant 1); read before every handler start. */
+    boolean mayStart(OrderlySlot s) {
+        return !slots.isStopping() && !s.releasing && System.currentTimeMillis() < s.validUntil
+                && membership.assured();
+    }
+
+    /**
+     * Reports what was handled (acks, a failure) and releases the slot; the next owner gets what was taken and not
+     * started, in order. The caller has marked the slot running (no handler thread takes it meanwhile).
+     */
+    void giveUp(OrderlySlot s) {
+        try {
+            if (s.hasReport()) {
+                sender.send(s, 0);
+            }
+            RedisGateway.await(consumer.releaseOwnership(s.slot, instanceId, s.epoch), "releasing slot " + s.slot
+                    + " of topic '" + topic + "'", commandTimeoutMillis);
+        }
+        catch (RuntimeException ex) {
+            log.warn("ORDERLY container '{}' could not release slot {} of topic '{}' cleanly; it is taken over when"
+                    + " its ownership runs out: {}", id, s.slot, topic, String.valueOf(ex));
+        }
+        slots.remove(s);
+        try {
+            membership.released(s.slot);
+        }
+        catch (RuntimeException ex) {
+            log.warn("ORDERLY container '{}': the coordinator failed to note the release of slot {}: {}", id,
+                    s.slot, String.valueOf(ex));
+        }
+    }
+}

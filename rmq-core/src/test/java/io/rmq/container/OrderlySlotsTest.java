@@ -1,0 +1,142 @@
+package io.rmq.container;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The ORDERLY container's scheduling state on its own, without Redis (the containers' tests cover it with Redis). */
+class OrderlySlotsTest {
+
+    private final OrderlySlots slots = new OrderlySlots("orderly-slots-test", "t");
+
+    @AfterEach
+    void stop() {
+        slots.markStopping();
+        slots.signalChange();
+    }
+
+    @Test
+    void aSlotIsHandedToOneThreadAtATimeAndAgainOnceItsRunFinished() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot first = slots.takeReady();
+        assertThat(first.slot).isEqualTo(1);
+
+        CompletableFuture<OrderlySlot> second = CompletableFuture.supplyAsync(this::takeReady);
+        Thread.sleep(200);
+        assertThat(second).isNotDone();
+
+        assertThat(slots.finishRun(first, System.currentTimeMillis())).isFalse();
+        assertThat(second.get(5, TimeUnit.SECONDS)).isSameAs(first);
+    }
+
+    @Test
+    void theSlotDueFirstIsHandedOutFirst() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        slots.add(2, 1, Long.MAX_VALUE);
+        OrderlySlot one = slots.takeReady();
+        OrderlySlot two = slots.takeReady();
+        long now = System.currentTimeMillis();
+        slots.finishRun(one, now);
+        slots.finishRun(two, now - 1000);
+        assertThat(slots.takeReady()).isSameAs(two);
+    }
+
+    @Test
+    void anAnnouncementWhileTheSlotRunsMakesItDueNoLaterThanAnnounced() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot s = slots.takeReady();
+        long announced = System.currentTimeMillis() - 1;
+        slots.wake(1, announced);
+        slots.finishRun(s, Long.MAX_VALUE);
+        assertThat(s.dueAt).isEqualTo(announced);
+        assertThat(slots.takeReady()).isSameAs(s);
+    }
+
+    @Test
+    void whilePausedNoStepTakesAndPauseWaitsForTheTakesUnderWay() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        assertThat(slots.beginTake()).isTrue();
+        assertThat(slots.pause()).isTrue();
+        assertThat(slots.pause()).isFalse();
+        assertThat(slots.beginTake()).isFalse();
+
+        CompletableFuture<Void> paused = CompletableFuture.runAsync(
+                () -> slots.awaitTakesUnderWay(System.currentTimeMillis() + 30_000));
+        Thread.sleep(200);
+        assertThat(paused).isNotDone();
+        slots.endTake();
+        paused.get(5, TimeUnit.SECONDS);
+
+        // a due slot with nothing to report is not handed out while paused
+        CompletableFuture<OrderlySlot> taken = CompletableFuture.supplyAsync(this::takeReady);
+        Thread.sleep(200);
+        assertThat(taken).isNotDone();
+        assertThat(slots.resume()).isTrue();
+        assertThat(taken.get(5, TimeUnit.SECONDS).slot).isEqualTo(1);
+        assertThat(slots.beginTake()).isTrue();
+        slots.endTake();
+    }
+
+    @Test
+    void aSlotNoLongerAssignedIsGivenUpByTheThreadThatFinishesItsRun() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot s = slots.takeReady();
+
+        List<OrderlySlot> releasing = slots.renewed(slots.held(), Set.of(), slot -> true);
+        assertThat(releasing).containsExactly(s);
+        assertThat(slots.takeForRelease(s)).as("running: its thread gives it up").isFalse();
+
+        assertThat(slots.finishRun(s, System.currentTimeMillis())).isTrue();
+        assertThat(s.running).as("still marked running while it is given up").isTrue();
+        slots.remove(s);
+        assertThat(slots.ownedSlots()).isEmpty();
+    }
+
+    @Test
+    void aSlotWhoseGuardARenewalRestoredIsDueAgain() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot s = slots.takeReady();
+        s.guardLapsed = true;
+        slots.finishRun(s, Long.MAX_VALUE);
+
+        assertThat(slots.renewed(slots.held(), Set.of(1), slot -> false)).isEmpty();
+        assertThat(s.guardLapsed).isTrue();
+        slots.renewed(slots.held(), Set.of(1), slot -> true);
+        assertThat(s.guardLapsed).isFalse();
+        assertThat(slots.takeReady()).isSameAs(s);
+    }
+
+    @Test
+    void aSlotIsForgottenOnlyUnderTheEpochItWasLostWith() {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot s = slots.held().get(0);
+        s.epoch = 2; // claimed anew by a renewal after the fenced step was sent
+        slots.lost(s, 1, "fenced");
+        assertThat(slots.ownedSlots()).containsExactly(1);
+        slots.lost(s, 2, "fenced");
+        assertThat(slots.ownedSlots()).isEmpty();
+    }
+
+    @Test
+    void noSlotIsHandedOutOnceStopping() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        slots.markStopping();
+        slots.signalChange();
+        assertThat(slots.takeReady()).isNull();
+    }
+
+    private OrderlySlot takeReady() {
+        try {
+            return slots.takeReady();
+        }
+        catch (InterruptedException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+}
