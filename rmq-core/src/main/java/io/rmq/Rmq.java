@@ -4,14 +4,16 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
+import io.rmq.admin.internal.AdminFactory;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.ConsumerFactory;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.coordination.RedisSlotCoordinator;
 import io.rmq.coordination.SlotCoordinator;
+import io.rmq.coordination.internal.CoordinatorFactory;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys;
@@ -28,6 +30,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import io.rmq.producer.RmqProducer;
+import io.rmq.producer.internal.ProducerFactory;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
@@ -156,11 +159,12 @@ public final class Rmq implements AutoCloseable {
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
-        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(), instrumentation);
+        this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
+                instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
-        this.admin = new RmqAdmin(redisAdmin, topics, options.codec());
+        this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
-        this.redisCoordinator = new RedisSlotCoordinator(redis);
+        this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
     }
 
     /**
@@ -344,8 +348,8 @@ public final class Rmq implements AutoCloseable {
                 defineTopic(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
             }
         }
-        return new RmqConsumer(redis, definition, settings, new RmqConsumer.Parts(options.codec(), this::forwardDead,
-                options.logBodyChars(), instrumentation, options.propagateContext()));
+        return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
+                this::forwardDead, options.logBodyChars(), instrumentation, options.propagateContext()));
     }
 
     /**
