@@ -24,6 +24,7 @@ import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.consumer.Delivery;
+import io.rmq.internal.RmqInternals;
 import io.rmq.producer.OutgoingMessage;
 import java.time.Duration;
 import java.time.Instant;
@@ -150,6 +151,26 @@ public final class Rmq implements AutoCloseable {
     private final Object topicsLock = new Object();
     private volatile Thread connector;
     private volatile boolean closed;
+
+    static {
+        // The engine plumbing, for RMQ's Spring layer and tests, without public accessors that return internal types
+        RmqInternals.SEAM.register(new RmqInternals.Access() {
+            @Override
+            public RmqRedis redis(Rmq rmq) {
+                return rmq.redis;
+            }
+
+            @Override
+            public RmqRedisAdmin redisAdmin(Rmq rmq) {
+                return rmq.redisAdmin;
+            }
+
+            @Override
+            public WakeUpSubscriber wakeUps(Rmq rmq) {
+                return rmq.wakeUps;
+            }
+        });
+    }
 
     private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
@@ -423,30 +444,6 @@ public final class Rmq implements AutoCloseable {
 
     public Options options() {
         return options;
-    }
-
-    /**
-     * Announcements of newly due messages, for sleeping consumers (subscribes on first registration). Not API: engine
-     * plumbing for RMQ's Spring layer and tests; it may change in any release.
-     */
-    public WakeUpSubscriber wakeUps() {
-        return wakeUps;
-    }
-
-    /**
-     * Low-level Redis access, the hot path (for tooling and tests). Not API: engine plumbing for RMQ's Spring layer and
-     * tests; it may change in any release.
-     */
-    public RmqRedis redis() {
-        return redis;
-    }
-
-    /**
-     * Low-level Redis access, admin and inspection (for tooling and tests; applications use {@link #admin()}). Not API:
-     * engine plumbing for RMQ's Spring layer and tests; it may change in any release.
-     */
-    public RmqRedisAdmin redisAdmin() {
-        return redisAdmin;
     }
 
     @Override
