@@ -1,5 +1,6 @@
 /**
- * Not API: the engine plumbing behind an {@link io.rmq.Rmq}, for RMQ's Spring layer, benchmarks and tests; it may change in any release.
+ * Not API: the engine plumbing behind an {@link io.rmq.Rmq}, for RMQ's Spring layer, benchmarks and tests; it may
+ * change in any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */
