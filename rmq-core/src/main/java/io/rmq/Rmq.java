@@ -4,14 +4,16 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
+import io.rmq.admin.internal.AdminFactory;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.ConsumerFactory;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.coordination.RedisSlotCoordinator;
 import io.rmq.coordination.SlotCoordinator;
+import io.rmq.coordination.internal.CoordinatorFactory;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys;
@@ -22,12 +24,14 @@ import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.consumer.Delivery;
+import io.rmq.internal.RmqInternals;
 import io.rmq.producer.OutgoingMessage;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import io.rmq.producer.RmqProducer;
+import io.rmq.producer.internal.ProducerFactory;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
@@ -148,6 +152,26 @@ public final class Rmq implements AutoCloseable {
     private volatile Thread connector;
     private volatile boolean closed;
 
+    static {
+        // The engine plumbing, for RMQ's Spring layer and tests, without public accessors that return internal types
+        RmqInternals.SEAM.register(new RmqInternals.Access() {
+            @Override
+            public RmqRedis redis(Rmq rmq) {
+                return rmq.redis;
+            }
+
+            @Override
+            public RmqRedisAdmin redisAdmin(Rmq rmq) {
+                return rmq.redisAdmin;
+            }
+
+            @Override
+            public WakeUpSubscriber wakeUps(Rmq rmq) {
+                return rmq.wakeUps;
+            }
+        });
+    }
+
     private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
         this.options = options;
@@ -156,11 +180,12 @@ public final class Rmq implements AutoCloseable {
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
-        this.producer = new RmqProducer(redis, topics, options.codec(), options.maxBodyBytes(), instrumentation);
+        this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
+                instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
-        this.admin = new RmqAdmin(redisAdmin, topics, options.codec());
+        this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
-        this.redisCoordinator = new RedisSlotCoordinator(redis);
+        this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
     }
 
     /**
@@ -344,8 +369,8 @@ public final class Rmq implements AutoCloseable {
                 defineTopic(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
             }
         }
-        return new RmqConsumer(redis, definition, settings, new RmqConsumer.Parts(options.codec(), this::forwardDead,
-                options.logBodyChars(), instrumentation, options.propagateContext()));
+        return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
+                this::forwardDead, options.logBodyChars(), instrumentation, options.propagateContext()));
     }
 
     /**
@@ -419,30 +444,6 @@ public final class Rmq implements AutoCloseable {
 
     public Options options() {
         return options;
-    }
-
-    /**
-     * Announcements of newly due messages, for sleeping consumers (subscribes on first registration). Not API: engine
-     * plumbing for RMQ's Spring layer and tests; it may change in any release.
-     */
-    public WakeUpSubscriber wakeUps() {
-        return wakeUps;
-    }
-
-    /**
-     * Low-level Redis access, the hot path (for tooling and tests). Not API: engine plumbing for RMQ's Spring layer and
-     * tests; it may change in any release.
-     */
-    public RmqRedis redis() {
-        return redis;
-    }
-
-    /**
-     * Low-level Redis access, admin and inspection (for tooling and tests; applications use {@link #admin()}). Not API:
-     * engine plumbing for RMQ's Spring layer and tests; it may change in any release.
-     */
-    public RmqRedisAdmin redisAdmin() {
-        return redisAdmin;
     }
 
     @Override

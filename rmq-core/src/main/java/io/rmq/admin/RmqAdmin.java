@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import io.rmq.admin.internal.AdminFactory;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -32,14 +33,16 @@ public final class RmqAdmin {
     private final TopicRegistry topics;
     private final BodyCodec codec;
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#admin()}. */
-    public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics) {
-        this(redis, topics, new BodyCodec());
+    static {
+        AdminFactory.SEAM.register(RmqAdmin::new);
     }
 
-    /** @param codec serializes bodies exactly as the producer does, so a body finds the message it was sent as */
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#admin()}. */
-    public RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics, BodyCodec codec) {
+    /**
+     * Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link AdminFactory}.
+     *
+     * @param codec serializes bodies exactly as the producer does, so a body finds the message it was sent as
+     */
+    RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics, BodyCodec codec) {
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;

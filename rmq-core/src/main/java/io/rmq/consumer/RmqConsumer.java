@@ -73,7 +73,15 @@ public final class RmqConsumer {
         }
     }
 
-    public RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, Parts parts) {
+    static {
+        io.rmq.consumer.internal.ConsumerFactory.SEAM.register(RmqConsumer::new);
+    }
+
+    /**
+     * Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through
+     * {@link io.rmq.consumer.internal.ConsumerFactory}.
+     */
+    RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, Parts parts) {
         this.readContexts = parts.readContexts();
         this.instrumentation = parts.instrumentation();
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;

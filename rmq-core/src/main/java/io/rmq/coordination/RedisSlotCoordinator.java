@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.rmq.coordination.internal.CoordinatorFactory;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 
@@ -17,8 +18,12 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
 
     private final RmqRedis redis;
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade makes the default coordinator. */
-    public RedisSlotCoordinator(RmqRedis redis) {
+    static {
+        CoordinatorFactory.SEAM.register(RedisSlotCoordinator::new);
+    }
+
+    /** Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link CoordinatorFactory}. */
+    RedisSlotCoordinator(RmqRedis redis) {
         this.redis = redis;
     }
 

@@ -22,6 +22,7 @@ import io.rmq.redis.internal.SlotBatcher;
 import io.rmq.redis.internal.TraceContexts;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
+import io.rmq.producer.internal.ProducerFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,13 +44,12 @@ public final class RmqProducer {
     /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
     private final boolean instrumented;
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#producer()}. */
-    public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes) {
-        this(redis, topics, codec, maxBodyBytes, RmqInstrumentation.NONE);
+    static {
+        ProducerFactory.SEAM.register(RmqProducer::new);
     }
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#producer()}. */
-    public RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
+    /** Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link ProducerFactory}. */
+    RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
             RmqInstrumentation instrumentation) {
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;

@@ -25,6 +25,8 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.redisAdmin;
 
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
@@ -374,9 +376,9 @@ class AtLeastOnceTest extends EngineTestSupport {
         }
         assertThat(got).hasSize(pops);
         assertThat(got).extracting(Delivery::token).isSorted().doesNotHaveDuplicates();
-        var slot = rmq.redis().keys().slot("ft", 0);
+        var slot = redis(rmq).keys().slot("ft", 0);
         for (Delivery d : got) {
-            Double score = rmq.redisAdmin().prepareScore(slot, d.body()).get();
+            Double score = redisAdmin(rmq).prepareScore(slot, d.body()).get();
             assertThat(score * io.rmq.redis.internal.RmqRedis.TOKEN_UNITS).isEqualTo((double) d.token());
             assertThat(d.leaseDeadline()).isEqualTo((long) Math.floor(score));
         }
@@ -388,7 +390,7 @@ class AtLeastOnceTest extends EngineTestSupport {
     void anExtensionGetsANewTokenThatFencesTheOldOne() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 1);
         RmqConsumer consumer = rmq.consumer("ft", new ConsumerSettings(1, Duration.ofSeconds(30), RetryPolicy.DEFAULT));
-        var slot = rmq.redis().keys().slot("ft", 0);
+        var slot = redis(rmq).keys().slot("ft", 0);
         for (int round = 0; round < 100; round++) {
             rmq.producer().sendFixedTime("ft", "job", java.time.Instant.now().minusSeconds(1));
             Delivery d = consumer.poll().deliveries().get(0);
@@ -396,9 +398,9 @@ class AtLeastOnceTest extends EngineTestSupport {
             assertThat(consumer.extend(d)).isTrue(); // often in the millisecond of the pop: same deadline, new token
             assertThat(d.token()).isGreaterThan(popped);
             List<byte[]> body = List.of(d.body());
-            assertThat(rmq.redis().ack(slot, false, body, List.of(popped)).get()).as("the token before the extension")
+            assertThat(redis(rmq).ack(slot, false, body, List.of(popped)).get()).as("the token before the extension")
                     .containsExactly(0L);
-            assertThat(rmq.redis().extend(slot, 30_000, body, List.of(popped)).get()).containsExactly(0L);
+            assertThat(redis(rmq).extend(slot, 30_000, body, List.of(popped)).get()).containsExactly(0L);
             assertThat(consumer.ack(d)).isTrue();
         }
     }
@@ -420,7 +422,7 @@ class AtLeastOnceTest extends EngineTestSupport {
         Delivery b = shorter.poll().deliveries().get(0);
         assertThat(b.token()).isGreaterThan(a.token());
         assertThat(b.leaseDeadline()).isGreaterThanOrEqualTo(a.leaseDeadline());
-        var slot = rmq.redis().keys().slot("ft", 0);
+        var slot = redis(rmq).keys().slot("ft", 0);
 
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
             shorter.sweep();
@@ -464,7 +466,7 @@ class AtLeastOnceTest extends EngineTestSupport {
                 new RetryPolicy(5, BackoffPolicy.fixed(Duration.ZERO)));
         RmqConsumer a = rmq.consumer("sk", settings);
         RmqConsumer b = newEngine().consumer("sk", settings);
-        byte[] skipped = rmq.redis().keys().slot("sk", 0).skipped();
+        byte[] skipped = redis(rmq).keys().slot("sk", 0).skipped();
         for (String ending : List.of("ack", "nack", "release", "expiry")) {
             String body = "order-" + ending;
             rmq.producer().sendFixedTime("sk", body, java.time.Instant.now().minusSeconds(1));

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.redis;
 
 /**
  * RMQ's own cluster client when a master dies (kill -9) and its replica takes over, on a 3 masters + 3 replicas
@@ -78,7 +79,7 @@ class ClusterFailoverClientTest {
             for (int slot = 0; slot < SLOTS; slot++) {
                 send(rmq, slot, "before-" + slot); // every master has a connection now
                 RedisClusterNode node = client.getPartitions().getMasterBySlot(SlotHash.getSlot(
-                        rmq.redis().keys().slot(TOPIC, slot).store()));
+                        redis(rmq).keys().slot(TOPIC, slot).store()));
                 if (lostSlot < 0 && node.getNodeId().equals(deadId)) {
                     lostSlot = slot;
                 }

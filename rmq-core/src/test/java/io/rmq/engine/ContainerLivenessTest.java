@@ -35,6 +35,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /**
  * A listener must never stop consuming while messages are due: duplicates behind an in-flight body, replies that
@@ -59,7 +60,7 @@ class ContainerLivenessTest extends EngineTestSupport {
             CountDownLatch release = new CountDownLatch(1);
             // the default 30 s lease: before the fix, the duplicate waited for the first delivery's lease deadline
             RmqListenerContainer container = new RmqListenerContainer(
-                    rmq.consumer(topic, FAST.withLease(Duration.ofSeconds(30))), rmq.wakeUps(), String.class,
+                    rmq.consumer(topic, FAST.withLease(Duration.ofSeconds(30))), wakeUps(rmq), String.class,
                     (String body, Delivery d) -> {
                         starts.add(System.currentTimeMillis());
                         firstStarted.countDown();
@@ -136,7 +137,7 @@ class ContainerLivenessTest extends EngineTestSupport {
             client = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
             engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
             engine.defineTopic(topic, type, 16);
-            container = new RmqListenerContainer(engine.consumer(topic, settings), engine.wakeUps(), String.class,
+            container = new RmqListenerContainer(engine.consumer(topic, settings), wakeUps(engine), String.class,
                     handler, options);
             container.start();
         }

@@ -27,6 +27,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /** The engine's listener container and the pieces it relies on, without Spring. */
 @ParameterizedClass
@@ -40,7 +41,7 @@ class ContainerTest extends EngineTestSupport {
     private RmqListenerContainer container(String topic, int concurrency, Duration maxIdle,
             io.rmq.consumer.MessageHandler<String> handler) {
         RmqConsumer consumer = rmq.consumer(topic, FAST);
-        return new RmqListenerContainer(consumer, rmq.wakeUps(), String.class, handler,
+        return new RmqListenerContainer(consumer, wakeUps(rmq), String.class, handler,
                 new ContainerOptions("c-" + topic, concurrency, maxIdle, Duration.ofSeconds(5), null));
     }
 
@@ -124,7 +125,7 @@ class ContainerTest extends EngineTestSupport {
     void newFirstMessageIsAnnouncedToSleepingConsumers() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
         BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
-        rmq.wakeUps().register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
+        wakeUps(rmq).register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
         Instant later = Instant.now().plusSeconds(60);
         var first = rmq.producer().send(OutgoingMessage.fixedTime("ft", "x", later).withSlotBasis("k"));
         long[] wake = heard.poll(30, TimeUnit.SECONDS);
@@ -142,7 +143,7 @@ class ContainerTest extends EngineTestSupport {
     void aBatchThatHoldsTheFirstMessageIsAnnouncedOncePerSlot() throws Exception {
         rmq.defineTopic("ft", TopicType.FIXED_TIME, 4);
         BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
-        rmq.wakeUps().register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
+        wakeUps(rmq).register("ft", (slot, due) -> heard.add(new long[] {slot, due}));
         Instant later = Instant.now().plusSeconds(60);
         List<OutgoingMessage> batch = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
@@ -166,7 +167,7 @@ class ContainerTest extends EngineTestSupport {
     void aPriorityBatchIsAnnouncedAsDueNowOncePerSlot() throws Exception {
         rmq.defineTopic("pr", TopicType.PRIORITY, 4);
         BlockingQueue<long[]> heard = new LinkedBlockingQueue<>();
-        rmq.wakeUps().register("pr", (slot, due) -> heard.add(new long[] {slot, due}));
+        wakeUps(rmq).register("pr", (slot, due) -> heard.add(new long[] {slot, due}));
         List<OutgoingMessage> batch = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
             batch.add(OutgoingMessage.priority("pr", "p" + i, i).withSlotBasis("k"));
@@ -192,7 +193,7 @@ class ContainerTest extends EngineTestSupport {
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 20_000;
         CountDownLatch all = new CountDownLatch(messages);
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("race", settings), rmq.wakeUps(),
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("race", settings), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> {
                     if (handled.merge(body, 1, Integer::sum) == 1) {
                         all.countDown();
@@ -229,7 +230,7 @@ class ContainerTest extends EngineTestSupport {
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 4_000;
         CountDownLatch all = new CountDownLatch(messages);
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("trickle", settings), rmq.wakeUps(),
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("trickle", settings), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> {
                     if (handled.merge(body, 1, Integer::sum) == 1) {
                         all.countDown();
@@ -341,7 +342,7 @@ class ContainerTest extends EngineTestSupport {
         List<Integer> attempts = new ArrayList<>();
         // extended every 333 ms: a loaded machine's stall must outlast the 1 s lease to cause a (rightful) redelivery
         RmqConsumer consumer = rmq.consumer("rm", FAST.withLease(Duration.ofMillis(1000)));
-        RmqListenerContainer container = new RmqListenerContainer(consumer, rmq.wakeUps(), String.class,
+        RmqListenerContainer container = new RmqListenerContainer(consumer, wakeUps(rmq), String.class,
                 (String body, Delivery d) -> {
                     attempts.add(d.attempt());
                     Thread.sleep(3000); // three leases long
@@ -385,7 +386,7 @@ class ContainerTest extends EngineTestSupport {
         }
         CountDownLatch done = new CountDownLatch(messages);
         RmqConsumer consumer = rmq.consumer("held", FAST.withLease(Duration.ofMillis(1000)));
-        RmqListenerContainer container = new RmqListenerContainer(consumer, rmq.wakeUps(), String.class,
+        RmqListenerContainer container = new RmqListenerContainer(consumer, wakeUps(rmq), String.class,
                 (String body, Delivery d) -> {
                     attempts.computeIfAbsent(body, b -> new java.util.concurrent.CopyOnWriteArrayList<>())
                             .add(d.attempt());

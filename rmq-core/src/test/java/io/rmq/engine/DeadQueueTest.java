@@ -17,6 +17,8 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.redisAdmin;
 
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
@@ -38,8 +40,8 @@ class DeadQueueTest extends EngineTestSupport {
         rmq.producer().sendPriority("orders", new Order(1, "acme"), 1);
         rmq.producer().sendPriority("orders", new Order(2, "acme"), 1);
         // A member written by a buggy client in another language: not JSON of an Order.
-        var slot = rmq.redis().keys().slot("orders", 2);
-        rmq.redisAdmin().rawAdd(slot, "{not json".getBytes(), 5).get();
+        var slot = redis(rmq).keys().slot("orders", 2);
+        redisAdmin(rmq).rawAdd(slot, "{not json".getBytes(), 5).get();
 
         RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);
         List<Order> handled = new java.util.ArrayList<>();
@@ -64,8 +66,8 @@ class DeadQueueTest extends EngineTestSupport {
     @Test
     void anUnreadableBodyIsQuotedNeitherInTheLogNorInTheDeadReasonUnlessBodiesMayBeLogged() {
         rmq.defineTopic("private", TopicType.PRIORITY, 1);
-        var slot = rmq.redis().keys().slot("private", 0);
-        rmq.redisAdmin().rawAdd(slot, "SECRET-IBAN-DE89370400440532013000".getBytes(), 5).join();
+        var slot = redis(rmq).keys().slot("private", 0);
+        redisAdmin(rmq).rawAdd(slot, "SECRET-IBAN-DE89370400440532013000".getBytes(), 5).join();
         try (LogCapture log = LogCapture.rmq()) {
             rmq.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
             assertThat(log.messages()).singleElement().satisfies(line -> {
@@ -84,7 +86,7 @@ class DeadQueueTest extends EngineTestSupport {
         // rmq.log-bodies=true: the parser's own words, body text included
         try (var verbose = io.rmq.Rmq.create(client, io.rmq.Rmq.Options.DEFAULT.withKeyPrefix(prefix)
                 .withLogBodyChars(200)); LogCapture log = LogCapture.rmq()) {
-            rmq.redisAdmin().rawAdd(slot, "SECRET-2".getBytes(), 5).join();
+            redisAdmin(rmq).rawAdd(slot, "SECRET-2".getBytes(), 5).join();
             verbose.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });
             assertThat(log.messages()).singleElement().asString().contains("Unrecognized token 'SECRET");
         }

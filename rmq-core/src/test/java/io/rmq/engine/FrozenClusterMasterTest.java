@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /**
  * A cluster master that stops answering (SIGSTOP) while messages are due on every slot must hold back only the slots
@@ -70,7 +71,7 @@ class FrozenClusterMasterTest {
                 ContainerOptions options = new ContainerOptions("frozen", 4, Duration.ofSeconds(2),
                         Duration.ofSeconds(5), null);
                 long commandTimeout = options.commandTimeout().toMillis();
-                RmqListenerContainer started = new RmqListenerContainer(rmq.consumer(TOPIC, ConsumerSettings.DEFAULT), rmq.wakeUps(),
+                RmqListenerContainer started = new RmqListenerContainer(rmq.consumer(TOPIC, ConsumerSettings.DEFAULT), wakeUps(rmq),
                         String.class, (String body, Delivery d) -> handledAt.putIfAbsent(body,
                                 System.currentTimeMillis()), options);
                 container = started;

@@ -29,6 +29,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /**
  * What an idle listener costs Redis, counted with {@code MONITOR} (which shows the commands scripts run too), so the
@@ -58,7 +60,7 @@ class IdleCostTest extends EngineTestSupport {
         rmq.defineTopic("idle", TopicType.FIXED_TIME, SLOTS);
         Duration maxIdle = Duration.ofSeconds(4);
         Map<String, Integer> handled = new ConcurrentHashMap<>();
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("idle", FAST), rmq.wakeUps(),
+        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("idle", FAST), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> handled.put(body, d.attempt()),
                 new ContainerOptions("idle-cost", 4, maxIdle, Duration.ofSeconds(5), null));
         container.start();
@@ -77,7 +79,7 @@ class IdleCostTest extends EngineTestSupport {
 
             // what no announcement tells about is found by the next check: a message written without a PUBLISH (a
             // writer that does not announce), and the expired lease of a consumer that died
-            SlotKeys[] slots = rmq.redis().keys().slots(rmq.topics().get("idle"));
+            SlotKeys[] slots = redis(rmq).keys().slots(rmq.topics().get("idle"));
             long now = System.currentTimeMillis();
             zadd(slots[3].store(), now - 10, "unannounced");
             zadd(slots[5].prepare(), now - 1000, "orphaned");
@@ -104,7 +106,7 @@ class IdleCostTest extends EngineTestSupport {
             String topic = "one-" + type.name().toLowerCase().replace('_', '-');
             rmq.defineTopic(topic, type, 1);
             java.util.concurrent.BlockingQueue<String> handled = new java.util.concurrent.LinkedBlockingQueue<>();
-            RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, FAST), rmq.wakeUps(),
+            RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, FAST), wakeUps(rmq),
                     String.class, (String body, Delivery d) -> handled.add(body),
                     new ContainerOptions("one-" + type, 1, Duration.ofMinutes(5), Duration.ofSeconds(5), null));
             container.start();

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /** The opt-in pop look-ahead of CONCURRENT containers on time-ordered topics (ConsumerSettings.lookAhead). */
 @ParameterizedClass
@@ -41,7 +42,7 @@ class LookAheadTest extends EngineTestSupport {
 
     private RmqListenerContainer container(String topic, ConsumerSettings settings, BlockingQueue<Handled> handled) {
         long lease = settings.lease().toMillis();
-        return new RmqListenerContainer(rmq.consumer(topic, settings), rmq.wakeUps(), String.class,
+        return new RmqListenerContainer(rmq.consumer(topic, settings), wakeUps(rmq), String.class,
                 (String body, Delivery d) -> handled.add(new Handled(body, (long) d.score(),
                         d.leaseDeadline() - lease, System.currentTimeMillis())),
                 new ContainerOptions("c-" + topic, 4, Duration.ofSeconds(30), Duration.ofSeconds(5), null));

@@ -28,6 +28,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.redisAdmin;
+import static io.rmq.internal.RmqInternals.wakeUps;
 
 /**
  * The merge-and-wake rule is written three times, once per write path; this table holds them to one behaviour, as
@@ -106,10 +109,10 @@ class MergeRuleTest extends EngineTestSupport {
     private void row(Path path, TopicType type, Existing existing, Relation relation) throws Exception {
         String topic = "merge-" + rows++;
         rmq.defineTopic(topic, type, 1);
-        SlotKeys slot = rmq.redis().keys().slot(topic, 0);
+        SlotKeys slot = redis(rmq).keys().slot(topic, 0);
         BlockingQueue<Long> heard = new LinkedBlockingQueue<>();
         WakeUpSubscriber.Listener listener = (s, due) -> heard.add(due);
-        rmq.wakeUps().register(topic, listener);
+        wakeUps(rmq).register(topic, listener);
         try {
             long setupStarted = System.currentTimeMillis();
             // ---- the existing copy, made by a plain send (and a pop, and a burial)
@@ -134,7 +137,7 @@ class MergeRuleTest extends EngineTestSupport {
                 }
                 RmqConsumer consumer = rmq.consumer(topic, FAST.withLease(LEASE));
                 Delivery delivery = popOne(consumer);
-                lease = rmq.redisAdmin().prepareScore(slot, MEMBER).join();
+                lease = redisAdmin(rmq).prepareScore(slot, MEMBER).join();
                 assertThat(lease).isNotNull();
                 if (existing == Existing.DEAD) {
                     consumer.deadLetter(delivery, "buried by the test");
@@ -193,7 +196,7 @@ class MergeRuleTest extends EngineTestSupport {
             assertThat(status.inFlight()).as("in flight").isEqualTo(existing == Existing.IN_FLIGHT);
             assertThat(status.isDead()).as("dead").isEqualTo(existing == Existing.DEAD);
             if (existing == Existing.IN_FLIGHT) {
-                assertThat(rmq.redisAdmin().prepareScore(slot, MEMBER).join()).as("the delivery's lease").isEqualTo(lease);
+                assertThat(redisAdmin(rmq).prepareScore(slot, MEMBER).join()).as("the delivery's lease").isEqualTo(lease);
             }
             if (existing == Existing.DEAD) {
                 assertThat(status.diedAt()).isEqualTo(buried.diedAt());
@@ -215,7 +218,7 @@ class MergeRuleTest extends EngineTestSupport {
             }
         }
         finally {
-            rmq.wakeUps().unregister(topic, listener);
+            wakeUps(rmq).unregister(topic, listener);
         }
     }
 
@@ -229,7 +232,7 @@ class MergeRuleTest extends EngineTestSupport {
         return switch (path) {
             case LONE -> rmq.producer().send(message).merged();
             // a send without a context of its own: send.lua leaves the context HASH alone
-            case SCRIPT -> rmq.redis().send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
+            case SCRIPT -> redis(rmq).send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
                     List.of(MEMBER), List.of(parameter), Collections.singletonList(null)).join().get(0) == 0;
             case BATCH -> rmq.producer().sendBatch(List.of(message)).added() == 0;
         };

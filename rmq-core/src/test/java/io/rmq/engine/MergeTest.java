@@ -21,6 +21,8 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.redisAdmin;
 
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
@@ -89,10 +91,10 @@ class MergeTest extends EngineTestSupport {
         assertThat(rmq.admin().stats("ft").waiting()).isEqualTo(4_000);
         // the second round's values: PRIORITY and FIXED_TIME take the latest
         byte[] priority = ("p7" + filler).getBytes();
-        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("pr", SlotRouter.slot(priority, null, 4)),
+        assertThat(redisAdmin(rmq).storeScore(redis(rmq).keys().slot("pr", SlotRouter.slot(priority, null, 4)),
                 priority).join()).isEqualTo(10_007.0);
         byte[] fixed = ("f7" + filler).getBytes();
-        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("ft", SlotRouter.slot(fixed, null, 4)), fixed)
+        assertThat(redisAdmin(rmq).storeScore(redis(rmq).keys().slot("ft", SlotRouter.slot(fixed, null, 4)), fixed)
                 .join()).isEqualTo((double) at.plusMillis(10_007).toEpochMilli());
     }
 
@@ -100,11 +102,11 @@ class MergeTest extends EngineTestSupport {
     void rangeMergeKeepsTheTimeOfTheFirstSend() throws Exception {
         rmq.defineTopic("rm", TopicType.RANGE_MERGE, 4);
         SendResult first = rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400));
-        var slot = rmq.redis().keys().slot("rm", first.slot());
-        double firstDue = rmq.redisAdmin().storeScore(slot, "sku-1".getBytes()).get();
+        var slot = redis(rmq).keys().slot("rm", first.slot());
+        double firstDue = redisAdmin(rmq).storeScore(slot, "sku-1".getBytes()).get();
         Thread.sleep(150);
         assertThat(rmq.producer().sendRangeMerge("rm", "sku-1", Duration.ofMillis(400)).merged()).isTrue();
-        assertThat(rmq.redisAdmin().storeScore(slot, "sku-1".getBytes()).get()).isEqualTo(firstDue);
+        assertThat(redisAdmin(rmq).storeScore(slot, "sku-1".getBytes()).get()).isEqualTo(firstDue);
 
         RmqConsumer consumer = rmq.consumer("rm", FAST);
         List<Delivery> got = new ArrayList<>();
@@ -130,14 +132,14 @@ class MergeTest extends EngineTestSupport {
             batch.add(OutgoingMessage.rangeMerge("rm", "sku-" + i, Duration.ofSeconds(30)));
         }
         SendResult probe = rmq.producer().sendRangeMerge("rm", "probe", Duration.ofSeconds(30));
-        var probeSlot = rmq.redis().keys().slot("rm", probe.slot());
-        double scriptDue = rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get();
+        var probeSlot = redis(rmq).keys().slot("rm", probe.slot());
+        double scriptDue = redisAdmin(rmq).storeScore(probeSlot, "probe".getBytes()).get();
         assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(100);
         for (int i = 0; i < 100; i++) {
             byte[] member = ("sku-" + i).getBytes();
             double due = -1;
-            for (var slot : rmq.redis().keys().slots(rmq.topics().get("rm"))) {
-                Double score = rmq.redisAdmin().storeScore(slot, member).get();
+            for (var slot : redis(rmq).keys().slots(rmq.topics().get("rm"))) {
+                Double score = redisAdmin(rmq).storeScore(slot, member).get();
                 if (score != null) {
                     due = score;
                 }
@@ -146,11 +148,11 @@ class MergeTest extends EngineTestSupport {
             // a quiet machine (measured in benchmarks); a loaded one can make a round trip last far longer
             assertThat(due).isBetween(scriptDue - 1_000, scriptDue + 30_000);
         }
-        double firstDue = rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get();
+        double firstDue = redisAdmin(rmq).storeScore(probeSlot, "probe".getBytes()).get();
         Thread.sleep(20);
         assertThat(rmq.producer().sendBatch(List.of(OutgoingMessage.rangeMerge("rm", "probe", Duration.ofSeconds(30))))
                 .added()).isZero();
-        assertThat(rmq.redisAdmin().storeScore(probeSlot, "probe".getBytes()).get()).isEqualTo(firstDue);
+        assertThat(redisAdmin(rmq).storeScore(probeSlot, "probe".getBytes()).get()).isEqualTo(firstDue);
     }
 
     @Test
@@ -160,7 +162,7 @@ class MergeTest extends EngineTestSupport {
         rmq.producer().sendPriority("pr", "merchant-7", 1);
         SendResult pr = rmq.producer().sendPriority("pr", "merchant-7", 9);
         assertThat(pr.merged()).isTrue();
-        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("pr", pr.slot()), "merchant-7".getBytes()).get())
+        assertThat(redisAdmin(rmq).storeScore(redis(rmq).keys().slot("pr", pr.slot()), "merchant-7".getBytes()).get())
                 .isEqualTo(9.0);
 
         Instant later = Instant.now().plusSeconds(120);
@@ -168,7 +170,7 @@ class MergeTest extends EngineTestSupport {
         rmq.producer().sendFixedTime("ft", "order-1", later);
         SendResult ft = rmq.producer().sendFixedTime("ft", "order-1", sooner);
         assertThat(ft.merged()).isTrue();
-        assertThat(rmq.redisAdmin().storeScore(rmq.redis().keys().slot("ft", ft.slot()), "order-1".getBytes()).get())
+        assertThat(redisAdmin(rmq).storeScore(redis(rmq).keys().slot("ft", ft.slot()), "order-1".getBytes()).get())
                 .isEqualTo((double) sooner.toEpochMilli());
     }
 

@@ -28,6 +28,8 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.rmq.internal.RmqInternals.redis;
+import static io.rmq.internal.RmqInternals.redisAdmin;
 
 /**
  * Trace context stored beside the message (propagation on): written by the send only when it carries one, returned
@@ -106,15 +108,15 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     private SlotKeys slot(String topic) {
-        return rmq.redis().keys().slot(topic, 0);
+        return redis(rmq).keys().slot(topic, 0);
     }
 
     private Map<String, String> stored(String topic, String body) {
-        return TraceContexts.decode(rmq.redisAdmin().storedContext(slot(topic), bytes(body)).join());
+        return TraceContexts.decode(redisAdmin(rmq).storedContext(slot(topic), bytes(body)).join());
     }
 
     private long storedCount(String topic) {
-        return rmq.redisAdmin().storedContexts(slot(topic)).join();
+        return redisAdmin(rmq).storedContexts(slot(topic)).join();
     }
 
     private void sendNow(String topic, String body, Map<String, String> context) {

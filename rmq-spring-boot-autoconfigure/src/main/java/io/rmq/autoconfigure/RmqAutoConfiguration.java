@@ -13,6 +13,7 @@ import io.rmq.core.RateLimit;
 import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
+import io.rmq.internal.RmqInternals;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
@@ -271,7 +272,7 @@ public class RmqAutoConfiguration {
             redis = "Redis " + mode + own.address() + " (RMQ's own client)";
         }
         else {
-            redis = "Redis " + (rmq.redis().gateway().isCluster() ? "cluster" : "standalone")
+            redis = "Redis " + (RmqInternals.redis(rmq).gateway().isCluster() ? "cluster" : "standalone")
                     + " (the application's client)";
         }
         StringBuilder topics = new StringBuilder();

@@ -6,6 +6,7 @@ import java.util.UUID;
 import io.rmq.Rmq;
 import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicType;
+import io.rmq.internal.RmqInternals;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerFactory;
@@ -161,7 +162,7 @@ class RmqAutoConfigurationTest {
                     Rmq rmq = context.getBean(Rmq.class);
                     assertThat(rmq.options().keyPrefix()).isEqualTo("myapp");
                     assertThat(rmq.options().maxBodyBytes()).isEqualTo(2048);
-                    rmq.redis().gateway(); // connected
+                    RmqInternals.redis(rmq).gateway(); // connected
                 });
     }
 

@@ -18,6 +18,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.TopicType;
+import io.rmq.internal.RmqInternals;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
 import io.rmq.spring.RmqTemplate;
@@ -115,7 +116,7 @@ class RmqRedisClientAutoConfigurationTest {
                 RmqRedisClient own = context.getBean(RmqRedisClient.class);
                 LettuceConnectionFactory factory = context.getBean(LettuceConnectionFactory.class);
                 Rmq rmq = context.getBean(Rmq.class);
-                assertThat(rmq.redis().gateway().client()).isSameAs(own.client())
+                assertThat(RmqInternals.redis(rmq).gateway().client()).isSameAs(own.client())
                         .isNotSameAs(factory.getNativeClient());
                 assertThat(own.isCluster()).isEqualTo(topology == RedisTopology.CLUSTER);
                 // one set of threads: RMQ's client shares the application's event loops and timer
@@ -180,7 +181,7 @@ class RmqRedisClientAutoConfigurationTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context).doesNotHaveBean(RmqRedisClient.class);
                     LettuceConnectionFactory factory = context.getBean(LettuceConnectionFactory.class);
-                    assertThat(context.getBean(Rmq.class).redis().gateway().client())
+                    assertThat(RmqInternals.redis(context.getBean(Rmq.class)).gateway().client())
                             .isSameAs(factory.getNativeClient());
                     context.getBean(RmqTemplate.class).sendFixedTime("orders", "o-1", Instant.now());
                     assertThat(context.getBean(RmqTemplate.class).stats("orders").waiting()).isEqualTo(1);
@@ -198,7 +199,8 @@ class RmqRedisClientAutoConfigurationTest {
                         .withReconnectDelayMax(Duration.ofMillis(300)))).run(context -> {
                             assertThat(context).hasSingleBean(RmqRedisClient.class);
                             RmqRedisClient mine = context.getBean(RmqRedisClient.class);
-                            assertThat(context.getBean(Rmq.class).redis().gateway().client()).isSameAs(mine.client());
+                            assertThat(RmqInternals.redis(context.getBean(Rmq.class)).gateway().client())
+                                    .isSameAs(mine.client());
                             assertThat(mine.client().getResources().reconnectDelay().createDelay(20))
                                     .isEqualTo(Duration.ofMillis(300));
                         });

@@ -14,7 +14,9 @@ import io.rmq.Rmq;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.internal.RmqInternals;
 import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.redis.internal.RedisGateway.NodeCheck;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.listener.RmqListenerState;
@@ -98,7 +100,7 @@ public class RmqHealthIndicator implements HealthIndicator {
         Map<String, Object> details = new LinkedHashMap<>();
 
         // Redis, through RMQ's own connection
-        List<NodeCheck> nodes = rmq.redis().gateway().checkNodes(timeoutMillis);
+        List<NodeCheck> nodes = RmqInternals.redis(rmq).gateway().checkNodes(timeoutMillis);
         Map<String, Object> redis = new LinkedHashMap<>();
         boolean reachable = true;
         for (NodeCheck node : nodes) {
@@ -122,11 +124,12 @@ public class RmqHealthIndicator implements HealthIndicator {
 
         // listeners and the wake-up subscription
         List<RmqListenerState> listeners = registry == null ? List.of() : registry.getListenerStates();
-        boolean listening = rmq.wakeUps().isActive();
+        WakeUpSubscriber wakeUps = RmqInternals.wakeUps(rmq);
+        boolean listening = wakeUps.isActive();
         String subscription = !listening ? "not needed (no listener running)"
-                : rmq.wakeUps().isSubscribed() ? "up" : "down";
+                : wakeUps.isSubscribed() ? "up" : "down";
         details.put("wakeUpSubscription", subscription);
-        if (listening && !rmq.wakeUps().isSubscribed() && reachable) {
+        if (listening && !wakeUps.isSubscribed() && reachable) {
             down.add("the wake-up subscription is down");
         }
         Map<String, Object> byId = new LinkedHashMap<>();

@@ -22,6 +22,7 @@ import io.rmq.admin.WaitingMessage;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.internal.RmqInternals;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.listener.RmqListenerState;
@@ -147,7 +148,7 @@ public class RmqOperations {
         // Redis's registry is the cluster-wide truth (it knows the consume mode); local definitions not registered
         // yet (Redis was down at start) are shown too
         Map<String, TopicDefinition> all = new TreeMap<>(rmq.topics().all());
-        all.putAll(RedisGateway.await(rmq.redisAdmin().topics(), "reading the registered topics"));
+        all.putAll(RedisGateway.await(RmqInternals.redisAdmin(rmq).topics(), "reading the registered topics"));
         return all;
     }
 
@@ -160,7 +161,8 @@ public class RmqOperations {
     private @Nullable TopicDefinition definition(String name) {
         try {
             TopicDefinition.validateName(name);
-            TopicDefinition registered = RedisGateway.await(rmq.redis().topic(name), "reading topic " + name);
+            TopicDefinition registered = RedisGateway.await(RmqInternals.redis(rmq).topic(name),
+                    "reading topic " + name);
             return registered != null ? registered : rmq.topics().all().get(name);
         }
         catch (RmqInvalidArgumentException ex) {
