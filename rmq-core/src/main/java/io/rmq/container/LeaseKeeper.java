@@ -168,13 +168,13 @@ final class LeaseKeeper {
 
     /** The settlement of {@code entry} has ended ({@code error} null when its outcome is written to Redis). */
     void settled(Leased entry, Throwable error) {
+        entry.settled = true;
+        outstanding.decrementAndGet(); // before the log: a log that throws must not leave it outstanding
         if (error != null) {
             // settling failed (Redis unreachable): the lease expires and the message is redelivered
             log.warn("Container '{}' could not settle {}; it will be redelivered after its lease: {}", id,
                     entry.delivery, String.valueOf(error));
         }
-        entry.settled = true;
-        outstanding.decrementAndGet();
         afterSettle.run();
     }
 
