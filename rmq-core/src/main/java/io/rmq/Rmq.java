@@ -12,6 +12,7 @@ import io.rmq.consumer.internal.ConsumerFactory;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.CoordinatorFactory;
 import io.rmq.core.BodyCodec;
@@ -405,7 +406,7 @@ public final class Rmq implements AutoCloseable {
     public <T> ListenerContainer container(String topic, ConsumerSettings settings, java.lang.reflect.Type payloadType,
             MessageHandler<T> handler, ContainerOptions options, SlotCoordinator coordinator) {
         declareConsumeMode(topic, options.mode());
-        return ListenerContainer.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
+        return ListenerContainers.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
     }
 
     /**
@@ -419,7 +420,7 @@ public final class Rmq implements AutoCloseable {
             java.lang.reflect.Type payloadType, BatchMessageHandler<T> handler, ContainerOptions options) {
         io.rmq.container.RmqListenerContainer.checkBatchable(options); // before anything is registered
         declareConsumeMode(topic, options.mode());
-        return ListenerContainer.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options);
+        return ListenerContainers.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options);
     }
 
     /**

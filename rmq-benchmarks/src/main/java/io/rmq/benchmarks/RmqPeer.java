@@ -20,6 +20,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.internal.RmqInternals;
@@ -323,7 +324,7 @@ public final class RmqPeer {
     static RmqListenerContainer container(Rmq rmq, String topic, Class<?> type, int concurrency,
             MessageHandler<?> handler, Duration lookAhead) {
         ConsumerSettings settings = new ConsumerSettings(64, LEASE, RetryPolicy.DEFAULT).withLookAhead(lookAhead);
-        return new RmqListenerContainer(rmq.consumer(topic, settings), RmqInternals.wakeUps(rmq), type, handler,
+        return ListenerContainers.concurrent(rmq.consumer(topic, settings), RmqInternals.wakeUps(rmq), type, handler,
                 new ContainerOptions("bench-" + topic, concurrency, Duration.ofSeconds(30), Duration.ofSeconds(10), null));
     }
 

@@ -75,6 +75,7 @@ public final class RmqConsumer {
 
     static {
         io.rmq.consumer.internal.ConsumerFactory.SEAM.register(RmqConsumer::new);
+        io.rmq.consumer.internal.SlotClaims.SEAM.register(RmqConsumer::claim);
     }
 
     /**
@@ -546,8 +547,11 @@ public final class RmqConsumer {
                 });
     }
 
-    /** Claims (or, with the epoch held, renews) ownership of an ordered slot for {@code ownershipMillis}. */
-    public CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
+    /**
+     * Claims (or, with the epoch held, renews) ownership of an ordered slot for {@code ownershipMillis}. Its answer is
+     * an engine internal, so the ORDERLY container calls it through {@link io.rmq.consumer.internal.SlotClaims}.
+     */
+    CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
             long decidedEpoch) {
         return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
                 settings.retry().maxRetries());

@@ -1,13 +1,6 @@
 package io.rmq.container;
 
-import java.lang.reflect.Type;
-
-import io.rmq.consumer.BatchMessageHandler;
-import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.ConsumeMode;
-import io.rmq.redis.internal.WakeUpSubscriber;
 
 /** Runs one listener on one topic: {@link RmqListenerContainer} (CONCURRENT) or {@link OrderlyListenerContainer}. */
 public interface ListenerContainer {
@@ -71,25 +64,4 @@ public interface ListenerContainer {
     /** Stalls the container's watchdog found and repaired (zero in a healthy container; each is logged as an ERROR). */
     long stallsRepaired();
 
-    /**
-     * The container for {@code options.mode()}; {@code coordinator} is used by ORDERLY containers only. Not API (it
-     * takes engine internals): use {@link io.rmq.Rmq#container}.
-     */
-    static <T> ListenerContainer create(RmqConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
-            Type payloadType, MessageHandler<T> handler, ContainerOptions options) {
-        return options.mode() == ConsumeMode.ORDERLY
-                ? new OrderlyListenerContainer(consumer, wakeUps, coordinator, payloadType, handler, options)
-                : new RmqListenerContainer(consumer, wakeUps, payloadType, handler, options);
-    }
-
-    /**
-     * A CONCURRENT container in batch mode: {@code handler} gets one slot's deliveries of one pop at a time (see
-     * {@link BatchMessageHandler}). Fails with {@link io.rmq.core.RmqInvalidArgumentException} naming the listener
-     * when {@code options.mode()} is ORDERLY (an ordered slot is handled one message after another). Not API (it
-     * takes engine internals): use {@link io.rmq.Rmq#batchContainer}.
-     */
-    static <T> ListenerContainer createBatch(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
-            BatchMessageHandler<T> handler, ContainerOptions options) {
-        return new RmqListenerContainer(consumer, wakeUps, payloadType, handler, options);
-    }
 }

@@ -92,9 +92,16 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         }
     };
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#container}. */
+    static {
+        io.rmq.container.internal.ListenerContainers.ORDERLY.register(OrderlyListenerContainer::new);
+    }
+
+    /**
+     * Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through
+     * {@link io.rmq.container.internal.ListenerContainers}; use {@link io.rmq.Rmq#container}.
+     */
     @SuppressWarnings("unchecked")
-    public <T> OrderlyListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
+    <T> OrderlyListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
             Type payloadType, MessageHandler<T> handler, ContainerOptions options) {
         if (coordinator == null) {
             throw new IllegalArgumentException("An ORDERLY container needs a SlotCoordinator (listener '"

@@ -69,20 +69,28 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final ContainerWatchdog watchdog;
     private final Object lifecycle = new Object();
 
-    /** Not API (it takes engine internals): the {@link io.rmq.Rmq} facade wires it; use {@link io.rmq.Rmq#container}. */
+    static {
+        io.rmq.container.internal.ListenerContainers.CONCURRENT.register(RmqListenerContainer::new);
+        io.rmq.container.internal.ListenerContainers.BATCH.register(RmqListenerContainer::new);
+    }
+
+    /**
+     * Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through
+     * {@link io.rmq.container.internal.ListenerContainers}; use {@link io.rmq.Rmq#container}.
+     */
     @SuppressWarnings("unchecked")
-    public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+    <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<T> handler, ContainerOptions options) {
         this(consumer, wakeUps, payloadType, (MessageHandler<Object>) handler, null, options);
     }
 
     /**
      * A container in batch mode: {@code batchHandler} gets the deliveries of one pop of one slot at a time (at most
-     * {@code batchSize}), converted to {@code payloadType} each. CONCURRENT only: ORDERLY options are refused. Not API
-     * (it takes engine internals): use {@link io.rmq.Rmq#batchContainer}.
+     * {@code batchSize}), converted to {@code payloadType} each. CONCURRENT only: ORDERLY options are refused. Made
+     * through {@link io.rmq.container.internal.ListenerContainers}: use {@link io.rmq.Rmq#batchContainer}.
      */
     @SuppressWarnings("unchecked")
-    public <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+    <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             BatchMessageHandler<T> batchHandler, ContainerOptions options) {
         this(consumer, wakeUps, payloadType, null, (BatchMessageHandler<Object>) requireBatchable(batchHandler,
                 options), options);

@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
@@ -159,13 +160,13 @@ final class SlotOwnership {
         // renewals and claims go out together, then each is awaited with its own bound
         Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
         for (OrderlySlot s : held) {
-            renewals.put(s, consumer.claim(s.slot, instanceId, s.epoch, ownershipMillis, 0));
+            renewals.put(s, SlotClaims.claim(consumer, s.slot, instanceId, s.epoch, ownershipMillis, 0));
         }
         Map<Integer, CompletableFuture<Claim>> claims = new LinkedHashMap<>();
         for (Map.Entry<Integer, Long> slot : assigned.entrySet()) {
             if (held.stream().noneMatch(s -> s.slot == slot.getKey())) {
-                claims.put(slot.getKey(), consumer.claim(slot.getKey(), instanceId, 0, ownershipMillis,
-                        slot.getValue()));
+                claims.put(slot.getKey(), SlotClaims.claim(consumer, slot.getKey(), instanceId, 0,
+                        ownershipMillis, slot.getValue()));
             }
         }
         long validUntil = sent + guardMillis - renewEveryMillis;

@@ -20,6 +20,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.RedisGateway;
@@ -59,7 +60,7 @@ class ContainerLivenessTest extends EngineTestSupport {
             CountDownLatch firstStarted = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             // the default 30 s lease: before the fix, the duplicate waited for the first delivery's lease deadline
-            RmqListenerContainer container = new RmqListenerContainer(
+            RmqListenerContainer container = ListenerContainers.concurrent(
                     rmq.consumer(topic, FAST.withLease(Duration.ofSeconds(30))), wakeUps(rmq), String.class,
                     (String body, Delivery d) -> {
                         starts.add(System.currentTimeMillis());
@@ -137,7 +138,7 @@ class ContainerLivenessTest extends EngineTestSupport {
             client = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
             engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
             engine.defineTopic(topic, type, 16);
-            container = new RmqListenerContainer(engine.consumer(topic, settings), wakeUps(engine), String.class,
+            container = ListenerContainers.concurrent(engine.consumer(topic, settings), wakeUps(engine), String.class,
                     handler, options);
             container.start();
         }

@@ -16,6 +16,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
@@ -41,7 +42,7 @@ class ContainerTest extends EngineTestSupport {
     private RmqListenerContainer container(String topic, int concurrency, Duration maxIdle,
             io.rmq.consumer.MessageHandler<String> handler) {
         RmqConsumer consumer = rmq.consumer(topic, FAST);
-        return new RmqListenerContainer(consumer, wakeUps(rmq), String.class, handler,
+        return ListenerContainers.concurrent(consumer, wakeUps(rmq), String.class, handler,
                 new ContainerOptions("c-" + topic, concurrency, maxIdle, Duration.ofSeconds(5), null));
     }
 
@@ -193,7 +194,7 @@ class ContainerTest extends EngineTestSupport {
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 20_000;
         CountDownLatch all = new CountDownLatch(messages);
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("race", settings), wakeUps(rmq),
+        RmqListenerContainer container = ListenerContainers.concurrent(rmq.consumer("race", settings), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> {
                     if (handled.merge(body, 1, Integer::sum) == 1) {
                         all.countDown();
@@ -230,7 +231,7 @@ class ContainerTest extends EngineTestSupport {
         java.util.Map<String, Integer> handled = new ConcurrentHashMap<>();
         int messages = 4_000;
         CountDownLatch all = new CountDownLatch(messages);
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("trickle", settings), wakeUps(rmq),
+        RmqListenerContainer container = ListenerContainers.concurrent(rmq.consumer("trickle", settings), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> {
                     if (handled.merge(body, 1, Integer::sum) == 1) {
                         all.countDown();
@@ -342,7 +343,7 @@ class ContainerTest extends EngineTestSupport {
         List<Integer> attempts = new ArrayList<>();
         // extended every 333 ms: a loaded machine's stall must outlast the 1 s lease to cause a (rightful) redelivery
         RmqConsumer consumer = rmq.consumer("rm", FAST.withLease(Duration.ofMillis(1000)));
-        RmqListenerContainer container = new RmqListenerContainer(consumer, wakeUps(rmq), String.class,
+        RmqListenerContainer container = ListenerContainers.concurrent(consumer, wakeUps(rmq), String.class,
                 (String body, Delivery d) -> {
                     attempts.add(d.attempt());
                     Thread.sleep(3000); // three leases long
@@ -386,7 +387,7 @@ class ContainerTest extends EngineTestSupport {
         }
         CountDownLatch done = new CountDownLatch(messages);
         RmqConsumer consumer = rmq.consumer("held", FAST.withLease(Duration.ofMillis(1000)));
-        RmqListenerContainer container = new RmqListenerContainer(consumer, wakeUps(rmq), String.class,
+        RmqListenerContainer container = ListenerContainers.concurrent(consumer, wakeUps(rmq), String.class,
                 (String body, Delivery d) -> {
                     attempts.computeIfAbsent(body, b -> new java.util.concurrent.CopyOnWriteArrayList<>())
                             .add(d.attempt());

@@ -16,6 +16,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
 import io.rmq.test.LogCapture;
@@ -71,9 +72,9 @@ class FrozenClusterMasterTest {
                 ContainerOptions options = new ContainerOptions("frozen", 4, Duration.ofSeconds(2),
                         Duration.ofSeconds(5), null);
                 long commandTimeout = options.commandTimeout().toMillis();
-                RmqListenerContainer started = new RmqListenerContainer(rmq.consumer(TOPIC, ConsumerSettings.DEFAULT), wakeUps(rmq),
-                        String.class, (String body, Delivery d) -> handledAt.putIfAbsent(body,
-                                System.currentTimeMillis()), options);
+                RmqListenerContainer started = ListenerContainers.concurrent(
+                        rmq.consumer(TOPIC, ConsumerSettings.DEFAULT), wakeUps(rmq), String.class,
+                        (String body, Delivery d) -> handledAt.putIfAbsent(body, System.currentTimeMillis()), options);
                 container = started;
                 started.start();
                 for (String body : healthy) {

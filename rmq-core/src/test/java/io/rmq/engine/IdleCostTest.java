@@ -17,6 +17,7 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
 import io.rmq.test.RedisEndpoint;
@@ -60,7 +61,7 @@ class IdleCostTest extends EngineTestSupport {
         rmq.defineTopic("idle", TopicType.FIXED_TIME, SLOTS);
         Duration maxIdle = Duration.ofSeconds(4);
         Map<String, Integer> handled = new ConcurrentHashMap<>();
-        RmqListenerContainer container = new RmqListenerContainer(rmq.consumer("idle", FAST), wakeUps(rmq),
+        RmqListenerContainer container = ListenerContainers.concurrent(rmq.consumer("idle", FAST), wakeUps(rmq),
                 String.class, (String body, Delivery d) -> handled.put(body, d.attempt()),
                 new ContainerOptions("idle-cost", 4, maxIdle, Duration.ofSeconds(5), null));
         container.start();
@@ -106,7 +107,7 @@ class IdleCostTest extends EngineTestSupport {
             String topic = "one-" + type.name().toLowerCase().replace('_', '-');
             rmq.defineTopic(topic, type, 1);
             java.util.concurrent.BlockingQueue<String> handled = new java.util.concurrent.LinkedBlockingQueue<>();
-            RmqListenerContainer container = new RmqListenerContainer(rmq.consumer(topic, FAST), wakeUps(rmq),
+            RmqListenerContainer container = ListenerContainers.concurrent(rmq.consumer(topic, FAST), wakeUps(rmq),
                     String.class, (String body, Delivery d) -> handled.add(body),
                     new ContainerOptions("one-" + type, 1, Duration.ofMinutes(5), Duration.ofSeconds(5), null));
             container.start();

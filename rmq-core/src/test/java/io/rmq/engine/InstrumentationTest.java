@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.rmq.Rmq;
 import io.rmq.consumer.Delivery;
+import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -215,7 +216,7 @@ class InstrumentationTest extends EngineTestSupport {
         engine.defineTopic("ordered", TopicType.FIXED_TIME, 2);
         RmqConsumer ghost = engine.consumer("ordered", FAST);
         // an instance that died holding slot 0: this listener takes it over once the ghost's ownership runs out
-        assertThat(ghost.claim(0, "ghost", 0, 1000, 0).join().held()).isTrue();
+        assertThat(SlotClaims.claim(ghost, 0, "ghost", 0, 1000, 0).join().held()).isTrue();
         Instant due = Instant.now().minusSeconds(2);
         engine.producer().sendFixedTime("ordered", "ok-0", due);
         engine.producer().sendFixedTime("ordered", "ok-1", due);

@@ -12,6 +12,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
 import io.rmq.test.RedisTopology;
@@ -42,7 +43,7 @@ class LookAheadTest extends EngineTestSupport {
 
     private RmqListenerContainer container(String topic, ConsumerSettings settings, BlockingQueue<Handled> handled) {
         long lease = settings.lease().toMillis();
-        return new RmqListenerContainer(rmq.consumer(topic, settings), wakeUps(rmq), String.class,
+        return ListenerContainers.concurrent(rmq.consumer(topic, settings), wakeUps(rmq), String.class,
                 (String body, Delivery d) -> handled.add(new Handled(body, (long) d.score(),
                         d.leaseDeadline() - lease, System.currentTimeMillis())),
                 new ContainerOptions("c-" + topic, 4, Duration.ofSeconds(30), Duration.ofSeconds(5), null));

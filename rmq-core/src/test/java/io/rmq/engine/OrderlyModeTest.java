@@ -14,6 +14,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
+import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -177,17 +178,18 @@ class OrderlyModeTest extends OrderlyTestSupport {
         rmq.defineTopic(topic, TopicType.PRIORITY, 1);
         io.rmq.consumer.RmqConsumer a = newEngine().consumer(topic, ORDERED);
         io.rmq.consumer.RmqConsumer b = newEngine().consumer(topic, ORDERED);
-        long first = a.claim(0, "a", 0, 5000, 0).join().epoch();
+        long first = SlotClaims.claim(a, 0, "a", 0, 5000, 0).join().epoch();
         assertThat(a.releaseOwnership(0, "a", first).join()).isTrue();
         assertThat(ownerKeys(topic, 1)).isEmpty();
-        long second = b.claim(0, "b", 0, 500, 0).join().epoch();
+        long second = SlotClaims.claim(b, 0, "b", 0, 500, 0).join().epoch();
         assertThat(second).as("the key was deleted, the numbering goes on").isGreaterThan(first);
         assertThat(a.orderedStep(0, first, 1, List.of(), null, null, null).join().fenced())
                 .as("the released epoch stays fenced").isTrue();
         // b dies; a ZooKeeper-coordinated instance (young zxids are smaller than Redis's µs numbers) takes over
         long zxid = 5L << 32;
-        await().atMost(Duration.ofSeconds(5)).until(() -> a.claim(0, "a", 0, 5000, zxid).join().held());
-        assertThat(b.claim(0, "b", 0, 5000, zxid - 1).join().held()).as("a stale ZooKeeper decision").isFalse();
+        await().atMost(Duration.ofSeconds(5)).until(() -> SlotClaims.claim(a, 0, "a", 0, 5000, zxid).join().held());
+        assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, zxid - 1).join().held()).as("a stale ZooKeeper decision")
+                .isFalse();
     }
 
     private ListenerContainer ordered(Rmq engine, String topic, ConsumerSettings settings,

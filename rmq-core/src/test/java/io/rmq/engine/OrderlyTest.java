@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
+import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
@@ -151,18 +152,18 @@ class OrderlyTest extends OrderlyTestSupport {
         rmq.producer().sendPriority(topic, "x", 5);
         rmq.producer().sendPriority(topic, "y", 9);
         // a holds the slot for 2 s: longer than a loaded machine takes for the next three calls
-        Claim claimA = a.claim(0, "a", 0, 2000, 0).join();
+        Claim claimA = SlotClaims.claim(a, 0, "a", 0, 2000, 0).join();
         assertThat(claimA.held()).isTrue();
-        assertThat(b.claim(0, "b", 0, 500, 0).join().held()).as("held by a").isFalse();
+        assertThat(SlotClaims.claim(b, 0, "b", 0, 500, 0).join().held()).as("held by a").isFalse();
         OrderedStep step = a.orderedStep(0, claimA.epoch(), 1, List.of(), null, null, null).join();
         assertThat(step.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y");
         // a stops renewing (paused, cut off); its time runs out and b takes the slot with a higher epoch
-        await().atMost(Duration.ofSeconds(30)).until(() -> b.claim(0, "b", 0, 5000, 0).join().held());
-        long epochB = b.claim(0, "b", 0, 5000, 0).join().epoch();
+        await().atMost(Duration.ofSeconds(30)).until(() -> SlotClaims.claim(b, 0, "b", 0, 5000, 0).join().held());
+        long epochB = SlotClaims.claim(b, 0, "b", 0, 5000, 0).join().epoch();
         assertThat(epochB).isGreaterThan(claimA.epoch());
         OrderedStep late = a.orderedStep(0, claimA.epoch(), 5, step.deliveries(), null, null, null).join();
         assertThat(late.fenced()).as("a can neither settle nor take").isTrue();
-        assertThat(a.claim(0, "a", claimA.epoch(), 500, 0).join().held()).as("nor renew").isFalse();
+        assertThat(SlotClaims.claim(a, 0, "a", claimA.epoch(), 500, 0).join().held()).as("nor renew").isFalse();
         // b gets what a had taken and not settled first, with the attempt a's loss counted, then the rest
         OrderedStep takeover = b.orderedStep(0, epochB, 5, List.of(), null, null, null).join();
         assertThat(takeover.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y", "x");
@@ -171,9 +172,9 @@ class OrderlyTest extends OrderlyTestSupport {
         assertThat(settled.fenced()).isFalse();
         assertThat(rmq.admin().stats(topic).inFlight()).isZero();
         // a ZooKeeper-decided epoch takes over from any lower one, a stale one is refused
-        Claim zk = a.claim(0, "a", 0, 5000, epochB + 100).join();
+        Claim zk = SlotClaims.claim(a, 0, "a", 0, 5000, epochB + 100).join();
         assertThat(zk.epoch()).isEqualTo(epochB + 100);
-        assertThat(b.claim(0, "b", 0, 5000, epochB + 50).join()).isEqualTo(new Claim(0, -1));
+        assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, epochB + 50).join()).isEqualTo(new Claim(0, -1));
     }
 
     @Test
@@ -182,8 +183,8 @@ class OrderlyTest extends OrderlyTestSupport {
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
         RmqConsumer orderedConsumer = rmq.consumer(topic, ORDERED);
         rmq.producer().send(OutgoingMessage.fixedTime(topic, "m", Instant.now()).withSlotBasis("k"));
-        Claim claim0 = orderedConsumer.claim(0, "me", 0, 5000, 0).join();
-        Claim claim1 = orderedConsumer.claim(1, "me", 0, 5000, 0).join();
+        Claim claim0 = SlotClaims.claim(orderedConsumer, 0, "me", 0, 5000, 0).join();
+        Claim claim1 = SlotClaims.claim(orderedConsumer, 1, "me", 0, 5000, 0).join();
         assertThat(claim0.held() && claim1.held()).isTrue();
         assertThatThrownBy(() -> rmq.consumer(topic, FAST).poll()).hasMessageContaining("ORDERLY");
         assertThatThrownBy(() -> rmq.admin().endOrdering(topic)).hasMessageContaining("still owned");

@@ -11,6 +11,7 @@ import io.rmq.Rmq;
 import io.rmq.admin.DeadMessage;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
+import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
@@ -336,7 +337,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         sendNow("o", BODY, FIRST);
         sendNow("o", "{\"id\":2}", Map.of());
         RmqConsumer consumer = reading.consumer("o", NO_RETRY);
-        long epoch = consumer.claim(0, "a", 0, 10_000, 0).join().epoch();
+        long epoch = SlotClaims.claim(consumer, 0, "a", 0, 10_000, 0).join().epoch();
         OrderedStep step = consumer.orderedStep(0, epoch, 10, List.of(), null, null, null).join();
         assertThat(step.deliveries()).hasSize(2);
         Delivery first = step.deliveries().stream().filter(d -> d.bodyAsString().equals(BODY)).findFirst().orElseThrow();

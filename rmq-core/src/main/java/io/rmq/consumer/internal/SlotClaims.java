@@ -1,0 +1,37 @@
+package io.rmq.consumer.internal;
+
+import java.util.concurrent.CompletableFuture;
+
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.core.internal.Seam;
+import io.rmq.redis.internal.RmqRedis;
+
+/**
+ * Ownership claims on a consumer's ordered slots, for the ORDERLY container (and tests): the claim's answer is an
+ * engine internal, so {@link RmqConsumer} keeps the method off its public API and registers it in {@link #SEAM} when
+ * it is initialized. Stateless.
+ */
+public final class SlotClaims {
+
+    /** What {@link RmqConsumer} registers. */
+    @FunctionalInterface
+    public interface Access {
+
+        CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId, long heldEpoch,
+                long ownershipMillis, long decidedEpoch);
+    }
+
+    public static final Seam<Access> SEAM = new Seam<>(RmqConsumer.class);
+
+    private SlotClaims() {
+    }
+
+    /**
+     * Claims (or, with the epoch held, renews) {@code consumer}'s ordered slot {@code slot} for
+     * {@code ownershipMillis}; {@code decidedEpoch} is the epoch the slot coordinator decided on (0: none).
+     */
+    public static CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId,
+            long heldEpoch, long ownershipMillis, long decidedEpoch) {
+        return SEAM.get().claim(consumer, slot, instanceId, heldEpoch, ownershipMillis, decidedEpoch);
+    }
+}
