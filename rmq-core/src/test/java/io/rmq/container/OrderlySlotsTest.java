@@ -131,6 +131,21 @@ class OrderlySlotsTest {
         assertThat(slots.takeReady()).isNull();
     }
 
+    /** A handler thread that outlived stop() still has its slot marked running: the next start owns none of them. */
+    @Test
+    void aStartForgetsTheSlotsThePreviousRunLeftBehind() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        slots.add(2, 1, Long.MAX_VALUE);
+        OrderlySlot abandoned = slots.takeReady();
+        slots.markStopping();
+        slots.signalChange();
+        slots.starting();
+        assertThat(slots.ownedSlots()).as("owned after a new start").isEmpty();
+        assertThat(slots.finishRun(abandoned, System.currentTimeMillis())).as("given up by the abandoned thread")
+                .isFalse();
+        assertThat(slots.ownedSlots()).isEmpty();
+    }
+
     private OrderlySlot takeReady() {
         try {
             return slots.takeReady();
