@@ -85,6 +85,13 @@ final class HandlerThreads implements ContainerWatchdog.Check {
         }
     }
 
+    /** Stops replacing threads and interrupts them all, without waiting. */
+    void interrupt() {
+        for (Thread thread : stopping()) {
+            thread.interrupt();
+        }
+    }
+
     /** Stops replacing threads and waits for them all to end, at most until {@code deadlineNanos}. */
     void joinUntil(long deadlineNanos) {
         for (Thread thread : stopping()) {

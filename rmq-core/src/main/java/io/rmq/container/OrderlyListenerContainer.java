@@ -1,20 +1,15 @@
 package io.rmq.container;
 
 import java.lang.reflect.Type;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.ConsumeMode;
-import io.rmq.core.internal.Timeouts;
 import io.rmq.redis.internal.WakeUpSubscriber;
-import io.rmq.observe.RmqInstrumentation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,14 +18,18 @@ import org.slf4j.LoggerFactory;
  * decides; the ownership itself is claimed in Redis), and handles each owned slot's messages on one thread at a
  * time, one message after another, in the order Redis hands them over. {@code concurrency} threads handle up to that
  * many slots at once. Threads: this class is the lifecycle (start/stop, pause/resume), the wiring and the public
- * accessors; its own state (the running flag, the threads it started, the counts at stop) is written by start() and
- * stop() under {@code lifecycle} and by the watchdog on the shared timer. The rest belongs to:
+ * accessors; its own state (the running flag, the coordination thread, the counts at stop) is written by start() and
+ * stop() under {@code lifecycle} and, for the coordination thread, by the watchdog on the shared timer. The rest
+ * belongs to:
  * <ul>
  * <li>{@link SlotOwnership}, the coordination thread's job: membership, claiming, renewing, the guard, giving up,
  * epochs;</li>
  * <li>{@link OrderlyStepper}, what a handler thread does with one slot: steps, handling in order;</li>
  * <li>{@link SlotStepSender}, one step's round trip to Redis and the settlement of what it reports;</li>
  * <li>{@link OrderlySlots} and {@link OrderlySlot}, the scheduling state under one lock, and one owned slot.</li>
+ * <li>{@link ContainerWatchdog} (every second, on the shared timer thread) runs the {@link CoordinationCheck} (the
+ * coordination thread alive and passing) and {@link HandlerThreads} (a dead handler thread is replaced); each repair
+ * is an ERROR and counts in {@link #stallsRepaired()}.</li>
  * </ul>
  * A coordination thread renews this instance's membership and its slots' ownership every fifth of the guard time,
  * claims the slots the coordinator assigns to it (once their previous owner released them or its time ran out) and
@@ -61,21 +60,16 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private final Type payloadType;
     private final ContainerOptions options;
     private final long commandTimeoutMillis;
-    /** The consumer's instrumentation; {@code instrumented} false for NONE. */
-    private final RmqInstrumentation instrumentation;
-    private final boolean instrumented;
 
     private final OrderlySlots slots;
     private final SlotStepSender sender;
     private final SlotOwnership ownership;
-    private final OrderlyStepper stepper;
+    private final HandlerThreads handlers;
+    private final ContainerWatchdog watchdog;
 
     private final Object lifecycle = new Object();
     private volatile boolean running;
     private volatile Thread coordination;
-    private final List<Thread> workers = new ArrayList<>();
-    private ScheduledFuture<?> watchdog;
-    private final AtomicLong stallsRepaired = new AtomicLong();
     private volatile int handedBackOnStop;
     private volatile int abandonedOnStop;
 
@@ -114,13 +108,15 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         this.options = options;
         this.commandTimeoutMillis = Math.min(options.commandTimeout().toMillis(),
                 options.ownershipTimeout().toMillis());
-        this.instrumentation = consumer.instrumentation();
-        this.instrumented = instrumentation != RmqInstrumentation.NONE;
         this.slots = new OrderlySlots(options.id(), consumer.topic().name());
         this.sender = new SlotStepSender(consumer, slots, options.id(), commandTimeoutMillis);
         this.ownership = new SlotOwnership(consumer, coordinator, slots, sender, options, commandTimeoutMillis);
-        this.stepper = new OrderlyStepper(slots, ownership, sender, consumer, payloadType,
+        OrderlyStepper stepper = new OrderlyStepper(slots, ownership, sender, consumer, payloadType,
                 (MessageHandler<Object>) handler, options, commandTimeoutMillis);
+        this.watchdog = new ContainerWatchdog(options.id(), topic(), log, consumer.instrumentation());
+        this.handlers = new HandlerThreads(options, "orderly", stepper::work, watchdog, topic(), log);
+        watchdog.add(new CoordinationCheck());
+        watchdog.add(handlers);
     }
 
     @Override
@@ -145,7 +141,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     @Override
     public long stallsRepaired() {
-        return stallsRepaired.get();
+        return watchdog.repairs();
     }
 
     /** This instance's id among the topic's ordered consumers (fresh at every start). */
@@ -218,13 +214,10 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             consumer.preparePayloadType(payloadType);
             ownership.join();
             wakeUps.register(topic(), wakeListener);
-            workers.clear();
-            for (int i = 0; i < options.concurrency(); i++) {
-                workers.add(startHandlerThread(options.id() + "-orderly-" + i));
-            }
+            handlers.start();
             ownership.ticking();
             startCoordination();
-            watchdog = Timeouts.every(1000, this::watchdog);
+            watchdog.start();
             log.debug("Started ORDERLY listener container '{}' on topic '{}' as {} ({} coordinator)", id(), topic(),
                     instanceId(), coordinator);
         }
@@ -237,7 +230,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                 return;
             }
             slots.markStopping();
-            watchdog.cancel(false);
+            watchdog.stop();
             wakeUps.unregister(topic(), wakeListener);
             slots.signalChange();
             // not interrupted: a pass under way finishes, so a slot whose claim Redis has already granted is known
@@ -253,10 +246,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis));
             }
             // running handlers finish their message (no new one starts); their slots are then given up
-            long deadline = System.nanoTime() + options.shutdownTimeout().toNanos();
-            for (Thread worker : workers) {
-                ContainerThreads.joinUntil(worker, deadline);
-            }
+            handlers.joinUntil(System.nanoTime() + options.shutdownTimeout().toNanos());
             List<OrderlySlot> left = slots.notRunning();
             left.forEach(ownership::giveUp);
             int abandoned = ownedSlots().size();
@@ -268,22 +258,10 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         options.shutdownTimeout());
             }
             ownership.leave();
-            for (Thread worker : workers) {
-                worker.interrupt();
-            }
+            handlers.interrupt();
             running = false;
             log.debug("Stopped ORDERLY listener container '{}'", id());
         }
-    }
-
-    // ------------------------------------------------------------------ threads
-    // moves onto the shared HandlerThreads: starting (and, from the watchdog, replacing) a handler thread
-
-    private Thread startHandlerThread(String name) {
-        Thread worker = options.threadFactory().newThread(stepper::work);
-        worker.setName(name);
-        worker.start();
-        return worker;
     }
 
     private void startCoordination() {
@@ -293,53 +271,33 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         thread.start();
     }
 
-    // ------------------------------------------------------------------ watchdog
-    // moves onto the shared ContainerWatchdog: this container supplies the two checks below
+    /**
+     * The watchdog's check of the coordination thread: alive, and it has begun a pass within a renewal period and its
+     * bounded waits; else an ERROR, and a new thread (the old one, interrupted, ends at its next wait). A JVM pause
+     * restarts the count, so that it is never taken for a stall. Timer thread.
+     */
+    private final class CoordinationCheck implements ContainerWatchdog.Check {
 
-    private void watchdog() {
-        try {
-            if (slots.isStopping() || !running) {
+        @Override
+        public void check(long now) {
+            Thread thread = coordination;
+            if (slots.isStopping() || !running || thread == null) {
                 return;
             }
-            checkCoordinationTicking();
-            checkHandlerThreadsAlive();
-        }
-        catch (RuntimeException ex) {
-            log.error("ORDERLY container '{}': watchdog check failed", id(), ex);
-        }
-    }
-
-    /** The coordination thread is alive and has begun a pass within a renewal period and its bounded waits. */
-    private void checkCoordinationTicking() {
-        Thread thread = coordination;
-        long silent = System.currentTimeMillis() - ownership.lastTickMillis();
-        if (!thread.isAlive() || silent > ownership.renewEveryMillis() + 3 * commandTimeoutMillis + 5000) {
-            repaired();
-            log.error("ORDERLY container '{}' (topic '{}'): its coordination thread {}; starting a new one", id(),
-                    topic(), thread.isAlive() ? "made no pass for " + silent + " ms" : "has died");
-            thread.interrupt();
-            ownership.ticking();
-            startCoordination();
-        }
-    }
-
-    /** Every handler thread is alive: a dead one is replaced under its name. */
-    private void checkHandlerThreadsAlive() {
-        for (int i = 0; i < workers.size(); i++) {
-            if (!workers.get(i).isAlive() && !slots.isStopping()) {
-                repaired();
-                log.error("ORDERLY container '{}' (topic '{}'): handler thread {} has died; starting a new one",
-                        id(), topic(), workers.get(i).getName());
-                workers.set(i, startHandlerThread(workers.get(i).getName()));
+            long silent = now - ownership.lastTickMillis();
+            if (!thread.isAlive() || silent > ownership.renewEveryMillis() + 3 * commandTimeoutMillis + 5000) {
+                watchdog.repaired();
+                log.error("ORDERLY container '{}' (topic '{}'): its coordination thread {}; starting a new one", id(),
+                        topic(), thread.isAlive() ? "made no pass for " + silent + " ms" : "has died");
+                thread.interrupt();
+                ownership.ticking();
+                startCoordination();
             }
         }
-    }
 
-    /** Counts a repair by the watchdog (each one a broken invariant, logged as an ERROR by the caller). */
-    private void repaired() {
-        stallsRepaired.incrementAndGet();
-        if (instrumented) {
-            instrumentation.watchdogRepaired(id(), topic());
+        @Override
+        public void jvmPaused(long now) {
+            ownership.ticking();
         }
     }
 }

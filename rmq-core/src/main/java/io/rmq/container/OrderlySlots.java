@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * The scheduling state of an {@link OrderlyListenerContainer}: which slots it owns, when each is next due, which are
  * running, whether it is paused and how many steps that take messages are under way. Threads: all of it is guarded by
  * {@link #lock}, which any thread takes (handler threads, the coordination thread, the wake-up subscriber, callers of
- * pause/resume/stop); {@code stopping} and {@code paused} are also read without it.
+ * pause/resume/stop); {@code stopping}, {@code paused} and {@code generation} are also read without it. Each start is a
+ * new {@linkplain #generation() generation}: a thread of an earlier run that outlived its stop (a handler slower than
+ * the shutdown timeout) sees it is no longer current and ends, and the slots that run left behind are forgotten.
  *
  * <h2>Invariants</h2>
  * <ol>
@@ -51,6 +53,8 @@ final class OrderlySlots {
     private final Map<Integer, OrderlySlot> owned = new TreeMap<>();
     /** Set by stop() (then signalled), cleared by start(); read anywhere. */
     private volatile boolean stopping;
+    /** Counts the starts (written under the lock by {@link #starting()}); read anywhere. */
+    private volatile long generation;
     /** Set and cleared under the lock by {@link #pause()} / {@link #resume()}; read anywhere. */
     private volatile boolean paused;
     /** Steps that take messages and have not answered yet (incremented under the lock, only while not paused). */
@@ -67,8 +71,31 @@ final class OrderlySlots {
         return stopping;
     }
 
+    /**
+     * A new run: forgets the slots an earlier run left behind (still marked running by a handler that outlived the
+     * stop: they were not given up, and are taken over once their ownership runs out), and begins a new generation.
+     */
     void starting() {
-        stopping = false;
+        lock.lock();
+        try {
+            owned.clear();
+            generation++;
+            stopping = false;
+            changed.signalAll();
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /** The current run's generation: a thread reads it as it begins, and runs while {@link #isCurrent} says so. */
+    long generation() {
+        return generation;
+    }
+
+    /** Whether a thread of run {@code generation} goes on: not stopping, and no start since. */
+    boolean isCurrent(long generation) {
+        return !stopping && this.generation == generation;
     }
 
     /** No slot is handed out, and no handler starts, from now on; {@link #signalChange()} wakes the waiters. */
@@ -192,11 +219,14 @@ final class OrderlySlots {
 
     // ---------------------------------------------------------------- handler threads (invariant 2)
 
-    /** Waits for an owned slot that is due and not running, and marks it running; null when stopping. */
-    OrderlySlot takeReady() throws InterruptedException {
+    /**
+     * Waits for an owned slot that is due and not running, and marks it running; null once run {@code generation} is
+     * no longer {@linkplain #isCurrent current} (stopping, or started again).
+     */
+    OrderlySlot takeReady(long generation) throws InterruptedException {
         lock.lock();
         try {
-            while (!stopping) {
+            while (isCurrent(generation)) {
                 long now = System.currentTimeMillis();
                 OrderlySlot best = null;
                 long earliest = paused ? now + WAIT_BOUND_MILLIS : Long.MAX_VALUE; // resume() signals

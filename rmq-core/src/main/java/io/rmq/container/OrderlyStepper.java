@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.Delivery;
+import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
@@ -30,6 +31,12 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * Before every handler start the slot's guard is checked ({@link SlotOwnership#mayStart}, invariant 1), and a step
  * takes messages only when {@link OrderlySlots#beginTake()} allows it (not paused, invariant 5).
+ * <p>
+ * Nothing is stranded, whatever is thrown: a {@code Throwable} is caught at the thread's top and logged once with the
+ * listener's id, and the thread goes on; a run always ends ({@link OrderlySlots#finishRun}), so its slot never stays
+ * marked running; a delivery in hand when the instrumentation throws ends as a failure, retried in its place. Should
+ * something still escape (the log itself failing), the slot's run has ended first, and {@link HandlerThreads} replaces
+ * the thread.
  */
 final class OrderlyStepper {
 
@@ -74,38 +81,52 @@ final class OrderlyStepper {
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
     }
 
-    /** A handler thread: runs due slots until stopping. */
+    /**
+     * A handler thread: runs due slots while its run is current (it reads the generation as it begins: a thread that
+     * outlived a stop ends rather than join the next run).
+     */
     void work() {
-        while (!slots.isStopping()) {
-            OrderlySlot s;
+        long generation = slots.generation();
+        while (slots.isCurrent(generation)) {
             try {
-                s = slots.takeReady();
+                OrderlySlot s = slots.takeReady(generation);
+                if (s == null) {
+                    return;
+                }
+                turn(s, generation);
             }
             catch (InterruptedException ex) {
                 return;
             }
-            if (s == null) {
-                return;
+            catch (Throwable ex) {
+                // the thread's top: a handler thread that ended here would leave the container a thread short
+                log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {}; the thread goes"
+                        + " on", id, topic, Thread.currentThread().getName(), ex);
             }
-            long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
-            try {
-                next = run(s);
+        }
+    }
+
+    /** One turn on a slot the thread has marked running; the run ends (and the slot is given up if due) whatever. */
+    private void turn(OrderlySlot s, long generation) {
+        long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
+        try {
+            next = run(s, generation);
+        }
+        catch (RuntimeException ex) {
+            s.failedSteps++;
+            if (s.failedSteps == 1 || s.failedSteps % 60 == 0) {
+                log.warn("ORDERLY container '{}' failed a step on slot {} of topic '{}' ({} in a row); retrying in {}"
+                        + " ms: {}", id, s.slot, topic, s.failedSteps, ERROR_PAUSE_MILLIS, String.valueOf(ex));
             }
-            catch (RuntimeException ex) {
-                s.failedSteps++;
-                if (s.failedSteps == 1 || s.failedSteps % 60 == 0) {
-                    log.warn("ORDERLY container '{}' failed a step on slot {} of topic '{}' ({} in a row); retrying"
-                            + " in {} ms: {}", id, s.slot, topic, s.failedSteps, ERROR_PAUSE_MILLIS,
-                            String.valueOf(ex));
-                }
-            }
-            catch (Error ex) {
-                log.error("ORDERLY container '{}' hit an error on slot {} of topic '{}'", id, s.slot, topic, ex);
-            }
-            finally {
-                if (slots.finishRun(s, next)) {
-                    ownership.giveUp(s);
-                }
+        }
+        catch (Throwable ex) {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {} running slot {};"
+                    + " the slot is due again in {} ms", id, topic, Thread.currentThread().getName(), s.slot,
+                    ERROR_PAUSE_MILLIS, ex);
+        }
+        finally {
+            if (slots.finishRun(s, next)) {
+                ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
             }
         }
     }
@@ -115,9 +136,9 @@ final class OrderlyStepper {
      *
      * @return local ms when the slot is next due
      */
-    private long run(OrderlySlot s) {
+    private long run(OrderlySlot s, long generation) {
         for (int steps = 0; steps < STEPS_PER_TURN; steps++) {
-            if (slots.isStopping() || s.releasing) {
+            if (!slots.isCurrent(generation) || s.releasing) {
                 return Long.MAX_VALUE; // stop() or the release reports what was handled
             }
             if (!ownership.mayStart(s)) {
@@ -178,12 +199,25 @@ final class OrderlyStepper {
                     s.notStarted = taken.size() - i;
                     return System.currentTimeMillis();
                 }
-                // right before the handler (conversion included), on its thread
-                HandleScope scope = instrumented
-                        ? instrumentation.handleStarted(id, delivery, consumer.latenessMillis(delivery))
-                        : HandleScope.NONE;
-                Outcome outcome = consumer.invoke(delivery, payloadType, handler);
-                scope.handlerReturned(outcome.error());
+                HandleScope scope = HandleScope.NONE;
+                Outcome outcome;
+                try {
+                    // right before the handler (conversion included), on its thread
+                    if (instrumented) {
+                        scope = instrumentation.handleStarted(id, delivery, consumer.latenessMillis(delivery));
+                    }
+                    outcome = consumer.invoke(delivery, payloadType, handler);
+                    scope.handlerReturned(outcome.error());
+                }
+                catch (Throwable ex) {
+                    // the handler's own throws are its outcome: this came from around it (the instrumentation, a
+                    // Throwable that is no Exception). The delivery ends as a failure, retried in its place: never
+                    // held, and a repeat offender goes to dead after the retries like any failure
+                    outcome = new Outcome(String.valueOf(ex), false, ex, FailureDecision.retry());
+                    log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {} around the"
+                            + " handler of {}; it counts as a failed attempt", id, topic,
+                            Thread.currentThread().getName(), delivery, ex);
+                }
                 if (outcome.failed()) {
                     s.failed = delivery;
                     s.failure = outcome;

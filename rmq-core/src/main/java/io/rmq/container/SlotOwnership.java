@@ -56,7 +56,7 @@ final class SlotOwnership {
     /** Set at each start (lifecycle), read anywhere. */
     private volatile String instanceId;
     private volatile SlotCoordinator.Membership membership;
-    /** When the last pass began (the coordination thread; the watchdog when it starts a new one). */
+    /** When the last pass began (coordination thread; the watchdog as it starts one, or after a JVM pause). */
     private volatile long lastTickMillis;
     /** Passes that failed in a row (coordination thread). */
     private int failedTicks;
@@ -101,7 +101,10 @@ final class SlotOwnership {
         membership = coordinator.join(topic, instanceId, consumer.topic().slotAmount(), options.ownershipTimeout());
     }
 
-    /** Counts from now before the watchdog finds the coordination thread silent (a thread is about to start). */
+    /**
+     * Counts from now before the watchdog finds the coordination thread silent (a thread is about to start, or the
+     * whole JVM stood still).
+     */
     void ticking() {
         lastTickMillis = System.currentTimeMillis();
     }
@@ -117,9 +120,15 @@ final class SlotOwnership {
         }
     }
 
-    /** The coordination thread: a pass every renewal period until stopping. */
+    /**
+     * The coordination thread: a pass every renewal period while its run is current (it reads the generation as it
+     * begins) and it is not interrupted (stop() or the watchdog gave up on it). A {@code Throwable} is caught at the
+     * top and logged once with the listener's id; the thread goes on, and a slot it was giving up is given up
+     * ({@link #giveUp} throws nothing).
+     */
     void coordinate() {
-        while (!slots.isStopping()) {
+        long generation = slots.generation();
+        while (slots.isCurrent(generation)) {
             long started = System.currentTimeMillis();
             lastTickMillis = started;
             try {
@@ -130,15 +139,13 @@ final class SlotOwnership {
                     failedTicks = 0;
                 }
             }
-            catch (RuntimeException ex) {
-                if (slots.isStopping()) {
+            catch (Throwable ex) {
+                if (!slots.isCurrent(generation) || Thread.currentThread().isInterrupted()) {
                     return;
                 }
                 failedTicks++;
                 if (failedTicks == 1 || failedTicks % 30 == 0) {
-                    log.warn("ORDERLY container '{}' could not renew its ownership of topic '{}' ({} time(s) in a"
-                            + " row); its slots stop when their ownership runs out: {}", id, topic, failedTicks,
-                            String.valueOf(ex));
+                    tickFailed(ex);
                 }
             }
             try {
@@ -147,6 +154,18 @@ final class SlotOwnership {
             catch (InterruptedException ex) {
                 return;
             }
+        }
+    }
+
+    private void tickFailed(Throwable ex) {
+        if (ex instanceof RuntimeException) {
+            log.warn("ORDERLY container '{}' could not renew its ownership of topic '{}' ({} time(s) in a row); its"
+                    + " slots stop when their ownership runs out: {}", id, topic, failedTicks, String.valueOf(ex));
+        }
+        else {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on its coordination thread ({} time(s) in"
+                    + " a row); the thread goes on, its slots stop when their ownership runs out", id, topic,
+                    failedTicks, ex);
         }
     }
 
@@ -227,7 +246,8 @@ final class SlotOwnership {
 
     /**
      * Reports what was handled (acks, a failure) and releases the slot; the next owner gets what was taken and not
-     * started, in order. The caller has marked the slot running (no handler thread takes it meanwhile).
+     * started, in order. The caller has marked the slot running (no handler thread takes it meanwhile). Throws
+     * nothing: whatever fails, the slot leaves the owned ones (else, marked running, it stayed owned for ever).
      */
     void giveUp(OrderlySlot s) {
         try {
@@ -241,13 +261,23 @@ final class SlotOwnership {
             log.warn("ORDERLY container '{}' could not release slot {} of topic '{}' cleanly; it is taken over when"
                     + " its ownership runs out: {}", id, s.slot, topic, String.valueOf(ex));
         }
-        slots.remove(s);
+        catch (Throwable ex) {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error releasing slot {}; it is taken over when"
+                    + " its ownership runs out", id, topic, s.slot, ex);
+        }
+        finally {
+            slots.remove(s);
+        }
         try {
             membership.released(s.slot);
         }
         catch (RuntimeException ex) {
             log.warn("ORDERLY container '{}': the coordinator failed to note the release of slot {}: {}", id,
                     s.slot, String.valueOf(ex));
+        }
+        catch (Throwable ex) {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error as the coordinator noted the release of"
+                    + " slot {}", id, topic, s.slot, ex);
         }
     }
 }

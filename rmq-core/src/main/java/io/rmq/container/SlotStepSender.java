@@ -15,7 +15,8 @@ import io.rmq.redis.internal.RedisGateway;
  * <h2>Invariant 4</h2>
  * Every step waits on Redis at most {@code commandTimeout}. A step whose outcome is unknown throws before anything
  * is cleared, so the next step sends the same acks and failure again (acks are idempotent); the
- * {@link OrderlyStepper} pauses before it. A fenced step means another instance owns the slot: it is forgotten.
+ * {@link OrderlyStepper} pauses before it. A fenced step means another instance owns the slot: it is forgotten. Once
+ * Redis has run a step, what it reported is cleared whatever the follow-up throws, so it is never reported twice.
  */
 final class SlotStepSender {
 
@@ -66,13 +67,34 @@ final class SlotStepSender {
             throw ex;
         }
         long received = System.currentTimeMillis();
-        if (instrumented) {
-            reportStep(s, wanted, step, null, System.nanoTime() - sentNanos);
-        }
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
-        NackOutcome failedOutcome = null;
         s.suspendedUntil = step.suspended() ? Math.max(1, step.nextDue() - clockOffset) : 0;
+        try {
+            settled(s, wanted, step, System.nanoTime() - sentNanos);
+        }
+        finally {
+            // Redis has settled what the step reported: it is never reported twice (a failure would count twice),
+            // whatever the instrumentation or the failure's follow-up threw
+            s.ackedScopes.clear();
+            s.failedScope = null;
+            s.acked.clear();
+            s.failed = null;
+            s.failure = null;
+        }
+        if (step.fenced()) {
+            slots.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
+            return null;
+        }
+        return step;
+    }
+
+    /** What follows a step Redis has run: the failure's follow-up (log, dead-letter topic), the instrumentation. */
+    private void settled(OrderlySlot s, int wanted, OrderedStep step, long nanos) {
+        if (instrumented) {
+            reportStep(s, wanted, step, null, nanos);
+        }
+        NackOutcome failedOutcome = null;
         if (s.failed != null) {
             failedOutcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
             consumer.afterFailure(s.failed, failedOutcome, s.failure);
@@ -85,16 +107,6 @@ final class SlotStepSender {
                 s.failedScope.settled(RmqConsumer.outcomeOf(failedOutcome));
             }
         }
-        s.ackedScopes.clear();
-        s.failedScope = null;
-        s.acked.clear();
-        s.failed = null;
-        s.failure = null;
-        if (step.fenced()) {
-            slots.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
-            return null;
-        }
-        return step;
     }
 
     /**

@@ -24,7 +24,7 @@ class OrderlySlotsTest {
     @Test
     void aSlotIsHandedToOneThreadAtATimeAndAgainOnceItsRunFinished() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot first = slots.takeReady();
+        OrderlySlot first = slots.takeReady(slots.generation());
         assertThat(first.slot).isEqualTo(1);
 
         CompletableFuture<OrderlySlot> second = CompletableFuture.supplyAsync(this::takeReady);
@@ -39,23 +39,23 @@ class OrderlySlotsTest {
     void theSlotDueFirstIsHandedOutFirst() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.add(2, 1, Long.MAX_VALUE);
-        OrderlySlot one = slots.takeReady();
-        OrderlySlot two = slots.takeReady();
+        OrderlySlot one = slots.takeReady(slots.generation());
+        OrderlySlot two = slots.takeReady(slots.generation());
         long now = System.currentTimeMillis();
         slots.finishRun(one, now);
         slots.finishRun(two, now - 1000);
-        assertThat(slots.takeReady()).isSameAs(two);
+        assertThat(slots.takeReady(slots.generation())).isSameAs(two);
     }
 
     @Test
     void anAnnouncementWhileTheSlotRunsMakesItDueNoLaterThanAnnounced() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady();
+        OrderlySlot s = slots.takeReady(slots.generation());
         long announced = System.currentTimeMillis() - 1;
         slots.wake(1, announced);
         slots.finishRun(s, Long.MAX_VALUE);
         assertThat(s.dueAt).isEqualTo(announced);
-        assertThat(slots.takeReady()).isSameAs(s);
+        assertThat(slots.takeReady(slots.generation())).isSameAs(s);
     }
 
     @Test
@@ -86,7 +86,7 @@ class OrderlySlotsTest {
     @Test
     void aSlotNoLongerAssignedIsGivenUpByTheThreadThatFinishesItsRun() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady();
+        OrderlySlot s = slots.takeReady(slots.generation());
 
         List<OrderlySlot> releasing = slots.renewed(slots.held(), Set.of(), slot -> true);
         assertThat(releasing).containsExactly(s);
@@ -101,7 +101,7 @@ class OrderlySlotsTest {
     @Test
     void aSlotWhoseGuardARenewalRestoredIsDueAgain() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady();
+        OrderlySlot s = slots.takeReady(slots.generation());
         s.guardLapsed = true;
         slots.finishRun(s, Long.MAX_VALUE);
 
@@ -109,7 +109,7 @@ class OrderlySlotsTest {
         assertThat(s.guardLapsed).isTrue();
         slots.renewed(slots.held(), Set.of(1), slot -> true);
         assertThat(s.guardLapsed).isFalse();
-        assertThat(slots.takeReady()).isSameAs(s);
+        assertThat(slots.takeReady(slots.generation())).isSameAs(s);
     }
 
     @Test
@@ -128,12 +128,27 @@ class OrderlySlotsTest {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.markStopping();
         slots.signalChange();
-        assertThat(slots.takeReady()).isNull();
+        assertThat(slots.takeReady(slots.generation())).isNull();
+    }
+
+    /** A handler thread that outlived stop() still has its slot marked running: the next start owns none of them. */
+    @Test
+    void aStartForgetsTheSlotsThePreviousRunLeftBehind() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        slots.add(2, 1, Long.MAX_VALUE);
+        OrderlySlot abandoned = slots.takeReady(slots.generation());
+        slots.markStopping();
+        slots.signalChange();
+        slots.starting();
+        assertThat(slots.ownedSlots()).as("owned after a new start").isEmpty();
+        assertThat(slots.finishRun(abandoned, System.currentTimeMillis())).as("given up by the abandoned thread")
+                .isFalse();
+        assertThat(slots.ownedSlots()).isEmpty();
     }
 
     private OrderlySlot takeReady() {
         try {
-            return slots.takeReady();
+            return slots.takeReady(slots.generation());
         }
         catch (InterruptedException ex) {
             throw new IllegalStateException(ex);
