@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,13 +105,10 @@ final class OrderlySlots {
     }
 
     void signalChange() {
-        lock.lock();
-        try {
+        locked(() -> {
             changed.signalAll();
-        }
-        finally {
-            lock.unlock();
-        }
+            return null;
+        });
     }
 
     /** Sleeps until {@code at} (local ms) or until stopping is signalled; stop() does not interrupt. */
@@ -323,24 +321,12 @@ final class OrderlySlots {
 
     /** The owned slots now, in slot order. */
     List<OrderlySlot> held() {
-        lock.lock();
-        try {
-            return new ArrayList<>(owned.values());
-        }
-        finally {
-            lock.unlock();
-        }
+        return locked(() -> new ArrayList<>(owned.values()));
     }
 
     /** The owned slots that no thread runs now (at stop: those are given up). */
     List<OrderlySlot> notRunning() {
-        lock.lock();
-        try {
-            return owned.values().stream().filter(s -> !s.running).toList();
-        }
-        finally {
-            lock.unlock();
-        }
+        return locked(() -> owned.values().stream().filter(s -> !s.running).toList());
     }
 
     /**
@@ -375,14 +361,11 @@ final class OrderlySlots {
 
     /** A slot claimed under {@code epoch}: owned from now on, and due at once. */
     void add(int slot, long epoch, long validUntil) {
-        lock.lock();
-        try {
+        locked(() -> {
             owned.put(slot, new OrderlySlot(slot, epoch, validUntil, System.currentTimeMillis()));
             changed.signalAll();
-        }
-        finally {
-            lock.unlock();
-        }
+            return null;
+        });
     }
 
     /** Marks a slot that is being given up as running, if no thread runs it; true when the caller gives it up. */
@@ -402,14 +385,11 @@ final class OrderlySlots {
 
     /** A slot given up: no longer owned. */
     void remove(OrderlySlot s) {
-        lock.lock();
-        try {
+        locked(() -> {
             owned.remove(s.slot, s);
             changed.signalAll();
-        }
-        finally {
-            lock.unlock();
-        }
+            return null;
+        });
     }
 
     /** The slot is no longer this instance's (fenced with {@code epoch}): forget it, unless it was claimed anew. */
@@ -432,13 +412,7 @@ final class OrderlySlots {
     // ---------------------------------------------------------------- views
 
     Set<Integer> ownedSlots() {
-        lock.lock();
-        try {
-            return Collections.unmodifiableSet(new TreeSet<>(owned.keySet()));
-        }
-        finally {
-            lock.unlock();
-        }
+        return locked(() -> Collections.unmodifiableSet(new TreeSet<>(owned.keySet())));
     }
 
     /** Owned slots whose failed head waits for its retry (as of each slot's last step). */
@@ -453,6 +427,17 @@ final class OrderlySlots {
                 }
             }
             return Collections.unmodifiableSet(suspended);
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@code action} under the lock: for the views and ownership changes, none of them per message. */
+    private <T> T locked(Supplier<T> action) {
+        lock.lock();
+        try {
+            return action.get();
         }
         finally {
             lock.unlock();
