@@ -3,7 +3,6 @@ package io.rmq.container;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,22 +10,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
-import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
-import io.rmq.redis.RedisClientSettings;
-import io.rmq.redis.RmqRedisClient;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
-import io.rmq.test.TestRedisServers;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.LoggerFactory;
@@ -40,48 +32,16 @@ import static org.awaitility.Awaitility.await;
  * it is redelivered after its lease. Without the replacement the container stayed a thread short for ever, and with
  * one handler thread handled nothing more.
  */
-@ExtendWith(RedisServersExtension.class)
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
-class DeadHandlerThreadTest {
+class DeadHandlerThreadTest extends ContainerTestSupport {
 
     /** Short lease, small backoff. */
     private static final ConsumerSettings FAST = new ConsumerSettings(50, Duration.ofSeconds(5),
             new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
 
-    private final RedisTopology topology;
-    private RmqRedisClient client;
-    private Rmq engine;
-    private ListenerContainer container;
-
     DeadHandlerThreadTest(RedisTopology topology) {
-        this.topology = topology;
-    }
-
-    @AfterEach
-    void stop() {
-        if (container != null) {
-            container.stop();
-        }
-        if (engine != null) {
-            engine.close();
-        }
-        if (client != null) {
-            client.close();
-        }
-    }
-
-    private Rmq engine(RmqInstrumentation instrumentation) {
-        client = switch (topology) {
-            case STANDALONE -> RmqRedisClient.standalone(topology.uris().get(0), null, TestRedisServers.resources(),
-                    RedisClientSettings.DEFAULT);
-            case CLUSTER -> RmqRedisClient.cluster(topology.uris(), null, TestRedisServers.resources(),
-                    RedisClientSettings.DEFAULT);
-        };
-        String prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
-        engine = Rmq.create(client.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix)
-                .withInstrumentation(instrumentation));
-        return engine;
+        super(topology);
     }
 
     /** One handler thread, a 1 s idle check (redeliveries are found quickly), threads from {@code factory}. */

@@ -2,10 +2,8 @@ package io.rmq.container;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -13,26 +11,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.rmq.Rmq;
-import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.MessageHandler;
 import io.rmq.coordination.SlotCoordinator;
-import io.rmq.core.BackoffPolicy;
-import io.rmq.core.ConsumeMode;
-import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
-import io.rmq.redis.RedisClientSettings;
-import io.rmq.redis.RmqRedisClient;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
-import io.rmq.test.TestRedisServers;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -46,68 +32,16 @@ import static org.awaitility.Awaitility.await;
  * again, in order. Before, a checked exception thrown sneakily (as Kotlin does) or an Error ended the thread, and a
  * slot being given up when it happened stayed owned and running for ever.
  */
-@ExtendWith(RedisServersExtension.class)
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
-class OrderlyThreadThrowableTest {
-
-    /** Small batches, a short backoff. */
-    private static final ConsumerSettings FAST = new ConsumerSettings(8, Duration.ofSeconds(5),
-            new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
-
-    private final RedisTopology topology;
-    private RmqRedisClient client;
-    private Rmq engine;
-    private ListenerContainer container;
+class OrderlyThreadThrowableTest extends ContainerTestSupport {
 
     OrderlyThreadThrowableTest(RedisTopology topology) {
-        this.topology = topology;
+        super(topology);
     }
 
-    @AfterEach
-    void stop() {
-        if (container != null) {
-            container.stop();
-        }
-        if (engine != null) {
-            engine.close();
-        }
-        if (client != null) {
-            client.close();
-        }
-    }
-
-    private Rmq engine(RmqInstrumentation instrumentation) {
-        client = switch (topology) {
-            case STANDALONE -> RmqRedisClient.standalone(topology.uris().get(0), null, TestRedisServers.resources(),
-                    RedisClientSettings.DEFAULT);
-            case CLUSTER -> RmqRedisClient.cluster(topology.uris(), null, TestRedisServers.resources(),
-                    RedisClientSettings.DEFAULT);
-        };
-        String prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
-        engine = Rmq.create(client.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix)
-                .withInstrumentation(instrumentation));
-        return engine;
-    }
-
-    /** ORDERLY, one handler thread, a 1 s ownership (renewed every 200 ms), threads that die quietly on purpose. */
     private static ContainerOptions options(String id) {
-        return new ContainerOptions(id, 1, Duration.ofSeconds(1), Duration.ofSeconds(5), OrderlyThreadThrowableTest::quiet)
-                .withMode(ConsumeMode.ORDERLY).withOwnershipTimeout(Duration.ofSeconds(1));
-    }
-
-    private ListenerContainer start(String topic, MessageHandler<String> handler, ContainerOptions options,
-            SlotCoordinator coordinator) {
-        container = engine.container(topic, FAST, String.class, handler, options, coordinator);
-        container.start();
-        return container;
-    }
-
-    private void send(String topic, String... bodies) {
-        Instant base = Instant.now().minusSeconds(60);
-        for (int i = 0; i < bodies.length; i++) {
-            engine.producer().sendFixedTime(topic, bodies[i], base.plusMillis(i));
-        }
+        return orderlyOptions(id, Duration.ofSeconds(5), OrderlyThreadThrowableTest::quiet);
     }
 
     @Test
@@ -122,10 +56,10 @@ class OrderlyThreadThrowableTest {
                 return HandleScope.NONE;
             }
         }).defineTopic("steps", TopicType.FIXED_TIME, 1);
-        send("steps", "m0", "m1", "m2", "m3", "m4");
+        sendDue("steps", "m0", "m1", "m2", "m3", "m4");
         List<String> handled = new CopyOnWriteArrayList<>();
         try (LogCapture log = LogCapture.rmq().expecting("fails on purpose")) {
-            start("steps", (String body, Delivery d) -> handled.add(body), options("stepper"),
+            startOrderly("steps", (String body, Delivery d) -> handled.add(body), options("stepper"),
                     engine.slotCoordinator());
             await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 5);
             assertThat(thrown).isTrue();
@@ -149,9 +83,9 @@ class OrderlyThreadThrowableTest {
         });
         List<String> handled = new CopyOnWriteArrayList<>();
         try (LogCapture log = LogCapture.rmq().expecting("fails on purpose")) {
-            start("coord", (String body, Delivery d) -> handled.add(body), options("coordinated"), coordinator);
+            startOrderly("coord", (String body, Delivery d) -> handled.add(body), options("coordinated"), coordinator);
             await().atMost(Duration.ofSeconds(10)).until(() -> passes.get() >= 8);
-            send("coord", "a", "b", "c");
+            sendDue("coord", "a", "b", "c");
             await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 3);
             assertThat(container.ownedSlots()).containsExactly(0, 1);
             assertThat(container.stallsRepaired()).as("the coordination thread went on: nothing to repair").isZero();
@@ -179,12 +113,12 @@ class OrderlyThreadThrowableTest {
         AtomicReference<Map<Integer, Long>> assigned = new AtomicReference<>(Map.of(0, 0L));
         AtomicInteger passes = new AtomicInteger();
         Scripted coordinator = new Scripted(assigned, passes::incrementAndGet);
-        send("rebalanced", "m0", "m1", "m2", "m3", "m4");
+        sendDue("rebalanced", "m0", "m1", "m2", "m3", "m4");
         CountDownLatch inM2 = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         List<String> handled = new CopyOnWriteArrayList<>();
         try (LogCapture log = LogCapture.rmq().expecting("fails on purpose", "has died")) {
-            start("rebalanced", (String body, Delivery d) -> {
+            startOrderly("rebalanced", (String body, Delivery d) -> {
                 handled.add(body);
                 if (body.equals("m2") && inM2.getCount() > 0) {
                     inM2.countDown();
