@@ -6,6 +6,8 @@ import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
 import io.rmq.admin.internal.AdminFactory;
 import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.DeadLetterForwarder;
+import io.rmq.consumer.DeadLetterStory;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.internal.ConsumerFactory;
@@ -26,11 +28,16 @@ import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.consumer.Delivery;
 import io.rmq.internal.RmqInternals;
+import io.rmq.producer.MessageLimits;
 import io.rmq.producer.OutgoingMessage;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import io.rmq.producer.RmqProducer;
 import io.rmq.producer.internal.ProducerFactory;
 import io.rmq.redis.internal.RedisGateway;
@@ -69,9 +76,10 @@ public final class Rmq implements AutoCloseable {
      * @param propagateContext whether consumers read the trace context a sender stored beside each message
      *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
      *                     senders store comes from the instrumentation's {@code SendScope.context()}.
+     * @param limits       the sizes of message ids and headers ({@link MessageLimits#DEFAULT} for null)
      */
     public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-            RmqInstrumentation instrumentation, boolean propagateContext) {
+            RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
@@ -91,6 +99,14 @@ public final class Rmq implements AutoCloseable {
             if (instrumentation == null) {
                 instrumentation = RmqInstrumentation.NONE;
             }
+            if (limits == null) {
+                limits = MessageLimits.DEFAULT;
+            }
+        }
+
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
+                RmqInstrumentation instrumentation, boolean propagateContext) {
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, MessageLimits.DEFAULT);
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
@@ -102,20 +118,20 @@ public final class Rmq implements AutoCloseable {
         }
 
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
         }
 
         /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
         public Options withInstrumentation(RmqInstrumentation instrumentation) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
         }
 
         /**
@@ -123,7 +139,12 @@ public final class Rmq implements AutoCloseable {
          * send scopes decide what senders store.
          */
         public Options withPropagateContext(boolean propagateContext) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+        }
+
+        /** With the sizes message ids and headers may have. */
+        public Options withLimits(MessageLimits limits) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
         }
     }
 
@@ -182,7 +203,7 @@ public final class Rmq implements AutoCloseable {
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
         this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
         this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
-                instrumentation);
+                options.limits(), instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
         this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
@@ -371,26 +392,65 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
-                this::forwardDead, options.logBodyChars(), instrumentation, options.propagateContext()));
+                new DeadLetters(), options.logBodyChars(), instrumentation, options.propagateContext()));
     }
 
     /**
-     * Sends a dead message's body to a dead-letter topic, due at once (FIXED_TIME: now; PRIORITY: the priority it had,
-     * else 0; RANGE_MERGE: after 1 ms), then deletes it from the dead queue it died in.
+     * Sends a dead message to a dead-letter topic, due at once (FIXED_TIME: now; PRIORITY: the priority it had, else 0;
+     * RANGE_MERGE: after 1 ms), with its payload, id and headers and the story of its death as {@code rmq_dlt_*}
+     * headers, then deletes it from the dead queue it died in.
      */
-    private CompletableFuture<Void> forwardDead(Delivery delivery, String deadLetterTopic) {
-        TopicDefinition target = topics.get(deadLetterTopic);
-        TopicDefinition source = topics.get(delivery.topic());
-        OutgoingMessage message = switch (target.type()) {
-            case FIXED_TIME -> OutgoingMessage.fixedTime(deadLetterTopic, delivery.body(), Instant.now());
-            case PRIORITY -> OutgoingMessage.priority(deadLetterTopic, delivery.body(),
-                    source.type() == TopicType.PRIORITY ? (long) delivery.score() : 0);
-            case RANGE_MERGE -> OutgoingMessage.rangeMerge(deadLetterTopic, delivery.body(), Duration.ofMillis(1));
-        };
-        SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
-        return producer.sendAsync(message)
-                .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.body())))
-                .thenApply(deleted -> null);
+    private final class DeadLetters implements DeadLetterForwarder {
+
+        @Override
+        public CompletableFuture<Void> forward(Delivery delivery, String deadLetterTopic) {
+            return forward(delivery, deadLetterTopic, null);
+        }
+
+        @Override
+        public CompletableFuture<Void> forward(Delivery delivery, String deadLetterTopic,
+                @Nullable DeadLetterStory story) {
+            TopicDefinition target = topics.get(deadLetterTopic);
+            TopicDefinition source = topics.get(delivery.topic());
+            OutgoingMessage message = switch (target.type()) {
+                case FIXED_TIME -> OutgoingMessage.fixedTime(deadLetterTopic, delivery.body(), Instant.now());
+                case PRIORITY -> OutgoingMessage.priority(deadLetterTopic, delivery.body(),
+                        source.type() == TopicType.PRIORITY ? (long) delivery.score() : 0);
+                case RANGE_MERGE -> OutgoingMessage.rangeMerge(deadLetterTopic, delivery.body(), Duration.ofMillis(1));
+            };
+            Map<String, String> headers = new LinkedHashMap<>(delivery.headers());
+            headers.put("rmq_dlt_original_topic", delivery.topic());
+            headers.put("rmq_dlt_original_slot", Integer.toString(delivery.slot()));
+            if (story != null) {
+                if (story.exception() != null) {
+                    headers.put("rmq_dlt_exception", story.exception());
+                }
+                headers.put("rmq_dlt_exception_message", cutToBytes(story.reason(),
+                        options.limits().maxHeaderValueBytes()));
+                headers.put("rmq_dlt_attempts", Integer.toString(story.attempts()));
+                headers.put("rmq_dlt_failed_at", Long.toString(story.failedAtMillis()));
+            }
+            message = message.withId(delivery.id()).withHeaders(headers);
+            SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
+            return producer.sendAsync(message)
+                    .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.member())))
+                    .thenApply(deleted -> null);
+        }
+    }
+
+    /** {@code text} cut to at most {@code maxBytes} UTF-8 bytes, marked with "…" where cut. */
+    static String cutToBytes(String text, int maxBytes) {
+        if (text.getBytes(StandardCharsets.UTF_8).length <= maxBytes) {
+            return text;
+        }
+        int end = Math.min(text.length(), Math.max(0, maxBytes - 3));
+        while (end > 0 && text.substring(0, end).getBytes(StandardCharsets.UTF_8).length > maxBytes - 3) {
+            end--;
+        }
+        if (end > 0 && Character.isHighSurrogate(text.charAt(end - 1))) {
+            end--;
+        }
+        return text.substring(0, end) + "…";
     }
 
     /**

@@ -6,6 +6,8 @@ import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.Envelope;
+import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.TraceContexts;
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +20,8 @@ import org.jspecify.annotations.Nullable;
 public final class Delivery {
 
     private final SlotKeys slotKeys;
-    private final byte[] body;
+    /** The message's identity in Redis: its body, or 0xFF followed by its id. */
+    private final byte[] member;
     private final double score;
     private final int attempt;
     /** CONCURRENT: the lease token, in {@link RmqRedis#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
@@ -36,9 +39,12 @@ public final class Delivery {
     private static final CompletableFuture<Void> NO_EXTENSION = CompletableFuture.completedFuture(null);
     /** How many characters of the body {@link #toString()} (and so every log line) shows: 0 by default. */
     private final int logBodyChars;
-    /** The sender's trace context as stored ({@link TraceContexts}), null when none; decoded when asked for. */
-    private final byte @Nullable [] storedContext;
-    private @Nullable Map<String, String> context;
+    /**
+     * The message's envelope as stored ({@link Envelope}: payload of an id message, headers, trace context), or a
+     * legacy trace context ({@link TraceContexts}); null when none. Decoded when first asked for.
+     */
+    private final byte @Nullable [] stored;
+    private @Nullable Envelope envelope;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
     /** Local {@link System#nanoTime()} when that pop's reply was read. */
@@ -49,16 +55,17 @@ public final class Delivery {
      * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
      */
     /**
-     * @param storedContext the trace context the pop returned ({@link TraceContexts}), or null
+     * @param member the message's member (its body, or the tagged id)
+     * @param stored the envelope (or legacy trace context) the pop returned, or null
      */
-    Delivery(SlotKeys slotKeys, byte[] body, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] storedContext) {
-        this.storedContext = storedContext;
+    Delivery(SlotKeys slotKeys, byte[] member, double score, int attempt, long token, boolean leased, int logBodyChars,
+            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored) {
+        this.stored = stored;
         this.logBodyChars = logBodyChars;
         this.poppedAtRedisMillis = poppedAtRedisMillis;
         this.receivedNanos = receivedNanos;
         this.slotKeys = slotKeys;
-        this.body = body;
+        this.member = member;
         this.score = score;
         this.attempt = attempt;
         this.token = token;
@@ -73,13 +80,46 @@ public final class Delivery {
         return slotKeys.slot();
     }
 
-    /** The stored body (the message's identity). */
+    /**
+     * The serialized payload: the body as sent (for a message sent with an id, the latest send's). An id message whose
+     * payload is not stored (its envelope was removed by hand, or is damaged) has none: then this throws, and the
+     * delivery ends as unreadable.
+     */
     public byte[] body() {
-        return body;
+        if (!EnvelopeKeys.isIdMember(member)) {
+            return member;
+        }
+        byte[] payload = envelope().payload();
+        if (payload == null) {
+            throw new IllegalStateException("message id '" + id() + "' of topic '" + topic() + "' has no stored payload"
+                    + " (its envelope in the slot's msg HASH is missing or damaged)");
+        }
+        return payload;
     }
 
     public String bodyAsString() {
-        return new String(body, StandardCharsets.UTF_8);
+        return new String(body(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The message's identity in Redis, what ack, nack and admin operations name: its body, or for a message sent with
+     * an id the byte 0xFF followed by the id's UTF-8 bytes.
+     */
+    public byte[] member() {
+        return member;
+    }
+
+    /** The id the message was sent with, or null: its body is its identity. */
+    public @Nullable String id() {
+        return EnvelopeKeys.idOf(member);
+    }
+
+    /**
+     * The headers the message was sent with, the trace context's included ({@code traceparent}, ...), as the latest
+     * send of its identity set them; empty when none. Unmodifiable.
+     */
+    public Map<String, String> headers() {
+        return envelope().headers();
     }
 
     /** The store score it was popped with: due time in epoch ms (time types) or priority. */
@@ -110,18 +150,39 @@ public final class Delivery {
     }
 
     /**
-     * The trace context the sender stored beside the message ({@code rmq.observation.propagate-context}), e.g.
-     * {@code traceparent}; empty when none was stored or the consumer does not read contexts
-     * ({@code Rmq.Options#propagateContext} off). Unmodifiable.
+     * The headers a propagator reads the sender's trace context from ({@code rmq.observation.propagate-context}), e.g.
+     * {@code traceparent}: the message's {@link #headers()} (which hold the context when the sender stored one), or a
+     * context that an engine before headers stored beside the body (read only with {@code Rmq.Options#propagateContext}
+     * on). Unmodifiable.
      */
     public Map<String, String> context() {
-        Map<String, String> decoded = context;
+        return headers();
+    }
+
+    private Envelope envelope() {
+        Envelope decoded = envelope;
         if (decoded == null) {
-            decoded = storedContext == null ? Map.of() : TraceContexts.decode(storedContext);
-            context = decoded;
+            if (stored == null) {
+                decoded = NO_ENVELOPE;
+            }
+            else if (!Envelope.isEnvelope(stored)) {
+                decoded = new Envelope(null, TraceContexts.decode(stored));
+            }
+            else {
+                try {
+                    decoded = Envelope.decode(stored);
+                }
+                catch (IllegalArgumentException ex) {
+                    // a damaged envelope: the message keeps its body member; an id message has no payload (body())
+                    decoded = NO_ENVELOPE;
+                }
+            }
+            envelope = decoded;
         }
         return decoded;
     }
+
+    private static final Envelope NO_ENVELOPE = new Envelope(null, Map.of());
 
     SlotKeys slotKeys() {
         return slotKeys;
@@ -151,16 +212,27 @@ public final class Delivery {
     }
 
     /**
-     * Topic, slot, attempt, score and the body's size; the body itself (truncated) only when the engine was told to
-     * log bodies ({@code Rmq.Options#logBodyChars}, {@code rmq.log-bodies}): bodies may hold personal data.
+     * Topic, slot, attempt, score, the id (ids are identifiers) and the body's size; the body itself (truncated) only
+     * when the engine was told to log bodies ({@code Rmq.Options#logBodyChars}, {@code rmq.log-bodies}): bodies may
+     * hold personal data. Header values never (names only).
      */
     @Override
     public String toString() {
-        String head = "Delivery[" + topic() + "/" + slot() + " attempt " + attempt + " score " + (long) score + " body ";
+        String id = id();
+        String head = "Delivery[" + topic() + "/" + slot() + " attempt " + attempt + " score " + (long) score
+                + (id == null ? "" : " id " + (id.length() > 64 ? id.substring(0, 64) + "..." : id))
+                + (stored == null || headers().isEmpty() ? "" : " headers " + headers().keySet()) + " body ";
+        byte[] body;
+        try {
+            body = body();
+        }
+        catch (IllegalStateException ex) {
+            return head + "missing]";
+        }
         if (logBodyChars <= 0) {
             return head + body.length + " bytes]";
         }
-        String text = bodyAsString();
+        String text = new String(body, StandardCharsets.UTF_8);
         return head + (text.length() > logBodyChars ? text.substring(0, logBodyChars) + "..." : text) + "]";
     }
 }

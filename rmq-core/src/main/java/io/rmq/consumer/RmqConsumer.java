@@ -226,7 +226,7 @@ public final class RmqConsumer {
         long received = !instrumented || result.messages().isEmpty() ? 0 : System.nanoTime();
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                    result.token(), true, logBodyChars, result.redisNow(), received, popped.context()));
+                    result.token(), true, logBodyChars, result.redisNow(), received, popped.envelope()));
         }
         return deliveries;
     }
@@ -532,14 +532,14 @@ public final class RmqConsumer {
         SlotKeys keys = slots[slot];
         List<byte[]> ackedBodies = Settlement.bodies(acked);
         return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
-                failed == null ? null : failed.body(), failed == null ? null : Reasons.truncate(reason),
+                failed == null ? null : failed.member(), failed == null ? null : Reasons.truncate(reason),
                 failed == null ? "" : FailureDecision.actionOf(decision), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     long received = !instrumented || step.messages().isEmpty() ? 0 : System.nanoTime();
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                false, logBodyChars, step.redisNow(), received, popped.context()));
+                                false, logBodyChars, step.redisNow(), received, popped.envelope()));
                     }
                     return new OrderedStep(step.fenced(), step.suspended(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

@@ -303,7 +303,7 @@ final class Settlement {
     }
 
     CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        return timed("nack", redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.body()),
+        return timed("nack", redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.member()),
                 List.of(delivery.token()), List.of(Reasons.truncate(reason)),
                 List.of(FailureDecision.actionOf(decision)))).thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
@@ -314,8 +314,8 @@ final class Settlement {
         String deadLetterTopic = settings.failures().deadLetterTopic();
         if (result == NackOutcome.DEAD && deadLetterTopic != null && deadLetters != null) {
             try {
-                RedisGateway.await(deadLetters.forward(delivery, deadLetterTopic), "sending " + delivery
-                        + " to dead-letter topic '" + deadLetterTopic + "'");
+                RedisGateway.await(deadLetters.forward(delivery, deadLetterTopic, storyOf(delivery, outcome)),
+                        "sending " + delivery + " to dead-letter topic '" + deadLetterTopic + "'");
                 log.info("{} sent on to dead-letter topic '{}'", delivery, deadLetterTopic);
             }
             catch (RuntimeException ex) {
@@ -323,6 +323,16 @@ final class Settlement {
                         delivery, topic.name(), deadLetterTopic, Reasons.describe(ex));
             }
         }
+    }
+
+    private static DeadLetterStory storyOf(Delivery delivery, Outcome outcome) {
+        Throwable error = outcome.error();
+        Throwable root = error;
+        while (root != null && root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return new DeadLetterStory(root == null ? null : root.getClass().getName(), outcome.reason(), delivery.attempt(),
+                delivery.redisNowEstimate());
     }
 
     /**
@@ -459,7 +469,7 @@ final class Settlement {
     static List<byte[]> bodies(List<Delivery> group) {
         List<byte[]> out = new ArrayList<>(group.size());
         for (Delivery d : group) {
-            out.add(d.body());
+            out.add(d.member());
         }
         return out;
     }

@@ -2,6 +2,11 @@ package io.rmq.producer;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
@@ -9,15 +14,37 @@ import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A message to send: its topic, body, the parameter its topic type needs, and an optional slot basis.
+ * A message to send: its topic, body (the payload), the parameter its topic type needs, and optionally a group, an id
+ * and headers.
+ * <p>
+ * Without an id the body is the message's identity: sends of an equal body merge. With an id, the id is the identity:
+ * sends of one id merge whatever their payloads, by the timing rule of the topic type, and the payload and headers
+ * delivered are those of the latest send.
  *
  * @param topic     topic name
- * @param body      the body; {@code String} and {@code byte[]} are stored as they are, other objects as canonical JSON
+ * @param body      the payload; {@code String} and {@code byte[]} are stored as they are, other objects as canonical
+ *                  JSON
  * @param type      the type the parameter belongs to (must match the topic's type)
  * @param parameter timeRange in ms (RANGE_MERGE), priority (PRIORITY) or epoch ms (FIXED_TIME)
- * @param slotBasis what routes the message to its slot instead of the body (same basis, same slot); may be null
+ * @param group     the routing and ordering key: messages of one group share a slot (so an ORDERLY listener handles
+ *                  them in order); null: the id, or else the body, routes the message. Formerly "slot basis".
+ * @param id        the message's identity for merging (non-empty; at most {@code rmq.max-id-size} bytes), or null: the
+ *                  body is its identity
+ * @param headers   string headers delivered with the message (names not starting with the reserved {@code rmq_},
+ *                  except the {@link #DEAD_LETTER_HEADERS}); never null; unmodifiable, in the order given
  */
-public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String slotBasis) {
+public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
+        @Nullable String id, Map<String, String> headers) {
+
+    /** Header names that start with this prefix belong to RMQ. */
+    public static final String RESERVED_PREFIX = "rmq_";
+
+    /**
+     * The reserved headers RMQ's dead-letter forwarding adds, which a message may carry (a dead letter re-sent as it
+     * came keeps its story).
+     */
+    public static final Set<String> DEAD_LETTER_HEADERS = Set.of("rmq_dlt_original_topic", "rmq_dlt_original_slot",
+            "rmq_dlt_exception", "rmq_dlt_exception_message", "rmq_dlt_attempts", "rmq_dlt_failed_at");
 
     /** Largest priority magnitude that a Redis sorted-set score (a double) holds exactly. */
     public static final long MAX_PRIORITY = 1L << 53;
@@ -31,6 +58,11 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     private static final String TIME_RANGE_RULE = "must be at most 2^52 ms (about 142,000 years), so that its due time"
             + " is a score Redis holds exactly (topic '";
     private static final String FIXED_TIME_RULE = "must be within ±2^53 ms of the epoch (topic '";
+
+    /** A message without id and headers, routed by {@code group} (null: by its body). */
+    public OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group) {
+        this(topic, body, type, parameter, group, null, Map.of());
+    }
 
     public OutgoingMessage {
         TopicDefinition.validateName(topic);
@@ -64,8 +96,43 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                 }
             }
         }
-        if (slotBasis != null && slotBasis.isEmpty()) {
-            throw new RmqInvalidArgumentException("slotBasis", "", "must be null or non-empty (topic '" + topic + "')");
+        if (group != null && group.isEmpty()) {
+            throw new RmqInvalidArgumentException("group", "", "must be null or non-empty (topic '" + topic + "')");
+        }
+        if (id != null && id.isEmpty()) {
+            throw new RmqInvalidArgumentException("id", "", "must be null or non-empty (topic '" + topic + "')");
+        }
+        headers = copyHeaders(topic, headers);
+    }
+
+    private static Map<String, String> copyHeaders(String topic, @Nullable Map<String, String> headers) {
+        if (headers == null || headers.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, String> copy = new LinkedHashMap<>(headers.size() * 2);
+        headers.forEach((name, value) -> {
+            validateHeader(topic, name, value);
+            copy.put(name, value);
+        });
+        return Collections.unmodifiableMap(copy);
+    }
+
+    /** The rules every header follows wherever it comes from (limits on size are the producer's: configurable). */
+    static void validateHeader(String topic, @Nullable String name, @Nullable Object value) {
+        if (name == null || name.isEmpty()) {
+            throw new RmqInvalidArgumentException("header name", name, "must be non-empty (topic '" + topic + "')");
+        }
+        if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX) && !DEAD_LETTER_HEADERS.contains(name)) {
+            throw new RmqInvalidArgumentException("header", name, "uses the reserved prefix " + RESERVED_PREFIX
+                    + " (topic '" + topic + "')");
+        }
+        if (value == null) {
+            throw new RmqInvalidArgumentException("header '" + name + "' value", null,
+                    "must not be null (topic '" + topic + "')");
+        }
+        if (!(value instanceof String)) {
+            throw new RmqInvalidArgumentException("header '" + name + "' value", "of type "
+                    + value.getClass().getSimpleName(), "must be a String (topic '" + topic + "'; convert it before sending)");
         }
     }
 
@@ -102,8 +169,48 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         return new OutgoingMessage(topic, body, TopicType.FIXED_TIME, fixedTime.toEpochMilli(), null);
     }
 
-    /** The same message routed by {@code slotBasis} (messages with the same basis share a slot). */
+    /** The same message in {@code group} (messages of one group share a slot; ORDERLY handles them in order). */
+    public OutgoingMessage withGroup(@Nullable String group) {
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers);
+    }
+
+    /** The same message with {@code id} as its identity for merging (null: the body is its identity). */
+    public OutgoingMessage withId(@Nullable String id) {
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers);
+    }
+
+    /** The same message with one more header (or that header's value replaced). */
+    public OutgoingMessage withHeader(String name, String value) {
+        validateHeader(topic, name, value);
+        Map<String, String> more = new LinkedHashMap<>(headers);
+        more.put(name, value);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more);
+    }
+
+    /** The same message with {@code headers} added (replacing values of names it already has). */
+    public OutgoingMessage withHeaders(Map<String, String> headers) {
+        Map<String, String> more = new LinkedHashMap<>(this.headers);
+        more.putAll(headers);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more);
+    }
+
+    /**
+     * The group.
+     *
+     * @deprecated the routing key is called {@link #group()} now
+     */
+    @Deprecated(since = "0.1.0")
+    public @Nullable String slotBasis() {
+        return group;
+    }
+
+    /**
+     * The same message in group {@code slotBasis}.
+     *
+     * @deprecated use {@link #withGroup(String)}
+     */
+    @Deprecated(since = "0.1.0")
     public OutgoingMessage withSlotBasis(@Nullable String slotBasis) {
-        return new OutgoingMessage(topic, body, type, parameter, slotBasis);
+        return withGroup(slotBasis);
     }
 }

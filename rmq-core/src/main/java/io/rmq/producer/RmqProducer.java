@@ -1,5 +1,6 @@
 package io.rmq.producer;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,7 +20,8 @@ import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.SlotBatcher;
-import io.rmq.redis.internal.TraceContexts;
+import io.rmq.redis.internal.Envelope;
+import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
 import io.rmq.producer.internal.ProducerFactory;
@@ -38,6 +40,7 @@ public final class RmqProducer {
     private final TopicRegistry topics;
     private final BodyCodec codec;
     private final int maxBodyBytes;
+    private final MessageLimits limits;
     /** Single sends to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Encoded, Long> singles;
     private final RmqInstrumentation instrumentation;
@@ -49,8 +52,9 @@ public final class RmqProducer {
     }
 
     /** Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link ProducerFactory}. */
-    RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
+    RmqProducer(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes, MessageLimits limits,
             RmqInstrumentation instrumentation) {
+        this.limits = limits == null ? MessageLimits.DEFAULT : limits;
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
         this.redis = redis;
@@ -90,8 +94,8 @@ public final class RmqProducer {
         SendScope scope = instrumentation.sendStarted(message.topic(), 1);
         Encoded encoded;
         try {
-            // the trace context the instrumentation gives this send (propagation on) is stored beside the message
-            encoded = encode(message, codec.encode(message.body()), TraceContexts.encode(scope.context()));
+            // the trace context the instrumentation gives this send (propagation on) travels as headers
+            encoded = encode(message, codec.encode(message.body()), scope.context());
         }
         catch (RuntimeException ex) {
             scope.finished(0, 0, ex);
@@ -124,7 +128,7 @@ public final class RmqProducer {
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
             for (OutgoingMessage message : messages) {
-                // the trace context of the message's topic's send scope (propagation on) is stored beside it
+                // the trace context of the message's topic's send scope (propagation on) travels as headers
                 Encoded encoded = encode(message, encoder.encode(message.body()),
                         sends == null ? null : sends.get(message.topic()).context);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
@@ -138,8 +142,8 @@ public final class RmqProducer {
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         try {
-            // without trace contexts every slot's chunks go out as native ZADDs written together; with them, a
-            // send.lua call per chunk
+            // without envelopes (ids, headers, trace contexts) every slot's chunks go out as native ZADDs written
+            // together; with them, a send.lua call per chunk
             List<RmqRedis.BatchPart> parts = new ArrayList<>(bySlot.size());
             List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
             long started = instrumented ? System.nanoTime() : 0;
@@ -201,14 +205,14 @@ public final class RmqProducer {
 
         final SendScope scope;
         final int messages;
-        /** The trace context stored beside each of its messages (propagation on), or null. */
-        final byte @Nullable [] context;
+        /** The trace context its messages carry as headers (propagation on), or null. */
+        final @Nullable Map<String, String> context;
         final List<CompletableFuture<Long>> writes = new ArrayList<>();
 
         TopicSend(SendScope scope, int messages) {
             this.scope = scope;
             this.messages = messages;
-            this.context = TraceContexts.encode(scope.context());
+            this.context = scope.context();
         }
 
         void finishWhenWritten() {
@@ -243,7 +247,7 @@ public final class RmqProducer {
         }
     }
 
-    /** A batch's chunk whose messages carry trace contexts: send.lua writes messages and contexts atomically. */
+    /** A batch's chunk whose messages carry envelopes: send.lua writes messages and envelopes atomically. */
     private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group, List<byte[]> contexts) {
         TopicType type = group.get(0).type;
         long started = instrumented ? System.nanoTime() : 0;
@@ -266,13 +270,13 @@ public final class RmqProducer {
         return added;
     }
 
-    /** Per message its stored context, or null when no message of the group carries one (the common case). */
+    /** Per message its envelope, or null when no message of the group has one (the common case). */
     private static @Nullable List<byte @Nullable []> contexts(List<Encoded> group) {
         for (Encoded e : group) {
-            if (e.context != null) {
+            if (e.envelope != null) {
                 List<byte[]> contexts = new ArrayList<>(group.size());
                 for (Encoded each : group) {
-                    contexts.add(each.context);
+                    contexts.add(each.envelope);
                 }
                 return contexts;
             }
@@ -304,26 +308,94 @@ public final class RmqProducer {
         return parameters;
     }
 
-    /** Validates a message whose body was serialized to {@code member} and routes it to its slot. */
-    private Encoded encode(OutgoingMessage message, byte[] member, byte @Nullable [] context) {
+    /**
+     * Validates a message whose body was serialized to {@code payload}, makes its member (the body, or the tagged id)
+     * and envelope (payload of an id message, headers, the trace context), and routes it to its slot: by its group,
+     * else its id, else its body.
+     */
+    private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
                     + "; send " + topic.type() + " messages to it");
         }
-        if (member.length > maxBodyBytes) {
-            throw new RmqInvalidArgumentException("body", member.length + " bytes",
+        if (payload.length > maxBodyBytes) {
+            throw new RmqInvalidArgumentException("body", payload.length + " bytes",
                     "must be at most " + maxBodyBytes + " bytes after serialization (rmq.max-body-size; topic '"
                             + topic.name() + "')");
         }
-        if (member.length == 0) {
+        if (payload.length == 0) {
             throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topic.name() + "')");
         }
-        SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(member, message.slotBasis(), topic.slotAmount())];
-        return new Encoded(slot, topic.type(), member, message.parameter(), context);
+        String id = message.id();
+        byte[] member;
+        byte[] routing;
+        if (id == null) {
+            if ((payload[0] & 0xFF) == EnvelopeKeys.ID_TAG) {
+                throw new RmqInvalidArgumentException("body", "starting with byte 0xFF", "is reserved for message ids:"
+                        + " send this body with an id, or encoded (e.g. Base64) (topic '" + topic.name() + "')");
+            }
+            member = payload;
+            routing = payload;
+        }
+        else {
+            routing = id.getBytes(StandardCharsets.UTF_8);
+            if (routing.length > limits.maxIdBytes()) {
+                throw new RmqInvalidArgumentException("id", cut(id) + " (" + routing.length + " bytes)",
+                        "must be at most " + limits.maxIdBytes() + " bytes (rmq.max-id-size; topic '" + topic.name()
+                                + "')");
+            }
+            member = EnvelopeKeys.idMember(id);
+        }
+        Map<String, String> headers = message.headers();
+        if (!headers.isEmpty()) {
+            checkHeaderSizes(topic.name(), headers);
+        }
+        if (context != null && !context.isEmpty()) {
+            // the propagator's entries (traceparent, tracestate, baggage) win over user headers of the same name
+            Map<String, String> merged = new LinkedHashMap<>(headers);
+            merged.putAll(context);
+            headers = merged;
+        }
+        byte[] envelope = Envelope.encode(id == null ? null : payload, headers);
+        SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(routing, message.group(), topic.slotAmount())];
+        return new Encoded(slot, topic.type(), member, message.parameter(), envelope);
     }
 
-    /** @param context the trace context to store beside the message ({@link TraceContexts}), or null */
-    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] context) {
+    private void checkHeaderSizes(String topic, Map<String, String> headers) {
+        if (headers.size() > limits.maxHeaders()) {
+            throw new RmqInvalidArgumentException("headers", headers.size() + " headers", "must be at most "
+                    + limits.maxHeaders() + " per message (rmq.max-headers; topic '" + topic + "')");
+        }
+        long total = 0;
+        for (Map.Entry<String, String> header : headers.entrySet()) {
+            int nameBytes = header.getKey().getBytes(StandardCharsets.UTF_8).length;
+            int valueBytes = header.getValue().getBytes(StandardCharsets.UTF_8).length;
+            if (valueBytes > limits.maxHeaderValueBytes()) {
+                throw new RmqInvalidArgumentException("header '" + header.getKey() + "' value", valueBytes + " bytes",
+                        "must be at most " + limits.maxHeaderValueBytes() + " bytes (rmq.max-header-value-size; topic '"
+                                + topic + "')");
+            }
+            if (nameBytes > limits.maxHeaderValueBytes()) {
+                throw new RmqInvalidArgumentException("header name", cut(header.getKey()) + " (" + nameBytes + " bytes)",
+                        "must be at most " + limits.maxHeaderValueBytes() + " bytes (rmq.max-header-value-size; topic '"
+                                + topic + "')");
+            }
+            total += nameBytes + valueBytes;
+        }
+        if (total > limits.maxHeadersBytes()) {
+            throw new RmqInvalidArgumentException("headers", total + " bytes", "must be at most "
+                    + limits.maxHeadersBytes() + " bytes, names and values together (rmq.max-headers-size; topic '"
+                    + topic + "')");
+        }
+    }
+
+    /** A value as an error message shows it: at most 64 characters. */
+    private static String cut(String value) {
+        return value.length() <= 64 ? value : value.substring(0, 64) + "…";
+    }
+
+    /** @param envelope the message's {@link Envelope}, or null (a plain message: its member is all there is) */
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] envelope) {
     }
 }

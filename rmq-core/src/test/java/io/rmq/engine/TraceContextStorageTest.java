@@ -21,7 +21,7 @@ import io.rmq.core.RetryPolicy;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.redis.internal.TraceContexts;
+import io.rmq.redis.internal.Envelope;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -113,11 +113,12 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     private Map<String, String> stored(String topic, String body) {
-        return TraceContexts.decode(redisAdmin(rmq).storedContext(slot(topic), bytes(body)).join());
+        byte[] stored = redisAdmin(rmq).storedEnvelope(slot(topic), bytes(body)).join();
+        return stored == null ? Map.of() : Envelope.decode(stored).headers();
     }
 
     private long storedCount(String topic) {
-        return redisAdmin(rmq).storedContexts(slot(topic)).join();
+        return redisAdmin(rmq).storedEnvelopes(slot(topic)).join();
     }
 
     private void sendNow(String topic, String body, Map<String, String> context) {
@@ -150,7 +151,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
-    void nothingIsStoredWithoutAContextAndAConsumerThatDoesNotReadContextsGetsNone() {
+    void nothingIsStoredWithoutAContextAndTheContextIsAHeaderEveryConsumerGets() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", "{\"id\":2}", Map.of());
         rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", "{\"id\":3}", Instant.now())));
@@ -159,24 +160,25 @@ class TraceContextStorageTest extends EngineTestSupport {
         sendNow("t", BODY, FIRST);
         RmqConsumer notReading = rmq.consumer("t", ConsumerSettings.DEFAULT);
         List<Delivery> deliveries = notReading.poll().deliveries();
-        assertThat(deliveries).hasSize(3).allSatisfy(d -> assertThat(d.context()).isEmpty());
+        assertThat(deliveries).hasSize(3).allSatisfy(d -> assertThat(d.context())
+                .isEqualTo(d.bodyAsString().equals(BODY) ? FIRST : Map.of()).isEqualTo(d.headers()));
         assertThat(stored("t", BODY)).as("stored all the same").isEqualTo(FIRST);
         notReading.ackAll(deliveries);
         assertThat(storedCount("t")).isZero();
     }
 
     @Test
-    void rangeMergeKeepsTheFirstSendersContextAsItKeepsItsDueTime() {
+    void rangeMergeKeepsTheFirstDueTimeButTakesTheLatestSendersContextAsEveryHeader() {
         define("r", TopicType.RANGE_MERGE);
         OutgoingMessage first = OutgoingMessage.rangeMerge("r", BODY, Duration.ofMillis(1000));
         withContext(FIRST, () -> sending.producer().send(first));
         withContext(SECOND, () -> sending.producer().send(first));
-        assertThat(stored("r", BODY)).isEqualTo(FIRST);
+        assertThat(stored("r", BODY)).isEqualTo(SECOND);
         // batches (sent through the script when they carry a context) follow the same rule
         OutgoingMessage nine = OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1000));
         withContext(SECOND, () -> sending.producer().sendBatch(List.of(nine, nine)));
         withContext(FIRST, () -> sending.producer().sendBatch(List.of(nine)));
-        assertThat(stored("r", "{\"id\":9}")).isEqualTo(SECOND);
+        assertThat(stored("r", "{\"id\":9}")).isEqualTo(FIRST);
     }
 
     @Test

@@ -11,6 +11,10 @@ import io.rmq.core.RmqInvalidArgumentException;
  * The Redis key layout (a contract: operators and other-language clients rely on it). All keys of one slot share
  * the hash tag {@code {<topic>:<slot>}} so every script touches a single Redis Cluster slot.
  *
+ * A message's <em>member</em> (its identity in the ZSETs, HASHes and SETs below) is its serialized body, or, for a
+ * message sent with an id, the byte {@code 0xFF} followed by the id's UTF-8 bytes ({@code 0xFF} never occurs in UTF-8,
+ * so no text body can look like an id).
+ *
  * <pre>
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:store       ZSET member=body score=due time (ms) or priority
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:prepare     ZSET member=body score=lease token: lease deadline (ms) + k/1024, unique per delivery
@@ -21,7 +25,9 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms), decided
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
- * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH body -&gt; the sender's encoded trace context (propagation on; while the body is in the slot)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH (legacy, read only) body -&gt; trace context written by engines before envelopes
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:msg         HASH envelope key -&gt; envelope (payload of an id message, headers, trace context)
+ *                                         while any copy of the member is in store, prepare, retry or dead
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
@@ -34,7 +40,7 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
-            "context"};
+            "context", "msg"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
     /**
@@ -107,7 +113,7 @@ public final class RmqKeys {
     /**
      * The keys of one slot. Arrays are shared: do not modify.
      *
-     * @param all     the keys every slot script gets (KEYS[1..10])
+     * @param all     the keys every slot script gets (KEYS[1..11])
      * @param leasing {@code all} followed by the lease-seq and skipped keys: for the scripts that issue lease tokens
      *                or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep)
      */
@@ -149,18 +155,29 @@ public final class RmqKeys {
             return all[8];
         }
 
-        /** The trace contexts stored beside the slot's bodies (context propagation). */
+        /**
+         * Legacy, read only: the trace contexts that engines before message envelopes stored beside the slot's bodies
+         * (body -&gt; encoded context). Read and forgotten with their messages; never written.
+         */
         public byte[] context() {
             return all[9];
         }
 
+        /**
+         * The envelopes of the slot's messages that have an id or headers: envelope key -&gt; envelope (see
+         * {@code Envelope} and {@code EnvelopeKeys}).
+         */
+        public byte[] msg() {
+            return all[10];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[10];
+            return leasing[11];
         }
 
         /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
         public byte[] skipped() {
-            return leasing[11];
+            return leasing[12];
         }
     }
 }

@@ -4,6 +4,7 @@ import io.rmq.core.BodyCodec;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.internal.Seam;
 import io.rmq.observe.RmqInstrumentation;
+import io.rmq.producer.MessageLimits;
 import io.rmq.producer.RmqProducer;
 import io.rmq.redis.internal.RmqRedis;
 
@@ -16,6 +17,6 @@ public interface ProducerFactory {
 
     Seam<ProducerFactory> SEAM = new Seam<>(RmqProducer.class);
 
-    RmqProducer create(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes,
+    RmqProducer create(RmqRedis redis, TopicRegistry topics, BodyCodec codec, int maxBodyBytes, MessageLimits limits,
             RmqInstrumentation instrumentation);
 }

@@ -38,9 +38,9 @@ public final class RmqRedis {
 
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
-    private static final byte[] RANGE_WITH_CONTEXTS = bytes("range-ctx");
-    private static final byte[] SCORE_WITH_CONTEXTS = bytes("score-ctx");
-    private static final byte[] NO_CONTEXT = new byte[0];
+    private static final byte[] RANGE_WITH_ENVELOPES = bytes("range-env");
+    private static final byte[] SCORE_WITH_ENVELOPES = bytes("score-env");
+    private static final byte[] NO_ENVELOPE = new byte[0];
 
     /** Expired leases a pop sweeps before it pops. */
     private static final int SWEEP_PER_POP = 100;
@@ -101,31 +101,30 @@ public final class RmqRedis {
     }
 
     /**
-     * As {@link #send(SlotKeys, boolean, boolean, List, List)}, storing each message's trace context beside it in the
-     * slot's context HASH (see send.lua for the merge rules: RANGE_MERGE keeps the context of the send that added the
-     * message, PRIORITY and FIXED_TIME take the latest sender's).
+     * As {@link #send(SlotKeys, boolean, boolean, List, List)}, storing each message's envelope in the slot's msg HASH
+     * in the same script call (see send.lua: the latest send's envelope wins, for every type).
      *
-     * @param contexts per member its context as {@link TraceContexts#encode} stored it (null: none); a null list when
-     *                 no member has one (then the script does not touch the context HASH, and the call carries no
-     *                 extra argument)
+     * @param envelopes per member its {@link Envelope} (null: none); a null list when no member has one (then the
+     *                  script does not touch the msg HASH, and the call carries no extra argument)
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
-            List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> contexts) {
-        if (contexts == null && members.size() == 1) {
-            // a lone send without a context: native commands instead of the script (see SendWrites#sendOne)
+            List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes) {
+        if (envelopes == null && members.size() == 1) {
+            // a lone send without an envelope: native commands instead of the script (see SendWrites#sendOne)
             return writes.sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
         }
-        boolean withContexts = contexts != null;
-        int stride = withContexts ? 3 : 2;
+        boolean withEnvelopes = envelopes != null;
+        int stride = withEnvelopes ? 3 : 2;
         byte[][] args = new byte[2 + members.size() * stride][];
-        args[0] = withContexts ? (rangeMerge ? RANGE_WITH_CONTEXTS : SCORE_WITH_CONTEXTS) : (rangeMerge ? RANGE : SCORE);
+        args[0] = withEnvelopes ? (rangeMerge ? RANGE_WITH_ENVELOPES : SCORE_WITH_ENVELOPES)
+                : (rangeMerge ? RANGE : SCORE);
         args[1] = priority ? ONE : ZERO;
         for (int i = 0; i < members.size(); i++) {
             args[2 + stride * i] = bytes(parameters.get(i));
             args[3 + stride * i] = members.get(i);
-            if (withContexts) {
-                byte[] context = contexts.get(i);
-                args[4 + stride * i] = context == null ? NO_CONTEXT : context;
+            if (withEnvelopes) {
+                byte[] envelope = envelopes.get(i);
+                args[4 + stride * i] = envelope == null ? NO_ENVELOPE : envelope;
             }
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
@@ -186,9 +185,10 @@ public final class RmqRedis {
     /**
      * A message moved from store to prepare.
      *
-     * @param context its stored trace context ({@link TraceContexts}), or null: none stored, or not asked for
+     * @param envelope its stored {@link Envelope} (or a legacy trace context, {@link TraceContexts}), or null: none
+     *                 stored (a legacy context: none, or not asked for)
      */
-    public record Popped(byte[] member, double score, int attempt, byte @Nullable [] context) {
+    public record Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope) {
     }
 
     /**
@@ -292,8 +292,8 @@ public final class RmqRedis {
             List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
             for (int i = 4; i + step - 1 < items.size(); i += step) {
                 int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
-                byte[] context = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
-                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, context));
+                byte[] envelope = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
+                popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, envelope));
             }
             return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
                     (long) number(items.get(2)), popped);
@@ -453,11 +453,14 @@ public final class RmqRedis {
         return orderlyNext(slot, epoch, priority, batch, retry, acked, failed, reason, action, false);
     }
 
-    /** As above; with {@code withContexts} (propagation on) each message comes with its stored trace context. */
+    /**
+     * As above; each message comes with its envelope (or none), and with {@code withContexts} (propagation on) with the
+     * legacy trace context of a body that has no envelope.
+     */
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
             RetryPolicy retry, List<byte[]> acked, byte @Nullable [] failed, @Nullable String reason,
             @Nullable String action, boolean withContexts) {
-        byte[][] args = new byte[(withContexts ? 14 : 13) + acked.size()][];
+        byte[][] args = new byte[14 + acked.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
@@ -472,17 +475,15 @@ public final class RmqRedis {
         args[at] = failed == null ? new byte[0] : failed;
         args[at + 1] = bytes(reason == null ? "" : reason);
         args[at + 2] = bytes(action == null ? "" : action);
-        if (withContexts) {
-            args[at + 3] = ONE;
-        }
+        args[at + 3] = withContexts ? ONE : ZERO;
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
-        int step = withContexts ? 4 : 3;
+        int step = 4;
         return reply.thenApply(items -> {
             List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
             for (int i = 4; i + step - 1 < items.size(); i += step) {
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2)),
-                        withContexts ? nonEmpty((byte[]) items.get(i + 3)) : null));
+                        nonEmpty((byte[]) items.get(i + 3))));
             }
             long status = (long) number(items.get(0));
             return new OrderlyStep(status == 0, status == 2, (long) number(items.get(1)),

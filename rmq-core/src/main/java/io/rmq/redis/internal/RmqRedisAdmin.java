@@ -223,14 +223,19 @@ public final class RmqRedisAdmin {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }
 
-    /** The trace context stored beside a body in its slot ({@link TraceContexts}; null when none). For tests and tooling. */
-    public CompletableFuture<byte @Nullable []> storedContext(SlotKeys slot, byte[] member) {
-        return gateway.commands().hget(slot.context(), member).toCompletableFuture();
+    /** The envelope stored for a member in its slot ({@link Envelope}; null when none). For tests and tooling. */
+    public CompletableFuture<byte @Nullable []> storedEnvelope(SlotKeys slot, byte[] member) {
+        return gateway.commands().hget(slot.msg(), EnvelopeKeys.of(member)).toCompletableFuture();
     }
 
-    /** How many bodies of a slot have a stored trace context. For tests and tooling. */
-    public CompletableFuture<Long> storedContexts(SlotKeys slot) {
-        return gateway.commands().hlen(slot.context()).toCompletableFuture();
+    /** How many members of a slot have a stored envelope. For tests and tooling. */
+    public CompletableFuture<Long> storedEnvelopes(SlotKeys slot) {
+        return gateway.commands().hlen(slot.msg()).toCompletableFuture();
+    }
+
+    /** The legacy trace context an engine before envelopes stored beside a body ({@link TraceContexts}). For tests. */
+    public CompletableFuture<byte @Nullable []> legacyContext(SlotKeys slot, byte[] member) {
+        return gateway.commands().hget(slot.context(), member).toCompletableFuture();
     }
 
     /** Raw ZADD into a slot's store, bypassing validation and encoding. For tests and migration tooling. */

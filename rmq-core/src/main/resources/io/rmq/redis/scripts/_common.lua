@@ -1,13 +1,14 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..10]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context
+-- Slot keys always come in this order (KEYS[1..11]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg
 --   (all under one hash tag {topic:slot})
 -- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
--- lease-seq key as KEYS[11] and its skipped key as KEYS[12] (the others have neither: K_SKIPPED is nil there).
+-- lease-seq key as KEYS[12] and its skipped key as KEYS[13] (the others have neither: K_SKIPPED is nil there).
+-- A member is a message's serialized body, or 0xFF followed by its id (a message sent with an id).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
-    KEYS[11], KEYS[12]
+    K_MSG, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9],
+    KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -138,14 +139,38 @@ local function take_cancel_mark(member)
     return redis.call('EXISTS', K_CANCELLED) == 1 and redis.call('SREM', K_CANCELLED, member) == 1
 end
 
--- Trace contexts (propagation, opt-in): the context HASH holds body -> the sender's encoded context for as long as
--- the body is anywhere in the slot (store, prepare, retry, dead: one field serves every copy of the body, the way one
--- attempts field does). A script that took `members` out of one of those calls this afterwards: the field goes when
--- no copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
--- store, a PRIORITY retry backs off or the body lies in dead (a requeue still links to its sender). Slots without
--- contexts pay one EXISTS per call.
-local function forget_contexts(members)
-    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+-- Envelopes: what a message carries besides its member (the payload of an id message, its headers, the sender's
+-- trace context), in the msg HASH under the member's envelope key: an id member is its own key (short); a body's key
+-- is 0x01 followed by the first 13 bytes of its SHA-1 (so a header costs no second copy of the body; 104 bits, no
+-- collision to fear in one slot). EnvelopeKeys computes the same in Java. One field serves every copy of the member
+-- (store, prepare, retry, dead), the way one attempts field does; the latest send replaces it.
+local HEX_BYTE = {}
+for i = 0, 255 do
+    HEX_BYTE[string.format('%02x', i)] = string.char(i)
+end
+
+local function envelope_key(member)
+    if string.byte(member, 1) == 255 then
+        return member
+    end
+    return '\1' .. (string.gsub(string.sub(redis.sha1hex(member), 1, 26), '..', HEX_BYTE))
+end
+
+local function envelope_keys(members)
+    local keys = {}
+    for j, member in ipairs(members) do
+        keys[j] = envelope_key(member)
+    end
+    return keys
+end
+
+-- A script that took `members` out of store, prepare, retry or dead calls this afterwards: the envelope goes when no
+-- copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
+-- store, a PRIORITY retry backs off or the member lies in dead (a requeue is delivered with its headers). The same for
+-- a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body). Slots without
+-- either pay one EXISTS per call.
+local function forget_envelopes(members)
+    if #members == 0 or redis.call('EXISTS', K_MSG, K_CONTEXT) == 0 then
         return
     end
     local in_store = redis.call('ZMSCORE', K_STORE, unpack(members))
@@ -159,27 +184,63 @@ local function forget_contexts(members)
         end
     end
     if #gone > 0 then
+        if redis.call('EXISTS', K_MSG) == 1 then
+            redis.call('HDEL', K_MSG, unpack(envelope_keys(gone)))
+        end
         redis.call('HDEL', K_CONTEXT, unpack(gone))
     end
 end
 
--- The stored contexts of `members` (HMGET; '' where none), or nil when the slot has none: pops reply them only when
--- the consumer asks (propagation on).
-local function contexts_of(members)
-    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+-- The envelopes of `members` ('' where none), or nil when the slot has none. Envelopes are always looked up when the
+-- msg HASH exists (an id message's payload is in it); legacy trace contexts (the context HASH, text that starts with
+-- a printable character where an envelope starts with its flags byte) only when `with_legacy` (propagation on) and
+-- only for members without an envelope.
+local function envelopes_of(members, with_legacy)
+    if #members == 0 then
         return nil
     end
-    return redis.call('HMGET', K_CONTEXT, unpack(members))
+    local has_msg = redis.call('EXISTS', K_MSG) == 1
+    local has_legacy = with_legacy and redis.call('EXISTS', K_CONTEXT) == 1
+    if not has_msg and not has_legacy then
+        return nil
+    end
+    local out = {}
+    if has_msg then
+        local found = redis.call('HMGET', K_MSG, unpack(envelope_keys(members)))
+        for j = 1, #members do
+            out[j] = found[j] or ''
+        end
+    else
+        for j = 1, #members do
+            out[j] = ''
+        end
+    end
+    if has_legacy then
+        local missing, at = {}, {}
+        for j, member in ipairs(members) do
+            if out[j] == '' and string.byte(member, 1) ~= 255 then
+                missing[#missing + 1] = member
+                at[#at + 1] = j
+            end
+        end
+        if #missing > 0 then
+            local found = redis.call('HMGET', K_CONTEXT, unpack(missing))
+            for i, j in ipairs(at) do
+                out[j] = found[i] or ''
+            end
+        end
+    end
+    return out
 end
 
 -- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count, unless a copy still
--- backs off in the retry ZSET its priority, and unless a copy is left anywhere its trace context.
+-- backs off in the retry ZSET its priority, and unless a copy is left anywhere its envelope.
 local function forget(member)
     redis.call('HDEL', K_ATTEMPTS, member)
     if not redis.call('ZSCORE', K_RETRY, member) then
         redis.call('HDEL', K_PRIORITY, member)
     end
-    forget_contexts({ member })
+    forget_envelopes({ member })
 end
 
 -- Records one failed attempt of `member`, which the caller has already taken out of prepare, and decides what

@@ -31,7 +31,7 @@ local function orderly_drop(member)
     redis.call('ZREM', K_PREPARE, member)
     redis.call('ZREM', K_RETRY, member)
     redis.call('HDEL', K_ATTEMPTS, member)
-    forget_contexts({ member })
+    forget_envelopes({ member })
 end
 
 -- Records a failed attempt of the head `member` (still in prepare) and follows `action` (as fail() in _common.lua):

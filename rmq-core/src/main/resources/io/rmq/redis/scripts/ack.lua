@@ -3,11 +3,11 @@
 -- tokens are unique per delivery, see issue_lease in _common.lua).
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: when pops skipped it while
 -- this delivery was in flight (the slot's skipped SET exists), it is announced on the wake channel now (see
--- announce_waiting and forget_skipped); it keeps the trace context stored for the body (see forget_contexts in
+-- announce_waiting and forget_skipped); it keeps the envelope stored for the member (see forget_envelopes in
 -- _common.lua).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
---             skipped of the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg,
+--             lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
@@ -75,9 +75,9 @@ end
 if #remove > 0 then
     redis.call('ZREM', K_PREPARE, unpack(remove))
 end
--- What else a slot may keep about a body (retries, failures, priorities, cancel marks, trace contexts, skipped
--- duplicates): usually none of it, which one EXISTS of all six keys tells instead of one call each
-if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_SKIPPED) > 0 then
+-- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, legacy contexts,
+-- skipped duplicates): usually none of it, which one EXISTS of all seven keys tells instead of one call each
+if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_MSG, K_SKIPPED) > 0 then
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
     local forget = acked
     if redis.call('EXISTS', K_RETRY) == 1 then
@@ -98,8 +98,8 @@ if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCEL
     if redis.call('EXISTS', K_CANCELLED) == 1 then
         redis.call('SREM', K_CANCELLED, unpack(acked))
     end
-    -- its trace context too, unless a duplicate still waits (or a copy backs off or lies in dead)
-    forget_contexts(acked)
+    -- its envelope too, unless a duplicate still waits (or a copy backs off or lies in dead)
+    forget_envelopes(acked)
     -- duplicates waiting behind an in-flight body are rare: no store lookup unless a pop skipped one (then one per
     -- call, and the acked bodies leave the skipped SET)
     if forget_skipped(acked) then

@@ -4,7 +4,7 @@
 -- release at shutdown, hand-over of an ordered slot) it is dropped instead of being handed out again (see
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }
@@ -35,6 +35,6 @@ if in_flight == 0 and (waiting == 1 or retry_removed == 1) then
     redis.call('HDEL', K_PRIORITY, m)
 end
 -- the trace context goes with the last copy (an in-flight one keeps it until its delivery ends; a dead one keeps it)
-forget_contexts({ m })
+forget_envelopes({ m })
 local dead = redis.call('ZSCORE', K_DEAD, m) and 1 or 0
 return { waiting, retry_removed, in_flight, dead }

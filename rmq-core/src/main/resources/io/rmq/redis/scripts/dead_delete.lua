@@ -1,7 +1,7 @@
 -- Deletes messages from the dead queue of one slot, with their details (and trace contexts, unless the body is also
 -- waiting or in flight).
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: when no members follow, the most entries to delete (oldest first)
 -- ARGV[2..]: the members to delete
 -- Returns: the number deleted
@@ -22,5 +22,5 @@ for _, member in ipairs(members) do
     end
 end
 -- their trace contexts too, unless a copy of the body is still waiting or in flight
-forget_contexts(gone)
+forget_envelopes(gone)
 return deleted

@@ -1,6 +1,6 @@
 -- Reads a page of the dead queue of one slot, oldest death first, with each entry's details.
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: offset, ARGV[2]: count
 -- Returns: { member1, died-at ms 1, info1, member2, ... } where info is "attempts\npriority\nlast error" or ''
 --#include _common.lua

@@ -2,7 +2,7 @@
 -- earlier copy of it is in flight (a duplicate sent meanwhile), or backing off (PRIORITY retry ZSET) while a newer
 -- duplicate waits.
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: the member (serialized body)
 -- Returns: { store score, prepare score, retry score, dead score, failed attempts, dead info, cancelled, ordered }
 --   scores are '' where the body is absent; failed attempts counts failures of the live (not dead) message;

@@ -10,15 +10,15 @@
 --      a message that still waits for its retry (a head a graceful release put back) stops the take there, or, as the
 --      first one, becomes the held head and suspends the slot until its retry time.
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: n, the number of acked members; ARGV[11..10+n]: the acked members
 -- ARGV[11+n]: the failed member, or '' ; ARGV[12+n]: its reason; ARGV[13+n]: its action ('' retry policy, 'd' dead,
 --            'x' drop, or ms until its retry; see orderly_fail)
--- ARGV[14+n]: 1 to reply each message's stored trace context (propagation on); absent otherwise
--- Returns: { status, next due, failed outcome, Redis now (ms), member1, score1, attempt1, [context1,] member2, ... }
---   contextN (only when ARGV[14+n] is 1): the encoded trace context stored for the body, '' when none
+-- ARGV[14+n]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); 0 or absent otherwise
+-- Returns: { status, next due, failed outcome, Redis now (ms), member1, score1, attempt1, envelope1, member2, ... }
+--   envelopeN: the envelope stored for the member (or its legacy trace context), '' when none
 --   status: 1, 0 when fenced (this instance no longer holds the slot; nothing changed), or 2 when the slot is
 --           suspended: its head waits for its retry until `next due`
 --   next due: Redis ms when the slot next has work (<= now: at once), the head's retry time while suspended, -1 empty
@@ -32,7 +32,7 @@ if orderly_fenced(tonumber(ARGV[1]), now) then
 end
 local is_priority = ARGV[2] == '1'
 local batch = tonumber(ARGV[3])
-local with_contexts = ARGV[14 + tonumber(ARGV[10])] == '1'
+local with_legacy = ARGV[14 + tonumber(ARGV[10])] == '1'
 
 local n = tonumber(ARGV[10])
 if n > 0 then
@@ -42,7 +42,7 @@ if n > 0 then
     if redis.call('EXISTS', K_ATTEMPTS) == 1 then redis.call('HDEL', K_ATTEMPTS, unpack(acked)) end
     if redis.call('EXISTS', K_RETRY) == 1 then redis.call('ZREM', K_RETRY, unpack(acked)) end
     if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(acked)) end
-    forget_contexts(acked)
+    forget_envelopes(acked)
 end
 
 local out = { 1, -1, 0, now }
@@ -76,12 +76,12 @@ if #held > 0 then
     local members = {}
     for i = 1, #held, 2 do members[#members + 1] = held[i] end
     local failures = redis.call('HMGET', K_ATTEMPTS, unpack(members))
-    local contexts = with_contexts and contexts_of(members)
+    local envelopes = envelopes_of(members, with_legacy)
     for j, member in ipairs(members) do
         out[#out + 1] = member
         out[#out + 1] = held[2 * j]
         out[#out + 1] = tonumber(failures[j] or '0') + 1
-        if with_contexts then out[#out + 1] = contexts and contexts[j] or '' end
+        out[#out + 1] = envelopes and envelopes[j] or ''
     end
 end
 
@@ -136,12 +136,12 @@ while batch > 0 and taken < batch and skipped < 10 * batch + 100 and not suspend
             return out
         end
         local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take)) or {}
-        local contexts = with_contexts and contexts_of(take)
+        local envelopes = envelopes_of(take, with_legacy)
         for j, member in ipairs(take) do
             out[#out + 1] = member
             out[#out + 1] = add[2 * j - 1]
             out[#out + 1] = tonumber(failures[j] or '0') + 1
-            if with_contexts then out[#out + 1] = contexts and contexts[j] or '' end
+            out[#out + 1] = envelopes and envelopes[j] or ''
         end
         taken = taken + #take
     end

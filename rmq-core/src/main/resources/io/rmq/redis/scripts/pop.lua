@@ -9,22 +9,22 @@
 -- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
 -- _common.lua).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
---             skipped of the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg,
+--             lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
--- ARGV[11]: 1 to reply each member's stored trace context (propagation on); 0 or absent otherwise
+-- ARGV[11]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); 0 or absent otherwise
 -- ARGV[12]: look-ahead in ms (time-ordered topics; absent: 0): take messages due up to now + look-ahead, and give
 --           the next due hint that much before the first waiting message's due time (the consumer holds a message
 --           taken ahead until it is due)
--- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [context1], member2, ... }
+-- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [envelope1], member2, ... }
 --   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
 --   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
---   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its encoded trace context
---   ('' when none; only when asked and the slot has contexts at all).
+--   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its envelope ('' when none;
+--   only when the slot has envelopes, or legacy contexts and they were asked for).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
 --   deadline (its expiry must be swept).
@@ -58,12 +58,15 @@ if is_priority then
     end
 end
 
--- Most slots have no failed messages, cancel marks or trace contexts: one EXISTS of the three keys says so
-local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT) > 0
+-- Most slots have no failed messages, cancel marks, envelopes or legacy contexts: one EXISTS of the keys says so
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG) > 0
 -- skip the per-message attempt lookup (and its reply element) without failures
 local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
--- likewise the trace contexts: looked up only when the consumer asks for them and the slot has any
-local with_contexts = extras and ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+-- likewise the envelopes: looked up when the slot has any (an id message's payload is in its envelope), and legacy
+-- trace contexts only when the consumer asks for them (propagation on)
+local with_legacy = ARGV[11] == '1'
+local with_contexts = extras and (redis.call('EXISTS', K_MSG) == 1
+        or (with_legacy and redis.call('EXISTS', K_CONTEXT) == 1))
 local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
@@ -130,7 +133,7 @@ while taken < batch and skipped < max_skipped do
         local n = #out
         if with_contexts then
             local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take))
-            local contexts = redis.call('HMGET', K_CONTEXT, unpack(take))
+            local contexts = envelopes_of(take, with_legacy) or {}
             for j, member in ipairs(take) do
                 out[n + 1] = member
                 out[n + 2] = page[take_index and take_index[j] or 2 * j]

@@ -3,7 +3,7 @@
 -- suspended head is in flight (held by its owner) and stays. Trace contexts go with the bodies (unless a copy is
 -- still in flight or dead).
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the most entries to delete in this call
 -- Returns: the number deleted (less than ARGV[2]: the slot has no waiting messages left)
@@ -24,7 +24,7 @@ local function purge(key)
             redis.call('HDEL', K_PRIORITY, member)
         end
     end
-    forget_contexts(members)
+    forget_envelopes(members)
     return #members
 end
 

@@ -5,24 +5,26 @@
 --   RANGE_MERGE ('range'): due at Redis-now + timeRange, unless the body is already waiting: then it merges and keeps
 --                          its original due time (ZADD NX).
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
--- Trace contexts (propagation on, modes 'range-ctx' / 'score-ctx' only; the plain modes never touch the context
--- HASH): a message's context follows the same rule as its time. RANGE_MERGE keeps the context of the send that
--- added the message (a merged send changes neither its due time nor its context); PRIORITY / FIXED_TIME take the
--- latest sender's. A send without a context ('') leaves whatever is stored.
+-- Envelopes (modes 'range-env' / 'score-env' only; the plain modes never touch the msg HASH): whatever a message
+-- carries besides its member (an id message's payload, headers, the trace context) is stored in the msg HASH under the
+-- member's envelope key (see envelope_key in _common.lua), in the same call as the member, and the latest send's
+-- envelope wins for every type: a merged send changes the due time by its type's rule but always delivers the newest
+-- payload and headers. A send without an envelope ('') leaves whatever is stored.
 --
--- KEYS[1..10]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context of the slot (store and context are written)
--- ARGV[1]: 'range' or 'score'; 'range-ctx' or 'score-ctx' when messages carry trace contexts
+-- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+--              (store and msg are written)
+-- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
---            with contexts: parameter1, member1, context1, parameter2, ...  (context: encoded, or '' for none)
+--            with envelopes: parameter1, member1, envelope1, parameter2, ...  (envelope: encoded, or '' for none)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
 --          call); one reply element instead of one per message
 --#include _common.lua
 
 local mode = ARGV[1]
-local range = mode == 'range' or mode == 'range-ctx'
-local with_contexts = mode == 'range-ctx' or mode == 'score-ctx'
-local step = with_contexts and 3 or 2
+local range = mode == 'range' or mode == 'range-env'
+local with_envelopes = mode == 'range-env' or mode == 'score-env'
+local step = with_envelopes and 3 or 2
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
@@ -68,18 +70,18 @@ for j, member in ipairs(members) do
     end
 end
 
-if with_contexts then
-    -- HSET with repeated fields keeps the last: the latest sender's context within this call, too
-    local context_args = {}
+if with_envelopes then
+    -- HSET with repeated fields keeps the last: the latest send's envelope within this call, too
+    local envelope_args = {}
     for j, member in ipairs(members) do
-        local context = ARGV[2 + 3 * j]
-        if context ~= '' and (not range or added[j] == '1') then
-            context_args[#context_args + 1] = member
-            context_args[#context_args + 1] = context
+        local envelope = ARGV[2 + 3 * j]
+        if envelope ~= '' then
+            envelope_args[#envelope_args + 1] = envelope_key(member)
+            envelope_args[#envelope_args + 1] = envelope
         end
     end
-    if #context_args > 0 then
-        redis.call('HSET', K_CONTEXT, unpack(context_args))
+    if #envelope_args > 0 then
+        redis.call('HSET', K_MSG, unpack(envelope_args))
     end
 end
 

@@ -1,0 +1,198 @@
+package io.rmq.redis.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a message carries besides its member, as the slot's msg HASH stores it (part of the Redis layout: other-language
+ * clients read and write it): the payload of a message sent with an id, its headers, and the sender's trace context
+ * (a header like any other, stored compactly when it is a W3C {@code traceparent} of version 00). Immutable.
+ *
+ * <pre>
+ * flags      1 byte: 1 PAYLOAD, 2 TRACE, 4 HEADERS (other bits: written by a newer RMQ, refused)
+ * [PAYLOAD]  uvarint length, the serialized body
+ * [TRACE]    25 bytes: trace-id 16, parent-id 8, trace-flags 1 (the header traceparent "00-&lt;32 hex&gt;-&lt;16 hex&gt;-&lt;2 hex&gt;")
+ * [HEADERS]  uvarint count, then per header uvarint name length, name, uvarint value length, value (UTF-8)
+ * </pre>
+ * uvarint: unsigned LEB128. The flags byte is below 0x20, so an envelope never starts like the text of a legacy
+ * trace context ({@link TraceContexts}), which engines before envelopes stored.
+ *
+ * @param payload the serialized body of a message sent with an id; null for a message whose body is its member
+ * @param headers every header, the trace context's included, in the order they were sent; unmodifiable
+ */
+public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
+
+    public static final String TRACEPARENT = "traceparent";
+
+    private static final int PAYLOAD = 1;
+    private static final int TRACE = 2;
+    private static final int HEADERS = 4;
+    private static final int TRACE_BYTES = 25;
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    /** Whether {@code stored} (a msg HASH value) is an envelope rather than a legacy trace context. */
+    public static boolean isEnvelope(byte @Nullable [] stored) {
+        return stored != null && stored.length > 0 && stored[0] >= 0 && stored[0] < 0x20;
+    }
+
+    /** The stored form of a payload (null: none) and headers (may be empty); null when there is nothing to store. */
+    public static byte @Nullable [] encode(byte @Nullable [] payload, Map<String, String> headers) {
+        if (payload == null && headers.isEmpty()) {
+            return null;
+        }
+        String traceparent = headers.get(TRACEPARENT);
+        byte[] trace = traceparent == null ? null : traceBytes(traceparent);
+        int flags = (payload != null ? PAYLOAD : 0) | (trace != null ? TRACE : 0);
+        int others = headers.size() - (trace != null ? 1 : 0);
+        if (others > 0) {
+            flags |= HEADERS;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(16 + (payload == null ? 0 : payload.length)
+                + 32 * headers.size());
+        out.write(flags);
+        if (payload != null) {
+            uvarint(out, payload.length);
+            out.write(payload, 0, payload.length);
+        }
+        if (trace != null) {
+            out.write(trace, 0, TRACE_BYTES);
+        }
+        if (others > 0) {
+            uvarint(out, others);
+            for (Map.Entry<String, String> header : headers.entrySet()) {
+                if (trace != null && TRACEPARENT.equals(header.getKey())) {
+                    continue;
+                }
+                text(out, header.getKey());
+                text(out, header.getValue());
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** The envelope {@link #encode} stored; an error names what is wrong with a value that is not one. */
+    public static Envelope decode(byte[] stored) {
+        Reader in = new Reader(stored);
+        int flags = in.next();
+        if ((flags & ~(PAYLOAD | TRACE | HEADERS)) != 0) {
+            throw new IllegalArgumentException("envelope flags " + flags + " unknown (written by a newer RMQ?)");
+        }
+        byte[] payload = (flags & PAYLOAD) != 0 ? in.bytes(in.uvarint()) : null;
+        Map<String, String> headers = new LinkedHashMap<>(4);
+        if ((flags & TRACE) != 0) {
+            headers.put(TRACEPARENT, traceText(in.bytes(TRACE_BYTES)));
+        }
+        if ((flags & HEADERS) != 0) {
+            int count = in.uvarint();
+            for (int i = 0; i < count; i++) {
+                String name = in.text();
+                headers.put(name, in.text());
+            }
+        }
+        if (in.at != stored.length) {
+            throw new IllegalArgumentException("envelope has " + (stored.length - in.at) + " bytes after its end");
+        }
+        return new Envelope(payload, Collections.unmodifiableMap(headers));
+    }
+
+    /** A version-00 traceparent in lower-case hex as its 25 bytes; null for anything else (stored as text). */
+    private static byte @Nullable [] traceBytes(String traceparent) {
+        if (traceparent.length() != 55 || !traceparent.startsWith("00-") || traceparent.charAt(35) != '-'
+                || traceparent.charAt(52) != '-') {
+            return null;
+        }
+        byte[] out = new byte[TRACE_BYTES];
+        int o = 0;
+        for (int i = 3; i < 55; i += 2) {
+            if (i == 35 || i == 52) {
+                i--; // skip the dash: the loop adds 2 from its position
+                continue;
+            }
+            int hi = Character.digit(traceparent.charAt(i), 16);
+            int lo = Character.digit(traceparent.charAt(i + 1), 16);
+            if (hi < 0 || lo < 0 || Character.isUpperCase(traceparent.charAt(i))
+                    || Character.isUpperCase(traceparent.charAt(i + 1))) {
+                return null;
+            }
+            out[o++] = (byte) (hi << 4 | lo);
+        }
+        return o == TRACE_BYTES ? out : null;
+    }
+
+    private static String traceText(byte[] trace) {
+        StringBuilder out = new StringBuilder(55).append("00-");
+        for (int i = 0; i < TRACE_BYTES; i++) {
+            if (i == 16 || i == 24) {
+                out.append('-');
+            }
+            out.append(HEX[(trace[i] >> 4) & 0xF]).append(HEX[trace[i] & 0xF]);
+        }
+        return out.toString();
+    }
+
+    private static void text(ByteArrayOutputStream out, String s) {
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        uvarint(out, bytes.length);
+        out.write(bytes, 0, bytes.length);
+    }
+
+    private static void uvarint(ByteArrayOutputStream out, int value) {
+        int v = value;
+        while ((v & ~0x7F) != 0) {
+            out.write((v & 0x7F) | 0x80);
+            v >>>= 7;
+        }
+        out.write(v);
+    }
+
+    /** Reads one stored envelope; every read checks the bounds (a damaged value is an error, not garbage). */
+    private static final class Reader {
+
+        private final byte[] data;
+        private int at;
+
+        Reader(byte[] data) {
+            this.data = data;
+        }
+
+        int next() {
+            if (at >= data.length) {
+                throw new IllegalArgumentException("envelope ends early at byte " + at);
+            }
+            return data[at++] & 0xFF;
+        }
+
+        int uvarint() {
+            int value = 0;
+            for (int shift = 0; shift < 32; shift += 7) {
+                int b = next();
+                value |= (b & 0x7F) << shift;
+                if ((b & 0x80) == 0) {
+                    if (value < 0) {
+                        break;
+                    }
+                    return value;
+                }
+            }
+            throw new IllegalArgumentException("envelope length at byte " + at + " out of range");
+        }
+
+        byte[] bytes(int length) {
+            if (length > data.length - at) {
+                throw new IllegalArgumentException("envelope ends early: " + length + " bytes wanted at byte " + at);
+            }
+            byte[] out = java.util.Arrays.copyOfRange(data, at, at + length);
+            at += length;
+            return out;
+        }
+
+        String text() {
+            return new String(bytes(uvarint()), StandardCharsets.UTF_8);
+        }
+    }
+}
