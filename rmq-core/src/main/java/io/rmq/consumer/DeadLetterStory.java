@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * @param reason        the last failure's description, as the dead queue keeps it: body text only with
  *                      {@code rmq.log-bodies}
  * @param attempts      the attempts made, the last one included
- * @param failedAtMillis Redis's clock when the last attempt failed (ms, estimated on the consumer)
+ * @param failedAtMillis when the last attempt failed (epoch ms, the consumer host's clock)
  */
 public record DeadLetterStory(@Nullable String exception, String reason, int attempts, long failedAtMillis) {
 }

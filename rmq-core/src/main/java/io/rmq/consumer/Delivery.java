@@ -91,8 +91,9 @@ public final class Delivery {
         }
         byte[] payload = envelope().payload();
         if (payload == null) {
-            throw new IllegalStateException("message id '" + id() + "' of topic '" + topic() + "' has no stored payload"
-                    + " (its envelope in the slot's msg HASH is missing or damaged)");
+            // no quote in the text: log lines keep an exception's text up to its first quote unless bodies are logged
+            throw new IllegalStateException("this id message has no stored payload: its envelope in the slot's msg"
+                    + " HASH is missing or damaged");
         }
         return payload;
     }

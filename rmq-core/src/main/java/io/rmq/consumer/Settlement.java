@@ -332,7 +332,7 @@ final class Settlement {
             root = root.getCause();
         }
         return new DeadLetterStory(root == null ? null : root.getClass().getName(), outcome.reason(), delivery.attempt(),
-                delivery.redisNowEstimate());
+                System.currentTimeMillis());
     }
 
     /**
