@@ -110,10 +110,15 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
             return Map.of();
         }
         Map<String, String> copy = new LinkedHashMap<>(headers.size() * 2);
-        headers.forEach((name, value) -> {
-            validateHeader(topic, name, value);
-            copy.put(name, value);
-        });
+        // entries as Objects: a raw or unchecked map (a Spring Message's headers) may hold other types
+        for (Map.Entry<?, ?> header : ((Map<?, ?>) headers).entrySet()) {
+            Object name = header.getKey();
+            if (name != null && !(name instanceof String)) {
+                throw new RmqInvalidArgumentException("header name", name, "must be a String (topic '" + topic + "')");
+            }
+            validateHeader(topic, (String) name, header.getValue());
+            copy.put((String) name, (String) header.getValue());
+        }
         return Collections.unmodifiableMap(copy);
     }
 

@@ -70,8 +70,8 @@ class ValidationTest extends EngineTestSupport {
         assertThatThrownBy(() -> rmq.producer().sendRangeMerge("rm", null, Duration.ofSeconds(1)))
                 .hasMessageContaining("Invalid body 'null'");
         assertThatThrownBy(() -> OutgoingMessage.priority("rm", "x", 1L << 60)).hasMessageContaining("priority");
-        assertThatThrownBy(() -> OutgoingMessage.priority("rm", "x", 1).withSlotBasis(""))
-                .hasMessageContaining("slotBasis");
+        assertThatThrownBy(() -> OutgoingMessage.priority("rm", "x", 1).withGroup(""))
+                .hasMessage("Invalid group '': must be null or non-empty (topic 'rm')");
     }
 
     @Test

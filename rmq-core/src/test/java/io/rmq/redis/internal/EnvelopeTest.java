@@ -1,0 +1,108 @@
+package io.rmq.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The envelope's stored form: round trips, the compact traceparent, and damaged or newer values refused. */
+class EnvelopeTest {
+
+    private static final String TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    @Test
+    void nothingToStoreIsNull() {
+        assertThat(Envelope.encode(null, Map.of())).isNull();
+    }
+
+    @Test
+    void payloadAndHeadersRoundTripInOrder() {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("tenant", "acme");
+        headers.put("type", "OrderPlaced");
+        headers.put("ünïcode", "✓ ok");
+        headers.put("empty", "");
+        byte[] payload = "{\"price\":3}".getBytes(StandardCharsets.UTF_8);
+        Envelope decoded = Envelope.decode(Envelope.encode(payload, headers));
+        assertThat(decoded.payload()).isEqualTo(payload);
+        assertThat(decoded.headers()).containsExactlyEntriesOf(headers);
+    }
+
+    @Test
+    void aVersion00TraceparentIsStoredIn25BytesAndComesBackAsText() {
+        byte[] stored = Envelope.encode(null, Map.of("traceparent", TRACEPARENT));
+        assertThat(stored).hasSize(1 + 25);
+        assertThat(Envelope.decode(stored).headers()).isEqualTo(Map.of("traceparent", TRACEPARENT));
+        assertThat(Envelope.decode(stored).payload()).isNull();
+        // anything else travels as text, exactly as given
+        for (String other : new String[] {TRACEPARENT.toUpperCase(), "01" + TRACEPARENT.substring(2), "00-abc",
+                TRACEPARENT.replace('-', '_')}) {
+            assertThat(Envelope.decode(Envelope.encode(null, Map.of("traceparent", other))).headers())
+                    .isEqualTo(Map.of("traceparent", other));
+        }
+    }
+
+    @Test
+    void anEnvelopeNeverLooksLikeALegacyContextText() {
+        assertThat(Envelope.isEnvelope(Envelope.encode(new byte[] {1}, Map.of()))).isTrue();
+        assertThat(Envelope.isEnvelope(TRACEPARENT.getBytes(StandardCharsets.UTF_8))).isFalse();
+        assertThat(Envelope.isEnvelope("tracestate=x".getBytes(StandardCharsets.UTF_8))).isFalse();
+        assertThat(Envelope.isEnvelope(new byte[0])).isFalse();
+        assertThat(Envelope.isEnvelope(null)).isFalse();
+    }
+
+    @Test
+    void unknownFlagsAndDamagedValuesAreRefusedNamingWhy() {
+        assertThatThrownBy(() -> Envelope.decode(new byte[] {8})).hasMessageContaining("flags 8 unknown");
+        byte[] stored = Envelope.encode("abc".getBytes(StandardCharsets.UTF_8), Map.of("k", "v"));
+        for (int cut = 0; cut < stored.length; cut++) {
+            byte[] shorter = java.util.Arrays.copyOf(stored, cut);
+            assertThatThrownBy(() -> Envelope.decode(shorter)).isInstanceOf(IllegalArgumentException.class);
+        }
+        byte[] longer = java.util.Arrays.copyOf(stored, stored.length + 1);
+        assertThatThrownBy(() -> Envelope.decode(longer)).hasMessageContaining("after its end");
+    }
+
+    @Test
+    void randomEnvelopesRoundTrip() {
+        Random random = new Random(30);
+        for (int i = 0; i < 2_000; i++) {
+            byte[] payload = random.nextBoolean() ? null : bytes(random, random.nextInt(300));
+            Map<String, String> headers = new LinkedHashMap<>();
+            int count = random.nextInt(6);
+            for (int h = 0; h < count; h++) {
+                headers.put(text(random, 1 + random.nextInt(20)), text(random, random.nextInt(200)));
+            }
+            if (random.nextInt(3) == 0) {
+                headers.put("traceparent", TRACEPARENT);
+            }
+            byte[] stored = Envelope.encode(payload, headers);
+            if (payload == null && headers.isEmpty()) {
+                assertThat(stored).isNull();
+                continue;
+            }
+            Envelope decoded = Envelope.decode(stored);
+            assertThat(decoded.payload()).isEqualTo(payload);
+            assertThat(decoded.headers()).isEqualTo(headers);
+        }
+    }
+
+    private static byte[] bytes(Random random, int length) {
+        byte[] out = new byte[length];
+        random.nextBytes(out);
+        return out;
+    }
+
+    private static String text(Random random, int length) {
+        StringBuilder out = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            out.append(random.nextInt(4) == 0 ? (char) (0x400 + random.nextInt(200)) : (char) (' ' + random.nextInt(90)));
+        }
+        return out.toString();
+    }
+}
