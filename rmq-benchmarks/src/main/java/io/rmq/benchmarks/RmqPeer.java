@@ -40,6 +40,9 @@ import io.rmq.redis.RmqRedisClient;
  * turns it on: every send call carries a W3C traceparent of its own (random trace and span ids, as a tracer makes
  * them), stored beside each message, and listeners read it back ({@code Delivery.context()}) in every handler call.
  * No tracer runs: this measures what the storage costs (Redis memory, script time, reply size), not a tracer's work.
+ *
+ * <p>{@code --ids true} / {@code --headers 2}: W1/W2 messages sent with an id each / with two user headers (the
+ * message model's cost, BENCHMARKS.md "The message model").
  */
 public final class RmqPeer {
 
@@ -101,6 +104,10 @@ public final class RmqPeer {
 
     /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
     static volatile boolean propagateContext;
+    /** {@code --ids true}: every W1/W2 message is sent with an id of its own (see {@link #message}). */
+    static volatile boolean withIds;
+    /** {@code --headers 2}: every W1/W2 message carries two user headers (see {@link #message}). */
+    static volatile int headers;
     /** {@code --probe true}: the W3 measurement also records pop round trips and thread wake-up delays. */
     static volatile boolean probing;
     /**
@@ -117,6 +124,8 @@ public final class RmqPeer {
 
     static Rmq.Options options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
+        withIds = Boolean.parseBoolean(args.option("ids", "false"));
+        headers = args.intOption("headers", 0);
         probing = Boolean.parseBoolean(args.option("probe", "false"));
         popAheadMillis = args.intOption("pop-ahead-ms", 0);
         lookAheadMillis = args.intOption("look-ahead-ms", 0);
@@ -239,13 +248,31 @@ public final class RmqPeer {
         };
     }
 
+    /**
+     * The W1/W2 message number {@code i}: a RANGE_MERGE message with the W1 payload, and with {@code --ids true} the
+     * id {@code m-<i>}, with {@code --headers 2} the headers tenant=acme and type=OrderPlaced (25 bytes of their own).
+     */
+    static OutgoingMessage message(String topic, long i) {
+        OutgoingMessage message = OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE);
+        if (withIds) {
+            message = message.withId("m-" + i);
+        }
+        if (headers > 0) {
+            message = message.withHeaders(HEADERS);
+        }
+        return message;
+    }
+
+    private static final java.util.Map<String, String> HEADERS = java.util.Map.of("tenant", "acme", "type",
+            "OrderPlaced");
+
     /** sendBatch in chunks of 10,000 (validated whole, grouped by slot, multi-member script calls, pipelined). */
     static long produceBatch(Rmq rmq, String topic, int n) {
         long start = System.nanoTime();
         List<OutgoingMessage> chunk = new ArrayList<>(10_000);
         List<CompletableFuture<?>> inFlight = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            chunk.add(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
+            chunk.add(message(topic, i));
             if (chunk.size() == 10_000 || i == n - 1) {
                 inFlight.add(rmq.producer().sendBatchAsync(chunk));
                 chunk = new ArrayList<>(10_000);
@@ -263,7 +290,7 @@ public final class RmqPeer {
         long start = System.nanoTime();
         List<OutgoingMessage> batch = new ArrayList<>(batchSize);
         for (int i = 0; i < n; i++) {
-            batch.add(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
+            batch.add(message(topic, i));
             if (batch.size() == batchSize || i == n - 1) {
                 rmq.producer().sendBatch(batch);
                 batch = new ArrayList<>(batchSize);
@@ -283,7 +310,7 @@ public final class RmqPeer {
         for (int t = 0; t < threads; t++) {
             Thread sender = new Thread(() -> {
                 for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
-                    rmq.producer().send(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE));
+                    rmq.producer().send(message(topic, i));
                 }
             }, "sync-sender-" + t);
             sender.start();
@@ -306,7 +333,7 @@ public final class RmqPeer {
         long start = System.nanoTime();
         List<CompletableFuture<?>> window = new ArrayList<>(5_000);
         for (int i = 0; i < n; i++) {
-            window.add(rmq.producer().sendAsync(OutgoingMessage.rangeMerge(topic, new Payload(i, PeerArgs.FILLER), RANGE)));
+            window.add(rmq.producer().sendAsync(message(topic, i)));
             if (window.size() == 5_000) {
                 CompletableFuture.allOf(window.toArray(CompletableFuture[]::new)).join();
                 window.clear();

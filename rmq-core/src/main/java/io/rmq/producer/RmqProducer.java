@@ -142,8 +142,8 @@ public final class RmqProducer {
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
         try {
-            // without envelopes (ids, headers, trace contexts) every slot's chunks go out as native ZADDs written
-            // together; with them, a send.lua call per chunk
+            // without envelopes (ids, headers), or with bodies' trace contexts alone (trace records), every slot's
+            // chunks go out as native commands written together; with them, a send.lua call per chunk
             List<RmqRedis.BatchPart> parts = new ArrayList<>(bySlot.size());
             List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
             long started = instrumented ? System.nanoTime() : 0;
@@ -151,10 +151,11 @@ public final class RmqProducer {
                 for (int from = 0; from < group.size(); from += CHUNK) {
                     List<Encoded> chunk = group.subList(from, Math.min(group.size(), from + CHUNK));
                     List<byte[]> contexts = contexts(chunk);
-                    if (contexts == null) {
+                    List<byte[]> traceRecords = contexts == null ? null : traceRecords(chunk);
+                    if (contexts == null || traceRecords != null) {
                         TopicType type = chunk.get(0).type;
                         parts.add(new RmqRedis.BatchPart(slot, type == TopicType.RANGE_MERGE,
-                                type == TopicType.PRIORITY, members(chunk), parameterArray(chunk)));
+                                type == TopicType.PRIORITY, members(chunk), parameterArray(chunk), traceRecords));
                         partSlots.add(slot);
                     }
                     else {
@@ -282,6 +283,26 @@ public final class RmqProducer {
             }
         }
         return null;
+    }
+
+    /**
+     * The trace records (field, value, ...) of a chunk whose envelopes are all bodies' trace contexts alone (written
+     * natively before the chunk's ZADD, see SendWrites); null when one message needs send.lua (an id, headers).
+     */
+    private static @Nullable List<byte[]> traceRecords(List<Encoded> group) {
+        List<byte[]> records = new ArrayList<>(2 * group.size());
+        for (Encoded e : group) {
+            if (e.envelope == null) {
+                continue;
+            }
+            if (!EnvelopeKeys.isTraceOnly(e.envelope) || EnvelopeKeys.isIdMember(e.member)) {
+                return null;
+            }
+            byte[][] record = EnvelopeKeys.traceRecord(e.member, e.envelope);
+            records.add(record[0]);
+            records.add(record[1]);
+        }
+        return records;
     }
 
     private static List<byte[]> members(List<Encoded> group) {

@@ -351,4 +351,24 @@ class IdMergeTest extends EngineTestSupport {
         assertThat(seen).isEmpty();
         assertThat(new String(EnvelopeKeys.idMember("lost"), StandardCharsets.UTF_8)).endsWith("lost");
     }
+
+    @Test
+    void orphanedEnvelopesGoWhenTheSlotEmptiesUnlessDeadMessagesOwnThem() {
+        rmq.defineTopic("t", TopicType.FIXED_TIME, 1);
+        SlotKeys slot = slotOf("t", 0);
+        byte[][] orphan = EnvelopeKeys.traceRecord("gone".getBytes(StandardCharsets.UTF_8),
+                io.rmq.redis.internal.Envelope.encode(null,
+                        Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")));
+        // a native trace record whose ZADD a failover lost
+        raw(commands -> commands.hset(slot.msg(), orphan[0], orphan[1]));
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "x", Instant.now().minusSeconds(1)).withId("dies"));
+        RmqConsumer consumer = rmq.consumer("t", ConsumerSettings.DEFAULT);
+        consumer.deadLetter(pollOne(consumer), "dead on purpose");
+        assertThat(consumer.poll().deliveries()).isEmpty();
+        assertThat(envelopes("t")).as("a dead message keeps the slot's envelopes").isEqualTo(2);
+
+        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0))).isTrue();
+        assertThat(consumer.poll().deliveries()).isEmpty();
+        assertThat(envelopes("t")).as("the empty slot's pop removed the orphan").isZero();
+    }
 }

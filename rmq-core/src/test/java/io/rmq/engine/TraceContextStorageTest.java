@@ -51,6 +51,10 @@ class TraceContextStorageTest extends EngineTestSupport {
     private static final Map<String, String> SECOND = Map.of("traceparent",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate", "congo=t61rcWkgMzE,rojo=x");
 
+    /** A context of a traceparent alone, like FIRST (stored as a compact trace record). */
+    private static final Map<String, String> THIRD = Map.of("traceparent",
+            "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-00");
+
     private static final ConsumerSettings NO_RETRY = new ConsumerSettings(100, Duration.ofSeconds(5),
             new RetryPolicy(0, BackoffPolicy.fixed(Duration.ZERO)));
 
@@ -176,9 +180,16 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(stored("r", BODY)).isEqualTo(SECOND);
         // batches (sent through the script when they carry a context) follow the same rule
         OutgoingMessage nine = OutgoingMessage.rangeMerge("r", "{\"id\":9}", Duration.ofMillis(1000));
-        withContext(SECOND, () -> sending.producer().sendBatch(List.of(nine, nine)));
+        withContext(THIRD, () -> sending.producer().sendBatch(List.of(nine, nine)));
         withContext(FIRST, () -> sending.producer().sendBatch(List.of(nine)));
         assertThat(stored("r", "{\"id\":9}")).isEqualTo(FIRST);
+        // the one exception: a send whose context is a traceparent alone (a compact trace record, written natively)
+        // leaves a fuller context (with tracestate, an envelope of its own, read first) in place, as a send without
+        // headers leaves a message's headers
+        OutgoingMessage ten = OutgoingMessage.rangeMerge("r", "{\"id\":10}", Duration.ofMillis(1000));
+        withContext(SECOND, () -> sending.producer().send(ten));
+        withContext(FIRST, () -> sending.producer().send(ten));
+        assertThat(stored("r", "{\"id\":10}")).isEqualTo(SECOND);
     }
 
     @Test
@@ -191,7 +202,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(stored("p", BODY)).as("a send without a context leaves the stored one").isEqualTo(SECOND);
 
         define("f", TopicType.FIXED_TIME);
-        sendNow("f", BODY, SECOND);
+        sendNow("f", BODY, THIRD);
         withContext(FIRST, () -> sending.producer().sendBatch(List.of(OutgoingMessage.fixedTime("f", BODY, Instant.now()))));
         assertThat(stored("f", BODY)).isEqualTo(FIRST);
         Delivery delivery = only(reading.consumer("f", ConsumerSettings.DEFAULT).poll().deliveries());

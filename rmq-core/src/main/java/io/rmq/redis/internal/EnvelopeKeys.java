@@ -45,15 +45,55 @@ public final class EnvelopeKeys {
         if (isIdMember(member)) {
             return member;
         }
-        byte[] digest;
+        byte[] key = new byte[14];
+        key[0] = 1;
+        System.arraycopy(sha1(member), 0, key, 1, 13);
+        return key;
+    }
+
+    /**
+     * The compact trace record of a body whose envelope is its trace context alone ({@link #isTraceOnly}): field
+     * {@code 0x02} + SHA-1 bytes 0..4 (6 bytes), value SHA-1 bytes 5..8 (a check: a collision of two bodies' fields
+     * can lose a trace link, never attach a wrong one) followed by the envelope. As _common.lua writes and reads it.
+     *
+     * @return { field, value }
+     */
+    public static byte[][] traceRecord(byte[] body, byte[] envelope) {
+        byte[] digest = sha1(body);
+        byte[] field = new byte[6];
+        field[0] = 2;
+        System.arraycopy(digest, 0, field, 1, 5);
+        byte[] value = new byte[4 + envelope.length];
+        System.arraycopy(digest, 5, value, 0, 4);
+        System.arraycopy(envelope, 0, value, 4, envelope.length);
+        return new byte[][] {field, value};
+    }
+
+    /** The envelope a trace record holds for {@code body}; null when the record is another body's (or none). */
+    public static byte @Nullable [] fromTraceRecord(byte[] body, byte @Nullable [] value) {
+        if (value == null || value.length < 4) {
+            return null;
+        }
+        byte[] digest = sha1(body);
+        for (int i = 0; i < 4; i++) {
+            if (value[i] != digest[5 + i]) {
+                return null;
+            }
+        }
+        return Arrays.copyOfRange(value, 4, value.length);
+    }
+
+    /** Whether an envelope is a trace context alone (flags 2 and a 25-byte traceparent): a trace record's. */
+    public static boolean isTraceOnly(byte @Nullable [] envelope) {
+        return envelope != null && envelope.length == 26 && envelope[0] == 2;
+    }
+
+    private static byte[] sha1(byte[] member) {
         try {
-            digest = MessageDigest.getInstance("SHA-1").digest(member);
+            return MessageDigest.getInstance("SHA-1").digest(member);
         }
         catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-1 is required of every Java platform", ex);
         }
-        byte[] key = Arrays.copyOf(new byte[] {1}, 14);
-        System.arraycopy(digest, 0, key, 1, 13);
-        return key;
     }
 }

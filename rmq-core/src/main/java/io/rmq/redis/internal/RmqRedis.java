@@ -109,9 +109,19 @@ public final class RmqRedis {
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes) {
-        if (envelopes == null && members.size() == 1) {
-            // a lone send without an envelope: native commands instead of the script (see SendWrites#sendOne)
-            return writes.sendOne(slot, rangeMerge, priority, members.get(0), parameters.get(0)).thenApply(List::of);
+        if (members.size() == 1) {
+            // a lone send without an envelope, or with a body's trace context alone: native commands instead of the
+            // script (see SendWrites#sendOne)
+            byte[] envelope = envelopes == null ? null : envelopes.get(0);
+            byte[] member = members.get(0);
+            if (envelope == null) {
+                return writes.sendOne(slot, rangeMerge, priority, member, parameters.get(0), null)
+                        .thenApply(List::of);
+            }
+            if (EnvelopeKeys.isTraceOnly(envelope) && !EnvelopeKeys.isIdMember(member)) {
+                return writes.sendOne(slot, rangeMerge, priority, member, parameters.get(0),
+                        EnvelopeKeys.traceRecord(member, envelope)).thenApply(List::of);
+            }
         }
         boolean withEnvelopes = envelopes != null;
         int stride = withEnvelopes ? 3 : 2;
@@ -137,7 +147,14 @@ public final class RmqRedis {
      * @param parameters per member: timeRange ms (RANGE_MERGE), priority, or due ms (FIXED_TIME)
      */
     public record BatchPart(SlotKeys slot, boolean rangeMerge, boolean priority, List<byte[]> members,
-            long[] parameters) {
+            long[] parameters, @Nullable List<byte[]> traceRecords) {
+
+        // traceRecords: field, value, field, value ... of the trace records (EnvelopeKeys#traceRecord) of the part's
+        // bodies that carry their trace context alone, written by one HSET just before the part's ZADD; null: none
+
+        public BatchPart(SlotKeys slot, boolean rangeMerge, boolean priority, List<byte[]> members, long[] parameters) {
+            this(slot, rangeMerge, priority, members, parameters, null);
+        }
     }
 
     /**

@@ -223,9 +223,16 @@ public final class RmqRedisAdmin {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }
 
-    /** The envelope stored for a member in its slot ({@link Envelope}; null when none). For tests and tooling. */
+    /**
+     * The envelope stored for a member in its slot ({@link Envelope}; null when none), from its field or, for a body
+     * without one, its trace record. For tests and tooling.
+     */
     public CompletableFuture<byte @Nullable []> storedEnvelope(SlotKeys slot, byte[] member) {
-        return gateway.commands().hget(slot.msg(), EnvelopeKeys.of(member)).toCompletableFuture();
+        return gateway.commands().hget(slot.msg(), EnvelopeKeys.of(member)).toCompletableFuture()
+                .thenCompose(found -> found != null || EnvelopeKeys.isIdMember(member)
+                        ? CompletableFuture.completedFuture(found)
+                        : gateway.commands().hget(slot.msg(), EnvelopeKeys.traceRecord(member, new byte[0])[0])
+                                .toCompletableFuture().thenApply(record -> EnvelopeKeys.fromTraceRecord(member, record)));
     }
 
     /** How many members of a slot have a stored envelope. For tests and tooling. */

@@ -13,6 +13,7 @@ import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.redis.internal.RmqRedis.BatchPart;
+import org.jspecify.annotations.Nullable;
 
 import static io.rmq.redis.internal.Replies.ZERO;
 import static io.rmq.redis.internal.Replies.bytes;
@@ -21,8 +22,8 @@ import static io.rmq.redis.internal.Replies.bytes;
  * Used by senders' threads and Lettuce's event-loop threads (completions run there); its only state is
  * {@link RedisClock}'s per-slot readings, which are thread-safe.
  * <p>
- * {@link RmqRedis}'s sends in native commands instead of send.lua: the lone send without a trace context and the
- * batch send, each with the merge rule of its topic type, and the wake-ups they announce to sleeping consumers when
+ * {@link RmqRedis}'s sends in native commands instead of send.lua: the lone send and the batch send of messages
+ * without an envelope or with a body's trace context alone (its trace record, one more field in an {@code HSET}), each with the merge rule of its topic type, and the wake-ups they announce to sleeping consumers when
  * they write a slot's first message.
  */
 final class SendWrites {
@@ -60,21 +61,28 @@ final class SendWrites {
      * @return 1 when the message was added, 0 when it merged into a waiting one
      */
     CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
-            long parameter) {
+            long parameter, byte @Nullable [][] traceRecord) {
         if (!rangeMerge) {
-            return write(slot, false, priority, member, parameter);
+            return write(slot, false, priority, member, parameter, traceRecord);
         }
         long now = clock.nowIfKnown(slot);
         if (now != RedisClock.UNKNOWN) {
-            return write(slot, true, false, member, now + parameter);
+            return write(slot, true, false, member, now + parameter, traceRecord);
         }
         // the first send to a slot (or after a failed reading) waits for Redis's clock
-        return clock.now(slot).thenCompose(redisNow -> write(slot, true, false, member, redisNow + parameter));
+        return clock.now(slot).thenCompose(redisNow -> write(slot, true, false, member, redisNow + parameter,
+                traceRecord));
     }
 
-    /** {@link #sendOne} with its score (the due time or priority) at hand. */
+    /**
+     * {@link #sendOne} with its score (the due time or priority) at hand. With a trace record ({ field, value }: a
+     * body that carries its trace context alone), an {@code HSET} of it goes just before the {@code ZADD}, in one
+     * write to the connection: a pop never sees the member before its record. Not atomic, and it need not be: a record
+     * can only be lost (a failover between the two, or an ack of a copy of the same body in flight that lands between
+     * them and forgets the record), which loses a trace link, never a message, a payload or a user header.
+     */
     private CompletableFuture<Long> write(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
-            long score) {
+            long score, byte @Nullable [][] traceRecord) {
         byte[] store = slot.store();
         List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
                 : List.of(store, bytes(score), member);
@@ -90,7 +98,12 @@ final class SendWrites {
                 wakeIfFirst(slot, priority, member, score);
             }
         });
-        gateway.dispatch(zadd);
+        if (traceRecord == null) {
+            gateway.dispatch(zadd);
+        }
+        else {
+            gateway.dispatchAll(List.of(hset(slot, List.of(slot.msg(), traceRecord[0], traceRecord[1])), zadd));
+        }
         return added;
     }
 
@@ -187,6 +200,13 @@ final class SendWrites {
                 args.add(previousBytes);
                 args.add(members.get(i));
             }
+            if (part.traceRecords() != null && !part.traceRecords().isEmpty()) {
+                // the trace records first (see write): a pop never sees a member before its record
+                List<byte[]> hsetArgs = new ArrayList<>(1 + part.traceRecords().size());
+                hsetArgs.add(slot.msg());
+                hsetArgs.addAll(part.traceRecords());
+                commands.add(hset(slot, hsetArgs));
+            }
             AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, args);
             commands.add(zadd);
             CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
@@ -211,6 +231,12 @@ final class SendWrites {
         }
         gateway.dispatchAll(commands);
         return results;
+    }
+
+    /** {@code HSET <msg> field value ...}: {@code args} from the msg key on. */
+    private static AsyncCommand<byte[], byte[], Long> hset(SlotKeys slot, List<byte[]> args) {
+        return new AsyncCommand<>(new Command<>(CommandType.HSET, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(slot.msg(), args)));
     }
 
     /** {@code ZADD <store> [NX] score member ...}: {@code args} from the store key on; replies how many were new. */

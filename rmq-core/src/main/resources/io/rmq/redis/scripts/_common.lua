@@ -140,28 +140,42 @@ local function take_cancel_mark(member)
 end
 
 -- Envelopes: what a message carries besides its member (the payload of an id message, its headers, the sender's
--- trace context), in the msg HASH under the member's envelope key: an id member is its own key (short); a body's key
--- is 0x01 followed by the first 13 bytes of its SHA-1 (so a header costs no second copy of the body; 104 bits, no
--- collision to fear in one slot). EnvelopeKeys computes the same in Java. One field serves every copy of the member
--- (store, prepare, retry, dead), the way one attempts field does; the latest send replaces it.
+-- trace context), in the msg HASH. One field serves every copy of the member (store, prepare, retry, dead), the way
+-- one attempts field does; the latest send replaces it. Fields (EnvelopeKeys computes the same in Java):
+--   an id member: the member itself (short);
+--   a body: 0x01 followed by the first 13 bytes of its SHA-1 (a header costs no second copy of the body; 104 bits:
+--     no collision to fear in one slot);
+--   a body whose envelope is its trace context alone (the common case with propagation on; envelope = flags 2 and the
+--     25-byte traceparent): the compact trace record, field 0x02 + SHA-1 bytes 1..5, value = SHA-1 bytes 6..9 (a
+--     check) followed by the envelope. 6 and 30 bytes fit Redis's smallest allocations. Two bodies of one slot may
+--     share a field (40 bits): then one overwrites or deletes the other's record, and the check makes the other
+--     read none: a collision can lose a trace link, never attach a wrong one. Read only when the body has no 0x01
+--     field (an envelope with headers wins).
 local HEX_BYTE = {}
 for i = 0, 255 do
     HEX_BYTE[string.format('%02x', i)] = string.char(i)
 end
 
-local function envelope_key(member)
-    if string.byte(member, 1) == 255 then
-        return member
-    end
-    return '\1' .. (string.gsub(string.sub(redis.sha1hex(member), 1, 26), '..', HEX_BYTE))
+local function is_id(member)
+    return string.byte(member, 1) == 255
 end
 
-local function envelope_keys(members)
-    local keys = {}
-    for j, member in ipairs(members) do
-        keys[j] = envelope_key(member)
+-- The 0x01 field, the trace-record field and its check of a body (one SHA-1).
+local function body_keys(member)
+    local digest = string.gsub(string.sub(redis.sha1hex(member), 1, 26), '..', HEX_BYTE)
+    return '\1' .. digest, '\2' .. string.sub(digest, 1, 5), string.sub(digest, 6, 9)
+end
+
+local function envelope_key(member)
+    if is_id(member) then
+        return member
     end
-    return keys
+    return (body_keys(member))
+end
+
+-- Whether an envelope is a trace context alone (flags 2, the 25-byte traceparent): stored as a compact trace record.
+local function trace_only(envelope)
+    return #envelope == 26 and string.byte(envelope, 1) == 2
 end
 
 -- A script that took `members` out of store, prepare, retry or dead calls this afterwards: the envelope goes when no
@@ -177,24 +191,32 @@ local function forget_envelopes(members)
     local in_prepare = redis.call('ZMSCORE', K_PREPARE, unpack(members))
     local in_retry = redis.call('ZMSCORE', K_RETRY, unpack(members))
     local in_dead = redis.call('ZMSCORE', K_DEAD, unpack(members))
-    local gone = {}
+    local gone, fields = {}, {}
     for j, member in ipairs(members) do
         if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
             gone[#gone + 1] = member
+            if is_id(member) then
+                fields[#fields + 1] = member
+            else
+                local key, trace = body_keys(member)
+                fields[#fields + 1] = key
+                fields[#fields + 1] = trace
+            end
         end
     end
     if #gone > 0 then
         if redis.call('EXISTS', K_MSG) == 1 then
-            redis.call('HDEL', K_MSG, unpack(envelope_keys(gone)))
+            redis.call('HDEL', K_MSG, unpack(fields))
         end
         redis.call('HDEL', K_CONTEXT, unpack(gone))
     end
 end
 
 -- The envelopes of `members` ('' where none), or nil when the slot has none. Envelopes are always looked up when the
--- msg HASH exists (an id message's payload is in it); legacy trace contexts (the context HASH, text that starts with
--- a printable character where an envelope starts with its flags byte) only when `with_legacy` (propagation on) and
--- only for members without an envelope.
+-- msg HASH exists (an id message's payload is in it): the 0x01 fields (ids: the member) first, then the trace records
+-- of the bodies that had none, each kept only when its check matches. Legacy trace contexts (the context HASH: text,
+-- which starts with a printable character where an envelope starts with its flags byte) only when `with_legacy`
+-- (propagation on), for bodies with neither.
 local function envelopes_of(members, with_legacy)
     if #members == 0 then
         return nil
@@ -205,20 +227,42 @@ local function envelopes_of(members, with_legacy)
         return nil
     end
     local out = {}
+    for j = 1, #members do
+        out[j] = ''
+    end
     if has_msg then
-        local found = redis.call('HMGET', K_MSG, unpack(envelope_keys(members)))
-        for j = 1, #members do
-            out[j] = found[j] or ''
+        local keys, traces, checks = {}, {}, {}
+        for j, member in ipairs(members) do
+            if is_id(member) then
+                keys[j] = member
+            else
+                keys[j], traces[j], checks[j] = body_keys(member)
+            end
         end
-    else
+        local found = redis.call('HMGET', K_MSG, unpack(keys))
+        local missing, at = {}, {}
         for j = 1, #members do
-            out[j] = ''
+            if found[j] then
+                out[j] = found[j]
+            elseif traces[j] then
+                missing[#missing + 1] = traces[j]
+                at[#at + 1] = j
+            end
+        end
+        if #missing > 0 then
+            local records = redis.call('HMGET', K_MSG, unpack(missing))
+            for i, j in ipairs(at) do
+                local record = records[i]
+                if record and string.sub(record, 1, 4) == checks[j] then
+                    out[j] = string.sub(record, 5)
+                end
+            end
         end
     end
     if has_legacy then
         local missing, at = {}, {}
         for j, member in ipairs(members) do
-            if out[j] == '' and string.byte(member, 1) ~= 255 then
+            if out[j] == '' and not is_id(member) then
                 missing[#missing + 1] = member
                 at[#at + 1] = j
             end

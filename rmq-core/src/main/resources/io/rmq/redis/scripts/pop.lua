@@ -183,4 +183,11 @@ if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_
     next_due = lease_end[2]
 end
 out[3] = next_due
+-- An empty slot (nothing waiting, in flight or backing off) with envelopes left has orphans only: a trace record a
+-- native send wrote just before a ZADD that a failover lost, or one an engine before envelopes never forgot. Gone
+-- with the slot's last message, unless dead messages still own theirs. (A native send whose ZADD is about to land
+-- loses its trace link here: a link, never a message.)
+if next_due == -1 and extras and redis.call('EXISTS', K_DEAD) == 0 then
+    redis.call('DEL', K_MSG, K_CONTEXT)
+end
 return out

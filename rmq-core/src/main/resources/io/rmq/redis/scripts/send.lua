@@ -71,17 +71,34 @@ for j, member in ipairs(members) do
 end
 
 if with_envelopes then
-    -- HSET with repeated fields keeps the last: the latest send's envelope within this call, too
-    local envelope_args = {}
+    -- HSET with repeated fields keeps the last: the latest send's envelope within this call, too. A body's trace
+    -- context alone goes into its compact trace record; a fuller envelope of a body deletes that record (it holds the
+    -- context itself, and is read first).
+    local envelope_args, stale = {}, {}
     for j, member in ipairs(members) do
         local envelope = ARGV[2 + 3 * j]
         if envelope ~= '' then
-            envelope_args[#envelope_args + 1] = envelope_key(member)
-            envelope_args[#envelope_args + 1] = envelope
+            if is_id(member) then
+                envelope_args[#envelope_args + 1] = member
+                envelope_args[#envelope_args + 1] = envelope
+            else
+                local key, trace, check = body_keys(member)
+                if trace_only(envelope) then
+                    envelope_args[#envelope_args + 1] = trace
+                    envelope_args[#envelope_args + 1] = check .. envelope
+                else
+                    envelope_args[#envelope_args + 1] = key
+                    envelope_args[#envelope_args + 1] = envelope
+                    stale[#stale + 1] = trace
+                end
+            end
         end
     end
     if #envelope_args > 0 then
         redis.call('HSET', K_MSG, unpack(envelope_args))
+    end
+    if #stale > 0 then
+        redis.call('HDEL', K_MSG, unpack(stale))
     end
 end
 
