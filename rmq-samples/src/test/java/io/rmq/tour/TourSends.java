@@ -36,6 +36,16 @@ public class TourSends {
         return result;
     }
 
+    /** Merging by id: price changes of one product merge, and the newest price is the one delivered. */
+    SendResult newPrice(String productId, String price) {
+        // tag::tour-merging-id[]
+        // price changes of one product, merged by its id: one re-render 5 s after the first, with the newest price
+        SendResult result = rmq.send(OutgoingMessage.rangeMerge("picture-render", new PriceChange(productId, price),
+                Duration.ofSeconds(5)).withId(productId).withHeader("source", "pricing"));
+        // end::tour-merging-id[]
+        return result;
+    }
+
     /** Priority: the payout waits before the re-index. */
     void merchantTasks(String merchantId) {
         // tag::tour-priority[]

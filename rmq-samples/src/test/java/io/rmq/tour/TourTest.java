@@ -61,6 +61,15 @@ class TourTest {
     }
 
     @Test
+    void priceChangesMergeByProductAndTheNewestPriceWaits() {
+        long before = rmq.stats("picture-render").waiting();
+        assertThat(tour.newPrice("sku-9", "9.99").merged()).isFalse();
+        assertThat(tour.newPrice("sku-9", "11.00").merged()).isTrue();
+        assertThat(tour.newPrice("sku-9", "12.50").merged()).isTrue();
+        assertThat(rmq.stats("picture-render").waiting()).isEqualTo(before + 1);
+    }
+
+    @Test
     void thePayoutWaitsBeforeTheReindex() {
         tour.merchantTasks("42");
         assertThat(rmq.browse("merchant-tasks", null, 10).messages())
