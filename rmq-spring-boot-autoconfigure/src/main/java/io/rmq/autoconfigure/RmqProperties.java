@@ -50,8 +50,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxIdSize       Longest message id a send accepts (UTF-8 bytes). The id is the message's identity for
  *                        merging, stored as the sorted-set member.
  * @param maxHeaderValueSize Longest value (and name) of one message header a send accepts (UTF-8 bytes).
- * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
  * @param maxHeaders      Most headers one message may carry.
+ * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
  * @param producer        What RmqTemplate adds to the messages it sends.
  */
 @ConfigurationProperties("rmq")
