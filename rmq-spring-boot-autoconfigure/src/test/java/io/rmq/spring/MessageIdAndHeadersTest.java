@@ -15,12 +15,14 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.rmq.admin.DeadMessage;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.annotation.RmqHandler;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.test.ContextFailureLogs;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.jspecify.annotations.Nullable;
@@ -336,6 +338,19 @@ class MessageIdAndHeadersTest {
                     await().atMost(Duration.ofSeconds(30)).until(() -> events.handled.size() >= 6);
                     assertThat(events.handled).containsExactlyInAnyOrder("cancelled 1", "created 2 Created",
                             "created 3 -", "created 4 Unknown", "cancelled 5", "text {\"id\":\"6\"}");
+
+                    // the handler the header names cannot read the body: dead at once with the reason, not retried
+                    try (LogCapture log = LogCapture.rmq().expecting("chose the @RmqHandler")) {
+                        template.send(OutgoingMessage.fixedTime("h-events", List.of(1, 2), now)
+                                .withHeader(RmqHeaders.TYPE_ID, Created.class.getName()));
+                        await().atMost(Duration.ofSeconds(30)).until(() -> template.deadCount("h-events") == 1
+                                && log.warnings().size() == 1);
+                    }
+                    DeadMessage dead = template.deadMessages("h-events", 0, 10).get(0);
+                    assertThat(dead.attempts()).isEqualTo(1);
+                    assertThat(dead.lastError()).contains("the message's __TypeId__ '" + Created.class.getName()
+                            + "' chose the @RmqHandler 'Events.created', which cannot read it as Created");
+                    assertThat(events.handled).hasSize(6);
                 });
     }
 

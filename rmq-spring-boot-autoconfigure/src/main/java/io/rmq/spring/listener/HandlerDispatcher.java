@@ -119,7 +119,9 @@ final class HandlerDispatcher implements MessageHandler<Object> {
                 read = codec.decode(body, named.payloadType());
             }
             catch (RuntimeException ex) {
-                throw new RmqNonRetryableException(listener + ": the message's " + RmqHeaders.TYPE_ID + " '" + typeId
+                // the header is the sender's: at most a class name's worth of it in the reason
+                String shown = typeId.length() <= 200 ? typeId : typeId.substring(0, 200) + "...";
+                throw new RmqNonRetryableException(listener + ": the message's " + RmqHeaders.TYPE_ID + " '" + shown
                         + "' chose the @RmqHandler " + named.description() + ", which cannot read it as "
                         + named.typeName() + ": " + ex.getMessage(), ex);
             }
