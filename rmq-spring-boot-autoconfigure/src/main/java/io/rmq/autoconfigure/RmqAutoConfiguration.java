@@ -137,7 +137,8 @@ public class RmqAutoConfiguration {
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
                 .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))
                 .withPropagateContext(properties.observation().enabled()
-                        && properties.observation().propagateContext());
+                        && properties.observation().propagateContext())
+                .withLimits(properties.messageLimits());
         Rmq rmq;
         try {
             // Redis reachable: connect now, so that a conflict with Redis's topic registry fails start-up
@@ -216,8 +217,8 @@ public class RmqAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public RmqTemplate rmqTemplate(Rmq rmq) {
-        return new RmqTemplate(rmq);
+    public RmqTemplate rmqTemplate(Rmq rmq, RmqProperties properties) {
+        return new RmqTemplate(rmq, properties.producer().typeHeader());
     }
 
     /**

@@ -15,6 +15,7 @@ import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.producer.MessageLimits;
 import io.rmq.redis.RedisClientSettings;
 import io.lettuce.core.ClientOptions;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -46,6 +47,12 @@ import org.jspecify.annotations.Nullable;
  * @param observation     Micrometer Observations around sends and handler calls, and trace context propagation.
  * @param health          The rmq health indicator (Actuator): its Redis timeout, thresholds and cache.
  * @param dashboard       The operations web page (off by default).
+ * @param maxIdSize       Longest message id a send accepts (UTF-8 bytes). The id is the message's identity for
+ *                        merging, stored as the sorted-set member.
+ * @param maxHeaderValueSize Longest value (and name) of one message header a send accepts (UTF-8 bytes).
+ * @param maxHeaders      Most headers one message may carry.
+ * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
+ * @param producer        What RmqTemplate adds to the messages it sends.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -53,7 +60,10 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue("30s") Duration shutdownTimeout, @DefaultValue Redis redis, Map<String, Listener> listeners,
         @DefaultValue Coordination coordination, @DefaultValue Startup startup,
         @DefaultValue("false") boolean logBodies, @DefaultValue Metrics metrics,
-        @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard) {
+        @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard,
+        @DefaultValue("256B") DataSize maxIdSize, @DefaultValue("1KB") DataSize maxHeaderValueSize,
+        @DefaultValue("8KB") DataSize maxHeadersSize, @DefaultValue("32") int maxHeaders,
+        @DefaultValue Producer producer) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -69,8 +79,40 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         if (maxBody < 1 || maxBody > Integer.MAX_VALUE) {
             throw new RmqInvalidArgumentException("rmq.max-body-size", maxBodySize, "must be between 1B and 512MB");
         }
+        checkLimit("rmq.max-id-size", maxIdSize);
+        checkLimit("rmq.max-header-value-size", maxHeaderValueSize);
+        checkLimit("rmq.max-headers-size", maxHeadersSize);
+        if (maxHeaders < 1 || maxHeaders > MAX_LIMIT_BYTES) {
+            throw new RmqInvalidArgumentException("rmq.max-headers", maxHeaders, "must be between 1 and " + MAX_LIMIT_BYTES);
+        }
         // the topic entries are checked when RMQ reads them (TopicEntries): a name with dots written without
         // brackets binds here as a nested key of another entry, so only the environment tells what is what
+    }
+
+    /** The largest id and header limit {@link MessageLimits} takes. */
+    private static final int MAX_LIMIT_BYTES = 64 * 1024 * 1024;
+
+    private static void checkLimit(String property, DataSize size) {
+        if (size.toBytes() < 1 || size.toBytes() > MAX_LIMIT_BYTES) {
+            throw new RmqInvalidArgumentException(property, size, "must be between 1B and 64MB");
+        }
+    }
+
+    /** The id and header limits the engine checks every send against. */
+    public MessageLimits messageLimits() {
+        return new MessageLimits((int) maxIdSize.toBytes(), (int) maxHeaderValueSize.toBytes(),
+                (int) maxHeadersSize.toBytes(), maxHeaders);
+    }
+
+    /**
+     * RmqTemplate's sends.
+     *
+     * @param typeHeader Whether RmqTemplate adds the __TypeId__ header (the payload's class name, Spring's convention)
+     *                   to each message that has none, so a class-level @RmqListener gives it to the @RmqHandler of
+     *                   that type without trying its body against the others. Costs the header's bytes per waiting
+     *                   message; String and byte[] payloads get none.
+     */
+    public record Producer(@DefaultValue("false") boolean typeHeader) {
     }
 
     /** Checks one topic entry (see {@link TopicEntries}). */
@@ -176,10 +218,10 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                         so spans and timers appear wherever the application set tracing and metrics up).
      *                         Off by default, as in Spring Kafka: an observation per send and per handler call
      *                         costs several microseconds each.
-     * @param propagateContext Whether a send stores its trace context (traceparent) beside the message in Redis, and
-     *                         listeners read it back, so the handler's span continues the sender's trace however
-     *                         late it runs. Needs rmq.observation.enabled. Costs memory per waiting message (one
-     *                         hash field: body + context).
+     * @param propagateContext Whether a send stores its trace context with the message in Redis (as its traceparent
+     *                         and tracestate headers), and listeners read it back, so the handler's span continues
+     *                         the sender's trace however late it runs. Needs rmq.observation.enabled. Costs the
+     *                         context's bytes per waiting message.
      */
     public record Observation(@DefaultValue("false") boolean enabled, @DefaultValue("false") boolean propagateContext) {
     }

@@ -13,23 +13,45 @@ import io.rmq.admin.DeadMessage;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.TopicStats;
+import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
+import org.springframework.messaging.Message;
 
 /**
  * Sends messages and operates queues: the one RMQ bean application code needs. Thread-safe.
  * <p>
  * Each send validates its input at once (topic defined, parameter valid for the topic type, body within
- * {@code rmq.max-body-size}) and throws {@link io.rmq.core.RmqInvalidArgumentException} naming the field, the value
- * and the rule. Async and batch sends pipeline their Redis commands.
+ * {@code rmq.max-body-size}, id and headers within {@code rmq.max-id-size}, {@code rmq.max-header-value-size},
+ * {@code rmq.max-headers-size} and {@code rmq.max-headers}) and throws {@link io.rmq.core.RmqInvalidArgumentException}
+ * naming the field, the value and the rule; nothing is written then. Async and batch sends pipeline their Redis
+ * commands.
+ * <p>
+ * A message's identity is its body unless it is sent with an id: build an {@link OutgoingMessage} with
+ * {@link OutgoingMessage#withId(String) withId}, or send a Spring {@link Message} with an {@link RmqHeaders#ID} header.
+ * Sends of one identity merge; the payload and headers delivered are those of the latest send. The {@code group}
+ * (formerly "slot basis", the name the {@code slotBasis} parameters keep) is the routing and ordering key: messages of
+ * one group share a slot, so an ORDERLY listener handles them in order.
  */
 public class RmqTemplate {
 
     private final Rmq rmq;
+    private final boolean typeHeader;
 
     public RmqTemplate(Rmq rmq) {
+        this(rmq, false);
+    }
+
+    /**
+     * @param typeHeader whether each send adds {@link RmqHeaders#TYPE_ID} (the payload's class name) unless the message
+     *                   has one, for a class-level listener's {@code @RmqHandler} choice
+     *                   ({@code rmq.producer.type-header}); {@code String} and {@code byte[]} payloads, stored as they
+     *                   are, get none
+     */
+    public RmqTemplate(Rmq rmq, boolean typeHeader) {
         this.rmq = rmq;
+        this.typeHeader = typeHeader;
     }
 
     // ------------------------------------------------------------------ sending
@@ -39,8 +61,20 @@ public class RmqTemplate {
         return send(OutgoingMessage.rangeMerge(topic, body, timeRange));
     }
 
+    /** As {@link #sendRangeMerge(String, Object, Duration)}, in group {@code slotBasis} (the routing key). */
     public SendResult sendRangeMerge(String topic, Object body, Duration timeRange, String slotBasis) {
-        return send(OutgoingMessage.rangeMerge(topic, body, timeRange).withSlotBasis(slotBasis));
+        return send(OutgoingMessage.rangeMerge(topic, body, timeRange).withGroup(slotBasis));
+    }
+
+    /**
+     * RANGE_MERGE for a Spring {@link Message}: its payload is the body, its {@link RmqHeaders#ID} header (if any) the
+     * id, {@link RmqHeaders#GROUP} the group, its other headers the message's (string values only; Spring's
+     * {@code id}, {@code timestamp} and {@code contentType} are left out). Delivered {@code timeRange} after the first
+     * send of its identity, with the payload and headers of the latest.
+     */
+    public SendResult sendRangeMerge(String topic, Message<?> message, Duration timeRange) {
+        return send(SpringMessageMapping.withHeadersOf(OutgoingMessage.rangeMerge(topic, payload(topic, message),
+                timeRange), message));
     }
 
     /** PRIORITY: higher first; an identical waiting body merges and takes this priority. */
@@ -48,8 +82,18 @@ public class RmqTemplate {
         return send(OutgoingMessage.priority(topic, body, priority));
     }
 
+    /** As {@link #sendPriority(String, Object, long)}, in group {@code slotBasis} (the routing key). */
     public SendResult sendPriority(String topic, Object body, long priority, String slotBasis) {
-        return send(OutgoingMessage.priority(topic, body, priority).withSlotBasis(slotBasis));
+        return send(OutgoingMessage.priority(topic, body, priority).withGroup(slotBasis));
+    }
+
+    /**
+     * PRIORITY for a Spring {@link Message}, mapped as {@link #sendRangeMerge(String, Message, Duration)} says; a
+     * waiting message of its identity takes this priority, payload and headers.
+     */
+    public SendResult sendPriority(String topic, Message<?> message, long priority) {
+        return send(SpringMessageMapping.withHeadersOf(OutgoingMessage.priority(topic, payload(topic, message), priority),
+                message));
     }
 
     /**
@@ -60,25 +104,56 @@ public class RmqTemplate {
         return send(OutgoingMessage.fixedTime(topic, body, fixedTime));
     }
 
+    /** As {@link #sendFixedTime(String, Object, Instant)}, in group {@code slotBasis} (the routing key). */
     public SendResult sendFixedTime(String topic, Object body, Instant fixedTime, String slotBasis) {
-        return send(OutgoingMessage.fixedTime(topic, body, fixedTime).withSlotBasis(slotBasis));
+        return send(OutgoingMessage.fixedTime(topic, body, fixedTime).withGroup(slotBasis));
+    }
+
+    /**
+     * FIXED_TIME for a Spring {@link Message}, mapped as {@link #sendRangeMerge(String, Message, Duration)} says; a
+     * waiting message of its identity takes this time, payload and headers.
+     */
+    public SendResult sendFixedTime(String topic, Message<?> message, Instant fixedTime) {
+        return send(SpringMessageMapping.withHeadersOf(OutgoingMessage.fixedTime(topic, payload(topic, message),
+                fixedTime), message));
     }
 
     public SendResult send(OutgoingMessage message) {
-        return rmq.producer().send(message);
+        return rmq.producer().send(typed(message));
     }
 
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        return rmq.producer().sendAsync(message);
+        return rmq.producer().sendAsync(typed(message));
     }
 
     /** Validates all, then writes grouped by slot with one multi-member command per slot, pipelined. */
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
-        return rmq.producer().sendBatch(messages);
+        return rmq.producer().sendBatch(typed(messages));
     }
 
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
-        return rmq.producer().sendBatchAsync(messages);
+        return rmq.producer().sendBatchAsync(typed(messages));
+    }
+
+    private static Object payload(String topic, Message<?> message) {
+        if (message == null) {
+            throw new RmqInvalidArgumentException("message", null, "must not be null (topic '" + topic + "')");
+        }
+        return message.getPayload();
+    }
+
+    /** With {@code rmq.producer.type-header}: the message with its payload's class name, unless it names one. */
+    private OutgoingMessage typed(OutgoingMessage message) {
+        Object body = message.body();
+        if (!typeHeader || body instanceof String || body instanceof byte[]
+                || message.headers().containsKey(RmqHeaders.TYPE_ID)) {
+            return message;
+        }
+        return message.withHeader(RmqHeaders.TYPE_ID, body.getClass().getName());
+    }
+
+    private Collection<OutgoingMessage> typed(Collection<OutgoingMessage> messages) {
+        return typeHeader ? messages.stream().map(this::typed).toList() : messages;
     }
 
     // ------------------------------------------------------------------ waiting messages by body
@@ -92,7 +167,7 @@ public class RmqTemplate {
         return rmq.admin().cancel(topic, body);
     }
 
-    /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
+    /** As {@link #cancel(String, Object)}, for a message sent in a group ({@code slotBasis}, the routing key). */
     public CancelResult cancel(String topic, Object body, String slotBasis) {
         return rmq.admin().cancel(topic, body, slotBasis);
     }

@@ -78,4 +78,20 @@ class ConfigurationMetadataTest {
         assertThat(failFast.get("defaultValue").asBoolean()).isFalse();
         assertThat(failFast.get("description").asString()).contains("Whether start-up fails when Redis cannot be reached");
     }
+
+    @Test
+    void theIdAndHeaderLimitsAreDocumentedWithTheirDefaults() {
+        java.util.Map<String, JsonNode> byName = new java.util.HashMap<>();
+        for (JsonNode property : metadata.get("properties")) {
+            byName.put(property.get("name").asString(), property);
+        }
+        assertThat(byName.get("rmq.max-id-size").get("defaultValue").asString()).isEqualTo("256B");
+        assertThat(byName.get("rmq.max-header-value-size").get("defaultValue").asString()).isEqualTo("1KB");
+        assertThat(byName.get("rmq.max-headers-size").get("defaultValue").asString()).isEqualTo("8KB");
+        assertThat(byName.get("rmq.max-headers").get("defaultValue").asInt()).isEqualTo(32);
+        assertThat(byName.get("rmq.max-headers").get("description").asString())
+                .isEqualTo("Most headers one message may carry.");
+        assertThat(byName.get("rmq.producer.type-header").get("defaultValue").asBoolean()).isFalse();
+        assertThat(byName.get("rmq.producer.type-header").get("description").asString()).contains("__TypeId__");
+    }
 }

@@ -13,8 +13,13 @@ import java.lang.annotation.Target;
  * parameters) and may have {@code @SendTo}; a {@code @SendTo} (and {@code @RmqReply}) on the class applies to the
  * handlers that return a value and have none of their own.
  * <p>
- * RMQ bodies carry no type information (the body is the message's identity), so the handler is chosen by trying to
- * read the body as each handler's payload type, in this order, the first that fits wins:
+ * A message with a {@link io.rmq.spring.RmqHeaders#TYPE_ID __TypeId__} header (Spring's convention; RmqTemplate adds
+ * it with {@code rmq.producer.type-header=true}) goes to the handler whose payload class has that name, else, when
+ * that class can be loaded, to the first handler (in the order below, the default last) whose payload type it is
+ * assignable to; its body is then read as that type as an {@code @RmqListener} method's would be (a body that does not
+ * read is not retried: dead with the reason). A message without the header, or whose header names no handler's type,
+ * has its handler chosen by trying to read the body as each handler's payload type, in this order, the first that fits
+ * wins:
  * <ol>
  * <li>handlers of any type but {@code String} and {@code byte[]}, in the order they are declared in the class (as the
  * compiler writes them; a subclass's before its superclass's), where the body fits when it reads as that type with

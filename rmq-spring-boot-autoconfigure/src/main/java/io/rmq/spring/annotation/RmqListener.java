@@ -12,9 +12,11 @@ import java.lang.annotation.Target;
  * {@code @KafkaListener} method is: it takes at most one payload parameter — the payload itself (unannotated or
  * {@code @Payload}; converted from the stored body to the declared type, generics included; {@code String} and
  * {@code byte[]} get the body as it is), an {@link io.rmq.spring.RmqMessage RmqMessage&lt;T&gt;} with the delivery
- * details, or Spring's {@link org.springframework.messaging.Message Message&lt;T&gt;} — plus any
- * {@code @Header(RmqHeaders.…)} parameters ({@link io.rmq.spring.RmqHeaders}), {@code MessageHeaders} or the
- * {@link io.rmq.consumer.Delivery}. A payload marked {@code @Valid} or {@code @Validated} is validated with the
+ * details, its id and its headers, or Spring's {@link org.springframework.messaging.Message Message&lt;T&gt;} — plus
+ * any {@code @Header} parameters: the delivery's ({@code @Header(RmqHeaders.ATTEMPT)}, see
+ * {@link io.rmq.spring.RmqHeaders}), the message's id ({@code @Header(name = RmqHeaders.ID, required = false)}) and
+ * the headers it was sent with ({@code @Header("tenant") String tenant}, {@code required = false} where a message may
+ * lack it) — {@code @Headers Map}, {@code MessageHeaders} or the {@link io.rmq.consumer.Delivery}. A payload marked {@code @Valid} or {@code @Validated} is validated with the
  * application's {@code Validator}; a payload that fails validation, like any message the method cannot be called
  * with, is not retried: it goes to the dead queue at once with the reason. Returning normally acknowledges the
  * message; an exception fails the attempt (the method's own exception, unwrapped): it is retried after a backoff, and
@@ -109,7 +111,9 @@ public @interface RmqListener {
     /**
      * {@code CONCURRENT} or {@code ORDERLY} (as RocketMQ's {@code consumeMode}): ORDERLY gives each slot of the topic
      * to one instance at a time, handled by one thread, one message after another in order, a failure suspending
-     * the slot until its retry; send related messages with the same {@code slotBasis}. Empty:
+     * the slot until its retry; send related messages in the same group ({@code OutgoingMessage#withGroup}, the
+     * {@code slotBasis} parameters of RmqTemplate, which is the former name and stays as an alias, or the
+     * {@code RmqHeaders.GROUP} header of a Spring {@code Message}). Empty:
      * {@code rmq.listeners.<id>.mode}, else CONCURRENT.
      */
     String mode() default "";
@@ -147,7 +151,9 @@ public @interface RmqListener {
      * in the topic's taking order. The headers describe the batch: {@code RmqHeaders.TOPIC}, {@code SLOT},
      * {@code LISTENER_ID}, {@code MAX_RETRIES} as single values; {@code ATTEMPT}, {@code SCORE},
      * {@code LEASE_DEADLINE} as lists, one element per message (e.g. {@code @Header(RmqHeaders.ATTEMPT)
-     * List<Integer> attempts}).
+     * List<Integer> attempts}); so are {@code RmqHeaders.ID} and the headers the messages were sent with
+     * ({@code @Header(name = "tenant", required = false) List<String> tenants}: null for a message without it; the
+     * list is absent when no message of the batch has it), and each {@code RmqMessage<T>} has its own id and headers.
      * <ul>
      * <li>Returning normally acknowledges the whole batch, in one call to Redis.</li>
      * <li>Throwing {@link io.rmq.consumer.RmqBatchFailure} (naming the failed indexes, with a cause per index or one

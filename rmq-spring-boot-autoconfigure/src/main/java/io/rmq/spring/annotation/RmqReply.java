@@ -17,7 +17,7 @@ import java.lang.annotation.Target;
  * <li>FIXED_TIME: {@link #delay()} after the reply is sent, default none (due at once).</li>
  * </ul>
  * A method that returns an {@link io.rmq.producer.OutgoingMessage} chooses per message instead (topic, type,
- * parameter and slotBasis as built); this annotation is then not needed. Every attribute accepts {@code ${...}} and
+ * parameter, group, id and headers as built); this annotation is then not needed. Every attribute accepts {@code ${...}} and
  * {@code #{...}}. On a class-level {@code @RmqListener} with {@code @SendTo}, it applies to the handlers that have no
  * {@code @SendTo} of their own.
  */

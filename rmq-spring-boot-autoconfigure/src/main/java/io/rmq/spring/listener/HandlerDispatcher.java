@@ -3,21 +3,26 @@ package io.rmq.spring.listener;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqNonRetryableException;
 import io.rmq.core.BodyCodec;
+import io.rmq.spring.RmqHeaders;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.json.JsonMapper;
 import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The handler of a class-level {@code @RmqListener}: gives each delivery to the first {@code @RmqHandler} method whose
- * payload type the body fits (see {@link io.rmq.spring.annotation.RmqHandler} for the order), else to the default
- * handler, else fails it as non-retryable with the types tried. The container hands over the stored bytes
+ * The handler of a class-level {@code @RmqListener}: gives a delivery whose {@link RmqHeaders#TYPE_ID} names a
+ * handler's payload type to that handler; any other to the first {@code @RmqHandler} method whose payload type the body
+ * fits (see {@link io.rmq.spring.annotation.RmqHandler} for the order), else to the default handler, else fails it as
+ * non-retryable with the types tried. The container hands over the stored bytes
  * ({@code byte[]} payload type); each route reads them as its own type.
  */
 final class HandlerDispatcher implements MessageHandler<Object> {
@@ -64,14 +69,23 @@ final class HandlerDispatcher implements MessageHandler<Object> {
     private final List<Route> routes;
     private final Route defaultRoute;
     private final BodyCodec codec;
+    private final @Nullable ClassLoader classLoader;
+    /** Type header value -> its handler ({@link #NO_ROUTE}: none); see {@link #routeOf}. */
+    private final Map<String, Route> byTypeId = new ConcurrentHashMap<>();
+
+    private static final int MAX_REMEMBERED_TYPE_IDS = 256;
+    private static final Route NO_ROUTE = new Route("none", Object.class, Object.class, null, (payload, delivery) -> {
+    });
 
     /**
      * @param listener     the class-level listener, for messages
      * @param routes       the handlers to try, in order
      * @param defaultRoute the default handler, or null
      */
-    HandlerDispatcher(String listener, List<Route> routes, Route defaultRoute, BodyCodec codec) {
+    HandlerDispatcher(String listener, List<Route> routes, @Nullable Route defaultRoute, BodyCodec codec) {
         this.listener = listener;
+        // the class loader of the thread that builds the listeners (the application's): type headers name its classes
+        this.classLoader = ClassUtils.getDefaultClassLoader();
         this.routes = List.copyOf(routes);
         this.defaultRoute = defaultRoute;
         this.codec = codec;
@@ -97,6 +111,23 @@ final class HandlerDispatcher implements MessageHandler<Object> {
     @Override
     public void handle(Object payload, Delivery delivery) throws Exception {
         byte[] body = delivery.body();
+        String typeId = delivery.headers().get(RmqHeaders.TYPE_ID);
+        Route named = typeId == null ? null : routeOf(typeId);
+        if (named != null) {
+            Object read;
+            try {
+                read = codec.decode(body, named.payloadType());
+            }
+            catch (RuntimeException ex) {
+                // the header is the sender's: at most a class name's worth of it in the reason
+                String shown = typeId.length() <= 200 ? typeId : typeId.substring(0, 200) + "...";
+                throw new RmqNonRetryableException(listener + ": the message's " + RmqHeaders.TYPE_ID + " '" + shown
+                        + "' chose the @RmqHandler " + named.description() + ", which cannot read it as "
+                        + named.typeName() + ": " + ex.getMessage(), ex);
+            }
+            named.invoker().handle(read, delivery);
+            return;
+        }
         List<String> tried = new ArrayList<>(routes.size() + 1);
         for (Route route : routes) {
             Object read = read(route, body);
@@ -121,6 +152,49 @@ final class HandlerDispatcher implements MessageHandler<Object> {
         }
         throw new RmqNonRetryableException(listener + ": no @RmqHandler takes this body (tried " + tried + ", in this"
                 + " order) and there is no @RmqHandler(isDefault = true)");
+    }
+
+    /**
+     * The handler a type header names, or null: the one whose payload class has that name, else (when the class can
+     * be loaded) the first, in the order handlers are tried, whose payload class it is assignable to. Answers are
+     * remembered for a bounded number of names: the header is the sender's, any string may come.
+     */
+    private @Nullable Route routeOf(String typeId) {
+        Route known = byTypeId.get(typeId);
+        if (known != null) {
+            return known == NO_ROUTE ? null : known;
+        }
+        Route found = findRoute(typeId);
+        if (byTypeId.size() < MAX_REMEMBERED_TYPE_IDS) {
+            byTypeId.put(typeId, found == null ? NO_ROUTE : found);
+        }
+        return found;
+    }
+
+    private @Nullable Route findRoute(String typeId) {
+        List<Route> all = new ArrayList<>(routes);
+        if (defaultRoute != null) {
+            all.add(defaultRoute);
+        }
+        for (Route route : all) {
+            if (route.rawType().getName().equals(typeId)) {
+                return route;
+            }
+        }
+        Class<?> type;
+        try {
+            // not initialised: naming a class in a header must not run its static code
+            type = ClassUtils.forName(typeId, classLoader);
+        }
+        catch (ClassNotFoundException | LinkageError | IllegalArgumentException ex) {
+            return null;
+        }
+        for (Route route : all) {
+            if (route.rawType() != Object.class && route.rawType().isAssignableFrom(type)) {
+                return route;
+            }
+        }
+        return null;
     }
 
     /** The body as the route's type, or null when it does not fit. */

@@ -7,6 +7,7 @@ import java.lang.reflect.WildcardType;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -24,6 +25,7 @@ import org.springframework.messaging.handler.annotation.Headers;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
 import org.springframework.messaging.support.GenericMessage;
 import org.springframework.messaging.support.MessageHeaderAccessor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Calls an {@code @RmqListener(batch = "true")} method through Spring Messaging, as spring-kafka's batch listeners
@@ -31,7 +33,9 @@ import org.springframework.messaging.support.MessageHeaderAccessor;
  * {@code List<RmqMessage<T>>} when the method takes those) and whose headers describe the batch: {@link RmqHeaders#TOPIC},
  * {@link RmqHeaders#SLOT} (a batch is one slot's), {@link RmqHeaders#LISTENER_ID} and {@link RmqHeaders#MAX_RETRIES}
  * as single values, {@link RmqHeaders#ATTEMPT}, {@link RmqHeaders#SCORE} and {@link RmqHeaders#LEASE_DEADLINE} as
- * lists, one element per message, in the batch's order.
+ * lists, one element per message, in the batch's order; so are {@link RmqHeaders#ID} and each header the messages were
+ * sent with ({@code @Header("tenant") List<String>}), null for a message without it, present when any message of the
+ * batch has it.
  * <p>
  * It is also a {@link MessageHandler} (a batch of one), so that it travels in a {@link RmqListenerEndpoint}; the
  * container factory recognises it and builds a batch container.
@@ -56,15 +60,18 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
     @Override
     public void handle(List<Object> payloads, List<Delivery> deliveries) throws Exception {
         Delivery first = deliveries.get(0);
-        List<Integer> attempts = new ArrayList<>(deliveries.size());
-        List<Double> scores = new ArrayList<>(deliveries.size());
-        List<Long> leaseDeadlines = new ArrayList<>(deliveries.size());
+        int size = deliveries.size();
+        List<Integer> attempts = new ArrayList<>(size);
+        List<Double> scores = new ArrayList<>(size);
+        List<Long> leaseDeadlines = new ArrayList<>(size);
         for (Delivery delivery : deliveries) {
             attempts.add(delivery.attempt());
             scores.add(delivery.score());
             leaseDeadlines.add(delivery.leaseDeadline());
         }
         Map<String, Object> headers = new HashMap<>(16);
+        // the messages' own headers first, each a list as the per-message headers below (RMQ's names cannot clash)
+        headers.putAll(perMessage(deliveries));
         headers.put(RmqHeaders.TOPIC, first.topic());
         headers.put(RmqHeaders.SLOT, first.slot());
         headers.put(RmqHeaders.LISTENER_ID, listenerId);
@@ -74,16 +81,51 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
         headers.put(RmqHeaders.LEASE_DEADLINE, Collections.unmodifiableList(leaseDeadlines));
         Object payload = payloads;
         if (takesRmqMessages) {
-            List<RmqMessage<Object>> messages = new ArrayList<>(deliveries.size());
-            for (int i = 0; i < deliveries.size(); i++) {
+            List<RmqMessage<Object>> messages = new ArrayList<>(size);
+            for (int i = 0; i < size; i++) {
                 Delivery d = deliveries.get(i);
                 messages.add(new RmqMessage<>(d.topic(), d.slot(), d.attempt(), maxRetries, d.score(), payloads.get(i),
-                        d.body()));
+                        d.body(), d.id(), d.headers()));
             }
             payload = Collections.unmodifiableList(messages);
         }
         MethodInvokingHandler.invoke(method, new GenericMessage<>(payload, new RmqMessageHeaders(headers)), returns,
                 "batch listener with this batch");
+    }
+
+    /**
+     * The ids ({@link RmqHeaders#ID}) and the messages' own headers as lists, one element per message in the batch's
+     * order, null where a message has none; a name no message of the batch has is absent (as for a single message).
+     */
+    private static Map<String, List<@Nullable String>> perMessage(List<Delivery> deliveries) {
+        Map<String, List<@Nullable String>> lists = null;
+        int size = deliveries.size();
+        for (int i = 0; i < size; i++) {
+            Delivery delivery = deliveries.get(i);
+            String id = delivery.id();
+            Map<String, String> sent = delivery.headers();
+            if (id == null && sent.isEmpty()) {
+                continue;
+            }
+            if (lists == null) {
+                lists = new LinkedHashMap<>();
+            }
+            if (id != null) {
+                list(lists, RmqHeaders.ID, size).set(i, id);
+            }
+            for (Map.Entry<String, String> header : sent.entrySet()) {
+                list(lists, header.getKey(), size).set(i, header.getValue());
+            }
+        }
+        if (lists == null) {
+            return Map.of();
+        }
+        lists.replaceAll((name, values) -> Collections.unmodifiableList(values));
+        return lists;
+    }
+
+    private static List<@Nullable String> list(Map<String, List<@Nullable String>> lists, String name, int size) {
+        return lists.computeIfAbsent(name, n -> new ArrayList<>(Collections.nCopies(size, null)));
     }
 
     /** A single delivery, as a batch of one. */

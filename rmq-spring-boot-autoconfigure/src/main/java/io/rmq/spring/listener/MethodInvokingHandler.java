@@ -17,8 +17,8 @@ import org.springframework.messaging.support.GenericMessage;
 
 /**
  * Calls an {@code @RmqListener} method through Spring Messaging's {@link InvocableHandlerMethod}: each delivery becomes
- * a {@link Message} whose payload is the body as the container converted it and whose headers are {@link RmqHeaders};
- * the {@link Delivery} and (when the method takes one) the {@link RmqMessage} are provided by type.
+ * a {@link Message} whose payload is the body as the container converted it and whose headers are the message's own
+ * (as sent) and {@link RmqHeaders} (its id among them when it has one); the {@link Delivery} and (when the method takes one) the {@link RmqMessage} are provided by type.
  * <p>
  * What the method throws reaches RMQ's failure handling as it was thrown ({@link InvocableHandlerMethod} unwraps the
  * reflective wrapper). A message the method cannot even be called with (a payload that fails validation, a parameter
@@ -48,7 +48,11 @@ final class MethodInvokingHandler implements MessageHandler<Object> {
 
     @Override
     public void handle(Object payload, Delivery delivery) throws Exception {
-        Map<String, Object> headers = new HashMap<>(16);
+        Map<String, String> sent = delivery.headers();
+        String id = delivery.id();
+        Map<String, Object> headers = new HashMap<>(16 + sent.size() * 2);
+        // the message's own headers first: RMQ's names (rmq_...) cannot be among them, except the dead-letter story's
+        headers.putAll(sent);
         headers.put(RmqHeaders.TOPIC, delivery.topic());
         headers.put(RmqHeaders.SLOT, delivery.slot());
         headers.put(RmqHeaders.ATTEMPT, delivery.attempt());
@@ -57,12 +61,16 @@ final class MethodInvokingHandler implements MessageHandler<Object> {
         headers.put(RmqHeaders.LEASE_DEADLINE, delivery.leaseDeadline());
         headers.put(RmqHeaders.LISTENER_ID, listenerId);
         headers.put(RmqHeaders.BODY, delivery.body());
+        if (id != null) {
+            headers.put(RmqHeaders.ID, id);
+        }
         // a Message cannot carry null: a body that reads as JSON null reaches the converter as it is stored
         Message<Object> message = new GenericMessage<>(payload == null ? delivery.body() : payload,
                 new RmqMessageHeaders(headers));
         if (takesRmqMessage) {
             invoke(method, message, returns, "listener with this message", delivery, new RmqMessage<>(delivery.topic(),
-                    delivery.slot(), delivery.attempt(), maxRetries, delivery.score(), payload, delivery.body()));
+                    delivery.slot(), delivery.attempt(), maxRetries, delivery.score(), payload, delivery.body(), id,
+                    sent));
         }
         else {
             invoke(method, message, returns, "listener with this message", delivery);
