@@ -29,7 +29,7 @@ public class Ledger {
 
     void record(LedgerEntry entry) {
         // tag::ordering-send[]
-        template.send(OutgoingMessage.fixedTime("ledger", entry, Instant.now()).withSlotBasis(entry.accountId()));
+        template.send(OutgoingMessage.fixedTime("ledger", entry, Instant.now()).withGroup(entry.accountId()));
         // end::ordering-send[]
     }
 

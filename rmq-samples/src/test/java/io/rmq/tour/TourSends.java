@@ -77,7 +77,7 @@ public class TourSends {
     /** Ordered consumption: one account's entries share a slot. */
     void post(LedgerEntry entry) {
         // tag::tour-ordering-send[]
-        rmq.send(OutgoingMessage.fixedTime("ledger", entry, Instant.now()).withSlotBasis(entry.accountId()));
+        rmq.send(OutgoingMessage.fixedTime("ledger", entry, Instant.now()).withGroup(entry.accountId()));
         // end::tour-ordering-send[]
     }
 
