@@ -45,7 +45,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code slot,startMillis,endMillis,body} per handled message to {@code <record>.intervals}, for the overlap and order
  * checks. With {@code deliveries true}, every consumer also writes {@code startMillis,endMillis,attempt,body} per
  * handled message to {@code <record>.deliveries}: when each delivery began, for the cancel scenarios' checks of what
- * was handed out after a cancel returned.
+ * was handed out after a cancel returned. A message sent with an id is recorded by its id (the payload changes with
+ * every send that merges into it); with {@code versions true}, every consumer also writes
+ * {@code id,v,payload,attempt} per handled message to {@code <record>.versions} ({@code v}: the message's header of
+ * that name), for the checks that the newest payload of each id arrived, with its own headers.
  * <p>
  * Every consumer talks to Redis as an application does: through RMQ's own client ({@link RmqRedisClient}) with
  * {@link RedisClientSettings#DEFAULT RMQ's default settings} (connect timeout 5 s, command timeout 10 s, reconnect delay
@@ -73,6 +76,8 @@ public final class ConsumerMain {
         OutputStream intervals = new FileOutputStream(options.get("record") + ".intervals", true);
         boolean recordDeliveries = Boolean.parseBoolean(options.getOrDefault("deliveries", "false"));
         OutputStream deliveries = new FileOutputStream(options.get("record") + ".deliveries", true);
+        boolean recordVersions = Boolean.parseBoolean(options.getOrDefault("versions", "false"));
+        OutputStream versions = new FileOutputStream(options.get("record") + ".versions", true);
         ConsumerSettings settings = defaults ? ConsumerSettings.DEFAULT
                 : new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
@@ -92,7 +97,16 @@ public final class ConsumerMain {
                         Thread.sleep(handleMillis);
                     }
                     long end = System.currentTimeMillis();
-                    byte[] line = (body + "," + end + "\n").getBytes(StandardCharsets.UTF_8);
+                    String id = delivery.id() != null ? delivery.id() : body;
+                    if (recordVersions) {
+                        // before the main record: a line there means this one was written too
+                        byte[] version = (id + "," + delivery.headers().get("v") + "," + body + "," + delivery.attempt() + "\n")
+                                .getBytes(StandardCharsets.UTF_8);
+                        synchronized (versions) {
+                            versions.write(version);
+                        }
+                    }
+                    byte[] line = (id + "," + end + "\n").getBytes(StandardCharsets.UTF_8);
                     synchronized (record) {
                         record.write(line);
                     }
@@ -134,6 +148,7 @@ public final class ConsumerMain {
         record.close();
         intervals.close();
         deliveries.close();
+        versions.close();
         System.out.println("STOPPED");
         System.out.flush();
     }

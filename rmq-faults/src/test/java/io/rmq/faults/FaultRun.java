@@ -39,6 +39,8 @@ final class FaultRun implements AutoCloseable {
     private final RmqRedisClient senderClient;
     private final Rmq sender;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
+    /** Runs of {@link #sendVersions}: each id's newest accepted version. */
+    private final Map<String, Integer> newestVersion = new ConcurrentHashMap<>();
     private final AtomicLong failedSends = new AtomicLong();
     private final List<ConsumerProcess> consumers = new CopyOnWriteArrayList<>();
     private final long startedMillis = System.currentTimeMillis();
@@ -116,6 +118,82 @@ final class FaultRun implements AutoCloseable {
         thread.setDaemon(true);
         sending = thread;
         thread.start();
+    }
+
+    /**
+     * Sends {@code versions} rounds over {@code ids} message ids ({@code p-0} …) at about {@code perSecond}, one
+     * synchronous send each: round {@code v} sends every id with the payload {@code p-<i>@<v>} and the header
+     * {@code v}, as RANGE_MERGE with {@code timeRange}. A send merges into its id's waiting message (which then
+     * delivers the newer payload) or, once that was delivered, starts a new one. A send that fails is retried until
+     * it is accepted. Returns at once; {@link #awaitSent} waits.
+     */
+    void sendVersions(int ids, int versions, int perSecond, Duration timeRange) {
+        Thread thread = new Thread(() -> {
+            long start = System.nanoTime();
+            for (int v = 1; v <= versions; v++) {
+                for (int i = 0; i < ids; i++) {
+                    long due = start + (long) ((v - 1) * ids + i) * 1_000_000_000L / perSecond;
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                    }
+                    String id = "p-" + i;
+                    io.rmq.producer.OutgoingMessage message = io.rmq.producer.OutgoingMessage
+                            .rangeMerge(topic, id + "@" + v, timeRange).withId(id).withHeader("v", Integer.toString(v));
+                    while (true) {
+                        try {
+                            sender.producer().send(message);
+                            newestVersion.put(id, v);
+                            accepted.add(id);
+                            break;
+                        }
+                        catch (RuntimeException ex) {
+                            failedSends.incrementAndGet();
+                            sleep(100, 0);
+                        }
+                    }
+                }
+            }
+        }, "fault-sender");
+        thread.setDaemon(true);
+        sending = thread;
+        thread.start();
+    }
+
+    /** {@link #sendVersions}: each id's newest accepted version. */
+    Map<String, Integer> newestVersions() {
+        return Map.copyOf(newestVersion);
+    }
+
+    /** One handling as a consumer started with {@code versions true} recorded it: id, header v, payload, attempt. */
+    record VersionHandled(String id, String header, String payload, int attempt) {
+    }
+
+    /** Every handling the consumers recorded in their {@code .versions} files (a line cut by a kill -9 skipped). */
+    List<VersionHandled> versionsHandled() throws IOException {
+        List<VersionHandled> out = new ArrayList<>();
+        for (ConsumerProcess consumer : consumers) {
+            Path file = Path.of(consumer.record() + ".versions");
+            if (!Files.exists(file)) {
+                continue;
+            }
+            String[] lines = Files.readString(file, StandardCharsets.UTF_8).split("\n", -1);
+            // the last element is empty, or a line a kill -9 cut short
+            for (int i = 0; i < lines.length - 1; i++) {
+                String[] f = lines[i].split(",");
+                out.add(new VersionHandled(f[0], f[1], f[2], Integer.parseInt(f[3])));
+            }
+        }
+        return out;
+    }
+
+    /** Payloads and headers still stored in the topic's slots (envelopes outlive their message only by mistake). */
+    long envelopesLeft() {
+        long left = 0;
+        for (var slot : io.rmq.internal.RmqInternals.redis(sender).keys().slots(sender.topics().get(topic))) {
+            left += io.rmq.internal.RmqInternals.redisAdmin(sender).storedEnvelopes(slot).join();
+        }
+        return left;
     }
 
     /**

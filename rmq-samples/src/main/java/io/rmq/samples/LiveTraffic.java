@@ -13,7 +13,6 @@ import io.rmq.samples.merchant.MerchantTask;
 import io.rmq.samples.order.CloseOrder;
 import io.rmq.samples.order.OrderBook;
 import io.rmq.samples.render.PriceBoard;
-import io.rmq.samples.render.RenderRequest;
 import io.rmq.spring.RmqTemplate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,8 +91,9 @@ public class LiveTraffic implements DisposableBean {
         }
         PriceBoard.Item item = items.get(random.nextInt(items.size()));
         long price = prices.price(item.id());
-        prices.changePrice(item.id(), Math.max(100, price + (random.nextInt(21) - 10) * 10));
-        rmq.sendRangeMerge(SampleDriver.RENDER_TOPIC, new RenderRequest(item.id()), SampleDriver.RENDER_TIME_RANGE);
+        long newPrice = Math.max(100, price + (random.nextInt(21) - 10) * 10);
+        prices.changePrice(item.id(), newPrice);
+        rmq.send(SampleDriver.renderRequest(item.id(), newPrice, "live"));
     }
 
     private void placeOrder() {

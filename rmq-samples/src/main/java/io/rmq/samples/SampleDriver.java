@@ -176,8 +176,9 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         header("Story 1/4 - RANGE_MERGE, topic '" + RENDER_TOPIC + "'",
                 "Each price change asks for a re-render of the item's main picture (it shows the price). Rendering is",
                 "expensive and prices change in bursts, so a request waits " + RENDER_TIME_RANGE.toSeconds()
-                        + " s (timeRange) after the item's first change;",
-                "identical requests sent meanwhile merge into it, and the renderer reads the latest price when it runs.");
+                        + " s (timeRange) after the item's first change.",
+                "A request carries the new price and the message id 'product-<item>': requests for the item sent",
+                "meanwhile merge into it, and the render gets the latest one's price and its 'source' header.");
         prices.list(new PriceBoard.Item(1001, "Espresso machine"), 249_00);
         prices.list(new PriceBoard.Item(1002, "Trail shoes"), 129_00);
         prices.list(new PriceBoard.Item(1003, "Desk lamp"), 39_90);
@@ -197,7 +198,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         for (long[] change : war) {
             long item = change[0];
             long old = prices.changePrice(item, change[1]);
-            SendResult result = rmq.sendRangeMerge(RENDER_TOPIC, new RenderRequest(item), RENDER_TIME_RANGE);
+            SendResult result = rmq.send(renderRequest(item, change[1], "price-war"));
             merged += result.merged() ? 1 : 0;
             newRequests.merge(item, result.merged() ? 0 : 1, Integer::sum);
             story("  -> item %d %-16s %7s -> %-7s render request %s", item, prices.item(item).name(),
@@ -207,7 +208,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         }
         story("  burst 1 sent: %d render requests for %d items, %d merged; each item renders ~%d s after its first change",
                 war.length, distinctItems(war), merged, RENDER_TIME_RANGE.toSeconds());
-        finishBurst("burst 1", false, burstStart, war.length, merged, newRequests);
+        finishBurst("burst 1", false, burstStart, war.length, merged, newRequests, Map.of());
 
         // Burst 2: the flash sale, all prices in one batch (and two corrections), with one sendBatch call.
         story("");
@@ -217,12 +218,12 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         for (PriceBoard.Item item : prices.items()) {
             long sale = prices.price(item.id()) * 80 / 100;
             prices.changePrice(item.id(), sale);
-            batch.add(OutgoingMessage.rangeMerge(RENDER_TOPIC, new RenderRequest(item.id()), RENDER_TIME_RANGE));
+            batch.add(renderRequest(item.id(), sale, "flash-sale"));
             story("  -> item %d %-16s sale price %s", item.id(), item.name(), PriceBoard.format(sale));
         }
         for (long[] correction : new long[][] {{1002, 89_00}, {1004, 199_00}}) {
             prices.changePrice(correction[0], correction[1]);
-            batch.add(OutgoingMessage.rangeMerge(RENDER_TOPIC, new RenderRequest(correction[0]), RENDER_TIME_RANGE));
+            batch.add(renderRequest(correction[0], correction[1], "correction"));
             story("  -> item %d %-16s corrected to %s", correction[0], prices.item(correction[0]).name(),
                     PriceBoard.format(correction[1]));
         }
@@ -234,29 +235,45 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         prices.items().forEach(item -> onePerItem.put(item.id(), 1));
         check(result.added() == onePerItem.size(), "burst 2: expected " + onePerItem.size() + " new requests (one per"
                 + " item), got " + result.added());
-        finishBurst("burst 2", true, burstStart, result.sent(), result.merged(), onePerItem);
+        finishBurst("burst 2", true, burstStart, result.sent(), result.merged(), onePerItem,
+                Map.of(1002L, "correction", 1004L, "correction"));
+    }
+
+    /**
+     * A render request for the item at its new price, merged by the item's message id, with what caused the change
+     * as the {@code source} header.
+     */
+    static OutgoingMessage renderRequest(long item, long priceCents, String source) {
+        return OutgoingMessage.rangeMerge(RENDER_TOPIC, new RenderRequest(item, priceCents), RENDER_TIME_RANGE)
+                .withId(RenderRequest.messageId(item)).withHeader("source", source);
     }
 
     /**
      * Waits for the burst's renders and checks them: each item rendered once per request that found none of its
-     * waiting ({@code newRequests}; the others merged), at its latest price.
+     * waiting ({@code newRequests}; the others merged), at its latest price, with the latest request's source
+     * ({@code sources}: the items whose last request's source differs from the burst's).
      */
     private void finishBurst(String name, boolean batched, long burstStart, int sent, long merged,
-            Map<Long, Integer> newRequests) throws InterruptedException {
+            Map<Long, Integer> newRequests, Map<Long, String> sources) throws InterruptedException {
+        String burstSource = batched ? "flash-sale" : "price-war";
         Set<Long> items = prices.items().stream().map(PriceBoard.Item::id).collect(Collectors.toCollection(LinkedHashSet::new));
         await(name + ": every item rendered", () -> rendersSince(burstStart).keySet().containsAll(items)
                 && queueEmpty(RENDER_TOPIC));
         Map<Long, Integer> perItem = new LinkedHashMap<>();
         Map<Long, Long> rendered = new LinkedHashMap<>();
         Map<Long, Long> latest = new LinkedHashMap<>();
+        Map<Long, String> renderedSources = new LinkedHashMap<>();
+        Map<Long, String> latestSources = new LinkedHashMap<>();
         for (long item : items) {
             List<PictureRenderer.Render> renders = rendersSince(burstStart).getOrDefault(item, List.of());
             perItem.put(item, renders.size());
             rendered.put(item, renders.get(renders.size() - 1).priceCents());
+            renderedSources.put(item, renders.get(renders.size() - 1).source());
             latest.put(item, prices.price(item));
+            latestSources.put(item, sources.getOrDefault(item, burstSource));
         }
         report.addBurst(new ScenarioReport.Burst(name, batched, sent, merged, Map.copyOf(newRequests), perItem, latest,
-                rendered));
+                rendered, latestSources, renderedSources));
         boolean once = perItem.values().stream().allMatch(n -> n == 1);
         boolean current = rendered.equals(latest);
         story("  %s: %d requests -> %d renders (%s), every picture shows the latest price: %s", name, sent,
@@ -267,6 +284,8 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         check(perItem.equals(newRequests), name + ": expected one render per request that found none of its item"
                 + " waiting " + newRequests + ", got " + perItem);
         check(current, name + ": rendered prices " + rendered + " differ from the latest prices " + latest);
+        check(renderedSources.equals(latestSources), name + ": rendered sources " + renderedSources
+                + " differ from the latest requests' " + latestSources);
     }
 
     private Map<Long, List<PictureRenderer.Render>> rendersSince(long since) {

@@ -24,9 +24,12 @@ public class ScenarioReport {
      * @param rendersPerItem successful renders per item id during the burst
      * @param latestPrices   each item's price after the burst
      * @param renderedPrices the price each item's render showed (its last render in the burst)
+     * @param latestSources  each item's last request's {@code source} header
+     * @param renderedSources the {@code source} header each item's last render got
      */
     public record Burst(String name, boolean batched, int requestsSent, long merged,
-            Map<Long, Integer> newRequestsPerItem, Map<Long, Integer> rendersPerItem, Map<Long, Long> latestPrices, Map<Long, Long> renderedPrices) {
+            Map<Long, Integer> newRequestsPerItem, Map<Long, Integer> rendersPerItem, Map<Long, Long> latestPrices,
+            Map<Long, Long> renderedPrices, Map<Long, String> latestSources, Map<Long, String> renderedSources) {
     }
 
     /**

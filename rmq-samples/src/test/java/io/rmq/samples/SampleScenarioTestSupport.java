@@ -133,6 +133,8 @@ abstract class SampleScenarioTestSupport {
             int newRequests = burst.newRequestsPerItem().values().stream().mapToInt(Integer::intValue).sum();
             assertThat(burst.merged()).as(burst.name() + " merged").isEqualTo(burst.requestsSent() - newRequests);
             assertThat(burst.renderedPrices()).as(burst.name() + " rendered prices").isEqualTo(burst.latestPrices());
+            // the price and the source header come with the message: merged by the item's id, the latest send's
+            assertThat(burst.renderedSources()).as(burst.name() + " rendered sources").isEqualTo(burst.latestSources());
             burst.newRequestsPerItem().forEach((item, requests) -> expectedRenders.merge(item, (long) requests, Long::sum));
         }
         assertThat(bursts.get(0).requestsSent()).isEqualTo(12);
@@ -141,6 +143,8 @@ abstract class SampleScenarioTestSupport {
         assertThat(bursts.get(1).requestsSent()).isEqualTo(6);
         assertThat(bursts.get(1).merged()).isEqualTo(2);
         assertThat(bursts.get(1).rendersPerItem()).allSatisfy((item, renders) -> assertThat(renders).isEqualTo(1));
+        assertThat(bursts.get(1).renderedSources()).isEqualTo(Map.of(1001L, "flash-sale", 1002L, "correction",
+                1003L, "flash-sale", 1004L, "correction"));
 
         // independently of the driver's bookkeeping of renders: the renderer's own list
         Map<Long, Long> rendersPerItem = renderer.renders().stream()

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.rmq.consumer.Delivery;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.annotation.RmqListener;
 import org.slf4j.Logger;
@@ -14,8 +15,9 @@ import org.springframework.stereotype.Component;
 
 /**
  * Story 1, RANGE_MERGE: renders the main picture of an item, showing its price. Rendering is expensive, so price
- * changes do not render at once: each sends a {@link RenderRequest} with a time range of about two seconds, identical
- * requests merge while they wait, and the renderer reads the latest price when it runs, once per burst of changes.
+ * changes do not render at once: each sends a {@link RenderRequest} with the new price and the item's message id, with
+ * a time range of about two seconds; requests for one item merge while they wait, and the render, once per burst of
+ * changes, gets the latest request's price and its {@code source} header (what caused the change).
  * <p>
  * The picture CDN can fail (see {@link #failNextUpload(long)}): the handler then throws, and RMQ retries the message
  * after a backoff ({@code attempt} counts the deliveries).
@@ -29,7 +31,7 @@ public class PictureRenderer {
     private static final long RENDER_MILLIS = 60;
 
     /** One finished render. */
-    public record Render(long itemId, long priceCents, int changesCovered, int attempt, long renderedAt) {
+    public record Render(long itemId, long priceCents, String source, int changesCovered, int attempt, long renderedAt) {
     }
 
     /** One failed attempt. */
@@ -47,8 +49,10 @@ public class PictureRenderer {
 
     @RmqListener(topic = "picture-render", id = "picture-render", concurrency = "2",
             maxRetries = "3", backoffInitial = "500ms", backoffMultiplier = "2", backoffJitter = "0")
-    public void render(RmqMessage<RenderRequest> message) throws InterruptedException {
+    public void render(RmqMessage<RenderRequest> message, Delivery delivery) throws InterruptedException {
         long itemId = message.payload().itemId();
+        // the message's own headers (RMQ's delivery details are RmqMessage's; this one the sender set)
+        String source = delivery.headers().getOrDefault("source", "unknown");
         if (failNextUpload.remove(itemId)) {
             String error = "picture CDN upload timed out";
             synchronized (this) {
@@ -60,14 +64,15 @@ public class PictureRenderer {
         }
         PriceBoard.Snapshot snapshot = prices.takeSnapshotForRender(itemId);
         Thread.sleep(RENDER_MILLIS); // the expensive part
-        Render render = new Render(itemId, snapshot.priceCents(), snapshot.changesSinceLastRender(), message.attempt(),
+        long price = message.payload().priceCents();
+        Render render = new Render(itemId, price, source, snapshot.changesSinceLastRender(), message.attempt(),
                 System.currentTimeMillis());
         synchronized (this) {
             renders.add(render);
         }
-        log.info("  <- rendered item {} {} at {}: one render for {} price change(s){}", itemId,
-                quoted(snapshot.item().name()), PriceBoard.format(snapshot.priceCents()),
-                snapshot.changesSinceLastRender(), message.attempt() > 1 ? " (attempt " + message.attempt() + ")" : "");
+        log.info("  <- rendered item {} {} at {} ({}): one render for {} price change(s){}", itemId,
+                quoted(snapshot.item().name()), PriceBoard.format(price), source, snapshot.changesSinceLastRender(),
+                message.attempt() > 1 ? " (attempt " + message.attempt() + ")" : "");
     }
 
     /** Makes the next render of the item fail once (a flaky CDN). */

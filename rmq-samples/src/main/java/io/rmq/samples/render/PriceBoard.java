@@ -7,9 +7,9 @@ import java.util.Map;
 import org.springframework.stereotype.Component;
 
 /**
- * The shop's current prices (in cents), in memory; stands in for the product database the renderer reads from.
- * It also counts the price changes since an item's last render, so the renderer can tell how many changes one render
- * covered.
+ * The shop's current prices (in cents), in memory; stands in for the product database. The render requests carry the
+ * price; the board is what the story checks the rendered prices against. It also counts the price changes since an
+ * item's last render, so the renderer can tell how many changes one render covered.
  */
 @Component
 public class PriceBoard {
@@ -52,7 +52,7 @@ public class PriceBoard {
         return prices.get(itemId);
     }
 
-    /** What a render sees: the latest price and the number of changes since the previous render (then reset). */
+    /** The item, its price now and the number of changes since the previous render (then reset). */
     public synchronized Snapshot takeSnapshotForRender(long itemId) {
         int changes = changesSinceRender.getOrDefault(itemId, 0);
         changesSinceRender.put(itemId, 0);

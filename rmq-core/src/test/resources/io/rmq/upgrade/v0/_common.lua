@@ -1,0 +1,255 @@
+-- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
+-- Slot keys always come in this order (KEYS[1..10]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context
+--   (all under one hash tag {topic:slot})
+-- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
+-- lease-seq key as KEYS[11] and its skipped key as KEYS[12] (the others have neither: K_SKIPPED is nil there).
+
+local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
+    K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10],
+    KEYS[11], KEYS[12]
+
+-- "Now" always comes from Redis's clock, never from a client host.
+local function now_ms()
+    local t = redis.call('TIME')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Lease tokens (CONCURRENT slots). A delivery's prepare score is its lease deadline in ms plus a fraction k/1024
+-- that makes the score its fencing token, unique by construction: every lease a slot issues (pop, extension) scores
+-- above the last one it issued, which the slot's lease-seq key keeps. So two deliveries of one body never share a
+-- token, not even when both start in one millisecond. Clients hold a token as the integer score * 1024: exact, since
+-- k/1024 added to whole ms below 2^42 (the year 2109) is an exact double, and so is its product with 1024. A token
+-- goes back into Redis only as string.format('%.17g') (Lua's own tostring keeps 14 digits and would drop the fraction).
+local TOKEN_UNITS = 1024
+
+-- The token, in 1/1024 ms, of a prepare score as ZSCORE gives it.
+local function token_of(score)
+    return tonumber(score) * TOKEN_UNITS
+end
+
+-- Issues this slot's next lease token (a prepare score): now + lease_ms, raised just above the last token issued when
+-- that is not below it already (another lease of this slot started in the same millisecond, a consumer with a
+-- longer lease popped before, or Redis's clock stepped back). The lease-seq key lives until just after the token's
+-- deadline: once it has gone, now has passed every token the slot issued and now + lease is above them all again.
+local function issue_lease(now, lease_ms)
+    local token = now + lease_ms
+    local last = tonumber(redis.call('GET', K_LEASE_SEQ) or '0')
+    if last >= token then
+        token = last + 1 / TOKEN_UNITS
+    end
+    redis.call('SET', K_LEASE_SEQ, string.format('%.17g', token), 'PXAT', string.format('%d', math.floor(token) + 1))
+    return token
+end
+
+-- Consumers sleep until the earliest due time they know of and SUBSCRIBE to "<prefix>:wake". When a write makes
+-- `member` the first message of this slot's store (something is due sooner than any sleeper planned for), tell
+-- them: the message is "<store key>|<due ms>" (PRIORITY: due now). Under a backlog the new member is rarely first,
+-- so busy topics publish almost nothing.
+local WAKE_CHANNEL = string.match(K_STORE, '^(.*):{') .. ':wake'
+
+local function wake_if_first(member, is_priority, now)
+    if is_priority then
+        if redis.call('ZCARD', K_STORE) == 1 then
+            redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
+        end
+    elseif redis.call('ZRANK', K_STORE, member) == 0 then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. redis.call('ZSCORE', K_STORE, member))
+    end
+end
+
+-- A body just left prepare while a duplicate of it waits in store (sent while it was in flight). Pops skipped that
+-- duplicate and their next-due hints left it out, so sleepers would only find it at their next full poll (or at
+-- the lease deadline): announce it now (PRIORITY: due now; time types: its due time).
+local function announce_waiting(member, is_priority, now)
+    if is_priority then
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
+    else
+        redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. redis.call('ZSCORE', K_STORE, member))
+    end
+end
+
+-- The skipped SET: bodies a pop found in flight (prepare) while a duplicate of theirs waited in store. The pop leaves
+-- the duplicate there and its next-due hint leaves it out, so the delivery in flight must announce the duplicate when
+-- it ends (announce_waiting). A duplicate no pop skipped is in every hint given since it was sent (or its send woke
+-- the sleepers), so an ack has to look for waiting duplicates only while this SET exists: without it an ack spends
+-- no store lookup at all. Every way out of prepare (ack, fail, release) takes its members out of the SET.
+-- Returns whether the SET existed (only then can a waiting duplicate of `members` need announcing).
+local function forget_skipped(members)
+    if K_SKIPPED and redis.call('EXISTS', K_SKIPPED) == 1 then
+        redis.call('SREM', K_SKIPPED, unpack(members))
+        return true
+    end
+    return false
+end
+
+-- Puts a message that comes back (retry, release, requeue from dead) into store with `score`, merging with a
+-- duplicate that is already waiting: PRIORITY keeps the waiting one's priority (it is newer, NX); time-ordered
+-- topics keep the earlier of the two due times (LT). Then wakes sleepers if it became the slot's first message, or
+-- if it merged with a waiting duplicate (which pops had skipped while this body was in flight).
+local function return_to_store(member, score, is_priority, now)
+    local waiting = redis.call('ZSCORE', K_STORE, member)
+    if is_priority then
+        redis.call('ZADD', K_STORE, 'NX', score, member)
+    else
+        redis.call('ZADD', K_STORE, 'LT', score, member)
+    end
+    if waiting then
+        announce_waiting(member, is_priority, now)
+    else
+        wake_if_first(member, is_priority, now)
+    end
+end
+
+-- A pseudo-random value in [0,1) per position, derived from one client-supplied random number (scripts must not
+-- depend on Redis's own PRNG, which older versions seed identically on every call).
+local function spread(rnd, i)
+    local x = rnd + i * 0.6180339887498949
+    return x - math.floor(x)
+end
+
+-- Delay before the next attempt after `failures` failures:
+-- min(max, initial * multiplier^(failures-1)), shortened by up to `jitter` * delay using `rnd` in [0,1).
+local function backoff_ms(failures, initial, multiplier, max, jitter, rnd)
+    local delay = initial * (multiplier ^ (failures - 1))
+    if delay > max then delay = max end
+    return math.floor(delay * (1 - jitter * rnd))
+end
+
+-- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count.
+local function bury(member, now, failures, priority, reason)
+    redis.call('HDEL', K_ATTEMPTS, member)
+    redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
+    redis.call('ZADD', K_DEAD, now, member)
+end
+
+-- Up to `want` due members of store WITHSCORES in taking order, after the first `skipped` (bodies found in flight):
+-- time types score <= now, oldest first; PRIORITY highest first.
+local function due_page(is_priority, now, skipped, want)
+    if is_priority then
+        return redis.call('ZREVRANGE', K_STORE, skipped, skipped + want - 1, 'WITHSCORES')
+    end
+    return redis.call('ZRANGEBYSCORE', K_STORE, '-inf', now, 'WITHSCORES', 'LIMIT', skipped, want)
+end
+
+-- True (and the mark removed) when `member`, which is leaving prepare, was cancelled while in flight (cancel.lua):
+-- its delivery is over and it must not be handed out again.
+local function take_cancel_mark(member)
+    return redis.call('EXISTS', K_CANCELLED) == 1 and redis.call('SREM', K_CANCELLED, member) == 1
+end
+
+-- Trace contexts (propagation, opt-in): the context HASH holds body -> the sender's encoded context for as long as
+-- the body is anywhere in the slot (store, prepare, retry, dead: one field serves every copy of the body, the way one
+-- attempts field does). A script that took `members` out of one of those calls this afterwards: the field goes when
+-- no copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
+-- store, a PRIORITY retry backs off or the body lies in dead (a requeue still links to its sender). Slots without
+-- contexts pay one EXISTS per call.
+local function forget_contexts(members)
+    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+        return
+    end
+    local in_store = redis.call('ZMSCORE', K_STORE, unpack(members))
+    local in_prepare = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+    local in_retry = redis.call('ZMSCORE', K_RETRY, unpack(members))
+    local in_dead = redis.call('ZMSCORE', K_DEAD, unpack(members))
+    local gone = {}
+    for j, member in ipairs(members) do
+        if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
+            gone[#gone + 1] = member
+        end
+    end
+    if #gone > 0 then
+        redis.call('HDEL', K_CONTEXT, unpack(gone))
+    end
+end
+
+-- The stored contexts of `members` (HMGET; '' where none), or nil when the slot has none: pops reply them only when
+-- the consumer asks (propagation on).
+local function contexts_of(members)
+    if #members == 0 or redis.call('EXISTS', K_CONTEXT) == 0 then
+        return nil
+    end
+    return redis.call('HMGET', K_CONTEXT, unpack(members))
+end
+
+-- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count, unless a copy still
+-- backs off in the retry ZSET its priority, and unless a copy is left anywhere its trace context.
+local function forget(member)
+    redis.call('HDEL', K_ATTEMPTS, member)
+    if not redis.call('ZSCORE', K_RETRY, member) then
+        redis.call('HDEL', K_PRIORITY, member)
+    end
+    forget_contexts({ member })
+end
+
+-- Records one failed attempt of `member`, which the caller has already taken out of prepare, and decides what
+-- follows by `action` (the consumer's error handling decision):
+--   '' (or nil): the retry policy: retry after its backoff or, past max_retries, dead;
+--   'd': dead at once (unreadable body, non-retryable error);  'x': dropped (the application said so);
+--   a number: retry after that many ms, whatever max_retries says.
+-- A body cancelled while in flight is dropped whatever the action.
+-- PRIORITY messages wait out their backoff in the retry ZSET and return with their priority (kept in the
+-- priority HASH); time-ordered messages go straight back to store with score = due time (ZADD LT: if a newer
+-- duplicate is already waiting, the earlier of the two times wins and the two merge).
+-- Returns 1 (retry scheduled), 2 (dead) or 3 (dropped).
+local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, action)
+    forget_skipped({ member }) -- its delivery is over; a waiting duplicate is announced below where it stays due
+    if action == 'x' or take_cancel_mark(member) then
+        forget(member)
+        if redis.call('ZSCORE', K_STORE, member) then
+            announce_waiting(member, is_priority, now) -- a duplicate sent meanwhile is due on its own
+        end
+        return 3
+    end
+    local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
+    local delay = tonumber(action or '')
+    if action == 'd' or (not delay and failures > max_retries) then
+        local priority = ''
+        if is_priority then
+            priority = redis.call('HGET', K_PRIORITY, member) or ''
+            if not redis.call('ZSCORE', K_RETRY, member) then
+                redis.call('HDEL', K_PRIORITY, member)
+            end
+        end
+        bury(member, now, failures, priority, reason)
+        return 2
+    end
+    local due = now + (delay or backoff_ms(failures, initial, multiplier, max, jitter, rnd))
+    if is_priority then
+        if redis.call('ZSCORE', K_STORE, member) then
+            -- a duplicate sent while this body was in flight waits in store and can be popped now
+            announce_waiting(member, true, now)
+        end
+        redis.call('ZADD', K_RETRY, due, member)
+        -- the retry comes back through pop; wake sleepers when it is the first retry due
+        local first = redis.call('ZRANGE', K_RETRY, 0, 0)
+        if first[1] == member and redis.call('ZCARD', K_STORE) == 0 then
+            redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. due)
+        end
+    else
+        return_to_store(member, due, false, now)
+    end
+    return 1
+end
+
+-- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is
+-- retried after its backoff, or moved to dead past max retries. Returns retried, dead.
+local function sweep_expired(now, limit, is_priority, max_retries, initial, multiplier, max, jitter, rnd)
+    if redis.call('EXISTS', K_OWNER) == 1 then
+        -- an ORDERLY slot: its prepare holds messages in order, not leases (see _orderly.lua); never sweep them
+        return 0, 0
+    end
+    local expired = redis.call('ZRANGEBYSCORE', K_PREPARE, '-inf', '(' .. now, 'LIMIT', 0, limit)
+    local retried, dead = 0, 0
+    for i, member in ipairs(expired) do
+        redis.call('ZREM', K_PREPARE, member)
+        if fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, i),
+                'lease expired (consumer died, stalled or lost its connection)', '') == 2 then
+            dead = dead + 1
+        else
+            retried = retried + 1 -- (or dropped: cancelled while in flight)
+        end
+    end
+    return retried, dead
+end
+

@@ -1,0 +1,183 @@
+-- Two-phase pop (CONCURRENT mode; an ORDERLY slot, one with an owner key, is refused): first sweeps the slot's expired leases (as sweep.lua), then moves up to `batch` due messages of one slot from store to prepare, leased until now + lease.
+-- Their prepare score is one new lease token (see issue_lease in _common.lua): the deadline, raised above every token
+-- the slot issued before, so that it is unique to this pop; a pop that finds nothing due issues none (one whose due
+-- bodies were all in flight has used one up unseen: harmless, tokens only need to be unique and increasing).
+-- Time-ordered topics take score <= now, oldest first; PRIORITY takes the highest scores first, after first
+-- bringing back retries whose backoff has ended (with their priority).
+-- A body that is already in prepare (a duplicate sent while that body is in flight) is skipped and stays in
+-- store until the in-flight delivery ends: one prepare entry per body keeps the lease token unambiguous. The body is
+-- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
+-- _common.lua).
+--
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, lease-seq,
+--             skipped of the slot
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[2]: batch, the most messages to take
+-- ARGV[3]: lease in ms
+-- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
+-- ARGV[10]: the most expired leases to sweep first
+-- ARGV[11]: 1 to reply each member's stored trace context (propagation on); 0 or absent otherwise
+-- ARGV[12]: look-ahead in ms (time-ordered topics; absent: 0): take messages due up to now + look-ahead, and give
+--           the next due hint that much before the first waiting message's due time (the consumer holds a message
+--           taken ahead until it is due)
+-- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [context1], member2, ... }
+--   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
+--   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
+--   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its encoded trace context
+--   ('' when none; only when asked and the slot has contexts at all).
+--   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
+--   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
+--   deadline (its expiry must be swept).
+--   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
+--#include _common.lua
+
+if redis.call('EXISTS', K_OWNER) == 1 then
+    return redis.error_reply('RMQ_ORDERLY slot ' .. K_STORE .. ' is consumed by ORDERLY listeners (it has an'
+        .. ' owner key); a topic is consumed in one mode: stop the ORDERLY listeners and call'
+        .. ' RmqAdmin.endOrdering(topic) before consuming it concurrently')
+end
+
+local is_priority = ARGV[1] == '1'
+local batch = tonumber(ARGV[2])
+local now = now_ms()
+local lease_ms = tonumber(ARGV[3])
+-- time-ordered topics: messages due up to this are taken (now, without a look-ahead)
+local ahead = (not is_priority and ARGV[12]) and tonumber(ARGV[12]) or 0
+local take_until = now + ahead
+
+sweep_expired(now, tonumber(ARGV[10]), is_priority, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
+    tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
+
+if is_priority then
+    local due = redis.call('ZRANGEBYSCORE', K_RETRY, '-inf', now, 'LIMIT', 0, 1000)
+    for _, member in ipairs(due) do
+        local priority = redis.call('HGET', K_PRIORITY, member) or 0
+        -- NX: a duplicate sent during the backoff is newer and keeps its own priority.
+        redis.call('ZADD', K_STORE, 'NX', priority, member)
+        redis.call('ZREM', K_RETRY, member)
+    end
+end
+
+-- Most slots have no failed messages, cancel marks or trace contexts: one EXISTS of the three keys says so
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT) > 0
+-- skip the per-message attempt lookup (and its reply element) without failures
+local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
+-- likewise the trace contexts: looked up only when the consumer asks for them and the slot has any
+local with_contexts = extras and ARGV[11] == '1' and redis.call('EXISTS', K_CONTEXT) == 1
+local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
+local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
+local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
+-- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
+local token_arg, token_num = nil, nil
+-- Multi-member commands per page (ZADD NX, ZREM, HMGET): a pop costs a handful of calls, not a few per message.
+-- Tables are built once per page and per message as few as possible: each insert is paid per message.
+while taken < batch and skipped < max_skipped do
+    local want = batch - taken
+    local page = due_page(is_priority, take_until, skipped, want)
+    if #page == 0 then break end
+    if not token_arg then
+        local token = issue_lease(now, lease_ms)
+        token_arg = string.format('%.17g', token)
+        token_num = token
+    end
+    local members, lease_args = {}, {}
+    for i = 1, #page, 2 do
+        local j = #members + 1
+        members[j] = page[i]
+        lease_args[2 * j - 1] = token_arg
+        lease_args[2 * j] = page[i]
+    end
+    -- NX leaves a body that is in flight alone; usually none is, and the count added says so without a lookup
+    local take, take_index = members, nil
+    if redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args)) < #members then
+        -- the token is this pop's own: the members that hold it were added now, the others were in flight
+        local scores = redis.call('ZMSCORE', K_PREPARE, unpack(members))
+        local in_flight = {}
+        take, take_index = {}, {}
+        for j, member in ipairs(members) do
+            if tonumber(scores[j]) == token_num then
+                take[#take + 1] = member
+                take_index[#take_index + 1] = 2 * j
+            else
+                skipped = skipped + 1
+                in_flight[#in_flight + 1] = member
+            end
+        end
+        redis.call('SADD', K_SKIPPED, unpack(in_flight))
+    end
+    if #take > 0 then
+        if skipped == 0 and take == members then
+            -- the page is the first #take of store in taking order: remove them by rank, without handing Redis
+            -- every member again (each argument of a call from Lua is a string object copied for it)
+            if is_priority then
+                redis.call('ZREMRANGEBYRANK', K_STORE, -#take, -1)
+            else
+                redis.call('ZREMRANGEBYRANK', K_STORE, 0, #take - 1)
+            end
+        else
+            redis.call('ZREM', K_STORE, unpack(take))
+        end
+        -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
+        if any_cancelled then redis.call('SREM', K_CANCELLED, unpack(take)) end
+        if is_priority then
+            local priority_args = {}
+            for j, member in ipairs(take) do
+                priority_args[2 * j - 1] = member
+                priority_args[2 * j] = page[take_index and take_index[j] or 2 * j]
+            end
+            redis.call('HSET', K_PRIORITY, unpack(priority_args))
+        end
+        local n = #out
+        if with_contexts then
+            local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take))
+            local contexts = redis.call('HMGET', K_CONTEXT, unpack(take))
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
+                n = n + 2
+                if failures then
+                    out[n + 1] = tonumber(failures[j] or '0') + 1
+                    n = n + 1
+                end
+                out[n + 1] = contexts[j] or ''
+                n = n + 1
+            end
+        elseif any_failures then
+            local failures = redis.call('HMGET', K_ATTEMPTS, unpack(take))
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
+                out[n + 3] = tonumber(failures[j] or '0') + 1
+                n = n + 3
+            end
+        else
+            for j, member in ipairs(take) do
+                out[n + 1] = member
+                out[n + 2] = page[take_index and take_index[j] or 2 * j]
+                n = n + 2
+            end
+        end
+        taken = taken + #take
+    end
+    if #page < 2 * want then break end
+end
+if taken > 0 then out[1] = token_num * TOKEN_UNITS end
+
+local next_due = -1
+if is_priority then
+    if redis.call('ZCARD', K_STORE) > skipped then
+        next_due = now
+    else
+        local first = redis.call('ZRANGE', K_RETRY, 0, 0, 'WITHSCORES')
+        if #first > 0 then next_due = first[2] end
+    end
+else
+    local first = redis.call('ZRANGE', K_STORE, skipped, skipped, 'WITHSCORES')
+    if #first > 0 then next_due = ahead > 0 and tonumber(first[2]) - ahead or first[2] end
+end
+local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
+if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then
+    next_due = lease_end[2]
+end
+out[3] = next_due
+return out
