@@ -1,5 +1,6 @@
 package io.rmq.admin;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,7 @@ import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
+import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisAdmin;
 import io.rmq.redis.internal.RmqRedisAdmin.DeadEntry;
@@ -22,8 +24,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Introspection and the operations behind "manual intervention": find, cancel, reschedule, browse and purge waiting
- * messages by their body; count, page through, requeue, delete and purge dead messages; queue sizes per topic and
- * slot. Every change is one atomic script per slot.
+ * messages by their body or (methods named {@code ...ById}) by the id they were sent with; count, page through,
+ * requeue, delete and purge dead messages; queue sizes per topic and slot. Views show a message's id, payload and
+ * headers. Every change is one atomic script per slot.
  */
 public final class RmqAdmin {
 
@@ -57,25 +60,7 @@ public final class RmqAdmin {
 
     /** As {@link #find(String, Object)}, for a message sent with a {@code slotBasis}. */
     public MessageStatus find(String topicName, Object body, @Nullable String slotBasis) {
-        Located at = locate(topicName, body, slotBasis);
-        RmqRedisAdmin.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member),
-                "finding a message in " + topicName);
-        boolean priority = at.topic.type() == TopicType.PRIORITY;
-        Instant retryAt = null;
-        boolean inFlight = w.prepareScore() != null;
-        if (w.ordered() && w.retryScore() != null && inFlight) {
-            retryAt = instant(w.retryScore()); // an ordered slot's failed head, suspended until its retry
-            inFlight = false;
-        }
-        else if (priority && w.retryScore() != null) {
-            retryAt = instant(w.retryScore());
-        }
-        else if (!priority && w.storeScore() != null && w.failedAttempts() > 0 && !inFlight) {
-            retryAt = instant(w.storeScore()); // time types wait for their retry in the store
-        }
-        Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
-        return new MessageStatus(topicName, at.slot.slot(), at.member, w.storeScore(), inFlight, retryAt,
-                w.failedAttempts(), diedAt, w.deadReason(), w.cancelled());
+        return find(locate(topicName, body, slotBasis));
     }
 
     /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
@@ -98,10 +83,7 @@ public final class RmqAdmin {
 
     /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
     public CancelResult cancel(String topicName, Object body, @Nullable String slotBasis) {
-        Located at = locate(topicName, body, slotBasis);
-        boolean[] r = RedisGateway.await(redis.cancel(at.slot, at.topic.type() == TopicType.PRIORITY, at.member),
-                "cancelling a message in " + topicName);
-        return new CancelResult(r[0], r[1], r[2], r[3]);
+        return cancel(locate(topicName, body, slotBasis));
     }
 
     /**
@@ -113,6 +95,113 @@ public final class RmqAdmin {
     }
 
     public RescheduleResult reschedule(String topicName, Object body, @Nullable String slotBasis, Instant dueAt) {
+        long millis = dueAtMillis(topicName, dueAt);
+        return reschedule(locate(topicName, body, slotBasis), false, millis, "dueAt " + dueAt);
+    }
+
+    /**
+     * A new priority for a waiting PRIORITY message, whatever the merge rule; one backing off after a failure comes
+     * back with it. In-flight and dead messages are not changed.
+     */
+    public RescheduleResult reprioritize(String topicName, Object body, long priority) {
+        return reprioritize(topicName, body, null, priority);
+    }
+
+    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String slotBasis, long priority) {
+        checkPriority(priority);
+        return reschedule(locate(topicName, body, slotBasis), true, priority, "priority " + priority);
+    }
+
+    // ---------------------------------------------------------------- waiting messages by id
+
+    /**
+     * Where the message sent with this id is (waiting with its score, in flight, retrying, dead), with the payload and
+     * headers of its latest send. Methods by id have names of their own: an id and a String body would make
+     * overloads ambiguous.
+     */
+    public MessageStatus findById(String topicName, String id) {
+        return findById(topicName, id, null);
+    }
+
+    /** As {@link #findById(String, String)}, for a message sent with a {@code group}. */
+    public MessageStatus findById(String topicName, String id, @Nullable String group) {
+        return find(locateId(topicName, id, group));
+    }
+
+    /** Whether the message sent with this id will still be handled: waiting, retrying or in flight (not dead). */
+    public boolean containsById(String topicName, String id) {
+        return findById(topicName, id).isPending();
+    }
+
+    public boolean containsById(String topicName, String id, @Nullable String group) {
+        return findById(topicName, id, group).isPending();
+    }
+
+    /**
+     * Cancels the message sent with this id, as {@link #cancel(String, Object)} does by body: a delivery in flight is
+     * reported and not handed out again; a dead one is left alone. Its payload and headers go with its last copy.
+     */
+    public CancelResult cancelById(String topicName, String id) {
+        return cancelById(topicName, id, null);
+    }
+
+    /** As {@link #cancelById(String, String)}, for a message sent with a {@code group}. */
+    public CancelResult cancelById(String topicName, String id, @Nullable String group) {
+        return cancel(locateId(topicName, id, group));
+    }
+
+    /** A new due time for the waiting message sent with this id, as {@link #reschedule(String, Object, Instant)}. */
+    public RescheduleResult rescheduleById(String topicName, String id, Instant dueAt) {
+        return rescheduleById(topicName, id, null, dueAt);
+    }
+
+    public RescheduleResult rescheduleById(String topicName, String id, @Nullable String group, Instant dueAt) {
+        long millis = dueAtMillis(topicName, dueAt);
+        return reschedule(locateId(topicName, id, group), false, millis, "dueAt " + dueAt);
+    }
+
+    /** A new priority for the waiting message sent with this id, as {@link #reprioritize(String, Object, long)}. */
+    public RescheduleResult reprioritizeById(String topicName, String id, long priority) {
+        return reprioritizeById(topicName, id, null, priority);
+    }
+
+    public RescheduleResult reprioritizeById(String topicName, String id, @Nullable String group, long priority) {
+        checkPriority(priority);
+        return reschedule(locateId(topicName, id, group), true, priority, "priority " + priority);
+    }
+
+    // ---------------------------------------------------------------- one located message
+
+    private MessageStatus find(Located at) {
+        String topicName = at.topic.name();
+        RmqRedisAdmin.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member),
+                "finding a message in " + topicName);
+        boolean priority = at.topic.type() == TopicType.PRIORITY;
+        Instant retryAt = null;
+        boolean inFlight = w.prepareScore() != null;
+        if (w.ordered() && w.retryScore() != null && inFlight) {
+            retryAt = instant(w.retryScore()); // an ordered slot's failed head, suspended until its retry
+            inFlight = false;
+        }
+        else if (priority && w.retryScore() != null) {
+            retryAt = instant(w.retryScore());
+        }
+        else if (!priority && w.storeScore() != null && w.failedAttempts() > 0 && !inFlight) {
+            retryAt = instant(w.storeScore()); // time types wait for their retry in the store
+        }
+        Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
+        return new MessageStatus(topicName, at.slot.slot(), payload(at.member, w.envelope()), w.storeScore(), inFlight,
+                retryAt, w.failedAttempts(), diedAt, w.deadReason(), w.cancelled(), EnvelopeKeys.idOf(at.member),
+                w.envelope().headers());
+    }
+
+    private CancelResult cancel(Located at) {
+        boolean[] r = RedisGateway.await(redis.cancel(at.slot, at.topic.type() == TopicType.PRIORITY, at.member),
+                "cancelling a message in " + at.topic.name());
+        return new CancelResult(r[0], r[1], r[2], r[3]);
+    }
+
+    private static long dueAtMillis(String topicName, Instant dueAt) {
         if (dueAt == null) {
             throw new RmqInvalidArgumentException("dueAt", null, "must not be null");
         }
@@ -127,33 +216,26 @@ public final class RmqAdmin {
             throw new RmqInvalidArgumentException("dueAt", dueAt, "must be within ±2^53 ms of the epoch (topic '"
                     + topicName + "')");
         }
-        return reschedule(topicName, body, slotBasis, false, millis, "dueAt " + dueAt);
+        return millis;
     }
 
-    /**
-     * A new priority for a waiting PRIORITY message, whatever the merge rule; one backing off after a failure comes
-     * back with it. In-flight and dead messages are not changed.
-     */
-    public RescheduleResult reprioritize(String topicName, Object body, long priority) {
-        return reprioritize(topicName, body, null, priority);
-    }
-
-    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String slotBasis, long priority) {
+    private static void checkPriority(long priority) {
         if (Math.abs(priority) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
             throw new RmqInvalidArgumentException("priority", priority, "must be between -2^53 and 2^53 (exact in a"
                     + " Redis score)");
         }
-        return reschedule(topicName, body, slotBasis, true, priority, "priority " + priority);
     }
 
-    private RescheduleResult reschedule(String topicName, Object body, @Nullable String slotBasis, boolean byPriority,
-            long score, String what) {
-        Located at = locate(topicName, body, slotBasis);
+    private RescheduleResult reschedule(Located at, boolean byPriority, long score, String what) {
+        String topicName = at.topic.name();
         boolean priority = at.topic.type() == TopicType.PRIORITY;
         if (priority != byPriority) {
+            boolean byId = EnvelopeKeys.isIdMember(at.member);
             throw new RmqInvalidArgumentException("topic", topicName, at.topic.describe() + (priority
-                    ? " orders by priority: use reprioritize(topic, body, priority)"
-                    : " orders by time: use reschedule(topic, body, dueAt)"));
+                    ? (byId ? " orders by priority: use reprioritizeById(topic, id, priority)"
+                            : " orders by priority: use reprioritize(topic, body, priority)")
+                    : (byId ? " orders by time: use rescheduleById(topic, id, dueAt)"
+                            : " orders by time: use reschedule(topic, body, dueAt)")));
         }
         long code = RedisGateway.await(redis.reschedule(at.slot, priority, at.member, score),
                 "rescheduling a message in " + topicName + " to " + what);
@@ -208,7 +290,8 @@ public final class RmqAdmin {
             }
             last = pages.get(best).join().get(at[best]++);
             lastSlot = best;
-            out.add(new WaitingMessage(topicName, best, last.member(), last.score(), last.failedAttempts()));
+            out.add(new WaitingMessage(topicName, best, payload(last.member(), last.envelope()), last.score(),
+                    last.failedAttempts(), EnvelopeKeys.idOf(last.member()), last.envelope().headers()));
         }
         BrowsePage.Cursor next = out.size() < limit || last == null ? null
                 : new BrowsePage.Cursor(last.score(), lastSlot, last.member(), last.tie());
@@ -230,6 +313,40 @@ public final class RmqAdmin {
     }
 
     private record Located(TopicDefinition topic, SlotKeys slot, byte[] member) {
+    }
+
+    /** The slot and member of an id, routed as a send routes it: by its group, else by the id. */
+    private Located locateId(String topicName, String id, @Nullable String group) {
+        TopicDefinition topic = topics.get(topicName);
+        if (id == null) {
+            throw new RmqInvalidArgumentException("id", null, "must not be null (topic '" + topicName + "')");
+        }
+        if (id.isEmpty()) {
+            throw new RmqInvalidArgumentException("id", "", "must not be empty (topic '" + topicName + "')");
+        }
+        if (group != null && group.isEmpty()) {
+            throw new RmqInvalidArgumentException("group", "", "must be null or non-empty (topic '" + topicName
+                    + "')");
+        }
+        byte[] routing = id.getBytes(StandardCharsets.UTF_8);
+        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(routing, group, topic.slotAmount())],
+                EnvelopeKeys.idMember(id));
+    }
+
+    /**
+     * What a view shows as a message's body: the member itself, or for an id message the payload its latest send
+     * stored (empty when none is stored: the message is gone, or its envelope was removed by hand).
+     */
+    private static byte[] payload(byte[] member, RmqRedisAdmin.Stored stored) {
+        if (!EnvelopeKeys.isIdMember(member)) {
+            return member;
+        }
+        return stored.payload() == null ? new byte[0] : stored.payload();
+    }
+
+    /** The member a view of a message names: 0xFF + id for an id message, else its body. */
+    private static byte[] member(@Nullable String id, byte[] body) {
+        return id == null ? body : EnvelopeKeys.idMember(id);
     }
 
     /** The slot and stored member of a body, serialized as a send serializes it. */
@@ -390,18 +507,23 @@ public final class RmqAdmin {
             for (DeadEntry e : entries) {
                 Long priority = topic.type() == TopicType.PRIORITY && !e.priority().isEmpty()
                         ? (long) Double.parseDouble(e.priority()) : null;
-                out.add(new DeadMessage(topicName, slot.slot(), e.member(), Instant.ofEpochMilli(e.diedAt()),
-                        e.attempts(), priority, e.lastError()));
+                out.add(new DeadMessage(topicName, slot.slot(), payload(e.member(), e.envelope()),
+                        Instant.ofEpochMilli(e.diedAt()), e.attempts(), priority, e.lastError(),
+                        EnvelopeKeys.idOf(e.member()), e.envelope().headers()));
             }
         }
         return out;
     }
 
-    /** Makes one dead message deliverable again with a fresh attempt count; false if it was not dead. */
+    /**
+     * Makes one dead message deliverable again with a fresh attempt count; false if it was not dead. A message sent with
+     * an id is named by its id (and comes back with the payload and headers stored for it), else by its body.
+     */
     public boolean requeueDead(DeadMessage message) {
         TopicDefinition topic = topics.get(message.topic());
         return RedisGateway.await(redis.deadRequeue(slotKeys(topic, message.slot()),
-                topic.type() == TopicType.PRIORITY, 1, List.of(message.body())), "requeueing a dead message") == 1;
+                topic.type() == TopicType.PRIORITY, 1, List.of(member(message.id(), message.body()))),
+                "requeueing a dead message") == 1;
     }
 
     /** Requeues every dead message of the topic; returns how many. */
@@ -411,11 +533,11 @@ public final class RmqAdmin {
         return drainEachSlot(topic, slot -> redis.deadRequeue(slot, priority, CHUNK, List.of()));
     }
 
-    /** Deletes one dead message for good; false if it was not dead. */
+    /** Deletes one dead message for good (named as in {@link #requeueDead}); false if it was not dead. */
     public boolean deleteDead(DeadMessage message) {
         TopicDefinition topic = topics.get(message.topic());
-        return RedisGateway.await(redis.deadDelete(slotKeys(topic, message.slot()), 1, List.of(message.body())),
-                "deleting a dead message") == 1;
+        return RedisGateway.await(redis.deadDelete(slotKeys(topic, message.slot()), 1,
+                List.of(member(message.id(), message.body()))), "deleting a dead message") == 1;
     }
 
     /** Deletes every dead message of the topic; returns how many. */

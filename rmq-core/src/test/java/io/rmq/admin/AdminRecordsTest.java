@@ -10,6 +10,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** What the admin API's records show to people and to JSON. */
 class AdminRecordsTest {
@@ -28,6 +29,27 @@ class AdminRecordsTest {
         DeadMessage back = json.readValue(json.writeValueAsString(dead), DeadMessage.class);
         assertThat(back.body()).isEqualTo(dead.body());
         assertThat(back.lastError()).isEqualTo("boom");
+    }
+
+    @Test
+    void aDeadMessageSentWithAnIdCarriesItsIdAndHeadersThroughJson() {
+        JsonMapper json = JsonMapper.builder().build();
+        DeadMessage dead = new DeadMessage("orders", 3, "{\"price\":7}".getBytes(StandardCharsets.UTF_8),
+                Instant.ofEpochMilli(1_000), 4, null, "boom", "order-42",
+                new java.util.LinkedHashMap<>(java.util.Map.of("tenant", "acme")));
+        assertThat(dead.headers()).containsExactly(java.util.Map.entry("tenant", "acme"));
+        assertThatThrownBy(() -> dead.headers().put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
+
+        JsonNode tree = json.readTree(json.writeValueAsString(dead));
+        assertThat(tree.get("id").asString()).isEqualTo("order-42");
+        assertThat(tree.get("headers").get("tenant").asString()).isEqualTo("acme");
+        DeadMessage back = json.readValue(json.writeValueAsString(dead), DeadMessage.class);
+        assertThat(back.id()).isEqualTo("order-42");
+        assertThat(back.headers()).isEqualTo(dead.headers());
+
+        DeadMessage plain = new DeadMessage("orders", 3, new byte[] {1}, Instant.EPOCH, 1, null, "boom");
+        assertThat(plain.id()).isNull();
+        assertThat(plain.headers()).isEmpty();
     }
 
     @Test

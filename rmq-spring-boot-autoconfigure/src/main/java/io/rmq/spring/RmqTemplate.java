@@ -254,4 +254,59 @@ public class RmqTemplate {
     public Rmq getRmq() {
         return rmq;
     }
+
+    // ------------------------------------------------------------------ managing messages by id (issue 30)
+    // Names of their own: an id and a String body would make overloads ambiguous.
+
+    /** Where the message sent with this id is, with the payload and headers of its latest send. */
+    public MessageStatus findById(String topic, String id) {
+        return rmq.admin().findById(topic, id);
+    }
+
+    /** As {@link #findById(String, String)}, for a message sent with a {@code group}. */
+    public MessageStatus findById(String topic, String id, String group) {
+        return rmq.admin().findById(topic, id, group);
+    }
+
+    /** Whether the message sent with this id will still be handled: waiting, retrying or in flight (not dead). */
+    public boolean containsById(String topic, String id) {
+        return rmq.admin().containsById(topic, id);
+    }
+
+    public boolean containsById(String topic, String id, String group) {
+        return rmq.admin().containsById(topic, id, group);
+    }
+
+    /**
+     * Cancels the message sent with this id, as {@link #cancel(String, Object)} does by body: removed where it waits,
+     * a delivery in flight reported and, if it fails, not handed out again; a dead one left alone.
+     */
+    public CancelResult cancelById(String topic, String id) {
+        return rmq.admin().cancelById(topic, id);
+    }
+
+    /** As {@link #cancelById(String, String)}, for a message sent with a {@code group}. */
+    public CancelResult cancelById(String topic, String id, String group) {
+        return rmq.admin().cancelById(topic, id, group);
+    }
+
+    /** A new due time for the waiting RANGE_MERGE or FIXED_TIME message sent with this id. */
+    public RescheduleResult rescheduleById(String topic, String id, Instant dueAt) {
+        return rmq.admin().rescheduleById(topic, id, dueAt);
+    }
+
+    public RescheduleResult rescheduleById(String topic, String id, String group, Instant dueAt) {
+        return rmq.admin().rescheduleById(topic, id, group, dueAt);
+    }
+
+    /** A new priority for the waiting PRIORITY message sent with this id. */
+    public RescheduleResult reprioritizeById(String topic, String id, long priority) {
+        return rmq.admin().reprioritizeById(topic, id, priority);
+    }
+
+    public RescheduleResult reprioritizeById(String topic, String id, String group, long priority) {
+        return rmq.admin().reprioritizeById(topic, id, group, priority);
+    }
+
+    // ------------------------------------------------------------------ end of: managing messages by id
 }

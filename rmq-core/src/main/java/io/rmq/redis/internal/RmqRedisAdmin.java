@@ -25,8 +25,8 @@ import static io.rmq.redis.internal.Replies.string;
  * by the engine when it forwards a dead message, and by tests and tooling; stateless, so thread-safe.
  * <p>
  * The admin and inspection side of RMQ's Redis access, as Asynq keeps {@code inspect.go} beside {@code rdb.go}:
- * finding, moving and listing messages by body, the dead queue, queue figures, the topics registered, and the reads
- * tests and tooling use. Nothing a sender or a listener does on its hot path goes through here ({@link RmqRedis}
+ * finding, moving and listing messages by member (body or id) with what is stored beside them, the dead queue, queue
+ * figures, the topics registered, and the reads tests and tooling use. Nothing a sender or a listener does on its hot path goes through here ({@link RmqRedis}
  * holds that); the encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are
  * asynchronous; calls made without waiting in between are pipelined by Lettuce.
  */
@@ -69,19 +69,50 @@ public final class RmqRedisAdmin {
         return gateway.eval(RmqScript.ORDERLY_END, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO);
     }
 
-    // ---------------------------------------------------------------- managing waiting messages by body
+    // ---------------------------------------------------------------- managing waiting messages by member (body or id)
 
     /**
-     * Where a body is in its slot (see find.lua); a score is null where the body is absent.
+     * Where a member is in its slot (see find.lua); a score is null where the member is absent.
      *
      * @param failedAttempts failures of the live (not dead) message so far
      * @param deadReason     the last error of a dead body, else null
      * @param cancelled      a cancel marked its in-flight delivery
      * @param ordered        the slot is consumed by ORDERLY listeners
+     * @param envelope       what is stored beside the member (payload of an id message, headers), else empty
      */
     public record Whereabouts(@Nullable Double storeScore, @Nullable Double prepareScore, @Nullable Double retryScore,
             @Nullable Double deadScore, int failedAttempts, @Nullable String deadReason, boolean cancelled,
-            boolean ordered) {
+            boolean ordered, Stored envelope) {
+    }
+
+    /**
+     * What a slot keeps beside a member, decoded for people: an {@link Envelope} (payload of an id message, headers),
+     * or the trace context an engine before envelopes stored ({@link TraceContexts}, as headers).
+     *
+     * @param payload the payload of an id message, null when none is stored (a body is its own payload)
+     * @param headers the headers, the trace context's included; empty when none
+     */
+    public record Stored(byte @Nullable [] payload, Map<String, String> headers) {
+
+        static final Stored NONE = new Stored(null, Map.of());
+
+        /** A msg HASH value (or legacy context) as a script returned it; '' is none. */
+        static Stored of(@Nullable Object reply) {
+            if (!(reply instanceof byte[] stored) || stored.length == 0) {
+                return NONE;
+            }
+            if (!Envelope.isEnvelope(stored)) {
+                return new Stored(null, TraceContexts.decode(stored));
+            }
+            try {
+                Envelope envelope = Envelope.decode(stored);
+                return new Stored(envelope.payload(), envelope.headers());
+            }
+            catch (IllegalArgumentException ex) {
+                // a damaged envelope shows as none, as a delivery reads it (the member is still there to act on)
+                return NONE;
+            }
+        }
     }
 
     public CompletableFuture<Whereabouts> find(SlotKeys slot, byte[] member) {
@@ -91,25 +122,25 @@ public final class RmqRedisAdmin {
             return new Whereabouts(optionalScore(r.get(0)), optionalScore(r.get(1)), optionalScore(r.get(2)),
                     deadScore, (int) number(r.get(4)),
                     deadScore == null ? null : DeadInfo.parse(string((byte[]) r.get(5))).lastError(),
-                    (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1);
+                    (long) number(r.get(6)) == 1, (long) number(r.get(7)) == 1, Stored.of(r.get(8)));
         });
     }
 
-    /** Cancels a body (see cancel.lua): {removed from store, pending retry removed, in flight (marked), dead}. */
+    /** Cancels a member (see cancel.lua): {removed from store, pending retry removed, in flight (marked), dead}. */
     public CompletableFuture<boolean[]> cancel(SlotKeys slot, boolean priority, byte[] member) {
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.CANCEL, ScriptOutputType.MULTI, slot.all(),
                 priority ? ONE : ZERO, member);
         return reply.thenApply(r -> new boolean[] {r.get(0) == 1, r.get(1) == 1, r.get(2) == 1, r.get(3) == 1});
     }
 
-    /** Gives a waiting body a new score (see reschedule.lua): 1 waiting, 2 backing off, 3 in flight, 4 dead, 0 absent. */
+    /** Gives a waiting member a new score (see reschedule.lua): 1 waiting, 2 backing off, 3 in flight, 4 dead, 0 absent. */
     public CompletableFuture<Long> reschedule(SlotKeys slot, boolean priority, byte[] member, long score) {
         return gateway.eval(RmqScript.RESCHEDULE, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO, member,
                 bytes(score));
     }
 
     /** A waiting message as browse.lua lists it. */
-    public record Browsed(byte[] member, double score, long tie, int failedAttempts) {
+    public record Browsed(byte[] member, double score, long tie, int failedAttempts, Stored envelope) {
     }
 
     /**
@@ -123,10 +154,10 @@ public final class RmqRedisAdmin {
                 priority ? ONE : ZERO, bytes(mode), bytes(scoreText(score)), member == null ? new byte[0] : member,
                 bytes(tie), bytes(limit));
         return reply.thenApply(items -> {
-            List<Browsed> out = new ArrayList<>(items.size() / 4);
-            for (int i = 0; i + 3 < items.size(); i += 4) {
+            List<Browsed> out = new ArrayList<>(items.size() / 5);
+            for (int i = 0; i + 4 < items.size(); i += 5) {
                 out.add(new Browsed((byte[]) items.get(i), number(items.get(i + 1)), (long) number(items.get(i + 2)),
-                        (int) number(items.get(i + 3))));
+                        (int) number(items.get(i + 3)), Stored.of(items.get(i + 4))));
             }
             return out;
         });
@@ -147,7 +178,8 @@ public final class RmqRedisAdmin {
     // ---------------------------------------------------------------- dead queue and introspection
 
     /** A dead message as stored. */
-    public record DeadEntry(byte[] member, long diedAt, int attempts, String priority, String lastError) {
+    public record DeadEntry(byte[] member, long diedAt, int attempts, String priority, String lastError,
+            Stored envelope) {
     }
 
     /** What dead-info keeps about a dead body: "attempts\npriority\nlast error" (see bury() in _common.lua). */
@@ -166,11 +198,11 @@ public final class RmqRedisAdmin {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_PAGE, ScriptOutputType.MULTI, slot.all(),
                 bytes(offset), bytes(count));
         return reply.thenApply(items -> {
-            List<DeadEntry> out = new ArrayList<>(items.size() / 3);
-            for (int i = 0; i + 2 < items.size(); i += 3) {
+            List<DeadEntry> out = new ArrayList<>(items.size() / 4);
+            for (int i = 0; i + 3 < items.size(); i += 4) {
                 DeadInfo info = DeadInfo.parse(string((byte[]) items.get(i + 2)));
                 out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), info.attempts(),
-                        info.priority(), info.lastError()));
+                        info.priority(), info.lastError(), Stored.of(items.get(i + 3))));
             }
             return out;
         });

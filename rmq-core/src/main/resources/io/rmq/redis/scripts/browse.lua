@@ -11,7 +11,8 @@
 --          slot: entries after the cursor member)
 -- ARGV[3]: cursor score; ARGV[4]: cursor member; ARGV[5]: cursor tie (the member's index among equal scores)
 -- ARGV[6]: the most entries to return
--- Returns: { member1, score1, tie1, failed attempts1, member2, ... }
+-- Returns: { member1, score1, tie1, failed attempts1, envelope1, member2, ... } where envelope is the member's stored
+--   envelope (payload of an id message, headers), a legacy trace context, or '' when it has none
 --#include _common.lua
 
 local desc = ARGV[1] == '1'
@@ -49,6 +50,7 @@ local out, first_of = {}, {}
 local members = {}
 for i = 1, #page, 2 do members[#members + 1] = page[i] end
 local failures = #members > 0 and redis.call('HMGET', K_ATTEMPTS, unpack(members)) or {}
+local envelopes = envelopes_of(members, true)
 for j, member in ipairs(members) do
     local score = page[2 * j]
     if not first_of[score] then first_of[score] = before(score, false) end
@@ -56,5 +58,6 @@ for j, member in ipairs(members) do
     out[#out + 1] = score
     out[#out + 1] = start + j - 1 - first_of[score]
     out[#out + 1] = tonumber(failures[j] or '0')
+    out[#out + 1] = envelopes and envelopes[j] or ''
 end
 return out

@@ -1,12 +1,12 @@
--- Cancels a message by its body: removes it where it waits (store), and its pending retry (a PRIORITY message backing
--- off in the retry ZSET; an ORDERLY slot's failed head waiting for its retry). A delivery in flight cannot be
--- recalled from its handler: it is marked, and when that delivery ends without an ack (failure, lease expiry,
+-- Cancels a message by its member (body or id): removes it where it waits (store), and its pending retry (a PRIORITY
+-- message backing off in the retry ZSET; an ORDERLY slot's failed head waiting for its retry). A delivery in flight
+-- cannot be recalled from its handler: it is marked, and when that delivery ends without an ack (failure, lease expiry,
 -- release at shutdown, hand-over of an ordered slot) it is dropped instead of being handed out again (see
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
 -- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2]: the member (serialized body)
+-- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }
 --#include _common.lua
 

@@ -2,14 +2,20 @@
 --
 -- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: offset, ARGV[2]: count
--- Returns: { member1, died-at ms 1, info1, member2, ... } where info is "attempts\npriority\nlast error" or ''
+-- Returns: { member1, died-at ms 1, info1, envelope1, member2, ... } where info is "attempts\npriority\nlast error"
+--   or '', and envelope the member's stored envelope (payload of an id message, headers), a legacy trace context, or
+--   '' when it has none
 --#include _common.lua
 
 local page = redis.call('ZRANGE', K_DEAD, tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1, 'WITHSCORES')
+local members = {}
+for i = 1, #page, 2 do members[#members + 1] = page[i] end
+local envelopes = envelopes_of(members, true)
 local out = {}
-for i = 1, #page, 2 do
-    out[#out + 1] = page[i]
-    out[#out + 1] = page[i + 1]
-    out[#out + 1] = redis.call('HGET', K_DEAD_INFO, page[i]) or ''
+for j, member in ipairs(members) do
+    out[#out + 1] = member
+    out[#out + 1] = page[2 * j]
+    out[#out + 1] = redis.call('HGET', K_DEAD_INFO, member) or ''
+    out[#out + 1] = envelopes and envelopes[j] or ''
 end
 return out

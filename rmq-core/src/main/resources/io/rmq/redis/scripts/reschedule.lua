@@ -6,7 +6,7 @@
 --
 -- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2]: the member (serialized body)
+-- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- ARGV[3]: the new score (due ms or priority)
 -- Returns: 1 rescheduled (waiting), 2 rescheduled (backing off: PRIORITY, the new priority applies when it returns),
 --          3 in flight (unchanged), 4 dead (unchanged), 0 not found

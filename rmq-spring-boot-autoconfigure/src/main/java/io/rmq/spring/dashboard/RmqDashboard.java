@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * The dashboard, independent of the web stack: its static files and one dispatcher for its JSON routes under
  * {@code <path>/api}, which the Servlet and the Reactive router functions both call (so both serve the same thing).
  * Every read and change goes through {@link RmqOperations}, like the Actuator endpoint's. Mutating routes are POSTs
- * and answer 403 while the dashboard is read-only.
+ * and answer 403 while the dashboard is read-only. A message is named by {@code body} or, when it was sent with one, by
+ * {@code id} (query parameter of {@code find}; JSON field of cancel, reschedule and the dead message's requeue and
+ * delete).
  */
 public class RmqDashboard {
 
@@ -216,7 +218,9 @@ public class RmqDashboard {
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
-                        case "find" -> Reply.ok(operations.find(topic, required(query.apply("body"), "body")));
+                        case "find" -> Reply.ok(present(query.apply("id"))
+                                ? operations.findById(topic, query.apply("id"))
+                                : operations.find(topic, required(query.apply("body"), "body")));
                         default -> Reply.notFound();
                     };
                 }
@@ -255,13 +259,19 @@ public class RmqDashboard {
                 }
                 String action = String.join("/", s.subList(2, s.size()));
                 return switch (action) {
-                    case "dead/requeue" -> Reply.ok(operations.requeueDead(topic, slot(in), text(in, "body")));
-                    case "dead/delete" -> Reply.ok(operations.deleteDead(topic, slot(in), text(in, "body")));
+                    case "dead/requeue" -> Reply.ok(byId(in)
+                            ? operations.requeueDead(topic, slot(in), text(in, "id"), null)
+                            : operations.requeueDead(topic, slot(in), text(in, "body")));
+                    case "dead/delete" -> Reply.ok(byId(in)
+                            ? operations.deleteDead(topic, slot(in), text(in, "id"), null)
+                            : operations.deleteDead(topic, slot(in), text(in, "body")));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
-                    case "cancel" -> Reply.ok(operations.cancel(topic, text(in, "body")));
-                    case "reschedule" -> Reply.ok(Map.of("result",
-                            operations.reschedule(topic, text(in, "body"), text(in, "when"))));
+                    case "cancel" -> Reply.ok(byId(in) ? operations.cancelById(topic, text(in, "id"))
+                            : operations.cancel(topic, text(in, "body")));
+                    case "reschedule" -> Reply.ok(Map.of("result", byId(in)
+                            ? operations.rescheduleById(topic, text(in, "id"), text(in, "when"))
+                            : operations.reschedule(topic, text(in, "body"), text(in, "when"))));
                     default -> Reply.notFound();
                 };
             }
@@ -326,6 +336,16 @@ public class RmqDashboard {
             throw new RmqInvalidArgumentException(name, value, "must be given");
         }
         return value;
+    }
+
+    private static boolean present(@Nullable String value) {
+        return value != null && !value.isEmpty();
+    }
+
+    /** A message named by its id ({@code "id"}) rather than by its body ({@code "body"}). */
+    private static boolean byId(Map<String, Object> body) {
+        Object id = body.get("id");
+        return id != null && present(id.toString());
     }
 
     private static String text(Map<String, Object> body, String name) {

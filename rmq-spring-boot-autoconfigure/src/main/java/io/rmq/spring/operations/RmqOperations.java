@@ -33,12 +33,17 @@ import org.jspecify.annotations.Nullable;
  * never disagree): topics with their queue sizes, listeners with their state, dead and waiting messages page by page,
  * and the changes an operator makes (requeue, delete, purge, cancel, reschedule, pause, resume). Results are plain
  * records that serialize to JSON as they are; bodies are shown as UTF-8 text (what RMQ's JSON codec writes), and
- * where a change must name the exact stored body (a dead message) it also travels as base64.
+ * where a change must name the exact stored body (a dead message without an id) it also travels as base64. A message
+ * sent with an id shows its id, and is named by it; every message shows its headers (values cut to
+ * {@value #HEADER_VALUE_CHARS} characters).
  */
 public class RmqOperations {
 
     /** Most messages one page of dead or waiting messages may ask for. */
     public static final int MAX_PAGE = 200;
+
+    /** How much of a header value the views show (a value may be up to {@code rmq.max-header-value-size} long). */
+    public static final int HEADER_VALUE_CHARS = 200;
 
     private final Rmq rmq;
     private final RmqListenerEndpointRegistry registry;
@@ -93,11 +98,13 @@ public class RmqOperations {
     /**
      * A dead message.
      *
-     * @param body       the body as text
-     * @param bodyBase64 the exact stored body (name it to requeue or delete this message)
+     * @param body       the body (for a message sent with an id, its payload) as text
+     * @param bodyBase64 the exact stored body (name it to requeue or delete a message without an id)
+     * @param id         the id it was sent with (name it to requeue or delete this message), or null
+     * @param headers    its headers, values cut to {@value #HEADER_VALUE_CHARS} characters
      */
     public record DeadView(int slot, String body, String bodyBase64, String error, int attempts, Instant diedAt,
-            @Nullable Long priority) {
+            @Nullable Long priority, @Nullable String id, Map<String, String> headers) {
     }
 
     /** A page of dead messages: slot by slot, oldest death first within a slot. */
@@ -110,9 +117,11 @@ public class RmqOperations {
      * @param dueAt    when it falls due (time types), else null
      * @param priority its priority (PRIORITY), else null
      * @param failedAttempts failed attempts so far (above 0: it waits for a retry)
+     * @param id       the id it was sent with, or null (its body is its identity)
+     * @param headers  its headers, values cut to {@value #HEADER_VALUE_CHARS} characters
      */
     public record WaitingView(int slot, String body, @Nullable Instant dueAt, @Nullable Long priority,
-            int failedAttempts) {
+            int failedAttempts, @Nullable String id, Map<String, String> headers) {
     }
 
     /**
@@ -123,10 +132,17 @@ public class RmqOperations {
     public record WaitingPage(String topic, List<WaitingView> messages, @Nullable String next) {
     }
 
-    /** Where a message (by its body) is. */
+    /**
+     * Where a message (by its body or its id) is.
+     *
+     * @param body    the body (for a message sent with an id, its payload; empty when it is not there) as text
+     * @param id      the id looked for, or null
+     * @param headers its headers, values cut to {@value #HEADER_VALUE_CHARS} characters
+     */
     public record FindView(String topic, int slot, String body, boolean waiting, @Nullable Instant dueAt,
             @Nullable Long priority, boolean inFlight, @Nullable Instant retryAt, int failedAttempts,
-            @Nullable Instant diedAt, @Nullable String deadReason, boolean cancelled) {
+            @Nullable Instant diedAt, @Nullable String deadReason, boolean cancelled, @Nullable String id,
+            Map<String, String> headers) {
     }
 
     /** What a change did: {@code count} messages (or 1/0 for one message or listener). */
@@ -230,18 +246,31 @@ public class RmqOperations {
         long total = rmq.admin().deadCount(topic);
         List<DeadView> page = rmq.admin().deadMessages(topic, offset, limit).stream().map(d -> new DeadView(d.slot(),
                 d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(), d.attempts(), d.diedAt(),
-                d.priority())).toList();
+                d.priority(), d.id(), shown(d.headers()))).toList();
         return new DeadPage(topic, offset, limit, total, page);
     }
 
     /** Requeues one dead message (its exact stored body, base64); count 0 when it was not dead (any more). */
     public Result requeueDead(String topic, int slot, String bodyBase64) {
-        boolean done = rmq.admin().requeueDead(deadMessage(topic, slot, bodyBase64));
+        return requeueDead(topic, slot, null, bodyBase64);
+    }
+
+    /**
+     * Requeues one dead message, named by its id when it was sent with one, else by its exact stored body (base64);
+     * count 0 when it was not dead (any more).
+     */
+    public Result requeueDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
+        boolean done = rmq.admin().requeueDead(deadMessage(topic, slot, id, bodyBase64));
         return new Result("requeue-dead", topic, done ? 1 : 0);
     }
 
     public Result deleteDead(String topic, int slot, String bodyBase64) {
-        boolean done = rmq.admin().deleteDead(deadMessage(topic, slot, bodyBase64));
+        return deleteDead(topic, slot, null, bodyBase64);
+    }
+
+    /** Deletes one dead message, named as in {@link #requeueDead(String, int, String, String)}. */
+    public Result deleteDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
+        boolean done = rmq.admin().deleteDead(deadMessage(topic, slot, id, bodyBase64));
         return new Result("delete-dead", topic, done ? 1 : 0);
     }
 
@@ -255,8 +284,11 @@ public class RmqOperations {
         return new Result("purge-dead", topic, rmq.admin().purgeDead(topic));
     }
 
-    private DeadMessage deadMessage(String topic, int slot, String bodyBase64) {
+    private DeadMessage deadMessage(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
         required(topic);
+        if (id != null && !id.isEmpty()) {
+            return new DeadMessage(topic, slot, new byte[0], Instant.EPOCH, 0, null, "", id, Map.of());
+        }
         byte[] body;
         try {
             body = Base64.getDecoder().decode(bodyBase64 == null ? "" : bodyBase64);
@@ -285,7 +317,7 @@ public class RmqOperations {
         List<WaitingView> messages = new ArrayList<>(page.messages().size());
         for (WaitingMessage m : page.messages()) {
             messages.add(new WaitingView(m.slot(), m.bodyAsString(), priority ? null : Instant.ofEpochMilli((long) m.score()),
-                    priority ? (long) m.score() : null, m.failedAttempts()));
+                    priority ? (long) m.score() : null, m.failedAttempts(), m.id(), shown(m.headers())));
         }
         return new WaitingPage(topic, messages, encodeCursor(page.next()));
     }
@@ -314,23 +346,37 @@ public class RmqOperations {
         }
     }
 
-    // ---------------------------------------------------------------- by body
+    // ---------------------------------------------------------------- by body or by id
 
     /** Where the message with this body (as text, exactly as stored) is. */
     public FindView find(String topic, String body) {
         TopicDefinition definition = required(topic);
-        MessageStatus s = rmq.admin().find(topic, body);
+        return findView(definition, rmq.admin().find(topic, body));
+    }
+
+    /** Where the message sent with this id is. */
+    public FindView findById(String topic, String id) {
+        TopicDefinition definition = required(topic);
+        return findView(definition, rmq.admin().findById(topic, id));
+    }
+
+    private static FindView findView(TopicDefinition definition, MessageStatus s) {
         boolean priority = definition.type() == TopicType.PRIORITY;
         Double score = s.waitingScore();
-        return new FindView(topic, s.slot(), s.bodyAsString(), s.isWaiting(),
+        return new FindView(definition.name(), s.slot(), s.bodyAsString(), s.isWaiting(),
                 score == null || priority ? null : Instant.ofEpochMilli(score.longValue()),
                 score == null || !priority ? null : score.longValue(), s.inFlight(), s.retryAt(), s.failedAttempts(),
-                s.diedAt(), s.deadReason(), s.cancelled());
+                s.diedAt(), s.deadReason(), s.cancelled(), s.id(), shown(s.headers()));
     }
 
     public CancelResult cancel(String topic, String body) {
         required(topic);
         return rmq.admin().cancel(topic, body);
+    }
+
+    public CancelResult cancelById(String topic, String id) {
+        required(topic);
+        return rmq.admin().cancelById(topic, id);
     }
 
     /**
@@ -340,21 +386,55 @@ public class RmqOperations {
      *             ({@code 2030-01-01T09:00:00Z}) or a delay from now ({@code 90s}, {@code 5m}, {@code PT1H})
      */
     public RescheduleResult reschedule(String topic, String body, String when) {
+        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritize(t, body, priority),
+                (t, dueAt) -> rmq.admin().reschedule(t, body, dueAt));
+    }
+
+    /** As {@link #reschedule(String, String, String)}, for the message sent with this id. */
+    public RescheduleResult rescheduleById(String topic, String id, String when) {
+        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritizeById(t, id, priority),
+                (t, dueAt) -> rmq.admin().rescheduleById(t, id, dueAt));
+    }
+
+    private RescheduleResult reschedule(String topic, String when,
+            java.util.function.BiFunction<String, Long, RescheduleResult> reprioritize,
+            java.util.function.BiFunction<String, Instant, RescheduleResult> reschedule) {
         TopicDefinition definition = required(topic);
         if (when == null || when.isBlank()) {
             throw new RmqInvalidArgumentException("when", when, "must be set");
         }
         String value = when.trim();
         if (definition.type() == TopicType.PRIORITY) {
+            long priority;
             try {
-                return rmq.admin().reprioritize(topic, body, Long.parseLong(value));
+                priority = Long.parseLong(value);
             }
             catch (NumberFormatException ex) {
                 throw new RmqInvalidArgumentException("when", when, "must be a whole number: " + topic
                         + " is a PRIORITY topic");
             }
+            return reprioritize.apply(topic, priority);
         }
-        return rmq.admin().reschedule(topic, body, dueAt(value));
+        return reschedule.apply(topic, dueAt(value));
+    }
+
+    /** Headers as the views show them: every name, values cut to {@link #HEADER_VALUE_CHARS} characters. */
+    static Map<String, String> shown(Map<String, String> headers) {
+        if (headers.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>(headers.size() * 2);
+        headers.forEach((name, value) -> out.put(name, cut(value)));
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
+    private static String cut(String value) {
+        if (value.length() <= HEADER_VALUE_CHARS) {
+            return value;
+        }
+        int end = Character.isHighSurrogate(value.charAt(HEADER_VALUE_CHARS - 1)) ? HEADER_VALUE_CHARS - 1
+                : HEADER_VALUE_CHARS; // never half a character
+        return value.substring(0, end) + "…";
     }
 
     private static Instant dueAt(String value) {

@@ -1,6 +1,6 @@
 // RMQ dashboard: plain JavaScript over the JSON routes under <base>/api. Everything that comes from messages
-// (bodies, errors, ids) is inserted as text nodes (never as HTML), and the page's Content-Security-Policy allows
-// only this script.
+// (bodies, ids, header names and values, errors) is inserted as text nodes (never as HTML), and the page's
+// Content-Security-Policy allows only this script.
 'use strict';
 
 const base = document.querySelector('meta[name="rmq-base"]').content;
@@ -240,21 +240,40 @@ function bodyCell(text) {
   return cell;
 }
 
+function idCell(id) {
+  return h('td', {class: 'id'}, id != null ? h('code', {class: 'id-text'}, id) : '—');
+}
+
+/** Every header name with its value (the server cuts long values), as text. */
+function headersCell(headers) {
+  const entries = Object.entries(headers || {});
+  if (!entries.length) return h('td', {class: 'headers'}, '—');
+  return h('td', {class: 'headers'}, h('dl', {class: 'header-list'},
+    entries.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, value)])));
+}
+
+/** What names a dead message in requeue and delete: its id when it was sent with one, else its exact body. */
+function deadName(m) {
+  return m.id != null ? {slot: m.slot, id: m.id} : {slot: m.slot, body: m.bodyBase64};
+}
+
 async function loadDead() {
   const page = await api('GET', 'topics/' + enc(state.topic) + '/dead?offset=' + state.deadOffset + '&limit=' + PAGE);
   const rows = page.messages.map((m) => h('tr', {class: 'dead-row', 'data-slot': m.slot},
     h('td', {class: 'num'}, m.slot),
+    idCell(m.id),
     bodyCell(m.body),
+    headersCell(m.headers),
     h('td', {class: 'error'}, h('code', {}, m.error || '')),
     h('td', {class: 'num'}, m.attempts),
     h('td', {class: 'time'}, when(m.diedAt)),
     h('td', {class: 'actions'}, readOnly ? null : [
       h('button', {type: 'button', class: 'requeue', onclick: () => act('Requeue', 'POST',
-          'topics/' + enc(state.topic) + '/dead/requeue', {slot: m.slot, body: m.bodyBase64})}, 'Requeue'),
+          'topics/' + enc(state.topic) + '/dead/requeue', deadName(m))}, 'Requeue'),
       h('button', {type: 'button', class: 'delete danger', onclick: () => confirm('Delete this dead message for good?')
-          && act('Delete', 'POST', 'topics/' + enc(state.topic) + '/dead/delete', {slot: m.slot, body: m.bodyBase64})},
+          && act('Delete', 'POST', 'topics/' + enc(state.topic) + '/dead/delete', deadName(m))},
           'Delete')])));
-  fill($('#dead tbody'), rows, 6, 'No dead messages.');
+  fill($('#dead tbody'), rows, 8, 'No dead messages.');
   $('#dead-range').textContent = page.messages.length
       ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + num(page.total) : 'none';
   $('#dead-prev').disabled = page.offset === 0;
@@ -269,10 +288,12 @@ async function loadWaiting() {
   const rows = page.messages.map((m, i) => h('tr', {class: 'waiting-row'},
     h('td', {class: 'num'}, first + i + 1),
     h('td', {class: 'num'}, m.slot),
+    idCell(m.id),
     bodyCell(m.body),
+    headersCell(m.headers),
     h('td', {class: m.priority != null ? 'num' : 'time'}, m.priority != null ? num(m.priority) : when(m.dueAt)),
     h('td', {class: 'num'}, m.failedAttempts)));
-  fill($('#waiting tbody'), rows, 5, 'Nothing waiting.');
+  fill($('#waiting tbody'), rows, 7, 'Nothing waiting.');
   $('#waiting-range').textContent = page.messages.length
       ? (first + 1) + '–' + (first + page.messages.length) : 'end';
   $('#waiting-first').disabled = state.waitingCursors.length === 1;
@@ -307,7 +328,10 @@ function showTab(tab) {
 }
 
 function renderFind(r) {
+  const headers = Object.entries(r.headers || {});
   const rows = [
+    ...(r.id != null ? [['Id', r.id], ['Payload', r.body || '—']] : []),
+    ['Headers', headers.length ? headers.map(([name, value]) => name + ': ' + value).join('\n') : '—'],
     ['Slot', r.slot],
     ['Waiting', r.waiting ? (r.priority != null ? 'yes, priority ' + r.priority : 'yes, due ' + time(r.dueAt)) : 'no'],
     ['In flight', r.inFlight ? 'yes' : 'no'],
@@ -369,15 +393,17 @@ function init() {
     if (e.target.dataset.next) state.waitingCursors.push(e.target.dataset.next);
     loadWaiting().catch((err) => notice(err.message, true));
   });
+  // the find form names a message by its body or by the id it was sent with
+  const findBy = () => $('#find-by').value === 'id' ? 'id' : 'body';
   $('#find-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    api('GET', 'topics/' + enc(state.topic) + '/find?body=' + enc($('#find-body').value))
+    api('GET', 'topics/' + enc(state.topic) + '/find?' + findBy() + '=' + enc($('#find-body').value))
         .then(renderFind).catch((err) => notice('Find failed: ' + err.message, true));
   });
   $('#cancel').addEventListener('click', () => act('Cancel', 'POST', 'topics/' + enc(state.topic) + '/cancel',
-      {body: $('#find-body').value}));
+      {[findBy()]: $('#find-body').value}));
   $('#reschedule').addEventListener('click', () => act('Reschedule', 'POST', 'topics/' + enc(state.topic)
-      + '/reschedule', {body: $('#find-body').value, when: $('#when').value}));
+      + '/reschedule', {[findBy()]: $('#find-body').value, when: $('#when').value}));
   if (!readOnly) {
     fetch(base + '/api/csrf', {credentials: 'same-origin'}).then((r) => r.json())
         .then((t) => { state.csrf = t; }).catch(() => {});

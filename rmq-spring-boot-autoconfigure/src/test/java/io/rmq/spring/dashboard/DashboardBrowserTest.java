@@ -171,7 +171,9 @@ class DashboardBrowserTest {
         String body = "{\"order\":\"<img src=x onerror=window.__xss=1>\"}";
         try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
             handlers.failing = true;
-            template.send(OutgoingMessage.fixedTime("ops-failing", body, Instant.now()));
+            // sent with an id and a header: the row shows both as text, and its requeue names the message by its id
+            template.send(OutgoingMessage.fixedTime("ops-failing", body, Instant.now()).withId("order-<i>7</i>")
+                    .withHeader("tenant", "<img src=x onerror=window.__xss=2>"));
             await().atMost(PATIENCE).until(() -> rmq.admin().deadCount("ops-failing") == 1);
             open();
             waitForCell("ops-failing", "dead", "1");
@@ -179,6 +181,10 @@ class DashboardBrowserTest {
             waitUntil(d -> d.findElements(By.cssSelector("#dead tr.dead-row")).size() == 1);
             WebElement row = browser.findElement(By.cssSelector("#dead tr.dead-row"));
             assertThat(row.findElement(By.cssSelector(".body-text")).getText()).as("shown as text").isEqualTo(body);
+            assertThat(row.findElement(By.cssSelector("td.id")).getText()).isEqualTo("order-<i>7</i>");
+            assertThat(row.findElement(By.cssSelector("td.headers dt")).getText()).isEqualTo("tenant");
+            assertThat(row.findElement(By.cssSelector("td.headers dd")).getText())
+                    .isEqualTo("<img src=x onerror=window.__xss=2>");
             assertThat(row.findElement(By.cssSelector("td.error")).getText()).contains("fails on purpose: <b>" + body
                     + "</b>");
             assertThat(row.getText()).contains("1"); // attempts
@@ -197,7 +203,7 @@ class DashboardBrowserTest {
             handlers.failing = true;
         }
         assertThat(((JavascriptExecutor) browser).executeScript("return window.__xss === undefined")).as(
-                "a body is never run as HTML").isEqualTo(true);
+                "a body, an id or a header is never run as HTML").isEqualTo(true);
     }
 
     @Test
@@ -243,7 +249,7 @@ class DashboardBrowserTest {
         waitForCell("ops-work", "waiting", "1");
         await().pollDelay(Duration.ofSeconds(2)).atMost(PATIENCE).until(() -> true);
         assertThat(handlers.worked).as("a paused listener takes nothing").doesNotContain("sent-while-paused");
-        assertThat(cell("ops-work", "waiting")).isEqualTo("1");
+        waitForCell("ops-work", "waiting", "1"); // still: read through the wait, as the table is redrawn every 2 s
         Browser.screenshot(browser, "05-paused");
 
         click(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.resume"));

@@ -32,7 +32,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The dashboard in a Reactive (WebFlux) application on a real Redis: the page and its JSON routes, waiting messages
- * paged through the browse cursor, find / reschedule / cancel by body, dead messages, pause and resume.
+ * paged through the browse cursor, find / reschedule / cancel by body and by id, ids and headers in the views, dead
+ * messages, pause and resume.
  */
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
@@ -194,5 +195,95 @@ class DashboardReactiveTest {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("reactive-paused"));
         client.post().uri("/ops/rmq/api/listeners/no-such/pause").exchange().expectStatus().isNotFound();
+    }
+
+    private static String idOf(JsonNode message) {
+        return message.get("id").isNull() ? null : message.get("id").asString();
+    }
+
+    /** Every waiting message of a topic, page by page. */
+    private List<JsonNode> allWaiting(String topic) {
+        List<JsonNode> all = new ArrayList<>();
+        String cursor = null;
+        int pages = 0;
+        do {
+            JsonNode page = get("/ops/rmq/api/topics/" + topic + "/waiting?limit=50"
+                    + (cursor == null ? "" : "&cursor=" + cursor));
+            page.get("messages").forEach(all::add);
+            cursor = page.get("next").isNull() ? null : page.get("next").asString();
+            pages++;
+        } while (cursor != null && pages < 20);
+        return all;
+    }
+
+    @Test
+    void messagesShowTheirIdsAndHeadersAndAreFoundRescheduledCancelledAndRequeuedById() {
+        Instant due = Instant.now().plusSeconds(7200);
+        String longValue = "v".repeat(300);
+        template.send(OutgoingMessage.fixedTime("ops-backlog", "price 120", due).withId("reactive-product-42")
+                .withHeader("tenant", "<b>acme</b>").withHeader("note", longValue));
+        template.send(OutgoingMessage.fixedTime("ops-backlog", "reactive-plain-with-headers", due.plusSeconds(1))
+                .withHeader("tenant", "globex"));
+        try {
+            List<JsonNode> waiting = allWaiting("ops-backlog");
+            JsonNode byId = waiting.stream().filter(m -> "reactive-product-42".equals(idOf(m)))
+                    .findFirst().orElseThrow();
+            assertThat(byId.get("body").asString()).as("the payload").isEqualTo("price 120");
+            assertThat(byId.get("headers").get("tenant").asString()).as("as sent; the page inserts it as text")
+                    .isEqualTo("<b>acme</b>");
+            assertThat(byId.get("headers").get("note").asString()).as("a long value is cut")
+                    .isEqualTo("v".repeat(200) + "…");
+            JsonNode plain = waiting.stream().filter(m -> m.get("body").asString().equals("reactive-plain-with-headers"))
+                    .findFirst().orElseThrow();
+            assertThat(plain.get("id").isNull()).isTrue();
+            assertThat(plain.get("headers").get("tenant").asString()).isEqualTo("globex");
+
+            JsonNode found = get("/ops/rmq/api/topics/ops-backlog/find?id=reactive-product-42");
+            assertThat(found.get("waiting").asBoolean()).isTrue();
+            assertThat(found.get("id").asString()).isEqualTo("reactive-product-42");
+            assertThat(found.get("body").asString()).isEqualTo("price 120");
+            assertThat(found.get("headers").get("tenant").asString()).isEqualTo("<b>acme</b>");
+            assertThat(get("/ops/rmq/api/topics/ops-backlog/find?body=reactive-plain-with-headers").get("headers")
+                    .get("tenant").asString()).isEqualTo("globex");
+
+            assertThat(post("/ops/rmq/api/topics/ops-backlog/reschedule",
+                    "{\"id\":\"reactive-product-42\",\"when\":\"3h\"}").get("result").asString())
+                    .isEqualTo("RESCHEDULED");
+            assertThat(Instant.parse(get("/ops/rmq/api/topics/ops-backlog/find?id=reactive-product-42").get("dueAt")
+                    .asString())).isAfter(due);
+            assertThat(post("/ops/rmq/api/topics/ops-backlog/cancel", "{\"id\":\"reactive-product-42\"}")
+                    .get("removedWaiting").asBoolean()).isTrue();
+            assertThat(get("/ops/rmq/api/topics/ops-backlog/find?id=reactive-product-42").get("waiting").asBoolean())
+                    .isFalse();
+        }
+        finally {
+            rmq.admin().cancelById("ops-backlog", "reactive-product-42");
+            rmq.admin().cancel("ops-backlog", "reactive-plain-with-headers");
+        }
+
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            template.send(OutgoingMessage.fixedTime("ops-failing", "reactive dead payload", Instant.now())
+                    .withId("reactive-dead-id").withHeader("tenant", "acme"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().findById("ops-failing", "reactive-dead-id")
+                    .isDead());
+            JsonNode dead = null;
+            for (JsonNode m : get("/ops/rmq/api/topics/ops-failing/dead?limit=200").get("messages")) {
+                if ("reactive-dead-id".equals(idOf(m))) {
+                    dead = m;
+                }
+            }
+            assertThat(dead).isNotNull();
+            assertThat(dead.get("body").asString()).isEqualTo("reactive dead payload");
+            assertThat(dead.get("headers").get("tenant").asString()).isEqualTo("acme");
+
+            handlers.failing = false;
+            assertThat(post("/ops/rmq/api/topics/ops-failing/dead/requeue", "{\"slot\":" + dead.get("slot").asInt()
+                    + ",\"id\":\"reactive-dead-id\"}").get("count").asLong()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> handlers.handled.contains("reactive dead payload"));
+            assertThat(log.warnings()).hasSize(1);
+        }
+        finally {
+            handlers.failing = true;
+        }
     }
 }
