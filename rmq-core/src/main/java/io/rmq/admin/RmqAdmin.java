@@ -58,9 +58,9 @@ public final class RmqAdmin {
         return find(topicName, body, null);
     }
 
-    /** As {@link #find(String, Object)}, for a message sent with a {@code slotBasis}. */
-    public MessageStatus find(String topicName, Object body, @Nullable String slotBasis) {
-        return find(locate(topicName, body, slotBasis));
+    /** As {@link #find(String, Object)}, for a message sent with a {@code group}. */
+    public MessageStatus find(String topicName, Object body, @Nullable String group) {
+        return find(locate(topicName, body, group));
     }
 
     /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
@@ -68,8 +68,8 @@ public final class RmqAdmin {
         return find(topicName, body).isPending();
     }
 
-    public boolean contains(String topicName, Object body, @Nullable String slotBasis) {
-        return find(topicName, body, slotBasis).isPending();
+    public boolean contains(String topicName, Object body, @Nullable String group) {
+        return find(topicName, body, group).isPending();
     }
 
     /**
@@ -81,9 +81,9 @@ public final class RmqAdmin {
         return cancel(topicName, body, null);
     }
 
-    /** As {@link #cancel(String, Object)}, for a message sent with a {@code slotBasis}. */
-    public CancelResult cancel(String topicName, Object body, @Nullable String slotBasis) {
-        return cancel(locate(topicName, body, slotBasis));
+    /** As {@link #cancel(String, Object)}, for a message sent with a {@code group}. */
+    public CancelResult cancel(String topicName, Object body, @Nullable String group) {
+        return cancel(locate(topicName, body, group));
     }
 
     /**
@@ -94,9 +94,9 @@ public final class RmqAdmin {
         return reschedule(topicName, body, null, dueAt);
     }
 
-    public RescheduleResult reschedule(String topicName, Object body, @Nullable String slotBasis, Instant dueAt) {
+    public RescheduleResult reschedule(String topicName, Object body, @Nullable String group, Instant dueAt) {
         long millis = dueAtMillis(topicName, dueAt);
-        return reschedule(locate(topicName, body, slotBasis), false, millis, "dueAt " + dueAt);
+        return reschedule(locate(topicName, body, group), false, millis, "dueAt " + dueAt);
     }
 
     /**
@@ -107,9 +107,9 @@ public final class RmqAdmin {
         return reprioritize(topicName, body, null, priority);
     }
 
-    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String slotBasis, long priority) {
+    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String group, long priority) {
         checkPriority(priority);
-        return reschedule(locate(topicName, body, slotBasis), true, priority, "priority " + priority);
+        return reschedule(locate(topicName, body, group), true, priority, "priority " + priority);
     }
 
     // ---------------------------------------------------------------- waiting messages by id
@@ -350,20 +350,20 @@ public final class RmqAdmin {
     }
 
     /** The slot and stored member of a body, serialized as a send serializes it. */
-    private Located locate(String topicName, Object body, @Nullable String slotBasis) {
+    private Located locate(String topicName, Object body, @Nullable String group) {
         TopicDefinition topic = topics.get(topicName);
         if (body == null) {
             throw new RmqInvalidArgumentException("body", null, "must not be null (topic '" + topicName + "')");
         }
-        if (slotBasis != null && slotBasis.isEmpty()) {
-            throw new RmqInvalidArgumentException("slotBasis", "", "must be null or non-empty (topic '" + topicName
+        if (group != null && group.isEmpty()) {
+            throw new RmqInvalidArgumentException("group", "", "must be null or non-empty (topic '" + topicName
                     + "')");
         }
         byte[] member = codec.encode(body);
         if (member.length == 0) {
             throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topicName + "')");
         }
-        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(member, slotBasis, topic.slotAmount())],
+        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(member, group, topic.slotAmount())],
                 member);
     }
 

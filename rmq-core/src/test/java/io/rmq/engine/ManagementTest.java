@@ -284,7 +284,7 @@ class ManagementTest extends EngineTestSupport {
         assertThatThrownBy(() -> rmq.admin().reschedule("timed", "x", Instant.MAX))
                 .hasMessageContaining("Invalid dueAt '" + Instant.MAX + "': must be within ±2^53 ms of the epoch");
         assertThatThrownBy(() -> rmq.admin().find("timed", "x", ""))
-                .hasMessage("Invalid slotBasis '': must be null or non-empty (topic 'timed')");
+                .hasMessage("Invalid group '': must be null or non-empty (topic 'timed')");
         assertThatThrownBy(() -> rmq.admin().browse("timed", null, 0))
                 .hasMessage("Invalid limit '0': must be between 1 and 1000");
     }

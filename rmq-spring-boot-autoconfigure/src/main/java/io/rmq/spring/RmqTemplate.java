@@ -31,7 +31,7 @@ import org.springframework.messaging.Message;
  * A message's identity is its body unless it is sent with an id: build an {@link OutgoingMessage} with
  * {@link OutgoingMessage#withId(String) withId}, or send a Spring {@link Message} with an {@link RmqHeaders#ID} header.
  * Sends of one identity merge; the payload and headers delivered are those of the latest send. The {@code group}
- * (formerly "slot basis", the name the {@code slotBasis} parameters keep) is the routing and ordering key: messages of
+ * (formerly "slot basis") is the routing and ordering key: messages of
  * one group share a slot, so an ORDERLY listener handles them in order.
  */
 public class RmqTemplate {
@@ -61,9 +61,9 @@ public class RmqTemplate {
         return send(OutgoingMessage.rangeMerge(topic, body, timeRange));
     }
 
-    /** As {@link #sendRangeMerge(String, Object, Duration)}, in group {@code slotBasis} (the routing key). */
-    public SendResult sendRangeMerge(String topic, Object body, Duration timeRange, String slotBasis) {
-        return send(OutgoingMessage.rangeMerge(topic, body, timeRange).withGroup(slotBasis));
+    /** As {@link #sendRangeMerge(String, Object, Duration)}, in {@code group} (the routing key; formerly slotBasis). */
+    public SendResult sendRangeMerge(String topic, Object body, Duration timeRange, String group) {
+        return send(OutgoingMessage.rangeMerge(topic, body, timeRange).withGroup(group));
     }
 
     /**
@@ -82,9 +82,9 @@ public class RmqTemplate {
         return send(OutgoingMessage.priority(topic, body, priority));
     }
 
-    /** As {@link #sendPriority(String, Object, long)}, in group {@code slotBasis} (the routing key). */
-    public SendResult sendPriority(String topic, Object body, long priority, String slotBasis) {
-        return send(OutgoingMessage.priority(topic, body, priority).withGroup(slotBasis));
+    /** As {@link #sendPriority(String, Object, long)}, in {@code group} (the routing key; formerly slotBasis). */
+    public SendResult sendPriority(String topic, Object body, long priority, String group) {
+        return send(OutgoingMessage.priority(topic, body, priority).withGroup(group));
     }
 
     /**
@@ -104,9 +104,9 @@ public class RmqTemplate {
         return send(OutgoingMessage.fixedTime(topic, body, fixedTime));
     }
 
-    /** As {@link #sendFixedTime(String, Object, Instant)}, in group {@code slotBasis} (the routing key). */
-    public SendResult sendFixedTime(String topic, Object body, Instant fixedTime, String slotBasis) {
-        return send(OutgoingMessage.fixedTime(topic, body, fixedTime).withGroup(slotBasis));
+    /** As {@link #sendFixedTime(String, Object, Instant)}, in {@code group} (the routing key; formerly slotBasis). */
+    public SendResult sendFixedTime(String topic, Object body, Instant fixedTime, String group) {
+        return send(OutgoingMessage.fixedTime(topic, body, fixedTime).withGroup(group));
     }
 
     /**
@@ -167,9 +167,9 @@ public class RmqTemplate {
         return rmq.admin().cancel(topic, body);
     }
 
-    /** As {@link #cancel(String, Object)}, for a message sent in a group ({@code slotBasis}, the routing key). */
-    public CancelResult cancel(String topic, Object body, String slotBasis) {
-        return rmq.admin().cancel(topic, body, slotBasis);
+    /** As {@link #cancel(String, Object)}, for a message sent in a group ({@code group}, the routing key). */
+    public CancelResult cancel(String topic, Object body, String group) {
+        return rmq.admin().cancel(topic, body, group);
     }
 
     /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
@@ -177,8 +177,8 @@ public class RmqTemplate {
         return rmq.admin().contains(topic, body);
     }
 
-    public boolean contains(String topic, Object body, String slotBasis) {
-        return rmq.admin().contains(topic, body, slotBasis);
+    public boolean contains(String topic, Object body, String group) {
+        return rmq.admin().contains(topic, body, group);
     }
 
     /** Where the message with this body is: waiting with its score, in flight, retrying, dead. */
@@ -186,8 +186,8 @@ public class RmqTemplate {
         return rmq.admin().find(topic, body);
     }
 
-    public MessageStatus find(String topic, Object body, String slotBasis) {
-        return rmq.admin().find(topic, body, slotBasis);
+    public MessageStatus find(String topic, Object body, String group) {
+        return rmq.admin().find(topic, body, group);
     }
 
     /** A new due time for a waiting RANGE_MERGE or FIXED_TIME message, whatever the merge rule. */
@@ -195,8 +195,8 @@ public class RmqTemplate {
         return rmq.admin().reschedule(topic, body, dueAt);
     }
 
-    public RescheduleResult reschedule(String topic, Object body, String slotBasis, Instant dueAt) {
-        return rmq.admin().reschedule(topic, body, slotBasis, dueAt);
+    public RescheduleResult reschedule(String topic, Object body, String group, Instant dueAt) {
+        return rmq.admin().reschedule(topic, body, group, dueAt);
     }
 
     /** A new priority for a waiting PRIORITY message, whatever the merge rule. */
@@ -204,8 +204,8 @@ public class RmqTemplate {
         return rmq.admin().reprioritize(topic, body, priority);
     }
 
-    public RescheduleResult reprioritize(String topic, Object body, String slotBasis, long priority) {
-        return rmq.admin().reprioritize(topic, body, slotBasis, priority);
+    public RescheduleResult reprioritize(String topic, Object body, String group, long priority) {
+        return rmq.admin().reprioritize(topic, body, group, priority);
     }
 
     /** A page of waiting messages in taking order across slots; {@code from}: null, or the previous page's next. */
