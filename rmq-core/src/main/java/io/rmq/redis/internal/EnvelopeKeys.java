@@ -88,12 +88,17 @@ public final class EnvelopeKeys {
         return envelope != null && envelope.length == 26 && envelope[0] == 2;
     }
 
-    private static byte[] sha1(byte[] member) {
+    /** One digest per thread: a look-up per message costs about as much as the hashing (senders hash per message). */
+    private static final ThreadLocal<MessageDigest> SHA1 = ThreadLocal.withInitial(() -> {
         try {
-            return MessageDigest.getInstance("SHA-1").digest(member);
+            return MessageDigest.getInstance("SHA-1");
         }
         catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-1 is required of every Java platform", ex);
         }
+    });
+
+    private static byte[] sha1(byte[] member) {
+        return SHA1.get().digest(member); // digest() resets it for the next call
     }
 }
