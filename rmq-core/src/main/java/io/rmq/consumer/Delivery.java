@@ -163,27 +163,11 @@ public final class Delivery {
     private Envelope envelope() {
         Envelope decoded = envelope;
         if (decoded == null) {
-            if (stored == null) {
-                decoded = NO_ENVELOPE;
-            }
-            else if (!Envelope.isEnvelope(stored)) {
-                decoded = new Envelope(null, TraceContexts.decode(stored));
-            }
-            else {
-                try {
-                    decoded = Envelope.decode(stored);
-                }
-                catch (IllegalArgumentException ex) {
-                    // a damaged envelope: the message keeps its body member; an id message has no payload (body())
-                    decoded = NO_ENVELOPE;
-                }
-            }
+            decoded = Envelope.read(stored);
             envelope = decoded;
         }
         return decoded;
     }
-
-    private static final Envelope NO_ENVELOPE = new Envelope(null, Map.of());
 
     SlotKeys slotKeys() {
         return slotKeys;

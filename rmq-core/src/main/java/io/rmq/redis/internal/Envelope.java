@@ -40,6 +40,29 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         return stored != null && stored.length > 0 && stored[0] >= 0 && stored[0] < 0x20;
     }
 
+    /** No payload, no headers: what a member without a (readable) envelope has. */
+    public static final Envelope NONE = new Envelope(null, Map.of());
+
+    /**
+     * What a msg HASH value a script returned says, as deliveries and the admin views read it: an envelope; a legacy
+     * trace context's text as headers; {@link #NONE} for nothing (null or empty) or a damaged envelope (the member is
+     * still there to act on; an id message then has no payload).
+     */
+    public static Envelope read(byte @Nullable [] stored) {
+        if (stored == null || stored.length == 0) {
+            return NONE;
+        }
+        if (!isEnvelope(stored)) {
+            return new Envelope(null, TraceContexts.decode(stored));
+        }
+        try {
+            return decode(stored);
+        }
+        catch (IllegalArgumentException ex) {
+            return NONE;
+        }
+    }
+
     /** The stored form of a payload (null: none) and headers (may be empty); null when there is nothing to store. */
     public static byte @Nullable [] encode(byte @Nullable [] payload, Map<String, String> headers) {
         if (payload == null && headers.isEmpty()) {

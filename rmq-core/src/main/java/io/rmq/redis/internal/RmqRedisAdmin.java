@@ -98,20 +98,8 @@ public final class RmqRedisAdmin {
 
         /** A msg HASH value (or legacy context) as a script returned it; '' is none. */
         static Stored of(@Nullable Object reply) {
-            if (!(reply instanceof byte[] stored) || stored.length == 0) {
-                return NONE;
-            }
-            if (!Envelope.isEnvelope(stored)) {
-                return new Stored(null, TraceContexts.decode(stored));
-            }
-            try {
-                Envelope envelope = Envelope.decode(stored);
-                return new Stored(envelope.payload(), envelope.headers());
-            }
-            catch (IllegalArgumentException ex) {
-                // a damaged envelope shows as none, as a delivery reads it (the member is still there to act on)
-                return NONE;
-            }
+            Envelope envelope = Envelope.read(reply instanceof byte[] stored ? stored : null);
+            return envelope == Envelope.NONE ? NONE : new Stored(envelope.payload(), envelope.headers());
         }
     }
 
