@@ -36,9 +36,11 @@ public class OrderPlacement {
         // written at once: the attempt is recorded even if the order is not placed
         rmq.immediate().sendPriority("order-attempts", orderId, 0);
 
+        // tag::transactions-tour[]
         jdbc.update("insert into orders (id, item, status) values (?, ?, 'NEW')", orderId, item);
         // held until the transaction commits; dropped if it rolls back
         rmq.sendFixedTime("order-timeout", orderId, Instant.now().plus(Duration.ofMinutes(30)));
+        // end::transactions-tour[]
 
         if (jdbc.update("update stock set available = available - 1 where item = ? and available > 0", item) == 0) {
             // the transaction rolls back: no order row, no timeout message
