@@ -14,6 +14,7 @@ import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
+import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqSendDiscardedException;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.RmqTransactionMode;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -129,11 +131,15 @@ abstract class TransactionalSendsIntegrationTests {
             transactions.insertOrder(parked);
             result.set(template.sendFixedTime("tx-parked", parked, tomorrow()));
             template.sendFixedTime("tx-delivered", delivered, Instant.now());
+            template.sendFixedTime("tx-parked", MessageBuilder.withPayload("a Spring message")
+                    .setHeader(RmqHeaders.ID, parked + "-message").build(), tomorrow());
             assertThat(parked(parked)).as("not in Redis before the commit").isFalse();
+            assertThat(template.containsById("tx-parked", parked + "-message")).isFalse();
         });
 
         assertThat(transactions.orderExists(parked)).isTrue();
         assertThat(parked(parked)).as("written when the commit returned").isTrue();
+        assertThat(template.containsById("tx-parked", parked + "-message")).isTrue();
         assertThat(result.get().held()).isTrue();
         assertThat(result.get().merged()).isFalse();
         assertThat(result.get().slot()).as("the slot it went to").isEqualTo(template.find("tx-parked", parked).slot());
