@@ -5,11 +5,24 @@ package io.rmq.producer;
  *
  * @param sent  messages in the batch
  * @param added messages that were new; {@code sent - added} merged into identical waiting bodies (or repeated
- *              within the batch)
+ *              within the batch); 0 when held
+ * @param held  true when nothing was written yet: RMQ's Spring layer holds a batch sent inside a transaction until the
+ *              transaction commits (and drops it when it rolls back), so how many merge is not known yet
  */
-public record BatchResult(int sent, long added) {
+public record BatchResult(int sent, long added, boolean held) {
 
+    /** The outcome of a batch that was written. */
+    public BatchResult(int sent, long added) {
+        this(sent, added, false);
+    }
+
+    /** A batch held until a transaction commits: not written yet. */
+    public static BatchResult held(int sent) {
+        return new BatchResult(sent, 0, true);
+    }
+
+    /** Messages that merged; 0 when {@link #held()}. */
     public long merged() {
-        return sent - added;
+        return held ? 0 : sent - added;
     }
 }

@@ -411,6 +411,17 @@ public final class RmqProducer {
         }
     }
 
+    /**
+     * Checks a message as sending it would (topic defined, type, body, id and header sizes) and writes nothing: throws
+     * the {@link RmqInvalidArgumentException} the send would throw. For callers that send later and want bad input
+     * refused when it is given (RMQ's Spring layer holds the sends made inside a transaction until it commits).
+     *
+     * @return the slot the message goes to
+     */
+    public int validate(OutgoingMessage message) {
+        return encode(message, codec.encode(message.body()), null).slot.slot();
+    }
+
     /** A value as an error message shows it: at most 64 characters. */
     private static String cut(String value) {
         return value.length() <= 64 ? value : value.substring(0, 64) + "…";

@@ -127,4 +127,22 @@ class MessageValidationTest extends EngineTestSupport {
         assertThat(rmq.producer().send(OutgoingMessage.fixedTime("t", tagged, Instant.now()).withId("bin")).merged())
                 .isFalse();
     }
+
+    @Test
+    void validateRefusesWhatASendRefusesWithTheSameErrorAndWritesNothing() {
+        rmq.defineTopic("t", TopicType.FIXED_TIME, 4);
+        String longId = "x".repeat(300);
+        for (OutgoingMessage bad : List.of(good("a").withId(longId), good("").withHeader("h", "v"),
+                OutgoingMessage.fixedTime("undefined-topic", "a", Instant.now()),
+                OutgoingMessage.priority("t", "a", 1))) {
+            Throwable sent = org.assertj.core.api.Assertions.catchThrowable(() -> rmq.producer().send(bad));
+            assertThat(sent).isInstanceOf(RmqInvalidArgumentException.class);
+            assertThatThrownBy(() -> rmq.producer().validate(bad)).isInstanceOf(RmqInvalidArgumentException.class)
+                    .hasMessage(sent.getMessage());
+        }
+        assertNothingWritten();
+        int slot = rmq.producer().validate(good("b").withGroup("account-7"));
+        assertNothingWritten();
+        assertThat(rmq.producer().send(good("b").withGroup("account-7")).slot()).isEqualTo(slot);
+    }
 }

@@ -17,6 +17,7 @@ import io.rmq.internal.RmqInternals;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
+import io.rmq.spring.RmqSendFailureHandler;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor;
 import io.rmq.spring.listener.RmqListenerContainerCustomizer;
@@ -215,10 +216,23 @@ public class RmqAutoConfiguration {
         return lettuce.getHostName() + ":" + lettuce.getPort();
     }
 
+    /**
+     * Sends follow Spring transactions ({@code rmq.template.transaction-mode}, after-commit by default); a send that
+     * fails after its transaction committed goes to the {@link RmqSendFailureHandler}.
+     */
     @Bean
     @ConditionalOnMissingBean
-    public RmqTemplate rmqTemplate(Rmq rmq, RmqProperties properties) {
-        return new RmqTemplate(rmq, properties.producer().typeHeader());
+    public RmqTemplate rmqTemplate(Rmq rmq, RmqProperties properties,
+            ObjectProvider<RmqSendFailureHandler> failureHandler) {
+        return new RmqTemplate(rmq, properties.producer().typeHeader(), properties.template().transactionMode(),
+                failureHandler.getIfUnique(RmqSendFailureHandler::logging));
+    }
+
+    /** Logs each message held until its transaction committed whose write then failed (topic and id, no contents). */
+    @Bean
+    @ConditionalOnMissingBean
+    public RmqSendFailureHandler rmqSendFailureHandler() {
+        return RmqSendFailureHandler.logging();
     }
 
     /**

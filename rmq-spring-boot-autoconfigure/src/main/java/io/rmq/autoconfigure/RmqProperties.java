@@ -17,6 +17,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.producer.MessageLimits;
 import io.rmq.redis.RedisClientSettings;
+import io.rmq.spring.RmqTransactionMode;
 import io.lettuce.core.ClientOptions;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -53,6 +54,7 @@ import org.jspecify.annotations.Nullable;
  * @param maxHeaders      Most headers one message may carry.
  * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
  * @param producer        What RmqTemplate adds to the messages it sends.
+ * @param template        What RmqTemplate's sends do inside Spring transactions.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -63,7 +65,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard,
         @DefaultValue("256B") DataSize maxIdSize, @DefaultValue("1KB") DataSize maxHeaderValueSize,
         @DefaultValue("8KB") DataSize maxHeadersSize, @DefaultValue("32") int maxHeaders,
-        @DefaultValue Producer producer) {
+        @DefaultValue Producer producer, @DefaultValue Template template) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -113,6 +115,17 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                   message; String and byte[] payloads get none.
      */
     public record Producer(@DefaultValue("false") boolean typeHeader) {
+    }
+
+    /**
+     * RmqTemplate inside Spring transactions.
+     *
+     * @param transactionMode What a send made inside a Spring transaction does: after-commit holds it until the
+     *                        transaction commits and drops it when it rolls back (checked when made; the commit waits
+     *                        for the writes of synchronous sends); immediate writes it at once, as outside a
+     *                        transaction. RmqTemplate.immediate() writes at once whatever the mode.
+     */
+    public record Template(@DefaultValue("after-commit") RmqTransactionMode transactionMode) {
     }
 
     /** Checks one topic entry (see {@link TopicEntries}). */

@@ -2,6 +2,7 @@ package io.rmq.spring;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +18,9 @@ import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
+import org.jspecify.annotations.Nullable;
 import org.springframework.messaging.Message;
+import org.springframework.util.ClassUtils;
 
 /**
  * Sends messages and operates queues: the one RMQ bean application code needs. Thread-safe.
@@ -33,11 +36,29 @@ import org.springframework.messaging.Message;
  * Sends of one identity merge; the payload and headers delivered are those of the latest send. The {@code group}
  * (formerly "slot basis") is the routing and ordering key: messages of
  * one group share a slot, so an ORDERLY listener handles them in order.
+ * <p>
+ * Inside a Spring transaction (with spring-tx on the class path, as it is with Spring Data Redis), sends follow the
+ * transaction ({@link RmqTransactionMode#AFTER_COMMIT}, the default; {@code rmq.template.transaction-mode}): each send
+ * is checked and its body serialized when it is made, then held, written in call order once the transaction has
+ * committed, and dropped when it rolls back. A synchronous send then returns a result that says
+ * {@link SendResult#held() held} (a batch: {@link BatchResult#held()}) and the commit waits for its write, as the send
+ * would have; an async send's future completes when its write after the commit does, or with
+ * {@link RmqSendDiscardedException} when the transaction rolls back. A write that fails after the commit goes to the
+ * {@link RmqSendFailureHandler}. {@link #immediate()} writes at once, in a transaction or not.
  */
 public class RmqTemplate {
 
+    /** Sends follow transactions only where Spring's transaction support is present. */
+    private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+            "org.springframework.transaction.support.TransactionSynchronizationManager",
+            RmqTemplate.class.getClassLoader());
+
     private final Rmq rmq;
     private final boolean typeHeader;
+    private final RmqTransactionMode transactionMode;
+    /** Null when every send is written at once. */
+    private final @Nullable TransactionHeldSends heldSends;
+    private final RmqTemplate immediate;
 
     public RmqTemplate(Rmq rmq) {
         this(rmq, false);
@@ -50,8 +71,44 @@ public class RmqTemplate {
      *                   are, get none
      */
     public RmqTemplate(Rmq rmq, boolean typeHeader) {
+        this(rmq, typeHeader, RmqTransactionMode.AFTER_COMMIT, RmqSendFailureHandler.logging());
+    }
+
+    /**
+     * @param typeHeader      see {@link #RmqTemplate(Rmq, boolean)}
+     * @param transactionMode what a send made inside a Spring transaction does ({@code rmq.template.transaction-mode})
+     * @param failureHandler  told about each message held until its transaction committed whose write then failed
+     */
+    public RmqTemplate(Rmq rmq, boolean typeHeader, RmqTransactionMode transactionMode,
+            RmqSendFailureHandler failureHandler) {
+        if (transactionMode == null) {
+            throw new RmqInvalidArgumentException("transactionMode", null, "must be AFTER_COMMIT or IMMEDIATE");
+        }
+        if (failureHandler == null) {
+            throw new RmqInvalidArgumentException("failureHandler", null,
+                    "must be set (RmqSendFailureHandler.logging() logs)");
+        }
         this.rmq = rmq;
         this.typeHeader = typeHeader;
+        this.transactionMode = transactionMode;
+        boolean follows = transactionMode == RmqTransactionMode.AFTER_COMMIT && TRANSACTIONS_PRESENT;
+        this.heldSends = follows ? new TransactionHeldSends(failureHandler) : null;
+        this.immediate = transactionMode == RmqTransactionMode.IMMEDIATE ? this
+                : new RmqTemplate(rmq, typeHeader, RmqTransactionMode.IMMEDIATE, failureHandler);
+    }
+
+    /**
+     * This template writing every send at once, also inside a transaction: for a message that must go out whether the
+     * transaction commits or not (an audit trail, a notice of the failure being handled). Same engine and settings;
+     * everything but sending is the same as on this template. With {@link RmqTransactionMode#IMMEDIATE}, this template.
+     */
+    public RmqTemplate immediate() {
+        return immediate;
+    }
+
+    /** What a send made inside a Spring transaction does. */
+    public RmqTransactionMode getTransactionMode() {
+        return transactionMode;
     }
 
     // ------------------------------------------------------------------ sending
@@ -118,21 +175,93 @@ public class RmqTemplate {
                 fixedTime), message));
     }
 
+    /**
+     * Sends one message; inside a transaction (see the class comment) checks it, holds it until the commit and returns
+     * a {@link SendResult#held() held} result.
+     */
     public SendResult send(OutgoingMessage message) {
-        return rmq.producer().send(typed(message));
+        OutgoingMessage typed = typed(message);
+        TransactionHeldSends held = holding();
+        if (held != null) {
+            OutgoingMessage checked = serialized(typed);
+            int slot = rmq.producer().validate(checked);
+            held.hold(List.of(checked), () -> rmq.producer().sendAsync(checked), true);
+            return SendResult.held(checked.topic(), slot);
+        }
+        return rmq.producer().send(typed);
     }
 
+    /**
+     * Sends one message without waiting; input errors are thrown at once. Inside a transaction (see the class comment)
+     * the future completes when the write after the commit does, or with {@link RmqSendDiscardedException}.
+     */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
-        return rmq.producer().sendAsync(typed(message));
+        OutgoingMessage typed = typed(message);
+        TransactionHeldSends held = holding();
+        if (held != null) {
+            OutgoingMessage checked = serialized(typed);
+            rmq.producer().validate(checked);
+            return held.hold(List.of(checked), () -> rmq.producer().sendAsync(checked), false);
+        }
+        return rmq.producer().sendAsync(typed);
     }
 
-    /** Validates all, then writes grouped by slot with one multi-member command per slot, pipelined. */
+    /**
+     * Validates all, then writes grouped by slot with one multi-member command per slot, pipelined. Inside a
+     * transaction (see the class comment) checks all, holds the batch until the commit and returns a
+     * {@link BatchResult#held() held} result.
+     */
     public BatchResult sendBatch(Collection<OutgoingMessage> messages) {
-        return rmq.producer().sendBatch(typed(messages));
+        Collection<OutgoingMessage> typed = typed(messages);
+        TransactionHeldSends held = holding();
+        if (held != null) {
+            List<OutgoingMessage> checked = checked(typed);
+            held.hold(checked, () -> rmq.producer().sendBatchAsync(checked), true);
+            return BatchResult.held(checked.size());
+        }
+        return rmq.producer().sendBatch(typed);
     }
 
+    /**
+     * As {@link #sendBatch} without waiting. Inside a transaction the future completes when the write after the commit
+     * does, or with {@link RmqSendDiscardedException}.
+     */
     public CompletableFuture<BatchResult> sendBatchAsync(Collection<OutgoingMessage> messages) {
-        return rmq.producer().sendBatchAsync(typed(messages));
+        Collection<OutgoingMessage> typed = typed(messages);
+        TransactionHeldSends held = holding();
+        if (held != null) {
+            List<OutgoingMessage> checked = checked(typed);
+            return held.hold(checked, () -> rmq.producer().sendBatchAsync(checked), false);
+        }
+        return rmq.producer().sendBatchAsync(typed);
+    }
+
+    /** The held sends when a send made now is held (inside a transaction), else null. */
+    private @Nullable TransactionHeldSends holding() {
+        return heldSends != null && heldSends.holding() ? heldSends : null;
+    }
+
+    /**
+     * The message with its body serialized now: what is written after the commit is the body as it was when sent,
+     * whatever happens to the object meanwhile ({@code byte[]} bodies are stored as they are, so the bytes are the
+     * same as a send at once would write).
+     */
+    private OutgoingMessage serialized(OutgoingMessage message) {
+        Object body = message.body();
+        byte[] bytes = body instanceof byte[] raw ? raw.clone() : rmq.options().codec().encode(body);
+        return new OutgoingMessage(message.topic(), bytes, message.type(), message.parameter(), message.group(),
+                message.id(), message.headers());
+    }
+
+    /** Each message serialized and checked, before any is held. */
+    private List<OutgoingMessage> checked(Collection<OutgoingMessage> messages) {
+        List<OutgoingMessage> checked = new ArrayList<>(messages.size());
+        for (OutgoingMessage message : messages) {
+            OutgoingMessage serialized = serialized(message);
+            rmq.producer().validate(serialized);
+            checked.add(serialized);
+        }
+        return List.copyOf(checked);
     }
 
     private static Object payload(String topic, Message<?> message) {

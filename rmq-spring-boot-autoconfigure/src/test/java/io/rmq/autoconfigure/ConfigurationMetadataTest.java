@@ -94,4 +94,18 @@ class ConfigurationMetadataTest {
         assertThat(byName.get("rmq.producer.type-header").get("defaultValue").asBoolean()).isFalse();
         assertThat(byName.get("rmq.producer.type-header").get("description").asString()).contains("__TypeId__");
     }
+
+    @Test
+    void theTransactionModeIsDocumentedWithItsDefaultAndChoices() {
+        assertThat(hintValues("rmq.template.transaction-mode")).containsExactly("after-commit", "immediate");
+        JsonNode mode = null;
+        for (JsonNode property : metadata.get("properties")) {
+            if (property.get("name").asString().equals("rmq.template.transaction-mode")) {
+                mode = property;
+            }
+        }
+        assertThat(mode).isNotNull();
+        assertThat(mode.get("defaultValue").asString()).isEqualTo("after-commit");
+        assertThat(mode.get("description").asString()).contains("after-commit holds it until the transaction commits");
+    }
 }

@@ -276,6 +276,14 @@ class StartupFailureAnalysisTest {
      * The analysis Spring Boot would print: the first analyzer (in spring.factories, sorted by order) that
      * recognises the failure. Asserts it is the expected one and fits one screen with no stack or cause chain.
      */
+    @Test
+    void anUnknownTransactionModeFailsNamingThePropertyAndTheModes() {
+        redisDown.withPropertyValues("rmq.template.transaction-mode=later").run(context -> {
+            FailureAnalysis analysis = analysis(context, InvalidRmqPropertyFailureAnalyzer.class);
+            assertThat(analysis.getDescription()).contains("Property: rmq.template.transaction-mode", "Value:    later");
+        });
+    }
+
     private static FailureAnalysis analysis(AssertableApplicationContext context,
             Class<? extends FailureAnalyzer> expected) {
         assertThat(context).hasFailed();
