@@ -21,12 +21,6 @@ final class FiringQueue {
     /** How many future firings each instance keeps queued. */
     static final int AHEAD = 2;
 
-    /**
-     * Firings closer than this to Redis's now are not queued again: the copy already queued is about to be taken, and
-     * a copy sent after it was would only be delivered to be dropped as a duplicate.
-     */
-    static final long MARGIN_MILLIS = 100;
-
     private final Rmq rmq;
 
     FiringQueue(Rmq rmq) {
@@ -43,11 +37,12 @@ final class FiringQueue {
     }
 
     /**
-     * Queues the next {@value #AHEAD} firings after {@code after} (the latest firing taken) that are at least
-     * {@value #MARGIN_MILLIS} ms after {@code redisNow}.
+     * Queues the next {@value #AHEAD} firings after {@code after} (the latest firing taken) and after {@code redisNow}:
+     * never one whose time has passed, which might have been taken already (a copy sent after that would be a new
+     * message; the claim would drop it, but it need not be sent at all).
      */
     void queueNext(ScheduleDefinition schedule, long after, long redisNow) {
-        long t = schedule.times().next(Math.max(after, redisNow + MARGIN_MILLIS));
+        long t = schedule.times().next(Math.max(after, redisNow));
         for (int i = 0; i < AHEAD && t != FiringTimes.NONE; i++) {
             send(schedule, t);
             t = schedule.times().next(t);

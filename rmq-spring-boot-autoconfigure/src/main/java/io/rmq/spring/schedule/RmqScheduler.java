@@ -114,10 +114,10 @@ public class RmqScheduler implements SmartLifecycle {
             return;
         }
         for (ScheduleDefinition definition : checked.values()) {
+            queue.define(definition);
             topUp(definition, true); // a conflict with a live instance fails start-up here
         }
         for (ScheduleDefinition definition : checked.values()) {
-            queue.define(definition);
             ListenerContainer container = rmq.container(FiringQueue.topic(definition.name()), ConsumerSettings.DEFAULT,
                     String.class, new FiringHandler(definition, rmq, store, queue, events),
                     new ContainerOptions(FiringQueue.topic(definition.name()), 1, Duration.ofSeconds(30),
