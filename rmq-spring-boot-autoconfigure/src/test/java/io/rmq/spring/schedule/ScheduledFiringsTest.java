@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.annotation.RmqListener;
 import io.rmq.spring.annotation.RmqScheduled;
+import io.rmq.spring.dashboard.RmqDashboard;
 import io.rmq.spring.operations.RmqEndpoint;
 import io.rmq.spring.operations.RmqOperations;
 import io.rmq.test.LogCapture;
@@ -266,6 +267,15 @@ class ScheduledFiringsTest {
                     + two.getBean(MeterRegistry.class).find("rmq.schedule.firings").tag("schedule", "boom")
                     .tag("outcome", "failure").counter().count()).isGreaterThanOrEqualTo(1);
             assertThat(endpoint.one("schedules", "nothing")).isNull();
+
+            RmqDashboard dashboard = new RmqDashboard(one.getBean(RmqOperations.class), "/rmq", false, null);
+            dashboard.setSchedules(one.getBean(RmqSchedules.class));
+            assertThat(dashboard.overview().schedules()).extracting(RmqSchedules.ScheduleView::name)
+                    .containsExactly("boom", "tick");
+            RmqDashboard.Reply pausedByPage = dashboard.post("schedules/boom/pause", "{}");
+            assertThat(pausedByPage.status()).isEqualTo(200);
+            assertThat(two.getBean(RmqSchedules.class).get("boom").paused()).isTrue();
+            assertThat(dashboard.post("schedules/nothing/pause", "{}").status()).isEqualTo(404);
         }
     }
 
