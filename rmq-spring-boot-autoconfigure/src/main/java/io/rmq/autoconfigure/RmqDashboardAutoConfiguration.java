@@ -31,9 +31,12 @@ public class RmqDashboardAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public RmqDashboard rmqDashboard(RmqOperations operations, RmqProperties properties,
-            ObjectProvider<RmqDashboard.Meters> meters) {
+            ObjectProvider<RmqDashboard.Meters> meters,
+            ObjectProvider<io.rmq.spring.schedule.RmqSchedules> schedules) {
         RmqProperties.Dashboard dashboard = properties.dashboard();
-        return new RmqDashboard(operations, dashboard.path(), dashboard.readOnly(), meters.getIfUnique());
+        RmqDashboard page = new RmqDashboard(operations, dashboard.path(), dashboard.readOnly(), meters.getIfUnique());
+        page.setSchedules(schedules.getIfAvailable());
+        return page;
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -23,7 +23,8 @@ public class RmqEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    public RmqEndpoint rmqEndpoint(RmqOperations operations) {
-        return new RmqEndpoint(operations);
+    public RmqEndpoint rmqEndpoint(RmqOperations operations,
+            org.springframework.beans.factory.ObjectProvider<io.rmq.spring.schedule.RmqSchedules> schedules) {
+        return new RmqEndpoint(operations, schedules.getIfAvailable());
     }
 }

@@ -55,6 +55,9 @@ import org.jspecify.annotations.Nullable;
  * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
  * @param producer        What RmqTemplate adds to the messages it sends.
  * @param template        What RmqTemplate's sends do inside Spring transactions.
+ * @param schedules       Periodic messages by schedule name, fired once per firing across every instance: each sends
+ *                        its payload to its topic at every firing (@RmqScheduled methods are the other kind). A name
+ *                        with dots goes in brackets: rmq.schedules[nightly.report].cron.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -65,7 +68,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard,
         @DefaultValue("256B") DataSize maxIdSize, @DefaultValue("1KB") DataSize maxHeaderValueSize,
         @DefaultValue("8KB") DataSize maxHeadersSize, @DefaultValue("32") int maxHeaders,
-        @DefaultValue Producer producer, @DefaultValue Template template) {
+        @DefaultValue Producer producer, @DefaultValue Template template, Map<String, Schedule> schedules) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -77,6 +80,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     public RmqProperties {
         topics = topics == null ? Map.of() : Map.copyOf(topics);
         listeners = listeners == null ? Map.of() : Map.copyOf(listeners);
+        schedules = schedules == null ? Map.of() : Map.copyOf(schedules);
         long maxBody = maxBodySize.toBytes();
         if (maxBody < 1 || maxBody > Integer.MAX_VALUE) {
             throw new RmqInvalidArgumentException("rmq.max-body-size", maxBodySize, "must be between 1B and 512MB");
@@ -126,6 +130,29 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                        transaction. RmqTemplate.immediate() writes at once whatever the mode.
      */
     public record Template(@DefaultValue("after-commit") RmqTransactionMode transactionMode) {
+    }
+
+    /**
+     * A periodic message: at each firing, one instance sends the payload to the topic (see docs/scheduling.md).
+     *
+     * @param cron             When it fires: a Spring cron expression of six fields (second minute hour day-of-month
+     *                         month day-of-week), e.g. "0 0/5 * * * *", or a macro such as @hourly. Set this or
+     *                         fixed-rate.
+     * @param zone             The time zone the cron expression is read in, e.g. Europe/Paris; default: the JVM's.
+     * @param fixedRate        When it fires: every this long (at least 1s), on multiples of it since the epoch. Set
+     *                         this or cron.
+     * @param topic            The topic each firing sends the payload to (defined by rmq.topics or a listener); with
+     *                         the firing's id, schedule name and firing time, e.g. report@2026-11-27T10:05:00Z.
+     * @param payload          What each firing sends (a String, stored as it is: JSON text for a listener that takes
+     *                         an object); default: the firing time in ISO-8601.
+     * @param misfire          What happens to firings missed while every instance was down: fire-once (the latest
+     *                         missed firing runs once, late) or skip (missed firings are dropped).
+     * @param misfireThreshold How late a firing may be taken and still count as on time; a later one is missed.
+     */
+    public record Schedule(@Nullable String cron, @Nullable String zone, @Nullable Duration fixedRate,
+            @Nullable String topic, @Nullable String payload,
+            @DefaultValue("fire-once") io.rmq.spring.schedule.MisfirePolicy misfire,
+            @DefaultValue("5s") Duration misfireThreshold) {
     }
 
     /** Checks one topic entry (see {@link TopicEntries}). */

@@ -56,7 +56,8 @@ public class RmqDashboard {
     }
 
     /** What the page polls. */
-    public record Overview(boolean readOnly, boolean meters, List<TopicRow> topics, List<ListenerView> listeners) {
+    public record Overview(boolean readOnly, boolean meters, List<TopicRow> topics, List<ListenerView> listeners,
+            List<io.rmq.spring.schedule.RmqSchedules.ScheduleView> schedules) {
     }
 
     /** A reply: HTTP status and what goes into its JSON body. */
@@ -104,6 +105,14 @@ public class RmqDashboard {
      * @param readOnly whether POSTs are refused
      * @param meters   the application's meters, or null
      */
+    /** The application's schedules (shown, paused and resumed by the page), or null when it has none. */
+    private volatile io.rmq.spring.schedule.@Nullable RmqSchedules schedules;
+
+    /** Shows the application's schedules (null: none). */
+    public void setSchedules(io.rmq.spring.schedule.@Nullable RmqSchedules schedules) {
+        this.schedules = schedules;
+    }
+
     public RmqDashboard(RmqOperations operations, String path, boolean readOnly, @Nullable Meters meters) {
         this.operations = operations;
         this.path = path;
@@ -245,6 +254,14 @@ public class RmqDashboard {
         return answer(() -> {
             List<String> s = segments(route);
             Map<String, Object> in = parse(body);
+            io.rmq.spring.schedule.RmqSchedules scheduled = schedules;
+            if (s.size() == 3 && s.get(0).equals("schedules") && scheduled != null) {
+                return switch (s.get(2)) {
+                    case "pause" -> Reply.ok(scheduled.pause(s.get(1)));
+                    case "resume" -> Reply.ok(scheduled.resume(s.get(1)));
+                    default -> Reply.notFound();
+                };
+            }
             if (s.size() == 3 && s.get(0).equals("listeners")) {
                 return switch (s.get(2)) {
                     case "pause" -> Reply.ok(operations.pause(s.get(1)));
@@ -285,7 +302,9 @@ public class RmqDashboard {
         for (TopicView topic : overview.topics()) {
             rows.add(new TopicRow(topic, meters.topic(topic.name())));
         }
-        return new Overview(readOnly, meters.available(), rows, overview.listeners());
+        io.rmq.spring.schedule.RmqSchedules scheduled = schedules;
+        return new Overview(readOnly, meters.available(), rows, overview.listeners(),
+                scheduled == null ? List.of() : scheduled.list());
     }
 
     private interface Work {

@@ -1,6 +1,7 @@
 package io.rmq.spring.operations;
 
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.spring.schedule.RmqSchedules;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -18,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /actuator/rmq/listeners/{id}}: one listener;</li>
  * <li>{@code POST /actuator/rmq/listeners/{id}} with {@code {"action":"pause"}} or {@code "resume"};
  * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"requeue-dead"}} or {@code "purge-dead"}.</li>
+ * <li>{@code GET /actuator/rmq/schedules}: the schedules (next and last firing, outcome of the latest run, paused);
+ * {@code GET /actuator/rmq/schedules/{name}}: one; {@code POST /actuator/rmq/schedules/{name}} with
+ * {@code {"action":"pause"}} or {@code "resume"}: cluster-wide.</li>
  * </ul>
  * A read of a name that is not there answers 404; a write to it, or an unknown action, 400 with the reason.
  * <p>
@@ -30,9 +34,25 @@ import org.jspecify.annotations.Nullable;
 public class RmqEndpoint {
 
     private final RmqOperations operations;
+    private final @Nullable RmqSchedules schedules;
 
     public RmqEndpoint(RmqOperations operations) {
+        this(operations, null);
+    }
+
+    /** @param schedules the application's schedules, or null when it has none */
+    public RmqEndpoint(RmqOperations operations, @Nullable RmqSchedules schedules) {
         this.operations = operations;
+        this.schedules = schedules;
+    }
+
+    /** @param kind {@code schedules}: every schedule */
+    @ReadOperation
+    public @Nullable Object all(@Selector String kind) {
+        if (kind.equals("schedules")) {
+            return schedules == null ? java.util.List.of() : schedules.list();
+        }
+        return null;
     }
 
     @ReadOperation
@@ -40,19 +60,21 @@ public class RmqEndpoint {
         return operations.overview();
     }
 
-    /** @param kind {@code topics} or {@code listeners} */
+    /** @param kind {@code topics}, {@code listeners} or {@code schedules} */
     @ReadOperation
     public @Nullable Object one(@Selector String kind, @Selector String name) {
         return switch (kind) {
             case "topics" -> operations.topic(name);
             case "listeners" -> operations.listener(name);
+            case "schedules" -> schedules == null ? null : schedules.get(name);
             default -> null;
         };
     }
 
     /**
-     * @param kind   {@code topics} or {@code listeners}
-     * @param action listeners: {@code pause} or {@code resume}; topics: {@code requeue-dead} or {@code purge-dead}
+     * @param kind   {@code topics}, {@code listeners} or {@code schedules}
+     * @param action listeners and schedules: {@code pause} or {@code resume}; topics: {@code requeue-dead} or
+     *               {@code purge-dead}
      */
     @WriteOperation
     public Object act(@Selector String kind, @Selector String name, String action) {
@@ -62,8 +84,11 @@ public class RmqEndpoint {
                 case "listeners resume" -> found(operations.resume(name), kind, name);
                 case "topics requeue-dead" -> operations.requeueAllDead(name);
                 case "topics purge-dead" -> operations.purgeDead(name);
+                case "schedules pause" -> found(schedules == null ? null : schedules.pause(name), kind, name);
+                case "schedules resume" -> found(schedules == null ? null : schedules.resume(name), kind, name);
                 default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for " + kind
-                        + " (listeners: pause, resume; topics: requeue-dead, purge-dead)", "Unknown action");
+                        + " (listeners: pause, resume; topics: requeue-dead, purge-dead; schedules: pause, resume)",
+                        "Unknown action");
             };
         }
         catch (RmqInvalidArgumentException | UnsupportedOperationException ex) {

@@ -193,6 +193,25 @@ function renderListeners(listeners) {
   fill($('#listeners tbody'), rows, 8, 'No listeners in this application.');
 }
 
+function renderSchedules(schedules) {
+  const when = (t) => t ? new Date(t).toLocaleString() : '—';
+  const rows = (schedules || []).map((sc) => h('tr', {'data-schedule': sc.name},
+    h('td', {class: 'name'}, sc.name),
+    h('td', {}, sc.definition),
+    h('td', {}, h('span', {class: 'state badge ' + (sc.paused ? 'paused' : 'running')},
+        sc.conflict ? 'conflict' : sc.paused ? 'paused' : 'running')),
+    h('td', {}, when(sc.nextFiring)),
+    h('td', {}, when(sc.lastFiring)),
+    h('td', {class: sc.outcome === 'failure' ? 'alarm' : '', title: sc.error || ''},
+        sc.outcome ? sc.outcome + ' at ' + when(sc.outcomeAt) + (sc.error ? ': ' + sc.error : '') : '—'),
+    h('td', {class: 'actions'}, readOnly ? null : sc.paused
+        ? h('button', {type: 'button', class: 'resume', onclick: () => act('Resume schedule ' + sc.name, 'POST',
+            'schedules/' + enc(sc.name) + '/resume')}, 'Resume')
+        : h('button', {type: 'button', class: 'pause', onclick: () => act('Pause schedule ' + sc.name, 'POST',
+            'schedules/' + enc(sc.name) + '/pause')}, 'Pause'))));
+  fill($('#schedules tbody'), rows, 7, 'No schedules in this application.');
+}
+
 // ------------------------------------------------------------------ one topic
 
 function renderSlots(topic) {
@@ -354,6 +373,7 @@ async function refresh() {
     const overview = await api('GET', 'overview');
     renderTopics(overview);
     renderListeners(overview.listeners);
+    renderSchedules(overview.schedules);
     if (state.topic) await loadTopic();
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     $('#updated').classList.remove('stale');
