@@ -45,6 +45,11 @@ public final class Delivery {
      */
     private final byte @Nullable [] stored;
     private @Nullable Envelope envelope;
+    /**
+     * The field of the body's trace record when the pop read the slot's trace records (see
+     * {@link RmqRedis#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
+     */
+    private final byte @Nullable [] traceField;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
     /** Local {@link System#nanoTime()} when that pop's reply was read. */
@@ -57,10 +62,12 @@ public final class Delivery {
     /**
      * @param member the message's member (its body, or the tagged id)
      * @param stored the envelope (or legacy trace context) the pop returned, or null
+     * @param traceField the field of the body's trace record the pop read, or null
      */
     Delivery(SlotKeys slotKeys, byte[] member, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored) {
+            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored, byte @Nullable [] traceField) {
         this.stored = stored;
+        this.traceField = traceField;
         this.logBodyChars = logBodyChars;
         this.poppedAtRedisMillis = poppedAtRedisMillis;
         this.receivedNanos = receivedNanos;
@@ -106,6 +113,11 @@ public final class Delivery {
      * The message's identity in Redis, what ack, nack and admin operations name: its body, or for a message sent with
      * an id the byte 0xFF followed by the id's UTF-8 bytes.
      */
+    /** The field of the body's trace record the pop read (for the ack), or null. */
+    byte @Nullable [] traceField() {
+        return traceField;
+    }
+
     public byte[] member() {
         return member;
     }

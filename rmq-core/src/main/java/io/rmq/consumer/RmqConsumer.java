@@ -226,7 +226,8 @@ public final class RmqConsumer {
         long received = !instrumented || result.messages().isEmpty() ? 0 : System.nanoTime();
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
-                    result.token(), true, logBodyChars, result.redisNow(), received, popped.envelope()));
+                    result.token(), true, logBodyChars, result.redisNow(), received, popped.envelope(),
+                    popped.traceField()));
         }
         return deliveries;
     }
@@ -539,7 +540,7 @@ public final class RmqConsumer {
                     long received = !instrumented || step.messages().isEmpty() ? 0 : System.nanoTime();
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
-                                false, logBodyChars, step.redisNow(), received, popped.envelope()));
+                                false, logBodyChars, step.redisNow(), received, popped.envelope(), null));
                     }
                     return new OrderedStep(step.fenced(), step.suspended(), step.nextDue(),
                             failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),

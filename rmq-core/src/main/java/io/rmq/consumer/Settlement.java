@@ -61,7 +61,7 @@ final class Settlement {
         this.instrumentation = instrumentation;
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
-                (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group))));
+                (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
     }
 
     /**
@@ -192,7 +192,7 @@ final class Settlement {
     // ---------------------------------------------------------------- acks
 
     CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group))))
+        return perSlot(deliveries, (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -272,7 +272,7 @@ final class Settlement {
             List<Long> sentTokens = tokens(group);
             CompletableFuture<List<Long>> call;
             try {
-                call = timed("ack", redis.ack(slot, priority, bodies(group), sentTokens));
+                call = timed("ack", redis.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
             }
             catch (RuntimeException ex) {
                 call = CompletableFuture.failedFuture(ex);
@@ -473,6 +473,29 @@ final class Settlement {
         }
         return out;
     }
+
+    /**
+     * The trace-record fields the pops of {@code group} read, empty for the others; null when none did (then the ack
+     * carries none, and Redis derives what it must forget itself).
+     */
+    static @Nullable List<byte[]> traceFields(List<Delivery> group) {
+        List<byte[]> out = null;
+        for (int i = 0; i < group.size(); i++) {
+            byte[] field = group.get(i).traceField();
+            if (field != null && out == null) {
+                out = new ArrayList<>(group.size());
+                for (int k = 0; k < i; k++) {
+                    out.add(NO_FIELD);
+                }
+            }
+            if (out != null) {
+                out.add(field == null ? NO_FIELD : field);
+            }
+        }
+        return out;
+    }
+
+    private static final byte[] NO_FIELD = new byte[0];
 
     private static List<Long> tokens(List<Delivery> group) {
         List<Long> out = new ArrayList<>(group.size());

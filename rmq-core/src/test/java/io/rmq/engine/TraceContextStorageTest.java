@@ -22,6 +22,7 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.Envelope;
+import io.rmq.redis.internal.RmqRedis;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -130,6 +131,20 @@ class TraceContextStorageTest extends EngineTestSupport {
                 OutgoingMessage.fixedTime(topic, body, Instant.now().minusSeconds(1))));
     }
 
+    /** A command on a connection of its own (cluster or standalone). */
+    private long raw(java.util.function.Function<io.lettuce.core.cluster.api.sync.RedisClusterCommands<byte[], byte[]>,
+            Long> command) {
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            try (var connection = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
+                return command.apply(connection.sync());
+            }
+        }
+        try (var connection = ((io.lettuce.core.RedisClient) client)
+                .connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
+            return command.apply(connection.sync());
+        }
+    }
+
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
@@ -151,6 +166,32 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(stored("t", BODY)).as("kept while in flight").isEqualTo(SECOND);
 
         assertThat(consumer.ack(delivery)).isTrue();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void aTraceRecordIsForgottenByAnAckThatNamesItsFieldAndByOneThatDoesNot() {
+        // consumers read trace records themselves and name each field in the ack; an ack that names none (an older
+        // client, a delivery whose pop found no records) leaves the script to derive them: both forget the record
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        sendNow("t", "{\"id\":9}", THIRD);
+        assertThat(raw(c -> c.hlen(slot("t").trace()))).as("two compact trace records, in the trace hash")
+                .isEqualTo(2);
+        assertThat(raw(c -> c.exists(slot("t").msg()))).as("no msg hash for contexts alone").isZero();
+
+        RmqRedis.PopResult popped = redis(rmq).pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT).join();
+        assertThat(popped.messages()).hasSize(2).allSatisfy(p -> assertThat(p.traceField()).isNotNull());
+        assertThat(popped.messages()).extracting(p -> Envelope.decode(p.envelope()).headers())
+                .containsExactlyInAnyOrder(FIRST, THIRD);
+
+        RmqRedis.Popped named = popped.messages().get(0);
+        RmqRedis.Popped unnamed = popped.messages().get(1);
+        assertThat(redis(rmq).ack(slot("t"), false, List.of(named.member()), List.of(popped.token()),
+                List.of(named.traceField())).join()).containsExactly(1L);
+        assertThat(storedCount("t")).isOne();
+        assertThat(redis(rmq).ack(slot("t"), false, List.of(unnamed.member()), List.of(popped.token())).join())
+                .containsExactly(1L);
         assertThat(storedCount("t")).isZero();
     }
 

@@ -28,6 +28,9 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH (legacy, read only) body -&gt; trace context written by engines before envelopes
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:msg         HASH envelope key -&gt; envelope (payload of an id message, headers, trace context)
  *                                         while any copy of the member is in store, prepare, retry or dead
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:trace       HASH compact trace records of bodies whose envelope is a trace context alone, kept
+ *                                         as msg keeps envelopes (a HASH of their own: a pop of a slot without ids or
+ *                                         headers looks up nothing in msg, and consumers read these records themselves)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
@@ -40,7 +43,7 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
-            "context", "msg"};
+            "context", "msg", "trace"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
     /**
@@ -113,7 +116,7 @@ public final class RmqKeys {
     /**
      * The keys of one slot. Arrays are shared: do not modify.
      *
-     * @param all     the keys every slot script gets (KEYS[1..11])
+     * @param all     the keys every slot script gets (KEYS[1..12])
      * @param leasing {@code all} followed by the lease-seq and skipped keys: for the scripts that issue lease tokens
      *                or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep)
      */
@@ -171,13 +174,21 @@ public final class RmqKeys {
             return all[10];
         }
 
+        /**
+         * The compact trace records of the slot's bodies whose envelope is a trace context alone (see
+         * {@code EnvelopeKeys#traceRecord}).
+         */
+        public byte[] trace() {
+            return all[11];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[11];
+            return leasing[12];
         }
 
         /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
         public byte[] skipped() {
-            return leasing[12];
+            return leasing[13];
         }
     }
 }

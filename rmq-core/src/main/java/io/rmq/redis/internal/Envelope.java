@@ -33,7 +33,7 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
     private static final int TRACE = 2;
     private static final int HEADERS = 4;
     private static final int TRACE_BYTES = 25;
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
     /** Whether {@code stored} (a msg HASH value) is an envelope rather than a legacy trace context. */
     public static boolean isEnvelope(byte @Nullable [] stored) {
@@ -100,6 +100,10 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
 
     /** The envelope {@link #encode} stored; an error names what is wrong with a value that is not one. */
     public static Envelope decode(byte[] stored) {
+        if (stored.length == 1 + TRACE_BYTES && stored[0] == TRACE) {
+            // a trace context alone, what most envelopes are with propagation on: no reader, no map to grow
+            return new Envelope(null, Map.of(TRACEPARENT, traceText(stored, 1)));
+        }
         Reader in = new Reader(stored);
         int flags = in.next();
         if ((flags & ~(PAYLOAD | TRACE | HEADERS)) != 0) {
@@ -108,7 +112,7 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         byte[] payload = (flags & PAYLOAD) != 0 ? in.bytes(in.uvarint()) : null;
         Map<String, String> headers = new LinkedHashMap<>(4);
         if ((flags & TRACE) != 0) {
-            headers.put(TRACEPARENT, traceText(in.bytes(TRACE_BYTES)));
+            headers.put(TRACEPARENT, traceText(in.bytes(TRACE_BYTES), 0));
         }
         if ((flags & HEADERS) != 0) {
             int count = in.uvarint();
@@ -147,15 +151,22 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         return o == TRACE_BYTES ? out : null;
     }
 
-    private static String traceText(byte[] trace) {
-        StringBuilder out = new StringBuilder(55).append("00-");
+    /** The traceparent text of the 25 trace bytes at {@code from}. */
+    private static String traceText(byte[] trace, int from) {
+        byte[] out = new byte[55];
+        out[0] = '0';
+        out[1] = '0';
+        out[2] = '-';
+        int o = 3;
         for (int i = 0; i < TRACE_BYTES; i++) {
             if (i == 16 || i == 24) {
-                out.append('-');
+                out[o++] = '-';
             }
-            out.append(HEX[(trace[i] >> 4) & 0xF]).append(HEX[trace[i] & 0xF]);
+            int b = trace[from + i];
+            out[o++] = HEX[(b >> 4) & 0xF];
+            out[o++] = HEX[b & 0xF];
         }
-        return out.toString();
+        return new String(out, StandardCharsets.ISO_8859_1);
     }
 
     private static void text(ByteArrayOutputStream out, String s) {

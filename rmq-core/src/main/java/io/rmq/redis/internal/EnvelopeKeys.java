@@ -69,12 +69,24 @@ public final class EnvelopeKeys {
         return new byte[][] {field, value};
     }
 
+    /** The field of a body's trace record ({@link #traceRecord}'s first element), from the body's SHA-1. */
+    static byte[] traceField(byte[] digest) {
+        byte[] field = new byte[6];
+        field[0] = 2;
+        System.arraycopy(digest, 0, field, 1, 5);
+        return field;
+    }
+
     /** The envelope a trace record holds for {@code body}; null when the record is another body's (or none). */
     public static byte @Nullable [] fromTraceRecord(byte[] body, byte @Nullable [] value) {
+        return value == null ? null : fromTraceRecordOf(sha1(body), value);
+    }
+
+    /** As {@link #fromTraceRecord}, from the body's SHA-1. */
+    static byte @Nullable [] fromTraceRecordOf(byte[] digest, byte @Nullable [] value) {
         if (value == null || value.length < 4) {
             return null;
         }
-        byte[] digest = sha1(body);
         for (int i = 0; i < 4; i++) {
             if (value[i] != digest[5 + i]) {
                 return null;
@@ -98,7 +110,7 @@ public final class EnvelopeKeys {
         }
     });
 
-    private static byte[] sha1(byte[] member) {
+    static byte[] sha1(byte[] member) {
         return SHA1.get().digest(member); // digest() resets it for the next call
     }
 }

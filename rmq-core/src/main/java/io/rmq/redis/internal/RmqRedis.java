@@ -202,10 +202,17 @@ public final class RmqRedis {
     /**
      * A message moved from store to prepare.
      *
-     * @param envelope its stored {@link Envelope} (or a legacy trace context, {@link TraceContexts}), or null: none
-     *                 stored (a legacy context: none, or not asked for)
+     * @param envelope   its stored {@link Envelope} (or a legacy trace context, {@link TraceContexts}), or null: none
+     *                   stored (a legacy context: none, or not asked for)
+     * @param traceField the field of the body's trace record when the consumer read the slot's trace records itself
+     *                   (named again in the ack, see ack.lua); null otherwise
      */
-    public record Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope) {
+    public record Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope,
+            byte @Nullable [] traceField) {
+
+        public Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope) {
+            this(member, score, attempt, envelope, null);
+        }
     }
 
     /**
@@ -267,8 +274,9 @@ public final class RmqRedis {
     }
 
     /**
-     * As {@link #pop(SlotKeys, boolean, int, long, RetryPolicy)}; with {@code withContexts} (propagation on) each
-     * message comes with the trace context stored beside it.
+     * As {@link #pop(SlotKeys, boolean, int, long, RetryPolicy)}; every message comes with its envelope (headers, the
+     * trace context, an id message's payload), and with {@code withContexts} (propagation on) a body without one with
+     * the legacy trace context an engine before envelopes stored beside it.
      */
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry, boolean withContexts) {
@@ -283,9 +291,8 @@ public final class RmqRedis {
     public CompletableFuture<PopResult> pop(SlotKeys slot, boolean priority, int batch, long leaseMillis,
             RetryPolicy retry, boolean withContexts, long lookAheadMillis) {
         boolean ahead = lookAheadMillis > 0 && !priority;
-        // the contexts flag and the look-ahead go only with a pop that asks: without them the call is as it was
-        // (ARGV[11] and ARGV[12] absent)
-        byte[][] args = new byte[ahead ? 12 : withContexts ? 11 : 10][];
+        // ARGV[13]: this client reads the slot's trace records itself (see readTraceRecords)
+        byte[][] args = new byte[13][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = retryArgs[0];
@@ -293,15 +300,12 @@ public final class RmqRedis {
         args[2] = bytes(leaseMillis);
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = bytes(SWEEP_PER_POP);
-        if (withContexts || ahead) {
-            args[10] = withContexts ? ONE : ZERO;
-        }
-        if (ahead) {
-            args[11] = bytes(lookAheadMillis);
-        }
+        args[10] = withContexts ? ONE : ZERO;
+        args[11] = ahead ? bytes(lookAheadMillis) : ZERO;
+        args[12] = ONE;
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.POP, ScriptOutputType.MULTI, slot.leasing(),
                 args);
-        return reply.thenApply(items -> {
+        return reply.thenCompose(items -> {
             long flags = (long) number(items.get(3));
             boolean withAttempts = (flags & 1) != 0;
             boolean contexts = (flags & 2) != 0;
@@ -312,8 +316,48 @@ public final class RmqRedis {
                 byte[] envelope = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, envelope));
             }
-            return new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
+            PopResult result = new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
                     (long) number(items.get(2)), popped);
+            return (flags & 4) != 0 && !popped.isEmpty() ? readTraceRecords(result)
+                    : CompletableFuture.completedFuture(result);
+        });
+    }
+
+    /**
+     * The trace records of the popped bodies that came without an envelope, read with one native {@code HMGET}
+     * (pop.lua leaves them to the consumer: the record's field is a digest of the body, which Java computes for a
+     * fraction of what Lua pays). A record whose check does not match is another body's: none. Each body's field
+     * goes with it to the ack, which forgets the record by it.
+     */
+    private CompletableFuture<PopResult> readTraceRecords(PopResult result) {
+        List<Popped> popped = result.messages();
+        List<byte[]> fields = new ArrayList<>(popped.size());
+        List<byte[]> digests = new ArrayList<>(popped.size());
+        int[] at = new int[popped.size()];
+        int count = 0;
+        for (int i = 0; i < popped.size(); i++) {
+            Popped p = popped.get(i);
+            if (p.envelope() == null && !EnvelopeKeys.isIdMember(p.member())) {
+                byte[] digest = EnvelopeKeys.sha1(p.member());
+                digests.add(digest);
+                fields.add(EnvelopeKeys.traceField(digest));
+                at[count++] = i;
+            }
+        }
+        if (count == 0) {
+            return CompletableFuture.completedFuture(result);
+        }
+        int found = count;
+        return gateway.commands().hmget(result.slot().trace(), fields.toArray(byte[][]::new)).toCompletableFuture()
+                .thenApply(values -> {
+            List<Popped> out = new ArrayList<>(popped);
+            for (int k = 0; k < found; k++) {
+                Popped p = popped.get(at[k]);
+                out.set(at[k], new Popped(p.member(), p.score(), p.attempt(),
+                        EnvelopeKeys.fromTraceRecordOf(digests.get(k), values.get(k).getValueOrElse(null)),
+                        fields.get(k)));
+            }
+            return new PopResult(result.slot(), result.token(), result.redisNow(), result.nextDue(), out);
         });
     }
 
@@ -323,8 +367,18 @@ public final class RmqRedis {
      * @param tokens per member, the token its delivery holds (in {@link #TOKEN_UNITS})
      */
     public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens) {
-        List<byte[]> args = new ArrayList<>(members.size() + 5);
-        args.add(priority ? ONE : ZERO);
+        return ack(slot, priority, members, tokens, null);
+    }
+
+    /**
+     * As above, naming each member's trace-record field ({@link Popped#traceField}; empty for none), so that the
+     * script forgets the records without a digest per member; {@code traceFields} null: none named.
+     */
+    public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens,
+            @Nullable List<byte[]> traceFields) {
+        List<byte[]> args = new ArrayList<>(members.size() * (traceFields == null ? 1 : 2) + 5);
+        args.add(traceFields == null ? (priority ? ONE : ZERO)
+                : bytes((priority ? "1" : "0") + traceFields.size()));
         int runStart = -1;
         for (int i = 0; i < members.size(); i++) {
             long token = tokens.get(i);
@@ -340,6 +394,9 @@ public final class RmqRedis {
         }
         if (runStart >= 0) {
             args.set(runStart + 1, bytes(args.size() - runStart - 2));
+        }
+        if (traceFields != null) {
+            args.addAll(traceFields);
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.leasing(),
                 args.toArray(byte[][]::new));

@@ -251,13 +251,14 @@ public final class RmqRedisAdmin {
         return gateway.commands().hget(slot.msg(), EnvelopeKeys.of(member)).toCompletableFuture()
                 .thenCompose(found -> found != null || EnvelopeKeys.isIdMember(member)
                         ? CompletableFuture.completedFuture(found)
-                        : gateway.commands().hget(slot.msg(), EnvelopeKeys.traceRecord(member, new byte[0])[0])
+                        : gateway.commands().hget(slot.trace(), EnvelopeKeys.traceRecord(member, new byte[0])[0])
                                 .toCompletableFuture().thenApply(record -> EnvelopeKeys.fromTraceRecord(member, record)));
     }
 
-    /** How many members of a slot have a stored envelope. For tests and tooling. */
+    /** How many members of a slot have a stored envelope or trace record. For tests and tooling. */
     public CompletableFuture<Long> storedEnvelopes(SlotKeys slot) {
-        return gateway.commands().hlen(slot.msg()).toCompletableFuture();
+        return gateway.commands().hlen(slot.msg()).toCompletableFuture()
+                .thenCombine(gateway.commands().hlen(slot.trace()).toCompletableFuture(), Long::sum);
     }
 
     /** The legacy trace context an engine before envelopes stored beside a body ({@link TraceContexts}). For tests. */

@@ -102,7 +102,7 @@ final class SendWrites {
             gateway.dispatch(zadd);
         }
         else {
-            gateway.dispatchAll(List.of(hset(slot, List.of(slot.msg(), traceRecord[0], traceRecord[1])), zadd));
+            gateway.dispatchAll(List.of(hset(slot, List.of(slot.trace(), traceRecord[0], traceRecord[1])), zadd));
         }
         return added;
     }
@@ -203,7 +203,7 @@ final class SendWrites {
             if (part.traceRecords() != null && !part.traceRecords().isEmpty()) {
                 // the trace records first (see write): a pop never sees a member before its record
                 List<byte[]> hsetArgs = new ArrayList<>(1 + part.traceRecords().size());
-                hsetArgs.add(slot.msg());
+                hsetArgs.add(slot.trace());
                 hsetArgs.addAll(part.traceRecords());
                 commands.add(hset(slot, hsetArgs));
             }
@@ -233,10 +233,10 @@ final class SendWrites {
         return results;
     }
 
-    /** {@code HSET <msg> field value ...}: {@code args} from the msg key on. */
+    /** {@code HSET <trace> field value ...} (trace records): {@code args} from the trace key on. */
     private static AsyncCommand<byte[], byte[], Long> hset(SlotKeys slot, List<byte[]> args) {
         return new AsyncCommand<>(new Command<>(CommandType.HSET, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(slot.msg(), args)));
+                new EncodedArgs(slot.trace(), args)));
     }
 
     /** {@code ZADD <store> [NX] score member ...}: {@code args} from the store key on; replies how many were new. */

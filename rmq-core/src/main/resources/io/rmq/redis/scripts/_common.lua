@@ -1,14 +1,14 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..11]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg
+-- Slot keys always come in this order (KEYS[1..12]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace
 --   (all under one hash tag {topic:slot})
 -- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
--- lease-seq key as KEYS[12] and its skipped key as KEYS[13] (the others have neither: K_SKIPPED is nil there).
+-- lease-seq key as KEYS[13] and its skipped key as KEYS[14] (the others have neither: K_SKIPPED is nil there).
 -- A member is a message's serialized body, or 0xFF followed by its id (a message sent with an id).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_MSG, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9],
-    KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+    K_MSG, K_TRACE, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
+    KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -145,12 +145,14 @@ end
 --   an id member: the member itself (short);
 --   a body: 0x01 followed by the first 13 bytes of its SHA-1 (a header costs no second copy of the body; 104 bits:
 --     no collision to fear in one slot);
---   a body whose envelope is its trace context alone (the common case with propagation on; envelope = flags 2 and the
---     25-byte traceparent): the compact trace record, field 0x02 + SHA-1 bytes 1..5, value = SHA-1 bytes 6..9 (a
---     check) followed by the envelope. 6 and 30 bytes fit Redis's smallest allocations. Two bodies of one slot may
---     share a field (40 bits): then one overwrites or deletes the other's record, and the check makes the other
---     read none: a collision can lose a trace link, never attach a wrong one. Read only when the body has no 0x01
---     field (an envelope with headers wins).
+-- A body whose envelope is its trace context alone (the common case with propagation on; envelope = flags 2 and the
+-- 25-byte traceparent) has a compact trace record in the trace HASH instead: field 0x02 + SHA-1 bytes 1..5, value =
+-- SHA-1 bytes 6..9 (a check) followed by the envelope. 6 and 30 bytes fit Redis's smallest allocations. Two bodies of
+-- one slot may share a field (40 bits): then one overwrites or deletes the other's record, and the check makes the
+-- other read none: a collision can lose a trace link, never attach a wrong one. Read only when the body has no 0x01
+-- field (an envelope with headers wins). A HASH of its own, so that a pop of a slot whose envelopes are all trace
+-- records looks nothing up in Lua: the consumer reads the records itself (Java's SHA-1, a native HMGET) and names
+-- them in its ack, where a digest per message in Lua costs more than the rest of a pop and ack together.
 
 local function is_id(member)
     return string.byte(member, 1) == 255
@@ -182,59 +184,77 @@ local function trace_only(envelope)
     return #envelope == 26 and string.byte(envelope, 1) == 2
 end
 
+-- Which of `members` have a copy in the sorted set `key` (a table indexed like members; empty when the key is absent:
+-- an EXISTS is cheaper than a reply of nils).
+local function copies_in(key, members)
+    if redis.call('EXISTS', key) == 0 then
+        return {}
+    end
+    return redis.call('ZMSCORE', key, unpack(members))
+end
+
 -- A script that took `members` out of store, prepare, retry or dead calls this afterwards: the envelope goes when no
 -- copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
 -- store, a PRIORITY retry backs off or the member lies in dead (a requeue is delivered with its headers). The same for
--- a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body). Slots without
--- either pay one EXISTS per call.
-local function forget_envelopes(members)
-    if #members == 0 or redis.call('EXISTS', K_MSG, K_CONTEXT) == 0 then
+-- a trace record and a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body).
+-- `traces` (optional, indexed like members): the bodies' trace-record fields as the consumer computed them ('' for an
+-- id), so that no digest is needed here when the slot has no msg HASH; `left_prepare`: the caller has just taken
+-- every one of them out of prepare (an ack), which saves looking there. Slots with none of the three pay one EXISTS.
+local function forget_envelopes(members, traces, left_prepare)
+    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT) == 0 then
         return
     end
-    local in_store = redis.call('ZMSCORE', K_STORE, unpack(members))
-    local in_prepare = redis.call('ZMSCORE', K_PREPARE, unpack(members))
-    local in_retry = redis.call('ZMSCORE', K_RETRY, unpack(members))
-    local in_dead = redis.call('ZMSCORE', K_DEAD, unpack(members))
-    local gone, fields = {}, {}
+    local has_msg, has_trace = redis.call('EXISTS', K_MSG) == 1, redis.call('EXISTS', K_TRACE) == 1
+    local has_legacy = redis.call('EXISTS', K_CONTEXT) == 1
+    local in_store, in_prepare = copies_in(K_STORE, members), left_prepare and {} or copies_in(K_PREPARE, members)
+    local in_retry, in_dead = copies_in(K_RETRY, members), copies_in(K_DEAD, members)
+    local gone, fields, trace_fields = {}, {}, {}
     for j, member in ipairs(members) do
         if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
             gone[#gone + 1] = member
+            local named = traces and traces[j]
             if is_id(member) then
                 fields[#fields + 1] = member
-            else
+            elseif has_msg or (has_trace and (not named or named == '')) then
                 local key, trace = body_keys(member)
                 fields[#fields + 1] = key
-                fields[#fields + 1] = trace
+                trace_fields[#trace_fields + 1] = trace
+            elseif has_trace then
+                trace_fields[#trace_fields + 1] = named
             end
         end
     end
-    if #gone > 0 then
-        if redis.call('EXISTS', K_MSG) == 1 then
-            redis.call('HDEL', K_MSG, unpack(fields))
-        end
+    if has_msg and #fields > 0 then
+        redis.call('HDEL', K_MSG, unpack(fields))
+    end
+    if has_trace and #trace_fields > 0 then
+        redis.call('HDEL', K_TRACE, unpack(trace_fields))
+    end
+    if has_legacy and #gone > 0 then
         redis.call('HDEL', K_CONTEXT, unpack(gone))
     end
 end
 
 -- The envelopes of `members` ('' where none), or nil when the slot has none. Envelopes are always looked up when the
--- msg HASH exists (an id message's payload is in it): the 0x01 fields (ids: the member) first, then the trace records
--- of the bodies that had none, each kept only when its check matches. Legacy trace contexts (the context HASH: text,
--- which starts with a printable character where an envelope starts with its flags byte) only when `with_legacy`
--- (propagation on), for bodies with neither.
-local function envelopes_of(members, with_legacy)
+-- msg HASH exists (an id message's payload is in it): the 0x01 fields (ids: the member), then the trace records of
+-- the bodies that had none (unless `skip_trace`: the caller reads them itself), each kept only when its check
+-- matches. Legacy trace contexts (the context HASH: text, which starts with a printable character where an envelope
+-- starts with its flags byte) only when `with_legacy` (propagation on), for bodies with neither.
+local function envelopes_of(members, with_legacy, skip_trace)
     if #members == 0 then
         return nil
     end
     local has_msg = redis.call('EXISTS', K_MSG) == 1
+    local has_trace = not skip_trace and redis.call('EXISTS', K_TRACE) == 1
     local has_legacy = with_legacy and redis.call('EXISTS', K_CONTEXT) == 1
-    if not has_msg and not has_legacy then
+    if not (has_msg or has_trace or has_legacy) then
         return nil
     end
     local out = {}
     for j = 1, #members do
         out[j] = ''
     end
-    if has_msg then
+    if has_msg or has_trace then
         local keys, traces, checks = {}, {}, {}
         for j, member in ipairs(members) do
             if is_id(member) then
@@ -243,7 +263,7 @@ local function envelopes_of(members, with_legacy)
                 keys[j], traces[j], checks[j] = body_keys(member)
             end
         end
-        local found = redis.call('HMGET', K_MSG, unpack(keys))
+        local found = has_msg and redis.call('HMGET', K_MSG, unpack(keys)) or {}
         local missing, at = {}, {}
         for j = 1, #members do
             if found[j] then
@@ -253,8 +273,8 @@ local function envelopes_of(members, with_legacy)
                 at[#at + 1] = j
             end
         end
-        if #missing > 0 then
-            local records = redis.call('HMGET', K_MSG, unpack(missing))
+        if has_trace and #missing > 0 then
+            local records = redis.call('HMGET', K_TRACE, unpack(missing))
             for i, j in ipairs(at) do
                 local record = records[i]
                 if record and string.sub(record, 1, 4) == checks[j] then

@@ -6,9 +6,11 @@
 -- announce_waiting and forget_skipped); it keeps the envelope stored for the member (see forget_envelopes in
 -- _common.lua).
 --
--- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg,
+-- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             lease-seq, skipped of the slot
--- ARGV[1]: 1 if the topic is PRIORITY, else 0
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the trace-record
+--         fields of the members, one per member in argument order ('' for an id): the consumer read the records
+--         itself (see pop.lua, ARGV[13]) and names them, so that forgetting them needs no digest here
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
@@ -16,7 +18,9 @@
 --          (one reply element instead of one per member: cheaper to build here and to read in the client)
 --#include _common.lua
 
-local is_priority = ARGV[1] == '1'
+local is_priority = string.sub(ARGV[1], 1, 1) == '1'
+local trace_count = tonumber(string.sub(ARGV[1], 2)) or 0
+local runs_end = #ARGV - trace_count
 -- The fencing check per run: the members of one pop (or extension) share its token, so one ZRANGEBYSCORE of that exact
 -- score names the ones it still holds, with no score to format and parse per member as ZMSCORE would (Redis formats
 -- each double it replies with printf, a large part of an ack's cost). When the token holds many more members than
@@ -24,10 +28,12 @@ local is_priority = ARGV[1] == '1'
 -- much more than it settles; a ZCOUNT of the token (two rank lookups, no member read) decides which, so the run
 -- never pays for both.
 local out, acked = {}, {}
+-- the trace-record fields of the acked members (when the consumer named them), and how many members were read so far
+local acked_traces, seen = trace_count > 0 and {} or nil, 0
 -- acked members still to be removed one by one (the runs that settle all their token holds go by score instead)
 local remove = {}
 local i = 2
-while i <= #ARGV do
+while i <= runs_end do
     local token, count = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
     local first, last = i + 2, i + 1 + count
     local score = string.format('%.17g', token / TOKEN_UNITS)
@@ -39,12 +45,14 @@ while i <= #ARGV do
         for k = first, last do
             local member = ARGV[k]
             local held_here = holds[member]
+            seen = seen + 1
             if held_here then
                 if held_here == 1 then
                     holds[member] = 2 -- counted once, however often the run names it
                     settled = settled + 1
                 end
                 acked[#acked + 1] = member
+                if acked_traces then acked_traces[#acked] = ARGV[runs_end + seen] end
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
@@ -61,8 +69,10 @@ while i <= #ARGV do
         local current = redis.call('ZMSCORE', K_PREPARE, unpack(ARGV, first, last))
         for k = first, last do
             local held_score = current[k - first + 1]
+            seen = seen + 1
             if held_score and token_of(held_score) == token then
                 acked[#acked + 1] = ARGV[k]
+                if acked_traces then acked_traces[#acked] = ARGV[runs_end + seen] end
                 remove[#remove + 1] = ARGV[k]
                 out[#out + 1] = '1'
             else
@@ -75,9 +85,10 @@ end
 if #remove > 0 then
     redis.call('ZREM', K_PREPARE, unpack(remove))
 end
--- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, legacy contexts,
--- skipped duplicates): usually none of it, which one EXISTS of all seven keys tells instead of one call each
-if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_MSG, K_SKIPPED) > 0 then
+-- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, trace records, legacy
+-- contexts, skipped duplicates): usually none of it, which one EXISTS of all eight keys tells instead of one call each
+if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE,
+        K_SKIPPED) > 0 then
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
     local forget = acked
     if redis.call('EXISTS', K_RETRY) == 1 then
@@ -99,7 +110,7 @@ if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCEL
         redis.call('SREM', K_CANCELLED, unpack(acked))
     end
     -- its envelope too, unless a duplicate still waits (or a copy backs off or lies in dead)
-    forget_envelopes(acked)
+    forget_envelopes(acked, acked_traces, true)
     -- duplicates waiting behind an in-flight body are rare: no store lookup unless a pop skipped one (then one per
     -- call, and the acked bodies leave the skipped SET)
     if forget_skipped(acked) then

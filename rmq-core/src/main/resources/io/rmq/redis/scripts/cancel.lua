@@ -4,7 +4,8 @@
 -- release at shutdown, hand-over of an ordered slot) it is dropped instead of being handed out again (see
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }

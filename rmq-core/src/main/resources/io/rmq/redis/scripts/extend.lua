@@ -2,7 +2,7 @@
 -- holds: those get one new lease token (see issue_lease in _common.lua: now + lease, raised above every token the
 -- slot issued before), which becomes their prepare score. The new token fences the old one.
 --
--- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg,
+-- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             lease-seq, skipped of the slot
 -- ARGV[1]: lease in ms
 -- ARGV[2..]: member1, token1, member2, token2, ...   (tokens in 1/1024 ms, as pop.lua and this script reply them)

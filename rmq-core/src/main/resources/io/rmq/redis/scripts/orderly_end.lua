@@ -2,7 +2,8 @@
 -- owner that died) goes back to store with its score (merging with a waiting duplicate as a retry does), retry times
 -- are dropped, and the owner key is deleted. Refused while an owner still holds the slot.
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- Returns: how many messages went back to store, or -1 when an owner still holds the slot
 --#include _common.lua

@@ -10,7 +10,8 @@
 --      a message that still waits for its retry (a head a graceful release put back) stops the take there, or, as the
 --      first one, becomes the held head and suspends the slot until its retry time.
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: n, the number of acked members; ARGV[11..10+n]: the acked members

@@ -8,7 +8,8 @@
 -- attempt of the message that holder was handling (the head, unless it was waiting for its retry): a message that
 -- kills its consumer every time ends in dead instead of stopping the slot for ever.
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot
 -- ARGV[1]: 'claim' or 'release'
 -- ARGV[2]: instance id
 -- ARGV[3]: the epoch this instance holds (0: none); a claim with the current epoch renews it; any other claim by the

@@ -9,7 +9,7 @@
 -- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
 -- _common.lua).
 --
--- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg,
+-- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
@@ -20,11 +20,15 @@
 -- ARGV[12]: look-ahead in ms (time-ordered topics; absent: 0): take messages due up to now + look-ahead, and give
 --           the next due hint that much before the first waiting message's due time (the consumer holds a message
 --           taken ahead until it is due)
+-- ARGV[13]: 1 when the consumer reads the slot's trace records itself (then they are not looked up here, and flag 4
+--           says that the slot has some); absent: they are looked up here like envelopes
 -- Returns: { token, Redis now (ms), next due hint, flags, member1, score1, [attempt1], [envelope1], member2, ... }
 --   token: the fencing token of every member popped, in 1/1024 ms (the prepare score * 1024: an integer), 0 when none
 --   flags: + 1 when the slot has failed messages and each member's score is followed by its attempt (without it
 --   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its envelope ('' when none;
---   only when the slot has envelopes, or legacy contexts and they were asked for).
+--   only when the slot has envelopes, or legacy contexts and they were asked for); + 4 when the consumer reads trace
+--   records itself (ARGV[13]) and the slot has some: a body whose envelope is '' (or that came without one) may
+--   have one.
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
 --   deadline (its expiry must be swept).
@@ -59,16 +63,19 @@ if is_priority then
 end
 
 -- Most slots have no failed messages, cancel marks, envelopes or legacy contexts: one EXISTS of the keys says so
-local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG) > 0
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE) > 0
 -- skip the per-message attempt lookup (and its reply element) without failures
 local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
 -- likewise the envelopes: looked up when the slot has any (an id message's payload is in its envelope), and legacy
 -- trace contexts only when the consumer asks for them (propagation on)
 local with_legacy = ARGV[11] == '1'
-local with_contexts = extras and (redis.call('EXISTS', K_MSG) == 1
+local reads_traces = ARGV[13] == '1'
+local has_traces = extras and redis.call('EXISTS', K_TRACE) == 1
+local with_contexts = extras and (redis.call('EXISTS', K_MSG) == 1 or (has_traces and not reads_traces)
         or (with_legacy and redis.call('EXISTS', K_CONTEXT) == 1))
 local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
-local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0) }
+local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0)
+        + ((has_traces and reads_traces) and 4 or 0) }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
 local token_arg, token_num = nil, nil
@@ -133,7 +140,7 @@ while taken < batch and skipped < max_skipped do
         local n = #out
         if with_contexts then
             local failures = any_failures and redis.call('HMGET', K_ATTEMPTS, unpack(take))
-            local contexts = envelopes_of(take, with_legacy) or {}
+            local contexts = envelopes_of(take, with_legacy, reads_traces) or {}
             for j, member in ipairs(take) do
                 out[n + 1] = member
                 out[n + 2] = page[take_index and take_index[j] or 2 * j]
@@ -188,6 +195,6 @@ out[3] = next_due
 -- with the slot's last message, unless dead messages still own theirs. (A native send whose ZADD is about to land
 -- loses its trace link here: a link, never a message.)
 if next_due == -1 and extras and redis.call('EXISTS', K_DEAD) == 0 then
-    redis.call('DEL', K_MSG, K_CONTEXT)
+    redis.call('DEL', K_MSG, K_CONTEXT, K_TRACE)
 end
 return out

@@ -3,7 +3,8 @@
 -- suspended head is in flight (held by its owner) and stays. Trace contexts go with the bodies (unless a copy is
 -- still in flight or dead).
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the most entries to delete in this call
 -- Returns: the number deleted (less than ARGV[2]: the slot has no waiting messages left)

@@ -7,12 +7,13 @@
 --   PRIORITY / FIXED_TIME ('score'): score = priority or due time; a waiting duplicate takes the latest value.
 -- Envelopes (modes 'range-env' / 'score-env' only; the plain modes never touch the msg HASH): whatever a message
 -- carries besides its member (an id message's payload, headers, the trace context) is stored in the msg HASH under the
--- member's envelope key (see envelope_key in _common.lua), in the same call as the member, and the latest send's
+-- member's envelope key (see envelope_key in _common.lua), a body's trace context alone as its trace record in the
+-- trace HASH, in the same call as the member, and the latest send's
 -- envelope wins for every type: a merged send changes the due time by its type's rule but always delivers the newest
 -- payload and headers. A send without an envelope ('') leaves whatever is stored.
 --
--- KEYS[1..11]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg of the slot
---              (store and msg are written)
+-- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
+--             the slot (store, msg and trace are written)
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
@@ -74,7 +75,7 @@ if with_envelopes then
     -- HSET with repeated fields keeps the last: the latest send's envelope within this call, too. A body's trace
     -- context alone goes into its compact trace record; a fuller envelope of a body deletes that record (it holds the
     -- context itself, and is read first).
-    local envelope_args, stale = {}, {}
+    local envelope_args, trace_args, stale = {}, {}, {}
     for j, member in ipairs(members) do
         local envelope = ARGV[2 + 3 * j]
         if envelope ~= '' then
@@ -84,8 +85,8 @@ if with_envelopes then
             else
                 local key, trace, check = body_keys(member)
                 if trace_only(envelope) then
-                    envelope_args[#envelope_args + 1] = trace
-                    envelope_args[#envelope_args + 1] = check .. envelope
+                    trace_args[#trace_args + 1] = trace
+                    trace_args[#trace_args + 1] = check .. envelope
                 else
                     envelope_args[#envelope_args + 1] = key
                     envelope_args[#envelope_args + 1] = envelope
@@ -97,8 +98,11 @@ if with_envelopes then
     if #envelope_args > 0 then
         redis.call('HSET', K_MSG, unpack(envelope_args))
     end
-    if #stale > 0 then
-        redis.call('HDEL', K_MSG, unpack(stale))
+    if #trace_args > 0 then
+        redis.call('HSET', K_TRACE, unpack(trace_args))
+    end
+    if #stale > 0 and redis.call('EXISTS', K_TRACE) == 1 then
+        redis.call('HDEL', K_TRACE, unpack(stale))
     end
 end
 
