@@ -36,7 +36,8 @@ import static org.awaitility.Awaitility.await;
  * any send (its transport blocks and says so). Nothing is in Redis then, the publications are incomplete in the
  * registry. Restarted with {@code republish-outstanding-events-on-restart}, it sends them: each message is delivered
  * once to a consumer in a JVM of its own (an independent record), and every publication is completed. The registry
- * is PostgreSQL when installed ({@link TestPostgres}), otherwise an H2 file.
+ * is PostgreSQL when installed ({@link TestPostgres}), otherwise (or with {@code -Dfaults.outbox.registry=h2}) an H2
+ * file.
  */
 class OutboxFaultScenariosTest extends FaultSuite {
 
@@ -48,7 +49,9 @@ class OutboxFaultScenariosTest extends FaultSuite {
 
     @Test
     void eventsCommittedBeforeAKillDashNineAreSentAfterTheRestartAndDeliveredOnce() throws Exception {
-        boolean postgres = TestPostgres.installed() || "1".equals(System.getenv(TestPostgres.REQUIRE_ENV));
+        // -Dfaults.outbox.registry=h2: the H2 file even where PostgreSQL is installed
+        boolean postgres = !"h2".equals(System.getProperty("faults.outbox.registry"))
+                && (TestPostgres.installed() || "1".equals(System.getenv(TestPostgres.REQUIRE_ENV)));
         String url = postgres ? TestPostgres.shared().newDatabase("outbox_fault")
                 // written at each commit (WRITE_DELAY=0), so a kill -9 loses no committed transaction; no lock file
                 // left behind by the killed JVM
