@@ -27,7 +27,8 @@ final class Docs {
     /** Where tagged regions are looked for: the sources compiled by the build's tests. */
     private static final List<Path> SOURCE_ROOTS = List.of(Path.of("src", "test", "java"),
             Path.of("src", "test", "resources"), ROOT.resolve(Path.of("rmq-core", "src", "test", "java")),
-            ROOT.resolve(Path.of("rmq-spring-boot-autoconfigure", "src", "test", "java")));
+            ROOT.resolve(Path.of("rmq-spring-boot-autoconfigure", "src", "test", "java")),
+            ROOT.resolve(Path.of("rmq-modulith", "src", "test", "java")));
 
     private static final Pattern TAG = Pattern.compile("tag::([A-Za-z0-9_-]+)\\[]");
 

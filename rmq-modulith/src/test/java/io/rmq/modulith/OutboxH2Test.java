@@ -1,0 +1,18 @@
+package io.rmq.modulith;
+
+import io.rmq.modulith.ShopApp.Database;
+import io.rmq.test.RedisTopology;
+
+/** {@link OutboxIntegrationTests} with the registry on H2 (in memory), on a standalone Redis. */
+class OutboxH2Test extends OutboxIntegrationTests {
+
+    @Override
+    Database database() {
+        return Database.H2;
+    }
+
+    @Override
+    RedisTopology topology() {
+        return RedisTopology.STANDALONE;
+    }
+}
