@@ -36,6 +36,7 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
+ * &lt;prefix&gt;:{rmq-schedules}:&lt;name&gt;   HASH a periodic schedule's definition, latest firing taken, pause, latest outcome
  * </pre>
  */
 public final class RmqKeys {
@@ -74,6 +75,14 @@ public final class RmqKeys {
     /** The live ORDERLY consumers of a topic (Redis coordinator). */
     public byte[] members(String topic) {
         return bytes(prefix + ":{" + topic + "}:members");
+    }
+
+    /**
+     * The state of a periodic schedule (see docs/scheduling.md): one hash per schedule, all under one hash tag, so that
+     * a cluster keeps them on one node and each script touches one slot.
+     */
+    public byte[] schedule(String name) {
+        return bytes(prefix + ":{rmq-schedules}:" + name);
     }
 
     /** The token bucket of a rate-limited topic. */

@@ -38,7 +38,9 @@ enum RmqScript {
     RESCHEDULE("reschedule.lua"),
     BROWSE("browse.lua"),
     PURGE("purge.lua"),
-    STATS("stats.lua");
+    STATS("stats.lua"),
+    SCHEDULE_REGISTER("schedule_register.lua"),
+    SCHEDULE_CLAIM("schedule_claim.lua");
 
     private static final String INCLUDE = "--#include ";
 

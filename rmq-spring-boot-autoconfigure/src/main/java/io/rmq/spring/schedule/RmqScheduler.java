@@ -18,7 +18,6 @@ import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.RmqUnavailableException;
-import io.rmq.internal.RmqInternals;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -77,7 +76,7 @@ public class RmqScheduler implements SmartLifecycle {
         this.methodDeclarations = methodDeclarations;
         this.events = events;
         this.shutdownTimeout = shutdownTimeout;
-        this.store = new ScheduleStore(RmqInternals.redis(rmq).gateway().client(), rmq.options().keyPrefix());
+        this.store = new ScheduleStore(rmq);
         this.queue = new FiringQueue(rmq);
         // entries are checked before anything connects, as other rmq.* properties are
         this.propertyDeclarations.forEach(ScheduleDeclaration::definition);
@@ -259,9 +258,8 @@ public class RmqScheduler implements SmartLifecycle {
         return RmqListenerEndpointRegistry.PHASE + 1;
     }
 
-    /** Closes the schedules' own Redis connection (the listeners close with the registry). */
+    /** Stops queueing firings (the listeners close with the registry; Redis is the engine's). */
     public void close() {
         stop();
-        store.close();
     }
 }
