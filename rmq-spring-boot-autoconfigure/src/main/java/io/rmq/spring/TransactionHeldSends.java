@@ -187,37 +187,45 @@ final class TransactionHeldSends {
             sends.clear();
         }
 
-        /** In call order: sends to one slot reach Redis in that order, and one identity's latest send is last. */
+        /**
+         * In call order, each write started once the one before it has ended: single sends, batches and their async
+         * forms take different ways to Redis (a slot's single sends may wait for one under way and go out together;
+         * a batch goes at once), so only this makes one identity's latest send the one that stays. The commit waits
+         * for every write but a last asynchronous one, never longer than {@link #AWAIT_MILLIS} in all; past that the
+         * rest go out without waiting for each other.
+         */
         private void writeAll() {
             open = false;
-            List<CompletableFuture<?>> awaited = new ArrayList<>();
-            for (HeldSend<?> send : sends) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AWAIT_MILLIS);
+            boolean waiting = true;
+            for (int i = 0; i < sends.size(); i++) {
+                HeldSend<?> send = sends.get(i);
                 CompletableFuture<?> written = send.write();
-                if (send.awaited) {
-                    awaited.add(written);
+                boolean last = i == sends.size() - 1;
+                if (waiting && (!last || send.awaited)) {
+                    waiting = await(written, deadline);
                 }
             }
             sends.clear();
-            if (!awaited.isEmpty()) {
-                await(awaited);
-            }
         }
 
-        /** Waits for the writes; failures were reported already. */
-        private void await(List<CompletableFuture<?>> writes) {
+        /** Waits for a write until the deadline (its failure was reported already); false once the deadline passed. */
+        private boolean await(CompletableFuture<?> write, long deadline) {
             try {
-                CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(AWAIT_MILLIS,
-                        TimeUnit.MILLISECONDS);
+                write.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                return true;
             }
             catch (ExecutionException ex) {
-                // reported to the failure handler
+                return true; // reported to the failure handler
             }
             catch (TimeoutException ex) {
                 log.warn("A commit stopped waiting for the sends its transaction held after {} ms; they complete, or"
                         + " are reported as failed, when Redis answers", AWAIT_MILLIS);
+                return false;
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
+                return false;
             }
         }
     }
