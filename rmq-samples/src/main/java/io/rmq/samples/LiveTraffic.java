@@ -12,6 +12,7 @@ import io.rmq.samples.merchant.MerchantDirectory;
 import io.rmq.samples.merchant.MerchantTask;
 import io.rmq.samples.order.CloseOrder;
 import io.rmq.samples.order.OrderBook;
+import io.rmq.samples.order.OrderPlacement;
 import io.rmq.samples.render.PriceBoard;
 import io.rmq.spring.RmqTemplate;
 import org.slf4j.Logger;
@@ -37,17 +38,19 @@ public class LiveTraffic implements DisposableBean {
     private final RmqTemplate rmq;
     private final PriceBoard prices;
     private final OrderBook orders;
+    private final OrderPlacement placement;
     private final MerchantDirectory merchants;
     private final LoggingSystem logging;
     private final Random random = new Random();
     private ScheduledExecutorService timer;
     private int orderNumber = 5000;
 
-    public LiveTraffic(RmqTemplate rmq, PriceBoard prices, OrderBook orders, MerchantDirectory merchants,
-            LoggingSystem logging) {
+    public LiveTraffic(RmqTemplate rmq, PriceBoard prices, OrderBook orders, OrderPlacement placement,
+            MerchantDirectory merchants, LoggingSystem logging) {
         this.rmq = rmq;
         this.prices = prices;
         this.orders = orders;
+        this.placement = placement;
         this.merchants = merchants;
         this.logging = logging;
     }
@@ -99,8 +102,8 @@ public class LiveTraffic implements DisposableBean {
     private void placeOrder() {
         String id = "L-" + (++orderNumber);
         long deadline = System.currentTimeMillis() + 2_000 + random.nextInt(3_000);
-        orders.place(id, 10_00 + random.nextInt(90_00), deadline);
-        rmq.sendFixedTime(SampleDriver.ORDER_TOPIC, new CloseOrder(id), Instant.ofEpochMilli(deadline));
+        // the row, its close and the stock in one transaction, as in the scenario
+        placement.place(id, "gift card", 10_00 + random.nextInt(90_00), deadline);
         if (random.nextBoolean()) {
             timer.schedule(guarded(() -> {
                 orders.pay(id);

@@ -8,6 +8,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * RMQ samples: the three stories of the original RMQ design and one of ORDERLY consumption, played by
  * {@link SampleDriver} against the listeners in {@code render}, {@code merchant}, {@code order} and {@code ledger}.
+ * Story 3's orders and stock are in an in-memory H2 database that Spring Boot makes at start ({@code schema.sql},
+ * {@code data.sql}); its orders are placed in transactions that hold their sends until the commit, and a schedule,
+ * {@code order-stats}, reports on them every 2 s.
  * <p>
  * Without {@code spring.data.redis.*} connection properties an embedded Redis is started (see
  * {@link io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor}). By default the application then keeps running,

@@ -36,6 +36,9 @@ import io.rmq.admin.CancelResult;
 import io.rmq.samples.order.CloseOrder;
 import io.rmq.samples.order.CustomerNotifier;
 import io.rmq.samples.order.OrderBook;
+import io.rmq.samples.order.OrderPlacement;
+import io.rmq.samples.order.OrderStats;
+import io.rmq.samples.order.OrderTimeoutHandler;
 import io.rmq.samples.render.PictureRenderer;
 import io.rmq.samples.render.PriceBoard;
 import io.rmq.samples.render.RenderRequest;
@@ -55,11 +58,15 @@ import org.springframework.stereotype.Component;
  * <ol>
  *   <li>RANGE_MERGE {@code picture-render}: bursts of price changes, one picture render per item and burst;</li>
  *   <li>PRIORITY {@code merchant-tasks}: a backlog of re-render tasks, key accounts served first;</li>
- *   <li>FIXED_TIME {@code order-timeout}: unpaid orders closed at their payment deadline, paid ones left alone;</li>
+ *   <li>FIXED_TIME {@code order-timeout}: unpaid orders closed at their payment deadline, paid ones left alone; each
+ *   order placed in a database transaction that holds its close until the commit, and one refused and rolled back,
+ *   its close with it;</li>
  *   <li>FIXED_TIME {@code ledger}, consumed ORDERLY: per-account ledger entries applied in sequence, many accounts in
  *   parallel, without a lock; a failed entry holds back its slot until its retry.</li>
  * </ol>
- * Then it waits until every queue is empty, prints a summary and records the outcome in {@link ScenarioReport}. The
+ * Meanwhile the {@code order-stats} schedule ({@link OrderStats}, {@code @RmqScheduled}) logs the order table's counts
+ * every 2 s. Then it waits until every queue is empty, checks that the schedule fired (each firing time once), prints
+ * a summary and records the outcome in {@link ScenarioReport}. The
  * exit code ({@link ExitCodeGenerator}) is 0 when every story ended as expected.
  */
 @Component
@@ -78,6 +85,10 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     static final String FAILING_ACCOUNT = "AC-1009";
     static final int FAILING_SEQUENCE = 10;
 
+    /** Story 3: the item there is one of (A-1006 takes it), and the order refused for want of it. */
+    static final String SIGNED_PRINT = "signed print";
+    static final String REFUSED_ORDER = "A-1007";
+
     /** How long a render request waits for more changes of the same item. */
     static final Duration RENDER_TIME_RANGE = Duration.ofSeconds(2);
 
@@ -92,6 +103,9 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private final MerchantDirectory merchants;
     private final MerchantTaskWorker merchantWorker;
     private final OrderBook orders;
+    private final OrderPlacement placement;
+    private final OrderTimeoutHandler timeoutHandler;
+    private final OrderStats orderStats;
     private final CustomerNotifier notifier;
     private final Ledger ledger;
     private final LedgerEntryHandler ledgerHandler;
@@ -102,8 +116,12 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
 
     public SampleDriver(RmqTemplate rmq, RmqListenerEndpointRegistry listeners, PriceBoard prices,
             PictureRenderer renderer, MerchantDirectory merchants, MerchantTaskWorker merchantWorker, OrderBook orders,
+            OrderPlacement placement, OrderTimeoutHandler timeoutHandler, OrderStats orderStats,
             CustomerNotifier notifier, Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report,
             SamplesProperties properties, LiveTraffic liveTraffic, Environment environment) {
+        this.placement = placement;
+        this.timeoutHandler = timeoutHandler;
+        this.orderStats = orderStats;
         this.notifier = notifier;
         this.liveTraffic = liveTraffic;
         this.environment = environment;
@@ -129,6 +147,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             fixedTimeStory();
             orderlyStory();
             awaitEmptyQueues();
+            orderStatsSchedule();
         }
         catch (StoryTimeout ex) {
             // recorded as a problem already; the summary tells
@@ -358,18 +377,30 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         header("Story 3/4 - FIXED_TIME, topic '" + ORDER_TOPIC + "'",
                 "Every order must be paid by its deadline. When it is placed, a close is scheduled for exactly that time;",
                 "when it is paid, its close is cancelled; at the deadline unpaid orders are closed. A customer who gets",
-                "more time has the close re-sent with the new time: it merges and moves.");
+                "more time has the close re-sent with the new time: it merges and moves. An order is placed in one",
+                "transaction of the shop's database (H2): its row, its close, one of its item taken from stock. RMQ",
+                "holds the close until the commit; an order refused for want of stock rolls back, its close with it.");
         long now = System.currentTimeMillis();
-        Object[][] placed = {{"A-1001", 24_90L, 2000L}, {"A-1002", 59_00L, 2300L}, {"A-1003", 12_50L, 2600L},
-                {"A-1004", 89_99L, 2900L}, {"A-1005", 45_00L, 3200L}, {"A-1006", 19_90L, 3500L}};
+        Object[][] placed = {{"A-1001", "coffee beans", 24_90L, 2000L}, {"A-1002", "mug", 59_00L, 2300L},
+                {"A-1003", "tote bag", 12_50L, 2600L}, {"A-1004", "coffee beans", 89_99L, 2900L},
+                {"A-1005", "mug", 45_00L, 3200L}, {"A-1006", SIGNED_PRINT, 19_90L, 3500L}};
         for (Object[] o : placed) {
             String id = (String) o[0];
-            long deadline = now + (Long) o[2];
-            orders.place(id, (Long) o[1], deadline);
-            SendResult sent = rmq.sendFixedTime(ORDER_TOPIC, new CloseOrder(id), Instant.ofEpochMilli(deadline));
-            story("  -> order %s over %6s placed, pay by %s: close scheduled (slot %d)", id,
-                    PriceBoard.format((Long) o[1]), clock(deadline), sent.slot());
+            String item = (String) o[1];
+            long deadline = now + (Long) o[3];
+            SendResult sent = placement.place(id, item, (Long) o[2], deadline);
+            // the commit has written the close: it waits in Redis now
+            boolean waiting = rmq.contains(ORDER_TOPIC, new CloseOrder(id));
+            boolean row = orders.find(id).isPresent();
+            report.placement(new ScenarioReport.Placement(id, true, sent.held(), waiting, row));
+            story("  -> order %s of %-12s over %6s placed, pay by %s: close %s, in Redis after the commit: %s"
+                    + " (slot %d)", id, item, PriceBoard.format((Long) o[2]), clock(deadline),
+                    sent.held() ? "held by the transaction" : "WRITTEN AT ONCE", waiting ? "yes" : "NO", sent.slot());
+            check(sent.held(), "the close of " + id + " was written at once, not held by its transaction");
+            check(waiting && row, "order " + id + " committed, yet its row (" + row + ") or its close in Redis ("
+                    + waiting + ") is missing");
         }
+        refusedPlacement(now + 3300);
         Thread.sleep(1000);
         for (String id : List.of("A-1002", "A-1004")) {
             payAndCancelClose(id);
@@ -408,6 +439,40 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 && queueEmpty(CustomerNotifier.TOPIC));
         story("  customers told (replies to '%s', handled by a batch listener): %s in %d mail-out(s)",
                 CustomerNotifier.TOPIC, String.join(", ", closed), notifier.mailOuts().size());
+        // the refused order's deadline has passed and the topic is empty: had its close been written, it would have
+        // been handed to the deadline handler (and refused: no such order)
+        boolean delivered = timeoutHandler.handled().contains(REFUSED_ORDER);
+        report.refusedCloseDelivered(delivered);
+        story("  order %s, rolled back: close delivered %s, order row %s; '%s' left in stock: %d", REFUSED_ORDER,
+                delivered ? "YES" : "never", orders.find(REFUSED_ORDER).isPresent() ? "PRESENT" : "none", SIGNED_PRINT,
+                placement.available(SIGNED_PRINT));
+        check(!delivered, "the close of the rolled-back order " + REFUSED_ORDER + " was delivered");
+        check(orders.find(REFUSED_ORDER).isEmpty(), "the rolled-back order " + REFUSED_ORDER + " has a row");
+    }
+
+    /**
+     * The second order of the one signed print: its placement inserts the row and sends the close, then finds the
+     * stock empty and throws. The transaction rolls back: no row, and the held close is dropped, never written.
+     */
+    private void refusedPlacement(long deadline) {
+        String refusal;
+        try {
+            placement.place(REFUSED_ORDER, SIGNED_PRINT, 34_00L, deadline);
+            refusal = null;
+        }
+        catch (OrderPlacement.OutOfStockException ex) {
+            refusal = ex.getMessage();
+        }
+        // checked in Redis and in the database once the transaction has ended
+        boolean waiting = rmq.contains(ORDER_TOPIC, new CloseOrder(REFUSED_ORDER));
+        boolean row = orders.find(REFUSED_ORDER).isPresent();
+        report.placement(new ScenarioReport.Placement(REFUSED_ORDER, refusal == null, false, waiting, row));
+        story("  -> order %s of %-12s over %6s, pay by %s: %s; rolled back: order row %s, close in Redis %s",
+                REFUSED_ORDER, SIGNED_PRINT, PriceBoard.format(34_00L), clock(deadline),
+                refusal == null ? "PLACED" : "REFUSED (" + refusal + ")", row ? "PRESENT" : "none", waiting ? "YES" : "none");
+        check(refusal != null, "order " + REFUSED_ORDER + " was placed, though its item was sold out");
+        check(!waiting, "the close of the rolled-back order " + REFUSED_ORDER + " is in Redis");
+        check(!row, "the rolled-back order " + REFUSED_ORDER + " has a row");
     }
 
     /**
@@ -560,6 +625,21 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         return shared.isEmpty() ? "one slot each" : String.join("; ", shared) + ", the others have one of their own";
     }
 
+    // ------------------------------------------------------------------ the schedule
+
+    /**
+     * The {@code order-stats} schedule has logged the order counts every 2 s since the start: it fired, and each
+     * firing time ran once (one instance here; with several, still once across them).
+     */
+    private void orderStatsSchedule() throws InterruptedException {
+        await("the " + OrderStats.SCHEDULE + " schedule fired", () -> !orderStats.firings().isEmpty());
+        List<OrderStats.Firing> firings = orderStats.firings();
+        Set<Instant> times = firings.stream().map(OrderStats.Firing::firing).collect(Collectors.toSet());
+        report.scheduleFirings(firings.size(), times.size());
+        check(times.size() == firings.size(), "a firing time of " + OrderStats.SCHEDULE + " ran more than once: "
+                + firings.stream().map(OrderStats.Firing::firing).toList());
+    }
+
     // ------------------------------------------------------------------ end
 
     private void awaitEmptyQueues() throws InterruptedException {
@@ -578,15 +658,20 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         story("PRIORITY     %-15s backlog of %d tasks handled as %s", MERCHANT_TOPIC, handled.size(),
                 tierRuns(handled));
         List<OrderBook.Order> all = orders.orders();
-        story("FIXED_TIME   %-15s %d orders: %d paid in time (skipped), %d closed at their deadline", ORDER_TOPIC,
-                all.size(), all.stream().filter(o -> o.status() == OrderBook.Status.PAID).count(),
-                all.stream().filter(o -> o.status() == OrderBook.Status.CLOSED).count());
+        story("FIXED_TIME   %-15s %d orders: %d paid in time (skipped), %d closed at their deadline; each placed in a"
+                        + " transaction that held its close until the commit; %d refused and rolled back, its close never"
+                        + " written", ORDER_TOPIC, all.size(),
+                all.stream().filter(o -> o.status() == OrderBook.Status.PAID).count(),
+                all.stream().filter(o -> o.status() == OrderBook.Status.CLOSED).count(),
+                report.placements().stream().filter(p -> !p.committed()).count());
         List<Ledger.Applied> applied = ledger.applied();
         story("ORDERLY      %-15s %d ledger entries of %d accounts applied, %d out of sequence; %d failed attempt(s) "
                         + "retried before their successors; %d slots, %d threads", LEDGER_TOPIC, applied.size(),
                 applied.stream().map(Ledger.Applied::accountId).distinct().count(), ledger.outOfOrder().size(),
                 ledgerHandler.failures().size(), applied.stream().map(Ledger.Applied::slot).distinct().count(),
                 applied.stream().map(Ledger.Applied::thread).distinct().count());
+        story("SCHEDULE     %-15s fired %d times (every %s), each firing time once: %s", OrderStats.SCHEDULE,
+                report.scheduleFirings(), OrderStats.RATE, report.scheduleFirings() == report.distinctFiringTimes() ? "yes" : "NO");
         for (String topic : TOPICS) {
             TopicStats stats = rmq.stats(topic);
             story("queue %-15s waiting=%d in-flight=%d retrying=%d dead=%d", topic, stats.waiting(), stats.inFlight(),

@@ -44,12 +44,29 @@ public class ScenarioReport {
             long merged) {
     }
 
+    /**
+     * One order placement of story 3, in its database transaction, and what was found once it had ended.
+     *
+     * @param orderId      the order
+     * @param committed    placed (the transaction committed); false: refused, rolled back
+     * @param closeHeld    the close's send said it was held by the transaction (false when refused: no result)
+     * @param closeWaiting its close was waiting in Redis right after the transaction
+     * @param rowPresent   its row was in the database right after the transaction
+     */
+    public record Placement(String orderId, boolean committed, boolean closeHeld, boolean closeWaiting,
+            boolean rowPresent) {
+    }
+
     private final List<Burst> bursts = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private int backlogTasks;
     private boolean upgradeMerged;
     private boolean orderExtensionMerged;
     private LedgerRun ledgerRun;
+    private final List<Placement> placements = new ArrayList<>();
+    private boolean refusedCloseDelivered;
+    private int scheduleFirings;
+    private int distinctFiringTimes;
     private boolean finished;
     private long elapsedMillis;
 
@@ -100,6 +117,38 @@ public class ScenarioReport {
     /** What story 4 sent; null before it has. */
     public synchronized LedgerRun ledgerRun() {
         return ledgerRun;
+    }
+
+    public synchronized void placement(Placement placement) {
+        placements.add(placement);
+    }
+
+    /** Story 3's placements, in the order they were made. */
+    public synchronized List<Placement> placements() {
+        return List.copyOf(placements);
+    }
+
+    public synchronized void refusedCloseDelivered(boolean delivered) {
+        this.refusedCloseDelivered = delivered;
+    }
+
+    /** Whether the close of the rolled-back order reached the deadline handler (it must not). */
+    public synchronized boolean refusedCloseDelivered() {
+        return refusedCloseDelivered;
+    }
+
+    /** The order-stats schedule's runs at the end of the scenario, and how many distinct firing times they ran for. */
+    public synchronized void scheduleFirings(int runs, int distinctFiringTimes) {
+        this.scheduleFirings = runs;
+        this.distinctFiringTimes = distinctFiringTimes;
+    }
+
+    public synchronized int scheduleFirings() {
+        return scheduleFirings;
+    }
+
+    public synchronized int distinctFiringTimes() {
+        return distinctFiringTimes;
     }
 
     public synchronized void problem(String problem) {

@@ -17,14 +17,19 @@ import io.rmq.samples.ledger.LedgerEntryHandler;
 import io.rmq.samples.merchant.MerchantTaskWorker;
 import io.rmq.samples.merchant.MerchantTaskWorker.HandledTask;
 import io.rmq.samples.merchant.MerchantTier;
+import io.rmq.samples.order.CloseOrder;
 import io.rmq.samples.order.CustomerNotifier;
 import io.rmq.samples.order.OrderBook;
 import io.rmq.samples.order.OrderBook.Order;
+import io.rmq.samples.order.OrderPlacement;
+import io.rmq.samples.order.OrderStats;
+import io.rmq.samples.order.OrderTimeoutHandler;
 import io.rmq.samples.redis.EmbeddedRedisEnvironmentPostProcessor;
 import io.rmq.samples.render.PictureRenderer;
 import io.rmq.samples.render.PictureRenderer.FailedAttempt;
 import io.rmq.samples.render.PictureRenderer.Render;
 import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.schedule.RmqSchedules;
 import io.rmq.test.LogCapture;
 import org.junit.jupiter.api.Test;
 
@@ -33,6 +38,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.annotation.DirtiesContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -62,6 +68,19 @@ abstract class SampleScenarioTestSupport {
 
     @Autowired
     CustomerNotifier notifier;
+
+    @Autowired
+    OrderTimeoutHandler timeoutHandler;
+
+    @Autowired
+    OrderStats orderStats;
+
+    @Autowired
+    RmqSchedules schedules;
+
+    /** The sample's H2 database, read directly (not through the sample's own classes). */
+    @Autowired
+    JdbcTemplate jdbc;
 
     @Autowired
     Ledger ledger;
@@ -207,6 +226,71 @@ abstract class SampleScenarioTestSupport {
         // A-1006 got one more second: its close merged and moved to the new deadline, 2.5 s after A-1001's (not 1.5 s)
         assertThat(report.orderExtensionMerged()).isTrue();
         assertThat(byId.get("A-1006").deadline() - byId.get("A-1001").deadline()).isEqualTo(2_500);
+    }
+
+    @Test
+    void eachOrderIsPlacedInATransactionThatHoldsItsCloseAndTheRefusedOneLeavesNoRowAndNoClose() {
+        List<ScenarioReport.Placement> placements = report.placements();
+        assertThat(placements).extracting(ScenarioReport.Placement::orderId).containsExactly("A-1001", "A-1002",
+                "A-1003", "A-1004", "A-1005", "A-1006", SampleDriver.REFUSED_ORDER);
+        // committed: the send said "held", and right after the transaction the close waited in Redis, the row in H2
+        assertThat(placements.subList(0, 6)).allSatisfy(p -> {
+            assertThat(p.committed()).as(p.orderId()).isTrue();
+            assertThat(p.closeHeld()).as(p.orderId() + " close held by the transaction").isTrue();
+            assertThat(p.closeWaiting()).as(p.orderId() + " close in Redis after the commit").isTrue();
+            assertThat(p.rowPresent()).as(p.orderId() + " row after the commit").isTrue();
+        });
+        // refused after its close was sent: rolled back, nothing in Redis nor in the database right after it
+        ScenarioReport.Placement refused = placements.get(6);
+        assertThat(refused.committed()).isFalse();
+        assertThat(refused.closeWaiting()).as("refused order's close in Redis after the rollback").isFalse();
+        assertThat(refused.rowPresent()).as("refused order's row after the rollback").isFalse();
+
+        // and now, after its deadline and an empty topic: the close never reached the deadline handler (which
+        // handled the other orders' closes), no row, and the print it wanted is with A-1006
+        assertThat(timeoutHandler.handled()).contains("A-1001", "A-1003", "A-1006")
+                .doesNotContain(SampleDriver.REFUSED_ORDER);
+        assertThat(report.refusedCloseDelivered()).isFalse();
+        assertThat(rmq.contains(SampleDriver.ORDER_TOPIC, new CloseOrder(SampleDriver.REFUSED_ORDER))).isFalse();
+        assertThat(jdbc.queryForObject("select count(*) from orders where id = ?", Integer.class,
+                SampleDriver.REFUSED_ORDER)).isZero();
+        assertThat(jdbc.queryForList("select id from orders where item = ?", String.class, SampleDriver.SIGNED_PRINT))
+                .containsExactly("A-1006");
+        assertThat(jdbc.queryForObject("select available from stock where item = ?", Integer.class,
+                SampleDriver.SIGNED_PRINT)).isZero();
+        // the committed orders' rows hold what the deadline handler and the payments did
+        Map<String, String> statuses = new HashMap<>();
+        jdbc.query("select id, status from orders", row -> {
+            statuses.put(row.getString(1), row.getString(2));
+        });
+        assertThat(statuses).isEqualTo(Map.of("A-1001", "CLOSED", "A-1002", "PAID", "A-1003", "CLOSED", "A-1004",
+                "PAID", "A-1005", "PAID", "A-1006", "CLOSED"));
+        assertThat(OrderPlacement.TOPIC).isEqualTo(SampleDriver.ORDER_TOPIC);
+    }
+
+    @Test
+    void theOrderStatsScheduleFiredDuringTheScenarioEachFiringTimeOnce() {
+        List<OrderStats.Firing> firings = orderStats.firings();
+        // a 2 s rate over a scenario of 10 s or more: it fired several times (at least once, on a very busy machine)
+        assertThat(report.scheduleFirings()).isPositive().isEqualTo(report.distinctFiringTimes());
+        assertThat(firings).hasSizeGreaterThanOrEqualTo(report.scheduleFirings());
+        assertThat(firings).extracting(OrderStats.Firing::firing).doesNotHaveDuplicates()
+                .isSortedAccordingTo(Comparator.naturalOrder())
+                // firing times are multiples of the rate since the epoch
+                .allSatisfy(firing -> assertThat(firing.toEpochMilli() % 2_000).as(firing.toString()).isZero());
+        // run when due, by Redis's clock (the test's Redis runs on this machine, on the same clock)
+        assertThat(firings).allSatisfy(f -> assertThat(f.ranAt()).as(f.toString())
+                .isGreaterThanOrEqualTo(f.firing().toEpochMilli()));
+        // the counts it read: committed orders only, never the refused one (at most the six placed)
+        assertThat(firings).allSatisfy(f -> assertThat(f.counts().values().stream().mapToLong(Long::longValue).sum())
+                .as(f.toString()).isBetween(0L, 6L));
+
+        // the schedule's state in Redis, as the endpoint shows it
+        RmqSchedules.ScheduleView view = schedules.get(OrderStats.SCHEDULE);
+        assertThat(view).isNotNull();
+        assertThat(view.lastRun()).isNotNull();
+        assertThat(view.outcome()).isEqualTo("success");
+        assertThat(view.conflict()).isNull();
     }
 
     @Test

@@ -1,12 +1,20 @@
 package io.rmq.samples.order;
 
-import java.util.LinkedHashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.stereotype.Component;
 
-/** Orders and their payment state, in memory; stands in for the order database. */
+/**
+ * Orders and their payment state: the {@code orders} table of the sample's H2 database ({@code schema.sql}). Stateless;
+ * any thread (the driver, the deadline handler's threads, the stats schedule). A call made inside a transaction
+ * ({@link OrderPlacement}) takes part in it: {@link JdbcTemplate} uses the transaction's connection. Each change is one
+ * conditional {@code update}, so a payment and the deadline handler's close cannot both win.
+ */
 @Component
 public class OrderBook {
 
@@ -22,12 +30,13 @@ public class OrderBook {
     /**
      * One order.
      *
+     * @param item      what was ordered (one of it)
      * @param deadline  payment deadline, epoch ms (moves when the customer gets more time)
      * @param closedAt  when the deadline handler closed it, epoch ms; 0 if it did not
      * @param checkedAt when the deadline handler last looked at it, epoch ms; 0 before
      */
-    public record Order(String id, long amountCents, long deadline, Status status, long paidAt, long closedAt,
-            long checkedAt) {
+    public record Order(String id, String item, long amountCents, long deadline, Status status, long paidAt,
+            long closedAt, long checkedAt) {
     }
 
     /** What the deadline handler did with an order. */
@@ -35,64 +44,85 @@ public class OrderBook {
         CLOSED, ALREADY_PAID, ALREADY_CLOSED, DEADLINE_MOVED, UNKNOWN
     }
 
-    private final Map<String, Order> orders = new LinkedHashMap<>();
+    private static final String COLUMNS = "id, item, amount_cents, deadline, status, paid_at, closed_at, checked_at";
 
-    public synchronized Order place(String id, long amountCents, long deadline) {
-        Order order = new Order(id, amountCents, deadline, Status.UNPAID, 0, 0, 0);
-        orders.put(id, order);
-        return order;
+    private static final RowMapper<Order> ORDER = (row, n) -> new Order(row.getString("id"), row.getString("item"),
+            row.getLong("amount_cents"), row.getLong("deadline"), Status.valueOf(row.getString("status")),
+            row.getLong("paid_at"), row.getLong("closed_at"), row.getLong("checked_at"));
+
+    private final JdbcTemplate jdbc;
+
+    public OrderBook(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
     }
 
-    /** The customer pays; false when the order was closed already. */
-    public synchronized boolean pay(String id) {
-        Order order = get(id);
-        if (order.status() != Status.UNPAID) {
-            return false;
+    /** Inserts an unpaid order; a second order with the same id fails ({@code DuplicateKeyException}). */
+    public Order place(String id, String item, long amountCents, long deadline) {
+        jdbc.update("insert into orders (id, item, amount_cents, deadline, status) values (?, ?, ?, ?, 'UNPAID')", id,
+                item, amountCents, deadline);
+        return new Order(id, item, amountCents, deadline, Status.UNPAID, 0, 0, 0);
+    }
+
+    /** The customer pays; false when the order was closed (or paid) already. */
+    public boolean pay(String id) {
+        if (jdbc.update("update orders set status = 'PAID', paid_at = ? where id = ? and status = 'UNPAID'",
+                System.currentTimeMillis(), id) == 1) {
+            return true;
         }
-        orders.put(id, new Order(id, order.amountCents(), order.deadline(), Status.PAID, System.currentTimeMillis(), 0,
-                order.checkedAt()));
-        return true;
+        get(id); // an unknown order is an error, as before
+        return false;
     }
 
     /** Gives the customer more time; returns the order with its new deadline. */
-    public synchronized Order extendDeadline(String id, long newDeadline) {
-        Order order = get(id);
-        Order extended = new Order(id, order.amountCents(), newDeadline, order.status(), order.paidAt(),
-                order.closedAt(), order.checkedAt());
-        orders.put(id, extended);
-        return extended;
+    public Order extendDeadline(String id, long newDeadline) {
+        jdbc.update("update orders set deadline = ? where id = ?", newDeadline, id);
+        return get(id);
     }
 
-    /** The deadline handler's check-and-close, atomic against {@link #pay}. */
-    public synchronized Outcome closeIfUnpaid(String id, long now) {
-        Order order = orders.get(id);
-        if (order == null) {
+    /** The deadline handler's check-and-close: closes the order only if it is unpaid and its deadline has passed. */
+    public Outcome closeIfUnpaid(String id, long now) {
+        if (jdbc.update("update orders set status = 'CLOSED', closed_at = ?, checked_at = ? where id = ?"
+                + " and status = 'UNPAID' and deadline <= ?", now, now, id, now) == 1) {
+            return Outcome.CLOSED;
+        }
+        // not closed: the row (read after the update) says why; a payment in between reads as paid, as it should
+        Optional<Order> order = find(id);
+        if (order.isEmpty()) {
             return Outcome.UNKNOWN;
         }
-        if (order.status() == Status.PAID) {
-            orders.put(id, new Order(id, order.amountCents(), order.deadline(), order.status(), order.paidAt(),
-                    order.closedAt(), now));
-            return Outcome.ALREADY_PAID;
-        }
-        if (order.status() == Status.CLOSED) {
-            return Outcome.ALREADY_CLOSED; // a redelivery after the close: nothing to do
-        }
-        if (now < order.deadline()) {
-            return Outcome.DEADLINE_MOVED; // a newer close message, due at the new deadline, is on its way
-        }
-        orders.put(id, new Order(id, order.amountCents(), order.deadline(), Status.CLOSED, 0, now, now));
-        return Outcome.CLOSED;
+        return switch (order.get().status()) {
+            case PAID -> {
+                jdbc.update("update orders set checked_at = ? where id = ?", now, id);
+                yield Outcome.ALREADY_PAID;
+            }
+            case CLOSED -> Outcome.ALREADY_CLOSED; // a redelivery after the close: nothing to do
+            case UNPAID -> Outcome.DEADLINE_MOVED; // a newer close message, due at the new deadline, is on its way
+        };
     }
 
-    public synchronized Order get(String id) {
-        Order order = orders.get(id);
-        if (order == null) {
-            throw new IllegalArgumentException("no order " + id);
-        }
-        return order;
+    public Order get(String id) {
+        return find(id).orElseThrow(() -> new IllegalArgumentException("no order " + id));
     }
 
-    public synchronized List<Order> orders() {
-        return List.copyOf(orders.values());
+    public Optional<Order> find(String id) {
+        return jdbc.query("select " + COLUMNS + " from orders where id = ?", ORDER, id).stream().findFirst();
+    }
+
+    /** Every order, in the order they were placed. */
+    public List<Order> orders() {
+        return jdbc.query("select " + COLUMNS + " from orders order by seq", ORDER);
+    }
+
+    /** How many orders there are of each status (every status, 0 included). */
+    public Map<Status, Long> countByStatus() {
+        Map<Status, Long> counts = new EnumMap<>(Status.class);
+        for (Status status : Status.values()) {
+            counts.put(status, 0L);
+        }
+        jdbc.query("select status, count(*) from orders group by status",
+                row -> {
+                    counts.put(Status.valueOf(row.getString(1)), row.getLong(2));
+                });
+        return counts;
     }
 }

@@ -1,5 +1,8 @@
 package io.rmq.samples.order;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.rmq.consumer.RmqNonRetryableException;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.annotation.RmqListener;
@@ -20,6 +23,8 @@ public class OrderTimeoutHandler {
     private static final Logger log = LoggerFactory.getLogger(OrderTimeoutHandler.class);
 
     private final OrderBook orders;
+    /** The order ids of every close handed to this handler, in the order they came; guarded by this object. */
+    private final List<String> handled = new ArrayList<>();
 
     public OrderTimeoutHandler(OrderBook orders) {
         this.orders = orders;
@@ -34,6 +39,9 @@ public class OrderTimeoutHandler {
     @SendTo(CustomerNotifier.TOPIC)
     public OrderClosed onPaymentDeadline(CloseOrder close, @Header(RmqHeaders.SCORE) long dueAt) {
         String id = close.orderId();
+        synchronized (this) {
+            handled.add(id);
+        }
         long now = System.currentTimeMillis();
         OrderBook.Outcome outcome = orders.closeIfUnpaid(id, now);
         switch (outcome) {
@@ -50,5 +58,10 @@ public class OrderTimeoutHandler {
             case UNKNOWN -> throw new RmqNonRetryableException("order " + id + " does not exist in this shop");
         }
         return null;
+    }
+
+    /** The order ids of the closes this handler was handed so far (a redelivered close counts again). */
+    public synchronized List<String> handled() {
+        return List.copyOf(handled);
     }
 }
