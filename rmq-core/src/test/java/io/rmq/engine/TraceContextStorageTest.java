@@ -196,6 +196,28 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
+    void aTraceRecordReadThatFailsCostsTheTraceLinkNeverTheDelivery() {
+        // the pop has leased the messages before the consumer reads their trace records: a failed read (here the trace
+        // key holds a string, so HMGET answers WRONGTYPE) must still hand the deliveries over, without their contexts
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        byte[] trace = slot("t").trace();
+        raw(c -> c.del(trace));
+        raw(c -> {
+            c.set(trace, bytes("not a hash"));
+            return 0L;
+        });
+
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        Delivery delivery = only(consumer.poll().deliveries());
+        assertThat(delivery.bodyAsString()).isEqualTo(BODY);
+        assertThat(delivery.context()).isEmpty();
+
+        raw(c -> c.del(trace));
+        assertThat(consumer.ack(delivery)).isTrue();
+    }
+
+    @Test
     void nothingIsStoredWithoutAContextAndTheContextIsAHeaderEveryConsumerGets() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", "{\"id\":2}", Map.of());

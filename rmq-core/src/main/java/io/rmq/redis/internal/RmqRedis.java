@@ -327,7 +327,8 @@ public final class RmqRedis {
      * The trace records of the popped bodies that came without an envelope, read with one native {@code HMGET}
      * (pop.lua leaves them to the consumer: the record's field is a digest of the body, which Java computes for a
      * fraction of what Lua pays). A record whose check does not match is another body's: none. Each body's field
-     * goes with it to the ack, which forgets the record by it.
+     * goes with it to the ack, which forgets the record by it. When the read fails the pop's deliveries go on without
+     * their trace contexts.
      */
     private CompletableFuture<PopResult> readTraceRecords(PopResult result) {
         List<Popped> popped = result.messages();
@@ -348,8 +349,13 @@ public final class RmqRedis {
             return CompletableFuture.completedFuture(result);
         }
         int found = count;
+        // the messages are leased already: a failed read costs their trace links (the ack then names no fields and
+        // the script derives them), never the deliveries
         return gateway.commands().hmget(result.slot().trace(), fields.toArray(byte[][]::new)).toCompletableFuture()
-                .thenApply(values -> {
+                .handle((values, error) -> {
+            if (error != null) {
+                return result;
+            }
             List<Popped> out = new ArrayList<>(popped);
             for (int k = 0; k < found; k++) {
                 Popped p = popped.get(at[k]);
