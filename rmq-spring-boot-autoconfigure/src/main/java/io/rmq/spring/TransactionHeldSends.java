@@ -197,7 +197,9 @@ final class TransactionHeldSends {
         private void writeAll() {
             open = false;
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AWAIT_MILLIS);
-            boolean waiting = true;
+            // a transaction committed on a Redis I/O thread (code run in a callback of an RMQ future) must not wait
+            // for replies that thread itself reads: its sends go out pipelined, in call order, without the wait
+            boolean waiting = !(Thread.currentThread() instanceof io.netty.util.concurrent.FastThreadLocalThread);
             for (int i = 0; i < sends.size(); i++) {
                 HeldSend<?> send = sends.get(i);
                 CompletableFuture<?> written = send.write();

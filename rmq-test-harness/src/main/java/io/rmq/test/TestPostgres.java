@@ -45,6 +45,8 @@ public final class TestPostgres {
     private static final Object LOCK = new Object();
 
     private static TestPostgres shared;                        // LOCK
+    /** Why the JVM's server did not start, once it failed (LOCK). */
+    private static String startFailure;
     private static boolean shutdownHookRegistered;             // LOCK
 
     private final Path dir;
@@ -75,11 +77,16 @@ public final class TestPostgres {
                     }
                     Assumptions.abort(reason + "; skipped");
                 }
+                if (startFailure != null) {
+                    // failed before in this JVM: every later test fails with the same cause instead of trying again
+                    return Assertions.fail(startFailure);
+                }
                 try {
                     shared = start(bin);
                 }
                 catch (IOException ex) {
-                    return Assertions.fail("PostgreSQL from " + bin + " did not start: " + ex.getMessage(), ex);
+                    startFailure = "PostgreSQL from " + bin + " did not start: " + ex.getMessage();
+                    return Assertions.fail(startFailure, ex);
                 }
                 catch (InterruptedException ex) {
                     Thread.currentThread().interrupt();
@@ -194,9 +201,42 @@ public final class TestPostgres {
         }
     }
 
+    /**
+     * Starts a server in a directory of its own; one that fails leaves nothing behind (a postmaster it forked is
+     * killed, the directory deleted). A port taken between picking it and binding it is picked again.
+     */
     private static TestPostgres start(Path bin) throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            Path dir = Files.createTempDirectory("rmq-test-postgres-");
+            try {
+                return start(bin, dir);
+            }
+            catch (IOException | InterruptedException | RuntimeException ex) {
+                killPostmaster(dir.resolve("data"));
+                deleteRecursively(dir);
+                if (attempt >= 3 || !String.valueOf(ex.getMessage()).contains("could not bind")) {
+                    throw ex;
+                }
+            }
+        }
+    }
+
+    /** Kills the postmaster a failed start may have left running (its pid is the first line of postmaster.pid). */
+    private static void killPostmaster(Path data) {
+        try {
+            Path pidFile = data.resolve("postmaster.pid");
+            if (Files.exists(pidFile)) {
+                long pid = Long.parseLong(Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim());
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+        catch (IOException | RuntimeException ex) {
+            log("could not stop a PostgreSQL that failed to start: " + ex);
+        }
+    }
+
+    private static TestPostgres start(Path bin, Path dir) throws IOException, InterruptedException {
         boolean root = "root".equals(System.getProperty("user.name")) || isRootByUid();
-        Path dir = Files.createTempDirectory("rmq-test-postgres-");
         if (root) {
             giveTo(dir, SYSTEM_USER);
         }

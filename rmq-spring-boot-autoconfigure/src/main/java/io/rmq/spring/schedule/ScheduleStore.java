@@ -72,7 +72,7 @@ final class ScheduleStore {
         return await(schedules.read(name), "reading schedule '" + name + "'");
     }
 
-    /** As long as the store's calls waited when it had a connection of its own. */
+    /** Calls on the start-up thread and in firing handlers: a Redis that does not answer fails them soon. */
     private static final long TIMEOUT_MILLIS = 5_000;
 
     private static <T> T await(CompletableFuture<T> future, String what) {
