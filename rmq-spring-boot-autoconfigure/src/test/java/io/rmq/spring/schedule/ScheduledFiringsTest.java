@@ -348,10 +348,8 @@ class ScheduledFiringsTest {
             });
             assertThat(log.warnings()).isNotEmpty().allSatisfy(line -> assertThat(line)
                     .contains("RMQ schedule 'boom' failed at its firing of"));
-            assertThat(one.getBean(MeterRegistry.class).find("rmq.schedule.firings").tag("schedule", "boom")
-                    .tag("outcome", "failure").counter().count()
-                    + two.getBean(MeterRegistry.class).find("rmq.schedule.firings").tag("schedule", "boom")
-                    .tag("outcome", "failure").counter().count()).isGreaterThanOrEqualTo(1);
+            // counted where each failing firing ran: on one instance or both (a counter appears with its first firing)
+            assertThat(failures(one, "boom") + failures(two, "boom")).isGreaterThanOrEqualTo(1);
             assertThat(endpoint.one("schedules", "nothing")).isNull();
 
             RmqDashboard dashboard = new RmqDashboard(one.getBean(RmqOperations.class), "/rmq", false, null);
@@ -363,6 +361,12 @@ class ScheduledFiringsTest {
             assertThat(two.getBean(RmqSchedules.class).get("boom").paused()).isTrue();
             assertThat(dashboard.post("schedules/nothing/pause", "{}").status()).isEqualTo(404);
         }
+    }
+
+    private static double failures(ConfigurableApplicationContext context, String schedule) {
+        var counter = context.getBean(MeterRegistry.class).find("rmq.schedule.firings").tag("schedule", schedule)
+                .tag("outcome", "failure").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     private static double skipped(ConfigurableApplicationContext context, String reason) {
