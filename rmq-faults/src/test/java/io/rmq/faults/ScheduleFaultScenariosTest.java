@@ -126,8 +126,9 @@ class ScheduleFaultScenariosTest extends FaultSuite {
                 faults.add(new Fault("SIGSTOP " + FREEZE_MILLIS + " ms", frozen.pid(), System.currentTimeMillis()));
                 frozen.freeze();
                 Signals.sleep(FREEZE_MILLIS);
-                frozen.thaw();
+                // read before SIGCONT: the frozen run may end before kill returns
                 thawedAt = System.currentTimeMillis();
+                frozen.thaw();
                 killedRun = awaitRunStarting(instances, System.currentTimeMillis(), frozen.pid());
                 Instance killed = byPid(instances, killedRun.pid());
                 faults.add(new Fault("kill -9", killed.pid(), System.currentTimeMillis()));
@@ -221,6 +222,8 @@ class ScheduleFaultScenariosTest extends FaultSuite {
                 + " firings").isEmpty();
         for (Instance instance : instances) {
             assertThat(instance.errors()).as("ERROR lines of instance %s", instance.name()).isEmpty();
+            assertThat(instance.warningsUntilReady()).as("WARN lines of instance %s's start", instance.name())
+                    .isEmpty();
         }
 
         for (Fault fault : faults) {
@@ -389,6 +392,14 @@ class ScheduleFaultScenariosTest extends FaultSuite {
 
         List<String> errors() throws IOException {
             return completeLines().stream().filter(line -> line.contains(" ERROR ")).toList();
+        }
+
+        /** WARN and ERROR lines logged before {@code READY}: a start without faults has none. */
+        List<String> warningsUntilReady() throws IOException {
+            List<String> lines = completeLines();
+            int ready = lines.indexOf("READY");
+            return lines.subList(0, ready < 0 ? lines.size() : ready).stream()
+                    .filter(line -> line.contains(" WARN ") || line.contains(" ERROR ")).toList();
         }
 
         /** The log's lines, without a last one still being written. */
