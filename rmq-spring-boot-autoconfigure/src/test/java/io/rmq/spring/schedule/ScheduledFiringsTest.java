@@ -95,7 +95,7 @@ class ScheduledFiringsTest {
 
     /**
      * Holds the context's start before the schedules start (a phase before the scheduler's) until the test opens it:
-     * the test then knows, to the millisecond, when the instance registered with Redis, however long the rest of the
+     * the test then knows, within milliseconds, when the instance registers with Redis, however long the rest of the
      * start took.
      */
     static class Gate implements SmartLifecycle {
