@@ -19,9 +19,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -32,8 +29,12 @@ import org.springframework.context.annotation.Role;
  * pause and resume them, and their meters when the application has a {@link MeterRegistry}. Every bean backs off when
  * the application defines its own.
  */
-@AutoConfiguration(after = {RmqAutoConfiguration.class, MetricsAutoConfiguration.class,
-        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class})
+// the metrics auto-configurations by name: this class is loaded without spring-boot-micrometer-metrics too, and class
+// references to it made Spring log "Failed to introspect meta-annotation @AutoConfiguration" at every start
+@AutoConfiguration(after = RmqAutoConfiguration.class, afterName = {
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
 @ConditionalOnClass(Rmq.class)
 @ConditionalOnBooleanProperty(name = "rmq.enabled", matchIfMissing = true)
 public class RmqSchedulingAutoConfiguration {

@@ -6,6 +6,8 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.aot.hint.annotation.Reflective;
+
 /**
  * Runs a bean method periodically, once per firing across every instance of the application that declares it: the
  * replacement for Spring's {@code @Scheduled} paired with ShedLock. Every instance keeps the schedule's next firings
@@ -16,10 +18,14 @@ import java.lang.annotation.Target;
  * {@link java.time.Instant}: the firing time. What it returns is ignored; what it throws is logged, counted and shown as
  * the schedule's outcome; the firing is not retried (the next firing comes as scheduled). Every attribute accepts
  * {@code ${...}} placeholders.
+ * <p>
+ * The method is called by reflection: {@link Reflective @Reflective} has Spring's AOT processing register it for
+ * invocation in a native image, as Spring's own {@code @Scheduled} does (it takes no payload, so no binding hints).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective
 public @interface RmqScheduled {
 
     /**

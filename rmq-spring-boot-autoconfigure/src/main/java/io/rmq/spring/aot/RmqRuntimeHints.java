@@ -27,6 +27,7 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
  * {@code rmq.*} keys derives the valid ones.</li>
  * </ul>
  * Listener methods and their payload types are registered per bean by {@link RmqListenerBeanRegistrationAotProcessor};
+ * {@code @RmqScheduled} methods by Spring's processing of {@code @Reflective}, which that annotation carries;
  * {@code rmq.*} configuration properties by Spring Boot.
  */
 class RmqRuntimeHints implements RuntimeHintsRegistrar {
