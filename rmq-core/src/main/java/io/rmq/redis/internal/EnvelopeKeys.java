@@ -60,9 +60,7 @@ public final class EnvelopeKeys {
      */
     public static byte[][] traceRecord(byte[] body, byte[] envelope) {
         byte[] digest = sha1(body);
-        byte[] field = new byte[6];
-        field[0] = 2;
-        System.arraycopy(digest, 0, field, 1, 5);
+        byte[] field = traceField(digest);
         byte[] value = new byte[4 + envelope.length];
         System.arraycopy(digest, 5, value, 0, 4);
         System.arraycopy(envelope, 0, value, 4, envelope.length);

@@ -1,6 +1,5 @@
 package io.rmq.redis.internal;
 
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +40,7 @@ public final class RmqRedisSchedules {
 
     public CompletableFuture<Registration> register(String name, String fingerprint, long livenessMillis) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.SCHEDULE_REGISTER, ScriptOutputType.MULTI,
-                new byte[][] {keys.schedule(name)}, utf8(fingerprint), Replies.bytes(livenessMillis));
+                new byte[][] {keys.schedule(name)}, Replies.bytes(fingerprint), Replies.bytes(livenessMillis));
         return reply.thenApply(items -> {
             long now = (Long) items.get(1);
             if ("conflict".equals(text(items.get(0)))) {
@@ -66,7 +65,7 @@ public final class RmqRedisSchedules {
     public CompletableFuture<Claim> claim(String name, long firing, long next, long thresholdMillis, String misfire) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.SCHEDULE_CLAIM, ScriptOutputType.MULTI,
                 new byte[][] {keys.schedule(name)}, Replies.bytes(firing), Replies.bytes(next),
-                Replies.bytes(thresholdMillis), utf8(misfire));
+                Replies.bytes(thresholdMillis), Replies.bytes(misfire));
         return reply.thenApply(items -> new Claim(
                 Outcome.valueOf(text(items.get(0)).toUpperCase(java.util.Locale.ROOT)), (Long) items.get(1)));
     }
@@ -74,28 +73,25 @@ public final class RmqRedisSchedules {
     /** Sets fields of a schedule's hash (the latest run's outcome, the pause flag). */
     public CompletableFuture<Long> set(String name, Map<String, String> fields) {
         Map<byte[], byte[]> raw = new LinkedHashMap<>();
-        fields.forEach((field, value) -> raw.put(utf8(field), utf8(value)));
+        fields.forEach((field, value) -> raw.put(Replies.bytes(field), Replies.bytes(value)));
         return gateway.commands().hset(keys.schedule(name), raw).toCompletableFuture();
     }
 
     public CompletableFuture<Long> remove(String name, String field) {
-        return gateway.commands().hdel(keys.schedule(name), utf8(field)).toCompletableFuture();
+        return gateway.commands().hdel(keys.schedule(name), Replies.bytes(field)).toCompletableFuture();
     }
 
     /** Every field of a schedule's hash (empty when it has none). */
     public CompletableFuture<Map<String, String>> read(String name) {
         return gateway.commands().hgetall(keys.schedule(name)).toCompletableFuture().thenApply(raw -> {
             Map<String, String> out = new LinkedHashMap<>();
-            raw.forEach((field, value) -> out.put(text(field), text(value)));
+            raw.forEach((field, value) -> out.put(Replies.string(field), Replies.string(value)));
             return out;
         });
     }
 
-    private static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
+    /** A bulk string of a script's reply (the scripts reply text as bulk strings, numbers as integers). */
     private static String text(Object reply) {
-        return reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
+        return Replies.string((byte[]) reply);
     }
 }
