@@ -443,14 +443,7 @@ class AtLeastOnceTest extends EngineTestSupport {
     }
 
     private boolean exists(byte[] key) {
-        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
-            try (var connection = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-                return connection.sync().exists(key) == 1;
-            }
-        }
-        try (var connection = ((io.lettuce.core.RedisClient) client).connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-            return connection.sync().exists(key) == 1;
-        }
+        return raw(c -> c.exists(key)) == 1;
     }
 
     /**

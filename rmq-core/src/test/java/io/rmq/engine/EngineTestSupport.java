@@ -55,6 +55,20 @@ abstract class EngineTestSupport {
         rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
     }
 
+    /** One Redis command on a connection of its own (cluster or standalone), as a tool or an operator would send it. */
+    <R> R raw(java.util.function.Function<io.lettuce.core.cluster.api.sync.RedisClusterCommands<byte[], byte[]>, R>
+            command) {
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            try (var connection = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
+                return command.apply(connection.sync());
+            }
+        }
+        try (var connection = ((io.lettuce.core.RedisClient) client)
+                .connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
+            return command.apply(connection.sync());
+        }
+    }
+
     private final List<Rmq> engines = new ArrayList<>();
 
     /** Another engine (another "process") on the same Redis and key prefix, with the topics defined so far. */

@@ -91,18 +91,6 @@ class IdMergeTest extends EngineTestSupport {
         return score;
     }
 
-    /** One command on a connection of its own (as a tool or an operator would). */
-    private <R> R raw(java.util.function.Function<io.lettuce.core.cluster.api.sync.RedisClusterCommands<byte[], byte[]>, R> call) {
-        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
-            try (var connection = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-                return call.apply(connection.sync());
-            }
-        }
-        try (var connection = ((io.lettuce.core.RedisClient) client).connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-            return call.apply(connection.sync());
-        }
-    }
-
     /** The next delivery, waiting for it to be due; exactly one. */
     private static Delivery pollOne(RmqConsumer consumer) {
         List<Delivery> got = new ArrayList<>();

@@ -131,20 +131,6 @@ class TraceContextStorageTest extends EngineTestSupport {
                 OutgoingMessage.fixedTime(topic, body, Instant.now().minusSeconds(1))));
     }
 
-    /** A command on a connection of its own (cluster or standalone). */
-    private long raw(java.util.function.Function<io.lettuce.core.cluster.api.sync.RedisClusterCommands<byte[], byte[]>,
-            Long> command) {
-        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
-            try (var connection = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-                return command.apply(connection.sync());
-            }
-        }
-        try (var connection = ((io.lettuce.core.RedisClient) client)
-                .connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE)) {
-            return command.apply(connection.sync());
-        }
-    }
-
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
@@ -176,9 +162,10 @@ class TraceContextStorageTest extends EngineTestSupport {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
         sendNow("t", "{\"id\":9}", THIRD);
-        assertThat(raw(c -> c.hlen(slot("t").trace()))).as("two compact trace records, in the trace hash")
-                .isEqualTo(2);
-        assertThat(raw(c -> c.exists(slot("t").msg()))).as("no msg hash for contexts alone").isZero();
+        long records = raw(c -> c.hlen(slot("t").trace()));
+        long msgHashes = raw(c -> c.exists(slot("t").msg()));
+        assertThat(records).as("two compact trace records, in the trace hash").isEqualTo(2);
+        assertThat(msgHashes).as("no msg hash for contexts alone").isZero();
 
         RmqRedis.PopResult popped = redis(rmq).pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT).join();
         assertThat(popped.messages()).hasSize(2).allSatisfy(p -> assertThat(p.traceField()).isNotNull());
@@ -203,10 +190,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         sendNow("t", BODY, FIRST);
         byte[] trace = slot("t").trace();
         raw(c -> c.del(trace));
-        raw(c -> {
-            c.set(trace, bytes("not a hash"));
-            return 0L;
-        });
+        raw(c -> c.set(trace, bytes("not a hash")));
 
         RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery delivery = only(consumer.poll().deliveries());
