@@ -113,7 +113,7 @@ final class ScalingWorkloads {
         if (options.containsKey("masters") && topologies.stream().noneMatch(t -> t.kind().equals("cluster"))) {
             throw new IllegalArgumentException("--masters applies to the cluster topology: add cluster to --topology");
         }
-        return List.copyOf(topologies);
+        return List.copyOf(new java.util.LinkedHashSet<>(topologies)); // --masters 3,3: one 3-master cluster
     }
 
     private static List<Integer> integers(String list, String option) {

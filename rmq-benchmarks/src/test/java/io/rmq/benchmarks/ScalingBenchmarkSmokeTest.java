@@ -65,7 +65,7 @@ class ScalingBenchmarkSmokeTest {
         assertThat(ScalingWorkloads.topologies(Map.of())).containsExactly(Topology.STANDALONE, Topology.cluster(3));
         assertThat(ScalingWorkloads.topologies(Map.of("masters", "3,6")))
                 .containsExactly(Topology.STANDALONE, Topology.cluster(3), Topology.cluster(6));
-        assertThat(ScalingWorkloads.topologies(Map.of("topology", "cluster", "masters", "6,3")))
+        assertThat(ScalingWorkloads.topologies(Map.of("topology", "cluster", "masters", "6,3,6")))
                 .containsExactly(Topology.cluster(6), Topology.cluster(3));
         assertThatThrownBy(() -> ScalingWorkloads.topologies(Map.of("topology", "standalone", "masters", "6")))
                 .hasMessageContaining("add cluster to --topology");
