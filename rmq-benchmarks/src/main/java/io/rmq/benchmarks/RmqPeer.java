@@ -31,7 +31,7 @@ import io.rmq.redis.RmqRedisClient;
 /**
  * RMQ as a benchmark peer (PROTOCOL.md), through its public engine API the way an application uses it: the producer's
  * batch and async sends, and a listener container with a typed payload. W1/W2 use a RANGE_MERGE topic with a 1 ms
- * time range (a plain queue with merging), W3 a FIXED_TIME topic; both 16 slots.
+ * time range (a plain queue with merging), W3 a FIXED_TIME topic; both 16 slots (the W1/W2 topic N slots with {@code --slots N}).
  *
  * <p>{@code --ops metrics,observations}: RMQ's Micrometer meters and/or its observations on, recorded in a
  * SimpleMeterRegistry (observations as timers, no tracer), as an application with Spring Boot Actuator has them.
@@ -69,7 +69,8 @@ public final class RmqPeer {
         AbstractRedisClient client = client(args);
         int exit = 0;
         try (Rmq rmq = Rmq.create(client, options(args))) {
-            rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, 16);
+            // --slots: the scaling workload's slot count per topic (16 everywhere else)
+            rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, args.intOption("slots", 16));
             rmq.defineTopic(DELAYED, TopicType.FIXED_TIME, 16);
             warmUp(rmq, client, args);
             String result = run(rmq, args);
