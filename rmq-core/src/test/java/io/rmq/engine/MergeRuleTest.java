@@ -39,7 +39,8 @@ import static io.rmq.internal.RmqInternals.wakeUps;
  * same). The paths, and which sends take them:
  * <ul>
  * <li>{@link Path#LONE}: a single send on an idle slot without a trace context ({@code send}, {@code sendAsync}):
- * a native {@code ZADD}, then {@code ZRANK} and a {@code PUBLISH} when the message is first (SendWrites.sendOne);</li>
+ * one call of send_one.lua: {@code ZADD}, the rank check and a {@code PUBLISH} when the message is first
+ * (SendWrites.sendOne);</li>
  * <li>{@link Path#SCRIPT}: send.lua, which single sends coalesced while their slot is busy and every send that carries
  * a trace context (propagation on, batches included) go through;</li>
  * <li>{@link Path#BATCH}: {@code sendBatch} without trace contexts: a multi-member {@code ZADD} and a read of the

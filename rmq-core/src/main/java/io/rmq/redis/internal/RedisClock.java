@@ -9,8 +9,8 @@ import java.util.function.Function;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 
 /**
- * Estimates Redis's clock on the master of each slot from this host, so batch sends and lone single sends can compute
- * RANGE_MERGE due times ("Redis now + timeRange") without a script. Each slot's offset is read with one round trip and trusted for
+ * Estimates Redis's clock on the master of each slot from this host, so batch sends can compute RANGE_MERGE due times
+ * ("Redis now + timeRange") without a script (a lone send reads Redis's own clock in send_one.lua). Each slot's offset is read with one round trip and trusted for
  * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be
  * written (both well under the 1 ms resolution of due times on a local network).
  */
@@ -32,36 +32,19 @@ final class RedisClock {
 
     /** Redis's current time (ms) on the slot's master, as estimated here; completes at once after the first read. */
     CompletableFuture<Long> now(SlotKeys slot) {
-        long known = nowIfKnown(slot);
-        if (known != UNKNOWN) {
-            return CompletableFuture.completedFuture(known);
-        }
         CompletableFuture<Reading> reading = readings.get(slot);
+        if (reading != null && reading.isDone() && !reading.isCompletedExceptionally()) {
+            Reading known = reading.join();
+            if (System.nanoTime() - known.readAtNanos() > REFRESH_NANOS) {
+                read(slot); // the stale reading serves this call; the fresh one the next
+            }
+            return CompletableFuture.completedFuture(System.currentTimeMillis() + known.offsetMillis());
+        }
         if (reading == null || reading.isCompletedExceptionally()) {
             reading = read(slot);
         }
         return reading.thenApply(r -> System.currentTimeMillis() + r.offsetMillis());
     }
-
-    /**
-     * As {@link #now}, without a future when a reading is at hand (every call after the first to a slot): a lone send
-     * then computes its due time with no stage in between. {@link #UNKNOWN} before the first reading has answered
-     * (or after one failed); the caller then waits for {@link #now}.
-     */
-    long nowIfKnown(SlotKeys slot) {
-        CompletableFuture<Reading> reading = readings.get(slot);
-        if (reading == null || !reading.isDone() || reading.isCompletedExceptionally()) {
-            return UNKNOWN;
-        }
-        Reading known = reading.join();
-        if (System.nanoTime() - known.readAtNanos() > REFRESH_NANOS) {
-            read(slot); // the stale reading serves this call; the fresh one the next
-        }
-        return System.currentTimeMillis() + known.offsetMillis();
-    }
-
-    /** What {@link #nowIfKnown} returns while no reading is at hand. */
-    static final long UNKNOWN = Long.MIN_VALUE;
 
     private CompletableFuture<Reading> read(SlotKeys slot) {
         long localMillis = System.currentTimeMillis();

@@ -110,8 +110,8 @@ public final class RmqRedis {
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes) {
         if (members.size() == 1) {
-            // a lone send without an envelope, or with a body's trace context alone: native commands instead of the
-            // script (see SendWrites#sendOne)
+            // a lone send without an envelope, or with a body's trace context alone: send_one.lua, a fraction of
+            // send.lua's cost (see SendWrites#sendOne)
             byte[] envelope = envelopes == null ? null : envelopes.get(0);
             byte[] member = members.get(0);
             if (envelope == null) {

@@ -22,6 +22,7 @@ enum RmqScript {
     EXTEND("extend.lua"),
     SWEEP("sweep.lua"),
     SEND("send.lua"),
+    SEND_ONE("send_one.lua"),
     CLOCK("clock.lua"),
     RELEASE("release.lua"),
     DEAD_PAGE("dead_page.lua"),

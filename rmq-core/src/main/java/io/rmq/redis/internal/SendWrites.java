@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.lettuce.core.ScoredValue;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.output.ScoredValueListOutput;
@@ -22,14 +23,19 @@ import static io.rmq.redis.internal.Replies.bytes;
  * Used by senders' threads and Lettuce's event-loop threads (completions run there); its only state is
  * {@link RedisClock}'s per-slot readings, which are thread-safe.
  * <p>
- * {@link RmqRedis}'s sends in native commands instead of send.lua: the lone send and the batch send of messages
- * without an envelope or with a body's trace context alone (its trace record, one more field in an {@code HSET}), each with the merge rule of its topic type, and the wake-ups they announce to sleeping consumers when
- * they write a slot's first message.
+ * {@link RmqRedis}'s sends of messages without an envelope or with a body's trace context alone (its trace record,
+ * one more field in an {@code HSET}) instead of send.lua: the lone send in one small script (send_one.lua), the batch
+ * send in native commands; each with the merge rule of its topic type, and the wake-ups they announce to sleeping
+ * consumers when they write a slot's first message.
  */
 final class SendWrites {
 
     private static final byte[] NX = bytes("NX");
     private static final byte[] WITHSCORES = bytes("WITHSCORES");
+    /** send_one.lua's ARGV[1]: RANGE_MERGE, FIXED_TIME, PRIORITY. */
+    private static final byte[] MODE_RANGE = bytes("r");
+    private static final byte[] MODE_TIME = bytes("t");
+    private static final byte[] MODE_PRIORITY = bytes("p");
 
     private final RedisGateway gateway;
     private final RedisClock clock;
@@ -43,83 +49,26 @@ final class SendWrites {
     }
 
     /**
-     * One message without a trace context (a single synchronous sender's call), in native commands instead of
-     * send.lua: a script call costs Redis several times a plain command (its arguments, the Lua VM), which is most of
-     * what a lone send costs. The same merge rules: {@code ZADD NX} for RANGE_MERGE (a waiting duplicate keeps its
-     * due time; the due time is Redis's now, as {@link RedisClock} estimates it for batches, plus the time range),
-     * plain {@code ZADD} for PRIORITY and FIXED_TIME (the latest priority or time wins).
-     * <p>
-     * The send is the {@code ZADD} alone, one command written and flushed in one hand-off to the connection's thread,
-     * and completes on its reply. Then, from the connection's thread and off the sender's wait, the message's rank in
-     * the slot is read ({@code ZRANK}; PRIORITY: from the highest, {@code ZREVRANK}): rank 0 means it is the slot's
-     * first, and sleepers are told ({@code PUBLISH} as the scripts do it, not waited for). A RANGE_MERGE message that
-     * merged changed nothing and reads and announces nothing. Whatever happens to the slot between the {@code ZADD}
-     * and the read, no sleeper misses the message: if it is first when its check runs, it is announced; if something
-     * sent meanwhile is due sooner, that message's own check announces it, and a consumer that takes the message (or
-     * one before it) learns the slot's next due time from its pop.
+     * One message without an envelope, or with a body's trace context alone (a single synchronous sender's call), in
+     * one small script call, send_one.lua: the {@code ZADD} with the type's merge rule ({@code NX} for RANGE_MERGE, due
+     * at Redis's own now plus the time range: no clock estimate), the trace record's {@code HSET} before it, and the
+     * wake-up decision (the message is the slot's first: {@code PUBLISH} as the other scripts do) in one command and
+     * one round trip. The two native commands it replaced ({@code ZADD}, then a {@code ZRANK} from the connection's
+     * thread) cost Redis a read, a parse and a reply more per send, and the sender a second command competing with its
+     * next send (BENCHMARKS.md / the issue 32 notes measure both).
      *
+     * @param traceRecord { field, value } of the body's trace record, or null
      * @return 1 when the message was added, 0 when it merged into a waiting one
      */
     CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
             long parameter, byte @Nullable [][] traceRecord) {
-        if (!rangeMerge) {
-            return write(slot, false, priority, member, parameter, traceRecord);
-        }
-        long now = clock.nowIfKnown(slot);
-        if (now != RedisClock.UNKNOWN) {
-            return write(slot, true, false, member, now + parameter, traceRecord);
-        }
-        // the first send to a slot (or after a failed reading) waits for Redis's clock
-        return clock.now(slot).thenCompose(redisNow -> write(slot, true, false, member, redisNow + parameter,
-                traceRecord));
-    }
-
-    /**
-     * {@link #sendOne} with its score (the due time or priority) at hand. With a trace record ({ field, value }: a
-     * body that carries its trace context alone), an {@code HSET} of it goes just before the {@code ZADD}, in one
-     * write to the connection: a pop never sees the member before its record. Not atomic, and it need not be: a record
-     * can only be lost (a failover between the two, or an ack of a copy of the same body in flight that lands between
-     * them and forgets the record), which loses a trace link, never a message, a payload or a user header.
-     */
-    private CompletableFuture<Long> write(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
-            long score, byte @Nullable [][] traceRecord) {
-        byte[] store = slot.store();
-        List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
-                : List.of(store, bytes(score), member);
-        AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
-        CompletableFuture<Long> added = new CompletableFuture<>();
-        zadd.whenComplete((count, error) -> {
-            if (error != null) {
-                added.completeExceptionally(gateway.unavailableIfDisconnected(error, store, "a send (ZADD)"));
-                return;
-            }
-            added.complete(count); // releases the sender first: the check below is not part of its wait
-            if (count == 1 || !rangeMerge) {
-                wakeIfFirst(slot, priority, member, score);
-            }
-        });
+        byte[] mode = rangeMerge ? MODE_RANGE : priority ? MODE_PRIORITY : MODE_TIME;
         if (traceRecord == null) {
-            gateway.dispatch(zadd);
+            return gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER, new byte[][] {slot.store()}, mode,
+                    bytes(parameter), member);
         }
-        else {
-            gateway.dispatchAll(List.of(hset(slot, List.of(slot.trace(), traceRecord[0], traceRecord[1])), zadd));
-        }
-        return added;
-    }
-
-    /** Announces {@code member} when it is the slot's first message (see {@link #sendOne}). */
-    private void wakeIfFirst(SlotKeys slot, boolean priority, byte[] member, long score) {
-        byte[] store = slot.store();
-        AsyncCommand<byte[], byte[], Long> rank = new AsyncCommand<>(new Command<>(
-                priority ? CommandType.ZREVRANK : CommandType.ZRANK, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
-                new EncodedArgs(store, List.of(store, member))));
-        rank.thenAccept(position -> {
-            // null: the message is not in the store any more (a consumer took it already)
-            if (position != null && position == 0) {
-                announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
-            }
-        });
-        gateway.dispatch(rank);
+        return gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER, new byte[][] {slot.store(), slot.trace()},
+                mode, bytes(parameter), member, traceRecord[0], traceRecord[1]);
     }
 
     /**
