@@ -218,6 +218,14 @@ public final class RmqListenerContainer implements ListenerContainer {
         return poller.abandonedOnStop;
     }
 
+    /**
+     * The slots this container prefers among the topic's CONCURRENT consumers (every slot when it is alone or has no
+     * membership); it takes from the others only when its own have nothing due.
+     */
+    int[] preferredSlots() {
+        return poller.shares.preferred();
+    }
+
     /** Messages fetched and not yet settled (queued or being handled). */
     public int outstanding() {
         return leases.outstanding();
