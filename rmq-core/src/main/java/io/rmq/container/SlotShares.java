@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * due (work stealing, see {@link SlotSchedule#dueSlots}). Threads: the poller thread owns all of it; heartbeat replies
  * reach it as {@link Members} events; only {@link #preferred}, a copy, is read by others (tests, logs).
  * <p>
- * Membership: a heartbeat (one script, {@code shares.lua}) every third of the membership timeout lists this container
+ * Membership: a heartbeat (one script, {@code shares.lua}) every half of the membership timeout lists this container
  * in {@code <prefix>:{<topic>}:consumers} until Redis's now + the timeout and returns the live list; a container that
  * stops beating (killed, frozen, cut off) drops out of it after the timeout, one that stops or pauses leaves at once.
  * The timeout is the listener's {@code ownershipTimeout}.
@@ -77,8 +77,9 @@ final class SlotShares {
         this.topic = consumer.topic().name();
         this.events = events;
         this.ttlMillis = ttlMillis;
-        // three beats per timeout: a member survives one beat that is late or lost
-        this.beatEveryMillis = Math.max(100, ttlMillis / 3);
+        // two beats per timeout: a member survives a beat up to half the timeout late; an idle container costs Redis
+        // one script every 2.5 s at the default timeout
+        this.beatEveryMillis = Math.max(100, ttlMillis / 2);
         this.commandTimeoutMillis = Math.min(commandTimeoutMillis, beatEveryMillis);
     }
 

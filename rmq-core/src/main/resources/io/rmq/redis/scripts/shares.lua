@@ -11,8 +11,6 @@ if ARGV[1] == 'leave' then
     redis.call('ZREM', KEYS[1], ARGV[2])
 else
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-    -- an idle topic's key goes away with its last member, so no key is left behind by a topic no longer consumed
-    redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 return redis.call('ZRANGE', KEYS[1], 0, -1)
