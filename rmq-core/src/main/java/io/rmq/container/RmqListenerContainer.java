@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * the wiring and the lifecycle; each part keeps the invariants it enforces:
  * <ul>
  * <li>{@link Poller}: the poller thread and the scheduling state only it touches ({@link SlotSchedule}, the pops under
- * way in {@link PopRounds}); others tell it things through {@link PollerEvents}. A round's deliveries are handed over
+ * way in {@link PopRounds}, the container's preferred share of the slots among the topic's consumers in
+ * {@link SlotShares}); others tell it things through {@link PollerEvents}. A round's deliveries are handed over
  * once all its slots have answered or {@link Handoff#GRACE_MILLIS} after the first reply ({@link Handoff}), so a slot
  * whose node is dead or frozen holds back only itself.</li>
  * <li>{@link HandoffBuffer}: the buffer in the topic's taking order across slots, its room, and its give-back at
