@@ -219,6 +219,14 @@ public final class RmqConsumer {
         return redis.occupied(slots, priority);
     }
 
+    /**
+     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among this topic's consumers: one script,
+     * which returns the live instance ids (each container prefers the slots it hashes to among them).
+     */
+    public CompletableFuture<List<String>> sharesAsync(String instanceId, long ttlMillis, boolean leave) {
+        return redis.shares(topic.name(), instanceId, ttlMillis, leave);
+    }
+
     /** The leased deliveries of one pop, each fenced by the pop's token. */
     private List<Delivery> deliveriesOf(PopResult result) {
         List<Delivery> deliveries = new ArrayList<>(result.messages().size());

@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  *                        in order)
  * @param rateLimit       most messages all consumers of the topic together handle (enforced in Redis), or null
  * @param ownershipTimeout ORDERLY: how long an instance that stops renewing (died, paused, cut off) keeps its slots
- *                        before others take them over; it renews every fifth of it
+ *                        before others take them over; it renews every fifth of it. CONCURRENT: how long an
+ *                        instance that stops its heartbeat (every half of it) keeps its preferred share of the slots
+ *                        (the share is hashed from the live instances)
  */
 public record ContainerOptions(String id, int concurrency, Duration maxIdle, Duration shutdownTimeout,
         ThreadFactory threadFactory, Duration commandTimeout, ConsumeMode mode, @Nullable RateLimit rateLimit,

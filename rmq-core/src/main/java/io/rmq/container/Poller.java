@@ -10,6 +10,7 @@ import java.util.concurrent.locks.LockSupport;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.TopicRateLimiter;
 import io.rmq.container.PollerEvents.Event;
+import io.rmq.container.PollerEvents.Members;
 import io.rmq.container.PollerEvents.PopFinished;
 import io.rmq.container.PollerEvents.Resync;
 import io.rmq.container.PollerEvents.SlotsChecked;
@@ -37,6 +38,9 @@ import org.slf4j.LoggerFactory;
  * <li>It waits on Redis with a deadline only (pops, the idle check: {@code commandTimeout}; the rate limit's
  * permits), and fetches for room in the buffer: its capacity minus what is unhandled or asked for ({@link #room}).</li>
  * <li>While paused on purpose it takes nothing, but goes on draining its events and extending leases.</li>
+ * <li>With other containers on the topic it prefers its own share of the slots and steals from theirs only when its
+ * own have nothing due ({@link SlotShares}, {@link SlotSchedule#dueSlots}); the idle check still covers every slot.
+ * </li>
  * </ol>
  */
 final class Poller {
@@ -55,6 +59,8 @@ final class Poller {
     private final RedisClock clock;
     final PollerEvents events;
     final SlotSchedule schedule;
+    /** The topic's consumers and this container's preferred share of the slots. */
+    final SlotShares shares;
     private final int capacity;
     /**
      * The most one pop round asks for, and the room the poller waits for before sending one (half the buffer: a
@@ -124,11 +130,12 @@ final class Poller {
         this.leases = leases;
         this.clock = clock;
         this.events = new PollerEvents();
-        this.schedule = new SlotSchedule(id, topic, clock);
+        this.commandTimeoutMillis = options.commandTimeout().toMillis();
+        this.shares = new SlotShares(consumer, id, events, options.ownershipTimeout().toMillis(), commandTimeoutMillis);
+        this.schedule = new SlotSchedule(id, topic, clock, shares);
         this.capacity = capacity;
         this.roundSize = capacity / 2;
         this.extendEveryMillis = extendEveryMillis;
-        this.commandTimeoutMillis = options.commandTimeout().toMillis();
         this.lookAheadMillis = consumer.topic().type().isTimeOrdered() ? consumer.settings().lookAhead().toMillis() : 0;
         this.limiter = options.rateLimit() == null ? null : consumer.rateLimiter(options.rateLimit());
         this.pops = new PopRounds(consumer, id, events, schedule, buffer, limiter, commandTimeoutMillis);
@@ -138,6 +145,7 @@ final class Poller {
 
     /** A new run; before the thread starts (which publishes this to it). Nothing runs yet that could post. */
     void reset(int slots, long now) {
+        shares.start(slots);
         schedule.start(slots, now);
         pops.reset();
         events.clear();
@@ -165,6 +173,7 @@ final class Poller {
                 lastPassMillis = now;
                 passes++;
                 drainEvents(now);
+                long nextBeat = shares.beat(now, flags.paused);
                 leases.takeIn();
                 if (now >= nextExtension) {
                     leases.extend();
@@ -197,7 +206,8 @@ final class Poller {
                     pops.send(slots, free);
                     continue;
                 }
-                long wakeAt = Math.min(leases.outstanding() == 0 ? Long.MAX_VALUE : nextExtension, slowPopsCheck);
+                long wakeAt = Math.min(Math.min(leases.outstanding() == 0 ? Long.MAX_VALUE : nextExtension,
+                        slowPopsCheck), nextBeat);
                 boolean full = free < roundSize;
                 if (pausedOnPurpose) {
                     full = false; // nothing to wait for but resume() (an event), extensions and pops under way
@@ -273,6 +283,12 @@ final class Poller {
             else if (event instanceof SlotsChecked checked) {
                 slotsChecked(checked, now);
             }
+            else if (event instanceof Members members) {
+                for (int slot : shares.membersAnswered(members)) {
+                    // won from a member that left or died: look at once, its messages may be due
+                    schedule.applyWake(new Wake(slot, 0));
+                }
+            }
         }
         schedule.applyDeferredWakes();
         if (wakes != null) {
@@ -307,8 +323,9 @@ final class Poller {
 
     /**
      * Pops at once every slot the idle check found something in (a busy slot after its pop under way, as for an
-     * announcement); empty slots that are not busy count as polled (for the watchdog). A failed check polls every
-     * slot.
+     * announcement; another container's slot when its own have nothing due, after its steal delay); empty slots, and
+     * occupied slots of other containers, that are not busy count as polled (for the watchdog). A failed check polls
+     * every slot.
      */
     private void slotsChecked(SlotsChecked checked, long now) {
         idleCheckUnderWay = false;
@@ -323,7 +340,7 @@ final class Poller {
             if (occupied[slot] > 0) {
                 schedule.applyWake(new Wake(slot, 0)); // due at once: a pop brings the slot's exact next due time
             }
-            else {
+            if (occupied[slot] == 0 || !shares.mine(slot)) {
                 schedule.foundEmpty(slot, now);
             }
         }
@@ -373,6 +390,7 @@ final class Poller {
 
     /** Stop: give back what was fetched but not started, then keep running handlers' leases alive until they end. */
     private void drainOnStop() {
+        shares.leave(); // the others take this share over at their next heartbeat
         long deadline = System.currentTimeMillis() + options.shutdownTimeout().toMillis();
         // pops under way bring deliveries that must be given back too (bounded: pops time out, late ones are
         // released by the buffer)

@@ -1,5 +1,6 @@
 package io.rmq.container;
 
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -18,7 +19,7 @@ import io.rmq.consumer.PollResult;
  */
 final class PollerEvents {
 
-    sealed interface Event permits PopFinished, Wake, Resync, TopologyChecked, SlotsChecked {
+    sealed interface Event permits PopFinished, Wake, Resync, TopologyChecked, SlotsChecked, Members {
     }
 
     /** The idle check ended: per slot whether it holds anything ({@code occupied}), or its error. */
@@ -39,6 +40,10 @@ final class PollerEvents {
 
     /** Poll every slot now (after a resubscription that may have missed announcements, or a watchdog repair). */
     record Resync(boolean abandonOldPops) implements Event {
+    }
+
+    /** A heartbeat among the topic's consumers answered: the live members ({@link SlotShares}), or its error. */
+    record Members(List<String> live, Throwable error) implements Event {
     }
 
     private final ConcurrentLinkedQueue<Event> queue = new ConcurrentLinkedQueue<>();

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * the wiring and the lifecycle; each part keeps the invariants it enforces:
  * <ul>
  * <li>{@link Poller}: the poller thread and the scheduling state only it touches ({@link SlotSchedule}, the pops under
- * way in {@link PopRounds}); others tell it things through {@link PollerEvents}. A round's deliveries are handed over
+ * way in {@link PopRounds}, the container's preferred share of the slots among the topic's consumers in
+ * {@link SlotShares}); others tell it things through {@link PollerEvents}. A round's deliveries are handed over
  * once all its slots have answered or {@link Handoff#GRACE_MILLIS} after the first reply ({@link Handoff}), so a slot
  * whose node is dead or frozen holds back only itself.</li>
  * <li>{@link HandoffBuffer}: the buffer in the topic's taking order across slots, its room, and its give-back at
@@ -216,6 +217,14 @@ public final class RmqListenerContainer implements ListenerContainer {
     @Override
     public int abandonedOnStop() {
         return poller.abandonedOnStop;
+    }
+
+    /**
+     * The slots this container prefers among the topic's CONCURRENT consumers (every slot when it is alone or has no
+     * membership); it takes from the others only when its own have nothing due.
+     */
+    int[] preferredSlots() {
+        return poller.shares.preferred();
     }
 
     /** Messages fetched and not yet settled (queued or being handled). */

@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * <p>
  * A slot is busy iff its pop is in {@link #slotPop}; the {@link PollerEvents.PopFinished} event of that pop, drained
  * by the poller ({@link #popFinished}), is the only place it leaves (or a watchdog resync that finds it ended unseen).
- * A failed pop pauses only its own slot.
+ * A failed pop pauses only its own slot. Which slots are due prefers the container's own share ({@link SlotShares}):
+ * a foreign slot is due only while no own slot is due or busy, and only its steal delay after its known due time; its
+ * hints come from announcements, the idle check and this container's own steals, as for an own slot.
  */
 final class SlotSchedule {
 
@@ -33,6 +35,7 @@ final class SlotSchedule {
     private final String id;
     private final String topic;
     private final RedisClock clock;
+    private final SlotShares shares;
 
     /** Per slot: Redis ms when it next needs a pop; -1 when empty; 0 at start (unknown: poll). */
     private long[] slotNextDue;
@@ -48,10 +51,11 @@ final class SlotSchedule {
     /** Per slot, local ms when a pop round covering it last finished (with a result or an error); the watchdog's. */
     private volatile AtomicLongArray lastPolled;
 
-    SlotSchedule(String id, String topic, RedisClock clock) {
+    SlotSchedule(String id, String topic, RedisClock clock, SlotShares shares) {
         this.id = id;
         this.topic = topic;
         this.clock = clock;
+        this.shares = shares;
     }
 
     /** A new run: every slot unknown (polled at once), none busy. Before the poller starts (which publishes it). */
@@ -79,14 +83,33 @@ final class SlotSchedule {
         slotPop[pop.slot] = pop;
     }
 
-    /** The slots not busy and due by Redis ms {@code redisNow}, or every slot not busy ({@code all}). */
+    /**
+     * The slots to pop now: the own slots not busy and due by Redis ms {@code redisNow} (with {@code all}, every own
+     * slot not busy); only when none of them is due or busy, the foreign slots not busy that have been due for their
+     * steal delay (work stealing, {@link SlotShares}).
+     */
     int[] dueSlots(boolean all, long redisNow) {
         long[] next = slotNextDue;
         int count = 0;
+        boolean ownBusy = false;
         int[] due = new int[next.length];
         for (int i = 0; i < next.length; i++) {
-            if (slotPop[i] == null && (all || next[i] >= 0 && next[i] <= redisNow)) {
+            if (!shares.mine(i)) {
+                continue;
+            }
+            if (slotPop[i] != null) {
+                ownBusy = true;
+            }
+            else if (all || next[i] >= 0 && next[i] <= redisNow) {
                 due[count++] = i;
+            }
+        }
+        if (count == 0 && !ownBusy) {
+            for (int i = 0; i < next.length; i++) {
+                if (!shares.mine(i) && slotPop[i] == null && next[i] >= 0
+                        && next[i] + shares.stealDelay(i) <= redisNow) {
+                    due[count++] = i;
+                }
             }
         }
         return Arrays.copyOf(due, count);
@@ -106,15 +129,31 @@ final class SlotSchedule {
         return picked;
     }
 
-    /** Local ms of the earliest known due time of a slot not busy, or Long.MAX_VALUE. */
+    /**
+     * Local ms of the earliest known due time of a slot not busy, or Long.MAX_VALUE; a foreign slot's counts (after
+     * its steal delay) only while no own slot is busy, as in {@link #dueSlots}.
+     */
     long earliestDueLocal() {
         long earliest = Long.MAX_VALUE;
+        long foreign = Long.MAX_VALUE;
+        boolean ownBusy = false;
         long[] next = slotNextDue;
         for (int i = 0; i < next.length; i++) {
             // a busy slot's hint is stale; its pop ending wakes the poller
-            if (slotPop[i] == null && next[i] >= 0 && next[i] < earliest) {
-                earliest = next[i];
+            if (slotPop[i] != null) {
+                ownBusy |= shares.mine(i);
             }
+            else if (next[i] >= 0) {
+                if (shares.mine(i)) {
+                    earliest = Math.min(earliest, next[i]);
+                }
+                else {
+                    foreign = Math.min(foreign, next[i] + shares.stealDelay(i));
+                }
+            }
+        }
+        if (!ownBusy) {
+            earliest = Math.min(earliest, foreign);
         }
         return earliest == Long.MAX_VALUE ? earliest : earliest - clock.offset();
     }
@@ -142,7 +181,10 @@ final class SlotSchedule {
         }
     }
 
-    /** The idle check found {@code slot} empty: unless busy (its pop reports for it), it counts as polled. */
+    /**
+     * The idle check found {@code slot} empty, or occupied but another container's (its owner pops it): unless busy
+     * (its pop reports for it), it counts as polled.
+     */
     void foundEmpty(int slot, long now) {
         if (slotPop[slot] == null) {
             // a busy slot's pop reports for it: the watchdog must still see a pop that never ends
@@ -180,6 +222,9 @@ final class SlotSchedule {
             clock.bracket(result.redisNow() - now, result.redisNow() - pop.sentMillis);
         }
         slotNextDue[slot] = result.slotNextDue()[0];
+        if (!shares.mine(slot)) {
+            shares.stole(slot, result.deliveries().size(), pop.asked);
+        }
     }
 
     private void failed(int slot, Throwable error, long now) {

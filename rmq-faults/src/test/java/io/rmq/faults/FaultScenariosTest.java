@@ -82,6 +82,65 @@ class FaultScenariosTest extends FaultSuite {
     }
 
     /**
+     * Three CONCURRENT consumers share the topic's slots (each prefers its own share and steals from the others only
+     * when its own have nothing due); one is killed with kill -9 while it holds its share and is not replaced. Its
+     * slots are served by the two others (steals, then their own shares once its membership timed out): the first
+     * message of its slots handled after the kill comes within the membership timeout, its membership ages out within
+     * about that timeout, nothing is lost, and duplicates stay within what it held.
+     */
+    @Test
+    void aConsumerKilledWhileItHoldsAShareHasItsSlotsServedByTheOthers() throws Exception {
+        int messages = LONG ? 60_000 : 6_000;
+        long ownershipMillis = 2000;
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            try (FaultRun run = new FaultRun("kill -9 of a consumer holding a share", work, sender(redis))) {
+                // the idle check (maxIdle) is far off: what serves the dead consumer's slots is the sharing
+                Map<String, String> options = consumer("redis", redis.hostPort());
+                options.put("ownership-ms", Long.toString(ownershipMillis));
+                options.put("max-idle-ms", "60000");
+                run.consumer("c0", options);
+                run.consumer("c1", options);
+                ConsumerProcess victim = run.consumer("c2", options);
+                RedisClient admin = RedisClient.create(RedisURI.create("redis://" + redis.hostPort()));
+                try (StatefulRedisConnection<String, String> connection = admin.connect()) {
+                    String members = run.prefix + ":{" + run.topic + "}:consumers";
+                    run.send(messages, 1000);
+                    awaitHandling(victim);
+                    Thread.sleep(messages / 4); // a quarter of the sending: the shares have settled
+                    assertThat(connection.sync().zcard(members)).as("members before the kill").isEqualTo(3);
+                    Set<Integer> share = mostlyHandledBy(run, victim);
+                    long killedAt = System.currentTimeMillis();
+                    victim.kill();
+                    long agedOut = -1;
+                    while (System.currentTimeMillis() - killedAt < ownershipMillis + 10_000) {
+                        if (connection.sync().zrangebyscore(members, io.lettuce.core.Range.create(
+                                (double) System.currentTimeMillis(), Double.MAX_VALUE)).size() == 2) {
+                            agedOut = System.currentTimeMillis() - killedAt;
+                            break;
+                        }
+                        Thread.sleep(50);
+                    }
+                    FaultRun.Records records = run.finish(Duration.ofMinutes(5), Duration.ofSeconds(60));
+                    long resume = records.firstAfter(killedAt + 100, id -> share.contains(
+                            SlotRouter.slot(id.getBytes(StandardCharsets.UTF_8), run.slots)));
+                    run.report(records, "1 × kill -9 of 3 sharing consumers (membership " + ownershipMillis
+                            + " ms, its slots " + share + ", aged out after " + agedOut + " ms)", resume);
+                    assertThat(share).as("the victim handled messages before the kill").isNotEmpty()
+                            .hasSizeLessThan(run.slots);
+                    assertThat(agedOut).as("ms from the kill until its membership had timed out")
+                            .isBetween(0L, ownershipMillis + 5000);
+                    assertThat(resume).as("ms from the kill to a message of its slots handled by the others")
+                            .isBetween(0L, ownershipMillis + 5000);
+                    assertNoLossAndClean(run, records, IN_HAND_PER_CONSUMER);
+                }
+                finally {
+                    admin.shutdown();
+                }
+            }
+        }
+    }
+
+    /**
      * Messages with ids that merge (each id sent in several versions, payload and header {@code v} newer each time)
      * while consumers are killed with kill -9, each while it is handling, and replaced: every id is delivered with
      * its newest payload, each delivery's header belongs to its own payload, and no payload or header is left stored
@@ -141,6 +200,24 @@ class FaultScenariosTest extends FaultSuite {
                 assertThat(run.envelopesLeft()).as("%s: payloads and headers left stored", run.name).isZero();
             }
         }
+    }
+
+    /** The slots of which {@code consumer} handled more than half of the messages handled so far: its share. */
+    private static Set<Integer> mostlyHandledBy(FaultRun run, ConsumerProcess consumer) throws IOException {
+        Map<Integer, Integer> all = new HashMap<>();
+        for (FaultRun.Handled handled : run.records().times()) {
+            all.merge(SlotRouter.slot(handled.id().getBytes(StandardCharsets.UTF_8), run.slots), 1, Integer::sum);
+        }
+        Map<Integer, Integer> its = new HashMap<>();
+        for (String line : java.nio.file.Files.readAllLines(consumer.record(), StandardCharsets.UTF_8)) {
+            int comma = line.lastIndexOf(',');
+            if (comma > 0) {
+                its.merge(SlotRouter.slot(line.substring(0, comma).getBytes(StandardCharsets.UTF_8), run.slots), 1,
+                        Integer::sum);
+            }
+        }
+        return its.entrySet().stream().filter(e -> 2 * e.getValue() > all.get(e.getKey())).map(Map.Entry::getKey)
+                .collect(Collectors.toSet());
     }
 
     /** Waits (up to 10 s) until {@code consumer} is handling: its record grew within the last 50 ms. */

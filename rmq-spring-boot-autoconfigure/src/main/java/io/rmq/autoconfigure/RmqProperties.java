@@ -281,7 +281,9 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *
      * @param ownershipTimeout How long an instance that stops renewing (died, paused, cut off) keeps its slots before
      *                         the others take them over; it renews every fifth of it. With ZooKeeper, an owner stops
-     *                         starting handlers by the shorter of this and the session timeout.
+     *                         starting handlers by the shorter of this and the session timeout. CONCURRENT listeners:
+     *                         how long a dead instance keeps its preferred share of the slots (they heartbeat every
+     *                         half of it; the others steal from its slots meanwhile).
      * @param zookeeper        The ZooKeeper coordinator.
      */
     public record Coordination(@DefaultValue("5s") Duration ownershipTimeout, @DefaultValue ZooKeeper zookeeper) {

@@ -77,6 +77,11 @@ public final class RmqKeys {
         return bytes(prefix + ":{" + topic + "}:members");
     }
 
+    /** The live CONCURRENT consumers of a topic, whose preferred shares of the slots they hash out (shares.lua). */
+    public byte[] consumers(String topic) {
+        return bytes(prefix + ":{" + topic + "}:consumers");
+    }
+
     /**
      * The state of a periodic schedule (see docs/scheduling.md): one hash per schedule, all under one hash tag, so that
      * a cluster keeps them on one node and each script touches one slot.

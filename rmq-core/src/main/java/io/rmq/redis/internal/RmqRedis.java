@@ -580,6 +580,17 @@ public final class RmqRedis {
     }
 
     /**
+     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among the topic's consumers (shares.lua);
+     * returns the live instance ids.
+     */
+    public CompletableFuture<List<String>> shares(String topic, String instanceId, long ttlMillis, boolean leave) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.SHARES, ScriptOutputType.MULTI,
+                new byte[][] {keys.consumers(topic)}, bytes(leave ? "leave" : "beat"), bytes(instanceId),
+                bytes(ttlMillis));
+        return reply.thenApply(items -> items.stream().map(item -> string((byte[]) item)).toList());
+    }
+
+    /**
      * Takes up to {@code wanted} permits of a topic's shared rate limit, after giving back {@code givenBack} unused
      * ones (see rate.lua). Returns {granted, ms until a permit is free}.
      */

@@ -1,0 +1,198 @@
+package io.rmq.container;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.MessageHandler;
+import io.rmq.core.BackoffPolicy;
+import io.rmq.core.RetryPolicy;
+import io.rmq.core.TopicType;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * CONCURRENT containers of one topic share its slots ({@link SlotShares}): each prefers a disjoint share, a join or a
+ * leave moves only the share of the one that comes or goes, a member that stops beating ages out, and an idle
+ * container takes from a busy one's slots. Several containers in one JVM stand for several processes (each start is
+ * a member of its own); the fault suite kills real processes.
+ */
+@ParameterizedClass
+@EnumSource(RedisTopology.class)
+class SlotSharesTest extends ContainerTestSupport {
+
+    private static final int SLOTS = 16;
+    /** Membership timeout of the tests: heartbeats every third of it. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    private static final ConsumerSettings SETTINGS = new ConsumerSettings(8, Duration.ofSeconds(5),
+            new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
+
+    private final List<RmqListenerContainer> started = new ArrayList<>();
+
+    SlotSharesTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @AfterEach
+    void stopStarted() {
+        started.forEach(RmqListenerContainer::stop);
+    }
+
+    private RmqListenerContainer start(String topic, String id, int concurrency, MessageHandler<String> handler) {
+        ContainerOptions options = new ContainerOptions(id, concurrency, Duration.ofSeconds(2), Duration.ofSeconds(2),
+                null).withOwnershipTimeout(TIMEOUT);
+        RmqListenerContainer c = (RmqListenerContainer) engine.container(topic, SETTINGS, String.class, handler,
+                options);
+        c.start();
+        started.add(c);
+        return c;
+    }
+
+    private static Set<Integer> slots(RmqListenerContainer c) {
+        return Arrays.stream(c.preferredSlots()).boxed().collect(Collectors.toSet());
+    }
+
+    /** Awaits shares that split every slot among {@code containers}, each non-empty; returns them in order. */
+    private static List<Set<Integer>> awaitPartition(RmqListenerContainer... containers) {
+        List<Set<Integer>> shares = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+            shares.clear();
+            Set<Integer> union = new HashSet<>();
+            int total = 0;
+            for (RmqListenerContainer c : containers) {
+                Set<Integer> share = slots(c);
+                shares.add(share);
+                union.addAll(share);
+                total += share.size();
+            }
+            return union.size() == SLOTS && total == SLOTS && shares.stream().noneMatch(Set::isEmpty);
+        });
+        return List.copyOf(shares);
+    }
+
+    private void sendDue(String topic, int count, String prefix) {
+        Instant due = Instant.now().minusSeconds(1);
+        for (int i = 0; i < count; i++) {
+            engine.producer().sendFixedTime(topic, prefix + i, due);
+        }
+    }
+
+    @Test
+    void containersPreferDisjointSharesThatCoverEverySlotAndAJoinOrLeaveMovesOnlyItsShare() {
+        engine(RmqInstrumentation.NONE).defineTopic("shared", TopicType.FIXED_TIME, SLOTS);
+        Map<String, String> handledBy = new ConcurrentHashMap<>();
+        RmqListenerContainer a = start("shared", "a", 2, (String body, Delivery d) -> handledBy.put(body, "a"));
+        RmqListenerContainer b = start("shared", "b", 2, (String body, Delivery d) -> handledBy.put(body, "b"));
+        RmqListenerContainer c = start("shared", "c", 2, (String body, Delivery d) -> handledBy.put(body, "c"));
+        List<Set<Integer>> three = awaitPartition(a, b, c);
+
+        // a leave (graceful stop) gives the leaver's slots to the others; theirs stay where they were
+        c.stop();
+        List<Set<Integer>> two = awaitPartition(a, b);
+        assertThat(two.get(0)).containsAll(three.get(0));
+        assertThat(two.get(1)).containsAll(three.get(1));
+
+        // a join takes only slots the joiner wins: nobody else's share changes otherwise
+        RmqListenerContainer d = start("shared", "d", 2, (String body, Delivery del) -> handledBy.put(body, "d"));
+        List<Set<Integer>> joined = awaitPartition(a, b, d);
+        assertThat(two.get(0)).containsAll(joined.get(0));
+        assertThat(two.get(1)).containsAll(joined.get(1));
+
+        // and everything sent is handled once the shares have settled
+        sendDue("shared", 200, "m");
+        await().atMost(Duration.ofSeconds(30)).until(() -> handledBy.size() == 200);
+        assertThat(Set.copyOf(handledBy.values())).isSubsetOf("a", "b", "d");
+        assertThat(started).allMatch(x -> x.stallsRepaired() == 0);
+    }
+
+    @Test
+    void aContainerAloneServesEverySlot() {
+        engine(RmqInstrumentation.NONE).defineTopic("alone", TopicType.FIXED_TIME, SLOTS);
+        Set<Integer> slotsHandled = ConcurrentHashMap.newKeySet();
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        RmqListenerContainer a = start("alone", "a", 4, (String body, Delivery d) -> {
+            handled.add(body);
+            slotsHandled.add(d.slot());
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
+        sendDue("alone", 300, "m");
+        await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 300);
+        assertThat(slotsHandled).hasSize(SLOTS);
+        assertThat(a.stallsRepaired()).isZero();
+    }
+
+    /**
+     * A member that beat once and then never again (a process killed while it held a share): its slots are served by
+     * steals meanwhile, and are the survivor's own once its membership has timed out.
+     */
+    @Test
+    void aDeadMembersShareIsServedAndTakenOverWhenItsMembershipTimesOut() throws Exception {
+        engine(RmqInstrumentation.NONE).defineTopic("ghosted", TopicType.FIXED_TIME, SLOTS);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        RmqListenerContainer a = start("ghosted", "a", 4, (String body, Delivery d) -> handled.add(body));
+        await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
+        long ghostMillis = 8000;
+        engine.consumer("ghosted", SETTINGS).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
+        long beat = System.nanoTime();
+        await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
+        Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());
+        ghostShare.removeAll(slots(a));
+
+        // while the ghost is listed, its slots are the survivor's to steal: nothing sent to them waits for it
+        sendDue("ghosted", 200, "m");
+        await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 200);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - beat))
+                .as("served by steals while the ghost was still listed").isLessThan(ghostMillis);
+
+        // its time runs out: the survivor's own share covers every slot again, within the timeout plus a beat
+        await().atMost(Duration.ofMillis(ghostMillis + TIMEOUT.toMillis() + 5000)).until(() -> slots(a).size() == SLOTS);
+        assertThat(ghostShare).isNotEmpty();
+        assertThat(a.stallsRepaired()).isZero();
+    }
+
+    /** A container whose handlers are stuck (its buffer full) has its slots emptied by an idle one. */
+    @Test
+    void anIdleContainerStealsFromAFullOne() throws Exception {
+        engine(RmqInstrumentation.NONE).defineTopic("stolen", TopicType.FIXED_TIME, SLOTS);
+        CountDownLatch release = new CountDownLatch(1);
+        Map<String, Integer> stolenSlots = new ConcurrentHashMap<>();
+        Set<String> heldByA = ConcurrentHashMap.newKeySet();
+        RmqListenerContainer a = start("stolen", "a", 1, (String body, Delivery d) -> {
+            heldByA.add(body);
+            release.await(60, TimeUnit.SECONDS);
+        });
+        RmqListenerContainer b = start("stolen", "b", 4, (String body, Delivery d) -> stolenSlots.put(body, d.slot()));
+        List<Set<Integer>> shares = awaitPartition(a, b);
+        try {
+            int sent = 600;
+            sendDue("stolen", sent, "m");
+            // a holds what fits in its buffer; b handles everything else, a's slots included
+            await().atMost(Duration.ofSeconds(30)).until(() -> a.outstanding() > 0
+                    && stolenSlots.size() + a.outstanding() == sent);
+            assertThat(stolenSlots.values()).as("b handled messages of a's slots").anyMatch(shares.get(0)::contains);
+        }
+        finally {
+            release.countDown();
+        }
+        assertThat(heldByA).doesNotContainAnyElementsOf(stolenSlots.keySet());
+    }
+}
