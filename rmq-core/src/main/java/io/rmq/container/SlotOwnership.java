@@ -202,11 +202,17 @@ final class SlotOwnership {
             assigned = membership.assignedSlots();
         }
         catch (MembershipLease.MembershipLost dropped) {
-            // others may own its slots already (their epochs fence its steps): no handler starts on them from now
+            // others may own its slots already (their epochs fence its steps): no handler starts on them from now.
+            // It joins again under a new id at the next pass: the owner keys of the old one, never live again, are
+            // taken over by whoever's share they fall in (under the old id they would stay with a live instance that
+            // no longer holds them)
             log.warn("ORDERLY container '{}': {}", id, dropped.getMessage());
             for (OrderlySlot s : slots.held()) {
                 slots.lost(s, s.epoch, "this instance dropped out of the membership");
             }
+            orphaned.clear(); // keys of the old id: taken over, not released
+            newInstanceId();
+            join();
             return;
         }
         MembershipLease lease = membership instanceof MembershipLease l ? l : null;

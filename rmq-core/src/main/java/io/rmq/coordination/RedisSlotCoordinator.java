@@ -65,7 +65,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                 joined = false;
                 throw new MembershipLost("ORDERLY instance " + instanceId + " of topic '" + topic + "' missed its"
                         + " heartbeats for the ownership timeout (" + ttl + " ms) and was dropped from the membership;"
-                        + " it gives up its slots and joins again");
+                        + " it gives up its slots and joins again under a new id");
             }
             joined = true;
             live = beat;

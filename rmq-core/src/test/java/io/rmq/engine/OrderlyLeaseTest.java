@@ -56,10 +56,10 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         OrderedStep step = a.orderedStep(0, claimA.epoch(), 1, List.of(), null, null, null).join();
         assertThat(step.deliveries()).extracting(Delivery::bodyAsString).containsExactly("y");
 
-        // while a is listed, b does not take the slot; nor with a list read before a claimed it
+        // while a is listed, b does not take the slot; nor with a list not newer than the one a claimed with
         assertThat(SlotClaims.claimLeased(b, 0, "b", 0, listedA).join().held()).as("a is live").isFalse();
         Beat stale = new Beat(true, listedA.redisNow(), List.of("b"));
-        assertThat(SlotClaims.claimLeased(b, 0, "b", 0, stale).join().held()).as("list older than a's claim")
+        assertThat(SlotClaims.claimLeased(b, 0, "b", 0, stale).join().held()).as("list not newer than a's")
                 .isFalse();
         assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, 0).join().held()).as("a timed claim cannot judge a lease")
                 .isFalse();
@@ -127,8 +127,12 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
             redis.members(topic, first, 0, MembersAction.LEAVE).join();
             await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
                     .anyMatch(m -> m.contains("dropped from the membership")));
-            // it joins again and claims its slots anew (new epochs), and handles what comes
-            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 4);
+            // it joins again under a new id, takes the slots of the old one over (never live again), and handles
+            // what comes
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 4
+                    && !container.instanceId().equals(first));
+            assertThat(redis.members(topic, "reader", 60_000, MembersAction.LIST).join().live())
+                    .containsExactly(container.instanceId());
             sendLedger(topic, 4, 3, 0);
             await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 12);
             checker.assertInOrder(4, 3);

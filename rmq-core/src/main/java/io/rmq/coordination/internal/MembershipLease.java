@@ -17,7 +17,8 @@ public interface MembershipLease {
 
     /**
      * Thrown by {@code assignedSlots()} when the heartbeat found the instance no longer listed (its time ran out and
-     * another instance may have taken its slots over): it gives up every slot at once, and the next call joins anew.
+     * another instance may have taken its slots over): it gives up every slot at once, and joins again under a new
+     * instance id (so that the owner keys of the old one, never live again, are taken over).
      */
     final class MembershipLost extends io.rmq.core.RmqException {
 

@@ -1,8 +1,9 @@
 -- Helpers of the ORDERLY mode, pasted after _common.lua.
--- An ordered slot has an owner key (HASH id, epoch, until, decided, since) while an owner holds it: only the instance
+-- An ordered slot has an owner key (HASH id, epoch, until, decided, listed) while an owner holds it: only the instance
 -- holding the current epoch, before `until` (Redis ms), may take or settle the slot's messages. A leased key (the
 -- Redis coordinator; see own.lua) has `until` = ORDERLY_LEASED: it holds while its holder is listed in the topic's
--- membership, and is fenced by epoch alone (a takeover raises the epoch); `since` is when it was claimed. The epoch is the fencing token:
+-- membership, and is fenced by epoch alone (a takeover raises the epoch); `listed` is the membership's time of the
+-- live list the holder claimed it with. The epoch is the fencing token:
 -- every new owner gets a higher one (Redis numbers them max(previous + 1, Redis time in µs), so they keep growing
 -- after a graceful release deleted the key; ZooKeeper's come from ZooKeeper). The slot's prepare ZSET then holds the
 -- messages taken out of store in order, with their store score (due time or priority) instead of a lease deadline:

@@ -1,7 +1,7 @@
 -- Ends ORDERLY consumption of one slot, so that CONCURRENT consumers may take it: what prepare holds (left by an
 -- owner that died) goes back to store with its score (merging with a waiting duplicate as a retry does), retry times
 -- are dropped, and the owner key is deleted. Refused while an owner still holds the slot: a timed holder until its
--- `until`, a leased one while it is in the live list given (or claimed the slot after that list was read; see own.lua).
+-- `until`, a leased one while it is in the live list given (or claimed with a list not older; see own.lua).
 --
 -- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
 --             the slot
@@ -12,7 +12,7 @@
 --#include _orderly.lua
 
 local now = now_ms()
-local owner = redis.call('HMGET', K_OWNER, 'id', 'until', 'since')
+local owner = redis.call('HMGET', K_OWNER, 'id', 'until', 'listed')
 local until_ms = tonumber(owner[2] or '0')
 if until_ms > now then
     if until_ms < ORDERLY_LEASED or tonumber(ARGV[2] or '0') <= tonumber(owner[3] or '0') then

@@ -4,8 +4,10 @@
 -- Two kinds of claim. Leased (ownership time 0, the Redis coordinator): the key holds while its holder is listed in
 -- the topic's membership (members.lua), with no deadline to renew; the claim carries the live list the claimant's
 -- own heartbeat just returned (a script on a cluster cannot read the membership key) and takes the slot over only
--- from a holder missing from that list, and only when the holder claimed it before that list was read (a holder
--- that re-joined and claimed since is alive). Timed (ownership time > 0: a coordinator that gives no live list, and
+-- from a holder missing from that list, and only when that list is newer than the one the holder claimed with (the
+-- key's `listed`: both times are the membership's clock, so no two masters' clocks are compared). A holder listed at
+-- its claim and missing from a later list has dropped out since, and its guard has lapsed; a holder that re-joined
+-- and claimed after the claimant's list was read is alive. Timed (ownership time > 0: a coordinator that gives no live list, and
 -- ZooKeeper, whose claims carry its own epoch): the key holds until `until`, which the holder renews, as before.
 -- With the Redis numbering a claim succeeds only when the slot is free (never owned, released, a timed holder's time
 -- ran out, a leased holder is not live); with ZooKeeper the coordinator has already decided: the claim carries
@@ -36,7 +38,7 @@
 --#include _orderly.lua
 
 local now = now_ms()
-local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided', 'since')
+local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided', 'listed')
 local id, epoch, until_ms = owner[1], tonumber(owner[2] or '0'), tonumber(owner[3] or '0')
 local me, held, ttl, decided = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -65,7 +67,7 @@ elseif until_ms > now and id ~= me then
     if until_ms < ORDERLY_LEASED then
         return { 0, until_ms - now }
     end
-    -- leased: taken over only by a leased claim whose live list misses the holder and was read after its claim
+    -- leased: taken over only by a leased claim whose live list misses the holder and is newer than the holder's
     local listed_at = tonumber(ARGV[8] or '0')
     if ttl > 0 or listed_at <= tonumber(owner[5] or '0') then
         return { 0, 0 }
@@ -89,5 +91,6 @@ local t = redis.call('TIME')
 local new_epoch = decided > 0 and decided or math.max(epoch + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 -- epochs are large: store the digits (ZooKeeper's: the argument's own), not Lua's rounded number formatting
 redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or string.format('%.0f', new_epoch),
-    'until', ttl > 0 and now + ttl or ORDERLY_LEASED_DIGITS, 'decided', decided > 0 and 1 or 0, 'since', now)
+    'until', ttl > 0 and now + ttl or ORDERLY_LEASED_DIGITS, 'decided', decided > 0 and 1 or 0,
+    'listed', ttl > 0 and '0' or (ARGV[8] or '0'))
 return { new_epoch, 0, (until_ms > 0 and id and id ~= me) and 1 or 0 }
