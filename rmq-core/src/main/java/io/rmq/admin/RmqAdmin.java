@@ -428,9 +428,12 @@ public final class RmqAdmin {
     public long endOrdering(String topicName) {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
+        // a leased owner holds its slot while it is a live member
+        io.rmq.redis.internal.RmqRedis.Beat live = RedisGateway.await(redis.liveMembers(topicName),
+                "reading the ordered consumers of " + topicName);
         List<CompletableFuture<Long>> ends = new ArrayList<>(slots.length);
         for (SlotKeys slot : slots) {
-            ends.add(redis.endOrdering(slot, topic.type() == TopicType.PRIORITY));
+            ends.add(redis.endOrdering(slot, topic.type() == TopicType.PRIORITY, live));
         }
         RedisGateway.await(CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new)),
                 "ending ordered consumption of " + topicName);

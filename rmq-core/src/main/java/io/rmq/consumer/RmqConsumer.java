@@ -557,13 +557,14 @@ public final class RmqConsumer {
     }
 
     /**
-     * Claims (or, with the epoch held, renews) ownership of an ordered slot for {@code ownershipMillis}. Its answer is
-     * an engine internal, so the ORDERLY container calls it through {@link io.rmq.consumer.internal.SlotClaims}.
+     * Claims (or, with the epoch held, renews) ownership of an ordered slot: leased with {@code live} (the membership
+     * the claimant's heartbeat returned), else timed for {@code ownershipMillis}. Its answer is an engine internal, so
+     * the ORDERLY container calls it through {@link io.rmq.consumer.internal.SlotClaims}.
      */
     CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
-            long decidedEpoch) {
+            long decidedEpoch, RmqRedis.@org.jspecify.annotations.Nullable Beat live) {
         return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
-                settings.retry().maxRetries());
+                settings.retry().maxRetries(), live);
     }
 
     /** This consumer's handle on the topic's cluster-wide rate limit. */

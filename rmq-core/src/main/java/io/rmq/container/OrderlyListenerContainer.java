@@ -257,7 +257,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
                         + " slots are taken over when their ownership runs out", id(), abandoned,
                         options.shutdownTimeout());
             }
-            ownership.leave();
+            ownership.leave(abandoned);
             handlers.interrupt();
             running = false;
             log.debug("Stopped ORDERLY listener container '{}'", id());

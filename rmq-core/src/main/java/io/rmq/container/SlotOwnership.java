@@ -4,12 +4,15 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.coordination.SlotCoordinator;
+import io.rmq.coordination.internal.MembershipLease;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis.Claim;
@@ -19,7 +22,9 @@ import org.slf4j.LoggerFactory;
 /**
  * An {@link OrderlyListenerContainer}'s ownership of its slots: its membership among the topic's ordered consumers,
  * and, every fifth of the guard time, one pass that renews the slots it holds, gives up those it should no longer
- * hold (once no handler runs on them) and claims those the {@link SlotCoordinator} assigns to it. Threads: the
+ * hold (once no handler runs on them) and claims those the {@link SlotCoordinator} assigns to it. With the Redis
+ * coordinator ({@link MembershipLease}) the membership's heartbeat is the renewal of every slot at once (leased owner
+ * keys, see own.lua); with others each slot's timed ownership is renewed with a claim of its own. Threads: the
  * coordination thread ({@link #coordinate()}) owns the passes and alone changes a slot's epoch and guard;
  * {@link #join()} and {@link #leave()} run on the container's lifecycle (start/stop); {@link #mayStart} is read on
  * every thread that starts handlers; {@link #giveUp} runs on whichever thread has the slot marked running.
@@ -30,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * the slot, by either clock: the guard time is the shorter of the ownership timeout (Redis's claim) and the
  * coordinator's {@link SlotCoordinator.Membership#assignmentTimeout() assignment timeout} (e.g. the ZooKeeper
  * session, after which another instance's claim overrides this one's), and a slot may start handlers until the start
- * of the last successful renewal + the guard time - one renewal period, while the coordinator vouches for its
+ * of the last successful renewal (leased: the last heartbeat that found this instance listed; another instance takes
+ * the slot only once the membership has dropped it, an ownership timeout after that heartbeat) + the guard time - one
+ * renewal period, while the coordinator vouches for its
  * assignment ({@link SlotCoordinator.Membership#assured()}), and not once it is being given up ({@link #mayStart}). A
  * slot that may not start waits (it takes nothing) until a renewal restores it or it is lost.
  */
@@ -60,6 +67,11 @@ final class SlotOwnership {
     private volatile long lastTickMillis;
     /** Passes that failed in a row (coordination thread). */
     private int failedTicks;
+    /**
+     * Slots whose claim or release got no answer: they may still be this instance's in Redis (added by the
+     * coordination thread and by {@link #giveUp}; a later pass releases or claims them again).
+     */
+    private final Set<Integer> orphaned = ConcurrentHashMap.newKeySet();
 
     SlotOwnership(RmqConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, SlotStepSender sender,
             ContainerOptions options, long commandTimeoutMillis) {
@@ -109,8 +121,17 @@ final class SlotOwnership {
         lastTickMillis = System.currentTimeMillis();
     }
 
-    /** Leaves the topic's ordered consumers (at stop, once the slots it could give up are given up). */
-    void leave() {
+    /**
+     * Leaves the topic's ordered consumers (at stop, once the slots it could give up are given up). With slots still
+     * {@code abandoned} to running handlers and a {@link MembershipLease}, it stays listed instead: leaving would let
+     * another instance take those slots at once, while its handlers run; they are taken over once the membership runs
+     * out (the ownership timeout), as a timed ownership would.
+     */
+    void leave(int abandoned) {
+        orphaned.clear();
+        if (abandoned > 0 && membership instanceof MembershipLease) {
+            return;
+        }
         try {
             membership.close();
         }
@@ -169,26 +190,63 @@ final class SlotOwnership {
         }
     }
 
-    /** Renews what this instance holds, gives up what it should no longer hold, claims what it should. */
+    /**
+     * Renews what this instance holds, gives up what it should no longer hold, claims what it should. With a
+     * {@link MembershipLease} (the Redis coordinator) the heartbeat in {@code assignedSlots()} renews every held slot
+     * at once: no command per slot; else each held slot's timed ownership is renewed with its own claim.
+     */
     private void tick() {
         long sent = System.currentTimeMillis();
-        Map<Integer, Long> assigned = membership.assignedSlots();
+        Map<Integer, Long> assigned;
+        try {
+            assigned = membership.assignedSlots();
+        }
+        catch (MembershipLease.MembershipLost dropped) {
+            // others may own its slots already (their epochs fence its steps): no handler starts on them from now.
+            // It joins again under a new id at the next pass: the owner keys of the old one, never live again, are
+            // taken over by whoever's share they fall in (under the old id they would stay with a live instance that
+            // no longer holds them)
+            log.warn("ORDERLY container '{}': {}", id, dropped.getMessage());
+            for (OrderlySlot s : slots.held()) {
+                slots.lost(s, s.epoch, "this instance dropped out of the membership");
+            }
+            orphaned.clear(); // keys of the old id: taken over, not released
+            newInstanceId();
+            join();
+            return;
+        }
+        MembershipLease lease = membership instanceof MembershipLease l ? l : null;
         long guardMillis = guardMillis();
         renewEveryMillis = Math.max(100, guardMillis / 5);
+        long validUntil = sent + guardMillis - renewEveryMillis;
         List<OrderlySlot> held = slots.held();
         // renewals and claims go out together, then each is awaited with its own bound
         Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
         for (OrderlySlot s : held) {
-            renewals.put(s, SlotClaims.claim(consumer, s.slot, instanceId, s.epoch, ownershipMillis, 0));
+            if (lease == null) {
+                renewals.put(s, SlotClaims.claim(consumer, s.slot, instanceId, s.epoch, ownershipMillis, 0));
+            }
+            else {
+                // listed at this beat: no other instance takes it before the membership runs out (own.lua)
+                s.validUntil = validUntil;
+            }
         }
         Map<Integer, CompletableFuture<Claim>> claims = new LinkedHashMap<>();
         for (Map.Entry<Integer, Long> slot : assigned.entrySet()) {
             if (held.stream().noneMatch(s -> s.slot == slot.getKey())) {
-                claims.put(slot.getKey(), SlotClaims.claim(consumer, slot.getKey(), instanceId, 0,
-                        ownershipMillis, slot.getValue()));
+                claims.put(slot.getKey(), lease == null
+                        ? SlotClaims.claim(consumer, slot.getKey(), instanceId, 0, ownershipMillis, slot.getValue())
+                        : SlotClaims.claimLeased(consumer, slot.getKey(), instanceId, slot.getValue(), lease.live()));
             }
         }
-        long validUntil = sent + guardMillis - renewEveryMillis;
+        // a slot whose claim or release had no answer may still be this instance's in Redis: a leased key of a live
+        // holder is never taken over, so it is released here once it is neither held nor claimed again
+        Map<Integer, CompletableFuture<Boolean>> releases = new LinkedHashMap<>();
+        for (Integer slot : orphaned) {
+            if (!claims.containsKey(slot) && held.stream().noneMatch(s -> s.slot == slot)) {
+                releases.put(slot, consumer.releaseOwnership(slot, instanceId, 0));
+            }
+        }
         for (Map.Entry<OrderlySlot, CompletableFuture<Claim>> renewal : renewals.entrySet()) {
             OrderlySlot s = renewal.getKey();
             Claim claim = RedisGateway.await(renewal.getValue(), "renewing ownership of slot " + s.slot
@@ -213,9 +271,24 @@ final class SlotOwnership {
                 giveUp(s);
             }
         }
+        for (Map.Entry<Integer, CompletableFuture<Boolean>> release : releases.entrySet()) {
+            RedisGateway.await(release.getValue(), "releasing slot " + release.getKey() + " of topic '" + topic
+                    + "'", commandTimeoutMillis);
+            orphaned.remove(release.getKey());
+        }
+        RuntimeException unanswered = null;
         for (Map.Entry<Integer, CompletableFuture<Claim>> entry : claims.entrySet()) {
-            Claim claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
-                    + topic + "'", commandTimeoutMillis);
+            Claim claim;
+            try {
+                claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
+                        + topic + "'", commandTimeoutMillis);
+            }
+            catch (RuntimeException ex) {
+                orphaned.add(entry.getKey()); // it may have been granted
+                unanswered = unanswered == null ? ex : unanswered;
+                continue;
+            }
+            orphaned.remove(entry.getKey());
             if (claim.held()) {
                 if (claim.tookOver() && instrumented) {
                     instrumentation.slotTakenOver(id, topic, entry.getKey());
@@ -224,6 +297,9 @@ final class SlotOwnership {
                 log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(), topic,
                         claim.epoch());
             }
+        }
+        if (unanswered != null) {
+            throw unanswered;
         }
     }
 
@@ -258,6 +334,7 @@ final class SlotOwnership {
                     + " of topic '" + topic + "'", commandTimeoutMillis);
         }
         catch (RuntimeException ex) {
+            orphaned.add(s.slot); // released again at a later pass, if this instance is still running
             log.warn("ORDERLY container '{}' could not release slot {} of topic '{}' cleanly; it is taken over when"
                     + " its ownership runs out: {}", id, s.slot, topic, String.valueOf(ex));
         }

@@ -25,7 +25,8 @@ public interface SlotCoordinator {
         /**
          * Renews this instance's liveness and returns the slots it should own now, each with the epoch to claim it
          * with: 0 lets Redis number the epoch (the slot is claimed once its holder has released it or its time has
-         * run out); above 0 is the coordinator's own fencing epoch, which takes over from any lower one.
+         * run out, or, with {@link RedisSlotCoordinator}, whose membership leases the slots, once the holder dropped
+         * out of the membership); above 0 is the coordinator's own fencing epoch, which takes over from any lower one.
          */
         Map<Integer, Long> assignedSlots();
 

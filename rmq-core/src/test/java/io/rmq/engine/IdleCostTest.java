@@ -103,6 +103,48 @@ class IdleCostTest extends EngineTestSupport {
     }
 
     /**
+     * An idle ORDERLY listener at the default ownership timeout (5 s) that owns all 16 slots of its topic costs at most
+     * 5 commands/s: one membership heartbeat per renewal period (a fifth of the timeout), which is also the lease of
+     * every slot it holds; no per-slot renewal. (Counted with MONITOR: the scripts' calls, and the commands they run.)
+     */
+    @Test
+    void anIdleOrderlyListenerCostsAtMostFiveCommandsPerSecond() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        rmq.defineTopic("oidle", TopicType.FIXED_TIME, SLOTS);
+        io.rmq.container.ListenerContainer container = rmq.container("oidle", FAST, String.class,
+                (String body, Delivery d) -> { }, ContainerOptions.of("oidle", 4)
+                        .withMode(io.rmq.core.ConsumeMode.ORDERLY), rmq.slotCoordinator());
+        container.start();
+        try {
+            io.rmq.container.OrderlyListenerContainer orderly = (io.rmq.container.OrderlyListenerContainer) container;
+            await().atMost(Duration.ofSeconds(30)).until(() -> orderly.ownedSlots().size() == SLOTS);
+            Thread.sleep(1000); // the first step of every slot
+            int seconds = 20;
+            List<String> seen = monitor(Duration.ofSeconds(seconds), () -> { });
+            // the listener's commands: those on its keys, and those its scripts run (TIME has no key)
+            List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":") || line.contains(" lua]"))
+                    .toList();
+            Map<String, Long> byCommand = new java.util.TreeMap<>();
+            for (String line : ours) {
+                String[] words = line.split("\"", 3);
+                byCommand.merge(words.length > 1 ? words[1].toUpperCase() : line, 1L, Long::sum);
+            }
+            org.slf4j.LoggerFactory.getLogger(IdleCostTest.class).info("idle ORDERLY listener ({}), {} s: {}"
+                    + " commands ({}/s): {}", topology, seconds, ours.size(), ours.size() / (double) seconds,
+                    byCommand);
+            assertThat(ours).as("the heartbeat ran").anyMatch(line -> line.contains(":members"));
+            assertThat(ours).as("commands of the idle ORDERLY listener over %d s: %s", seconds, byCommand)
+                    .hasSizeLessThanOrEqualTo(5 * seconds);
+            assertThat(orderly.ownedSlots()).hasSize(SLOTS);
+            assertThat(orderly.stallsRepaired()).isZero();
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    /**
      * A single send without a trace context is one command, a call of the small send_one.lua (not send.lua): its
      * {@code ZADD} (NX for RANGE_MERGE) and, when the message is the slot's first, the {@code PUBLISH} that wakes
      * sleeping listeners run inside it, and the listeners handle the message long before their {@code maxIdle} of 5

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.internal.Seam;
 import io.rmq.redis.internal.RmqRedis;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Ownership claims on a consumer's ordered slots, for the ORDERLY container (and tests): the claim's answer is an
@@ -18,7 +19,7 @@ public final class SlotClaims {
     public interface Access {
 
         CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId, long heldEpoch,
-                long ownershipMillis, long decidedEpoch);
+                long ownershipMillis, long decidedEpoch, RmqRedis.@Nullable Beat live);
     }
 
     public static final Seam<Access> SEAM = new Seam<>(RmqConsumer.class);
@@ -32,6 +33,15 @@ public final class SlotClaims {
      */
     public static CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId,
             long heldEpoch, long ownershipMillis, long decidedEpoch) {
-        return SEAM.get().claim(consumer, slot, instanceId, heldEpoch, ownershipMillis, decidedEpoch);
+        return SEAM.get().claim(consumer, slot, instanceId, heldEpoch, ownershipMillis, decidedEpoch, null);
+    }
+
+    /**
+     * Claims {@code consumer}'s ordered slot {@code slot} leased by the membership: taken over only from a holder
+     * missing from {@code live}, the list the claimant's own heartbeat returned (see own.lua).
+     */
+    public static CompletableFuture<RmqRedis.Claim> claimLeased(RmqConsumer consumer, int slot, String instanceId,
+            long decidedEpoch, RmqRedis.Beat live) {
+        return SEAM.get().claim(consumer, slot, instanceId, 0, 0, decidedEpoch, live);
     }
 }

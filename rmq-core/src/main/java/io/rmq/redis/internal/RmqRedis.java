@@ -493,18 +493,39 @@ public final class RmqRedis {
         }
     }
 
-    /** Claims or renews ownership of an ordered slot (see own.lua). */
+    /** Claims or renews a timed ownership of an ordered slot for {@code ttlMillis} (see own.lua). */
     public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
             long decidedEpoch, boolean priority, int maxRetries) {
-        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(),
-                bytes("claim"), bytes(instanceId), bytes(heldEpoch), bytes(ttlMillis), bytes(decidedEpoch),
-                priority ? ONE : ZERO, bytes(maxRetries));
+        return claim(slot, instanceId, heldEpoch, ttlMillis, decidedEpoch, priority, maxRetries, null);
+    }
+
+    /**
+     * Claims ownership of an ordered slot (see own.lua): leased with {@code live} (the membership the claimant's own
+     * heartbeat returned; {@code ttlMillis} is then ignored), else timed for {@code ttlMillis}.
+     */
+    public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
+            long decidedEpoch, boolean priority, int maxRetries, @Nullable Beat live) {
+        List<String> ids = live == null ? List.of() : live.live();
+        byte[][] args = new byte[8 + ids.size()][];
+        args[0] = bytes("claim");
+        args[1] = bytes(instanceId);
+        args[2] = bytes(heldEpoch);
+        args[3] = bytes(live == null ? ttlMillis : 0);
+        args[4] = bytes(decidedEpoch);
+        args[5] = priority ? ONE : ZERO;
+        args[6] = bytes(maxRetries);
+        args[7] = bytes(live == null ? 0 : live.redisNow());
+        for (int i = 0; i < ids.size(); i++) {
+            args[8 + i] = bytes(ids.get(i));
+        }
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(), args);
         return reply.thenApply(r -> new Claim(r.get(0), r.get(1), r.size() > 2 && r.get(2) == 1));
     }
 
     /**
      * Gives up ownership of an ordered slot (what the owner took and did not settle goes back to store, in order, and
-     * the owner key is deleted); false when this instance no longer held it.
+     * the owner key is deleted); false when this instance no longer held it. {@code epoch} 0: whatever epoch this
+     * instance holds (a slot whose claim or release had no answer).
      */
     public CompletableFuture<Boolean> releaseOwnership(SlotKeys slot, String instanceId, long epoch,
             boolean priority) {
@@ -571,12 +592,28 @@ public final class RmqRedis {
         });
     }
 
-    /** Heartbeat ({@code leave} false) or departure of an ordered consumer; returns the live instance ids. */
-    public CompletableFuture<List<String>> members(String topic, String instanceId, long ttlMillis, boolean leave) {
+    /**
+     * What a heartbeat of an ordered consumer found (see members.lua).
+     *
+     * @param listed   false when a beat found this instance no longer listed (dropped: it gives up its slots)
+     * @param redisNow the membership's Redis clock when the list was read (ms)
+     * @param live     the live instance ids then (this one included when listed)
+     */
+    public record Beat(boolean listed, long redisNow, List<String> live) {
+    }
+
+    /** What a heartbeat, join, departure or reading of the ordered consumers of a topic does. */
+    public enum MembersAction {
+        JOIN, BEAT, LEAVE, LIST
+    }
+
+    /** Heartbeat, join, departure or reading of the ordered consumers of {@code topic} (see members.lua). */
+    public CompletableFuture<Beat> members(String topic, String instanceId, long ttlMillis, MembersAction action) {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.MEMBERS, ScriptOutputType.MULTI,
-                new byte[][] {keys.members(topic)}, bytes(leave ? "leave" : "beat"), bytes(instanceId),
-                bytes(ttlMillis));
-        return reply.thenApply(items -> items.stream().map(item -> string((byte[]) item)).toList());
+                new byte[][] {keys.members(topic)}, bytes(action.name().toLowerCase(java.util.Locale.ROOT)),
+                bytes(instanceId), bytes(ttlMillis));
+        return reply.thenApply(items -> new Beat((long) number(items.get(0)) == 1, (long) number(items.get(1)),
+                items.subList(2, items.size()).stream().map(item -> string((byte[]) item)).toList()));
     }
 
     /**

@@ -64,9 +64,23 @@ public final class RmqRedisAdmin {
 
     // ---------------------------------------------------------------- ordered consumption
 
-    /** Ends ordered consumption of a slot (see orderly_end.lua); -1 while an owner still holds it. */
-    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority) {
-        return gateway.eval(RmqScript.ORDERLY_END, ScriptOutputType.INTEGER, slot.all(), priority ? ONE : ZERO);
+    /** The live ordered consumers of {@code topic} (see members.lua), for {@link #endOrdering}. */
+    public CompletableFuture<RmqRedis.Beat> liveMembers(String topic) {
+        return redis.members(topic, "", 0, RmqRedis.MembersAction.LIST);
+    }
+
+    /**
+     * Ends ordered consumption of a slot (see orderly_end.lua); -1 while an owner still holds it. {@code live}: the
+     * topic's ordered consumers as {@link RmqRedis#members} listed them (a leased owner holds while listed).
+     */
+    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority, RmqRedis.Beat live) {
+        byte[][] args = new byte[2 + live.live().size()][];
+        args[0] = priority ? ONE : ZERO;
+        args[1] = bytes(live.redisNow());
+        for (int i = 0; i < live.live().size(); i++) {
+            args[2 + i] = bytes(live.live().get(i));
+        }
+        return gateway.eval(RmqScript.ORDERLY_END, ScriptOutputType.INTEGER, slot.all(), args);
     }
 
     // ---------------------------------------------------------------- managing waiting messages by member (body or id)

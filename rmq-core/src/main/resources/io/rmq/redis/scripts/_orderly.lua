@@ -1,6 +1,9 @@
 -- Helpers of the ORDERLY mode, pasted after _common.lua.
--- An ordered slot has an owner key (HASH id, epoch, until, decided) while an owner holds it: only the instance holding the
--- current epoch, before `until` (Redis ms), may take or settle the slot's messages. The epoch is the fencing token:
+-- An ordered slot has an owner key (HASH id, epoch, until, decided, listed) while an owner holds it: only the instance
+-- holding the current epoch, before `until` (Redis ms), may take or settle the slot's messages. A leased key (the
+-- Redis coordinator; see own.lua) has `until` = ORDERLY_LEASED: it holds while its holder is listed in the topic's
+-- membership, and is fenced by epoch alone (a takeover raises the epoch); `listed` is the membership's time of the
+-- live list the holder claimed it with. The epoch is the fencing token:
 -- every new owner gets a higher one (Redis numbers them max(previous + 1, Redis time in µs), so they keep growing
 -- after a graceful release deleted the key; ZooKeeper's come from ZooKeeper). The slot's prepare ZSET then holds the
 -- messages taken out of store in order, with their store score (due time or priority) instead of a lease deadline:
@@ -9,7 +12,12 @@
 -- later message can overtake it). A graceful release puts what the owner held back into store (same scores, so the
 -- same order), keeps the retry time of a head waiting for its retry (orderly_next honours it when it takes the head
 -- from store again) and deletes the owner key: a stopped ORDERLY consumer leaves no owner key behind. An owner that
--- died leaves its key until the next owner takes over (own.lua) or RmqAdmin.endOrdering.
+-- died leaves its key until the next owner takes over (own.lua) or RmqAdmin.endOrdering (once it is not live).
+
+-- The `until` of a leased owner key: later than any clock (2^53 - 1 ms), so no time fences it; the digits are what
+-- is stored (Lua's number formatting would round them).
+local ORDERLY_LEASED = 9007199254740991
+local ORDERLY_LEASED_DIGITS = '9007199254740991'
 
 -- True when `epoch` no longer holds the slot (another epoch holds it, or its time ran out or was released): fenced.
 local function orderly_fenced(epoch, now)

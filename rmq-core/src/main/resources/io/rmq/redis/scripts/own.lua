@@ -1,9 +1,20 @@
 -- Ownership of an ORDERLY slot (see _orderly.lua): claims (or renews) and releases the slot's owner key, the fence
 -- that orderly_next.lua checks. One holder at a time; each new holder gets a higher epoch. A release (graceful) puts
 -- what the holder took and did not settle back into store, in order, and deletes the owner key.
--- With the Redis coordinator a claim succeeds only when the slot is free (never owned, released, or its holder's
--- time ran out) and Redis numbers the epochs. With ZooKeeper, the coordinator has already decided: the claim
--- carries ZooKeeper's epoch and takes over from any holder with a lower one.
+-- Two kinds of claim. Leased (ownership time 0, the Redis coordinator): the key holds while its holder is listed in
+-- the topic's membership (members.lua), with no deadline to renew; the claim carries the live list the claimant's
+-- own heartbeat just returned (a script on a cluster cannot read the membership key) and takes the slot over only
+-- from a holder missing from that list, and only when that list is newer than the one the holder claimed with (the
+-- key's `listed`: both times are the membership's clock, so no two masters' clocks are compared). A holder listed at
+-- its claim and missing from a later list has dropped out since, and its guard has lapsed; a holder that re-joined
+-- and claimed after the claimant's list was read is alive. Timed (ownership time > 0: a coordinator that gives no live list, and
+-- ZooKeeper, whose claims carry its own epoch): the key holds until `until`, which the holder renews, as before.
+-- With the Redis numbering a claim succeeds only when the slot is free (never owned, released, a timed holder's time
+-- ran out, a leased holder is not live); with ZooKeeper the coordinator has already decided: the claim carries
+-- ZooKeeper's epoch and takes over from any holder with a lower one.
+-- Keys written by engines before the leases (always timed) keep their `until`: a leased claim takes them over only
+-- once it has passed. A leased key's `until` is ORDERLY_LEASED (far future), so such an engine never takes a leased
+-- key over (it waits for a graceful release) and its orderly_next is not fenced by time.
 -- A claim that takes over from a holder that did not release (it died, paused or lost Redis) counts a failed
 -- attempt of the message that holder was handling (the head, unless it was waiting for its retry): a message that
 -- kills its consumer every time ends in dead instead of stopping the slot for ever.
@@ -12,25 +23,27 @@
 --             the slot
 -- ARGV[1]: 'claim' or 'release'
 -- ARGV[2]: instance id
--- ARGV[3]: the epoch this instance holds (0: none); a claim with the current epoch renews it; any other claim by the
---          holder itself gets a new epoch (fencing its own stale steps, e.g. after it renewed too late)
--- ARGV[4]: ownership time in ms (the holder must renew within it)
+-- ARGV[3]: the epoch this instance holds (0: none; a release with 0 gives up whatever epoch this instance holds); a
+--          claim with the current epoch renews it; any other claim by the holder itself gets a new epoch (fencing its
+--          own stale steps, e.g. after it renewed too late)
+-- ARGV[4]: ownership time in ms (timed: the holder must renew within it), or 0: leased (see above)
 -- ARGV[5]: epoch decided by the coordinator (ZooKeeper), or 0 to let Redis number it
 -- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries (claim only)
+-- ARGV[8]: leased claim: the Redis ms (membership's clock) at which the live list was read; ARGV[9..]: the live ids
 -- Returns: claim: { epoch, 0, took_over } when held (took_over 1 when the slot was taken from another instance that
---          had not released it, else 0; a renewal: { epoch, 0 }); { 0, ms until the holder's time runs out (or -1:
---          stale epoch) } when not
+--          had not released it, else 0; a renewal: { epoch, 0 }); { 0, ms until the holder's time runs out (0: a
+--          live leased holder, -1: stale epoch) } when not
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
 --#include _common.lua
 --#include _orderly.lua
 
 local now = now_ms()
-local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided')
+local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided', 'listed')
 local id, epoch, until_ms = owner[1], tonumber(owner[2] or '0'), tonumber(owner[3] or '0')
 local me, held, ttl, decided = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
 if ARGV[1] == 'release' then
-    if id == me and epoch == held and until_ms > 0 then
+    if id == me and (epoch == held or held == 0) and until_ms > 0 then
         local returned = orderly_return_held(ARGV[6] == '1', now)
         redis.call('DEL', K_OWNER)
         return { 1, returned }
@@ -39,7 +52,9 @@ if ARGV[1] == 'release' then
 end
 
 if held > 0 and id == me and epoch == held and until_ms > now then
-    redis.call('HSET', K_OWNER, 'until', now + ttl)
+    if ttl > 0 then
+        redis.call('HSET', K_OWNER, 'until', now + ttl)
+    end
     return { epoch, 0 }
 end
 if decided > 0 then
@@ -49,7 +64,19 @@ if decided > 0 then
         return { 0, -1 }
     end
 elseif until_ms > now and id ~= me then
-    return { 0, until_ms - now }
+    if until_ms < ORDERLY_LEASED then
+        return { 0, until_ms - now }
+    end
+    -- leased: taken over only by a leased claim whose live list misses the holder and is newer than the holder's
+    local listed_at = tonumber(ARGV[8] or '0')
+    if ttl > 0 or listed_at <= tonumber(owner[5] or '0') then
+        return { 0, 0 }
+    end
+    for i = 9, #ARGV do
+        if ARGV[i] == id then
+            return { 0, 0 }
+        end
+    end
 end
 if until_ms > 0 then
     local head = orderly_held(ARGV[6] == '1', 1)
@@ -64,5 +91,6 @@ local t = redis.call('TIME')
 local new_epoch = decided > 0 and decided or math.max(epoch + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 -- epochs are large: store the digits (ZooKeeper's: the argument's own), not Lua's rounded number formatting
 redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or string.format('%.0f', new_epoch),
-    'until', now + ttl, 'decided', decided > 0 and 1 or 0)
+    'until', ttl > 0 and now + ttl or ORDERLY_LEASED_DIGITS, 'decided', decided > 0 and 1 or 0,
+    'listed', ttl > 0 and '0' or (ARGV[8] or '0'))
 return { new_epoch, 0, (until_ms > 0 and id and id ~= me) and 1 or 0 }

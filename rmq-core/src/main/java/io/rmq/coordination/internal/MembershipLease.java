@@ -1,0 +1,29 @@
+package io.rmq.coordination.internal;
+
+import io.rmq.redis.internal.RmqRedis;
+
+/**
+ * A {@link io.rmq.coordination.SlotCoordinator.Membership} that is also the lease of every slot its instance holds
+ * (the Redis coordinator's): the owner keys it claims hold no deadline, and its instance keeps its slots while it is
+ * listed in the topic's membership (see own.lua). Read by the container's coordination thread only.
+ */
+public interface MembershipLease {
+
+    /**
+     * The live members as the last successful {@code assignedSlots()} read them, with the membership's Redis clock
+     * then: a claim takes a slot over only from a holder missing from this list.
+     */
+    RmqRedis.Beat live();
+
+    /**
+     * Thrown by {@code assignedSlots()} when the heartbeat found the instance no longer listed (its time ran out and
+     * another instance may have taken its slots over): it gives up every slot at once, and joins again under a new
+     * instance id (so that the owner keys of the old one, never live again, are taken over).
+     */
+    final class MembershipLost extends io.rmq.core.RmqException {
+
+        public MembershipLost(String message) {
+            super(message);
+        }
+    }
+}
