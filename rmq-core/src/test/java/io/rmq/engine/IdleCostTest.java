@@ -186,6 +186,46 @@ class IdleCostTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * A lone send into a slot whose previous lone send found messages ahead of it (a backlog) is the native
+     * {@code ZADD} and its wake-up check written together, no script (cheaper for Redis when nothing is to be
+     * announced); when that check finds the message first it is announced by a plain {@code PUBLISH}, and the slot's
+     * next lone send is the script again.
+     */
+    @Test
+    void aLoneSendIntoABackloggedSlotIsTwoNativeCommandsAndTheScriptAgainAfterItAnnounced() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        rmq.defineTopic("backlog", TopicType.FIXED_TIME, 1);
+        long now = System.currentTimeMillis();
+        java.util.function.BiConsumer<String, Long> at = (body, offset) -> rmq.producer().sendFixedTime("backlog",
+                body, java.time.Instant.ofEpochMilli(now + offset));
+        at.accept("a", 3_600_000L); // the slot's first: the script, announced
+        at.accept("b", 7_200_000L); // the script, not first: the slot is backlogged
+
+        List<String> later = sentFor("c", monitor(Duration.ofSeconds(1), () -> at.accept("c", 10_800_000L)));
+        assertThat(later).as("a later message into a backlog: %s", later)
+                .anyMatch(line -> line.contains("\"ZADD\"")).anyMatch(line -> line.contains("\"ZRANK\""))
+                .noneMatch(line -> line.contains("\"EVALSHA\"") || line.contains("\"PUBLISH\""));
+
+        List<String> seen = monitor(Duration.ofSeconds(1), () -> at.accept("d", 1_800_000L));
+        assertThat(sentFor("d", seen)).as("a new first message: %s", seen)
+                .anyMatch(line -> line.contains("\"ZADD\"")).anyMatch(line -> line.contains("\"ZRANK\""))
+                .noneMatch(line -> line.contains("\"EVALSHA\""));
+        assertThat(seen).as("announced by a plain PUBLISH with its due time: %s", seen).anyMatch(line -> line
+                .contains("\"PUBLISH\"") && !line.contains(" lua]") && line.contains("|" + (now + 1_800_000L)));
+
+        List<String> after = sentFor("e", monitor(Duration.ofSeconds(1), () -> at.accept("e", 14_400_000L)));
+        assertThat(after).as("after an announcement, the script again: %s", after).singleElement()
+                .satisfies(line -> assertThat(line).contains("\"EVALSHA\""));
+    }
+
+    /** The commands the client sent for {@code body} (not those a script ran). */
+    private List<String> sentFor(String body, List<String> seen) {
+        return seen.stream().filter(line -> line.contains(prefix + ":") && line.contains("\"" + body + "\"")
+                && !line.contains(" lua]")).toList();
+    }
+
     private void send(String topic, TopicType type, String body) {
         switch (type) {
             case RANGE_MERGE -> rmq.producer().sendRangeMerge(topic, body, Duration.ofMillis(1));

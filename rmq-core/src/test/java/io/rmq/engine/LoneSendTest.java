@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A lone send (one message, one idle slot: {@code send}) is one call of send_one.lua, which reads Redis's clock itself
- * and decides the wake-up in the same call. What that shows from outside: a RANGE_MERGE due time is Redis's now (on
+ * and decides the wake-up in the same call; into a slot whose previous lone send was not first, the native
+ * {@code ZADD} and its check written together (IdleCostTest shows which goes when); both decide alike. What that shows from outside: a RANGE_MERGE due time is Redis's now (on
  * the slot's master, read around the send) plus the time range, with no client-side estimate in between; a slot's new
  * first message is announced once, with its due time, and a send that does not change the slot's first message (a
  * later one, a merge) announces nothing.
@@ -97,7 +98,10 @@ class LoneSendTest extends EngineTestSupport {
         rmq.producer().sendPriority("pr", "c", 20);
         after = redisMillis(slot);
 
-        assertThat(next(heard)).as("b (lower) announced nothing; c (highest) is announced").isBetween(before, after);
+        // c goes into a slot whose previous lone send (b) was not first: the native way, whose "now" is the client's
+        // estimate of Redis's clock (off by up to half a round trip and the clock's millisecond), hence the margin
+        assertThat(next(heard)).as("b (lower) announced nothing; c (highest) is announced")
+                .isBetween(before - 50, after + 50);
         assertThat(score(slot, "b")).isEqualTo(5);
         assertThat(heard).isEmpty();
     }

@@ -2,7 +2,9 @@ package io.rmq.redis.internal;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
@@ -21,11 +23,11 @@ import static io.rmq.redis.internal.Replies.bytes;
 
 /**
  * Used by senders' threads and Lettuce's event-loop threads (completions run there); its only state is
- * {@link RedisClock}'s per-slot readings, which are thread-safe.
+ * {@link RedisClock}'s per-slot readings and the {@link #backlogged} hint, both thread-safe maps.
  * <p>
  * {@link RmqRedis}'s sends of messages without an envelope or with a body's trace context alone (its trace record,
- * one more field in an {@code HSET}) instead of send.lua: the lone send in one small script (send_one.lua), the batch
- * send in native commands; each with the merge rule of its topic type, and the wake-ups they announce to sleeping
+ * one more field in an {@code HSET}) instead of send.lua: the lone send in one small script (send_one.lua) or two native
+ * commands written together, the batch send in native commands; each with the merge rule of its topic type, and the wake-ups they announce to sleeping
  * consumers when they write a slot's first message.
  */
 final class SendWrites {
@@ -41,6 +43,12 @@ final class SendWrites {
     private final RedisClock clock;
     /** {@code <prefix>:wake}, where the scripts and {@link #announce} tell sleepers of a new first message. */
     private final byte[] wakeChannel;
+    /**
+     * The slots whose previous lone send found messages ahead of it (a backlog): their next lone send goes as
+     * {@link #sendTogether}, the others' as send_one.lua (see {@link #sendOne}). A hint only, written by senders' and
+     * event-loop threads without order between them: a stale entry costs one send a few µs of Redis time.
+     */
+    private final Map<SlotKeys, Boolean> backlogged = new ConcurrentHashMap<>();
 
     SendWrites(RedisGateway gateway, RedisClock clock, String prefix) {
         this.gateway = gateway;
@@ -49,26 +57,94 @@ final class SendWrites {
     }
 
     /**
-     * One message without an envelope, or with a body's trace context alone (a single synchronous sender's call), in
-     * one small script call, send_one.lua: the {@code ZADD} with the type's merge rule ({@code NX} for RANGE_MERGE, due
-     * at Redis's own now plus the time range: no clock estimate), the trace record's {@code HSET} before it, and the
-     * wake-up decision (the message is the slot's first: {@code PUBLISH} as the other scripts do) in one command and
-     * one round trip. The two native commands it replaced ({@code ZADD}, then a {@code ZRANK} from the connection's
-     * thread) cost Redis a read, a parse and a reply more per send, and the sender a second command competing with its
-     * next send (BENCHMARKS.md / the issue 32 notes measure both).
+     * One message without an envelope, or with a body's trace context alone (a single synchronous sender's call), in one
+     * round trip, by the way that costs Redis least for what the slot looked like at its previous lone send:
+     * <ul>
+     * <li>the slot was empty then (or no lone send went to it yet): one call of send_one.lua — the {@code ZADD} with the
+     * type's merge rule ({@code NX} for RANGE_MERGE, due at Redis's own now plus the time range), the trace record's
+     * {@code HSET} before it, and the wake-up decision and its {@code PUBLISH} inside, one command;</li>
+     * <li>the slot held messages then (a backlog: the send will most likely not be first, nothing to announce): the
+     * native {@code ZADD} and the wake-up check ({@code ZRANK}; PRIORITY: {@code ZREVRANK}) written together
+     * ({@link #sendTogether}), which Redis reads in one go and runs without the Lua call's cost.</li>
+     * </ul>
+     * Both make the same merge and the same wake-up decision; only the cost differs (the script ~12 µs of Redis time to
+     * run against ~7 µs for the two commands, but one read, parse and reply fewer when it must {@code PUBLISH};
+     * BENCHMARKS.md, issue 32). A guess that turns out wrong costs that one send a few µs, never a wake-up.
      *
      * @param traceRecord { field, value } of the body's trace record, or null
      * @return 1 when the message was added, 0 when it merged into a waiting one
      */
     CompletableFuture<Long> sendOne(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
             long parameter, byte @Nullable [][] traceRecord) {
-        byte[] mode = rangeMerge ? MODE_RANGE : priority ? MODE_PRIORITY : MODE_TIME;
-        if (traceRecord == null) {
-            return gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER, new byte[][] {slot.store()}, mode,
-                    bytes(parameter), member);
+        if (backlogged.containsKey(slot)) {
+            if (!rangeMerge) {
+                return sendTogether(slot, false, priority, member, parameter, traceRecord);
+            }
+            CompletableFuture<Long> now = clock.now(slot);
+            if (now.isDone() && !now.isCompletedExceptionally()) {
+                return sendTogether(slot, true, false, member, now.join() + parameter, traceRecord);
+            }
+            // no clock reading at hand yet (or it failed): the script reads Redis's own
         }
-        return gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER, new byte[][] {slot.store(), slot.trace()},
-                mode, bytes(parameter), member, traceRecord[0], traceRecord[1]);
+        byte[] mode = rangeMerge ? MODE_RANGE : priority ? MODE_PRIORITY : MODE_TIME;
+        CompletableFuture<Long> reply = traceRecord == null
+                ? gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER, new byte[][] {slot.store()}, mode,
+                        bytes(parameter), member)
+                : gateway.eval(RmqScript.SEND_ONE, ScriptOutputType.INTEGER,
+                        new byte[][] {slot.store(), slot.trace()}, mode, bytes(parameter), member, traceRecord[0],
+                        traceRecord[1]);
+        return reply.thenApply(result -> {
+            // 2: it announced (the slot's first); an added message that did not is behind others: a backlog
+            if (result < 2 && (result & 1) == 1) {
+                backlogged.put(slot, Boolean.TRUE);
+            }
+            return result & 1;
+        });
+    }
+
+    /**
+     * {@link #sendOne} into a slot that held messages at its previous lone send: the {@code ZADD} (its score at hand)
+     * and the wake-up check written to the connection in one go, so Redis reads them together and the sender waits
+     * for one round trip. With a trace record ({ field, value }), its {@code HSET} goes first in the same write: a pop
+     * never sees the member before its record (not atomic, and it need not be: a record can only be lost, a trace link,
+     * never a message). The check's reply decides the announcement as send_one.lua does (time types: the message is the
+     * slot's first, rank 0; PRIORITY: the highest), from the
+     * connection's thread, not waited for; whatever happens to the slot between the two commands, no sleeper misses
+     * the message (if it is first when its check runs, it is announced; if something sent meanwhile is due sooner,
+     * that send announces, and a consumer that takes either learns the slot's next due time from its pop). An
+     * announcement marks the slot empty-looking again, so its next lone send goes as the script.
+     */
+    private CompletableFuture<Long> sendTogether(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long score, byte @Nullable [][] traceRecord) {
+        byte[] store = slot.store();
+        List<byte[]> parts = rangeMerge ? List.of(store, NX, bytes(score), member)
+                : List.of(store, bytes(score), member);
+        AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, parts);
+        AsyncCommand<byte[], byte[], Long> check = new AsyncCommand<>(new Command<>(
+                priority ? CommandType.ZREVRANK : CommandType.ZRANK, new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                new EncodedArgs(store, List.of(store, member))));
+        CompletableFuture<Long> added = new CompletableFuture<>();
+        zadd.whenComplete((count, error) -> {
+            if (error != null) {
+                added.completeExceptionally(gateway.unavailableIfDisconnected(error, store, "a send (ZADD)"));
+                return;
+            }
+            added.complete(count);
+        });
+        check.whenComplete((value, error) -> {
+            // replies come in order: the ZADD's is known here; a RANGE_MERGE send that merged changed nothing
+            if (error != null || value == null || added.isCompletedExceptionally()
+                    || (rangeMerge && added.getNow(0L) != 1)) {
+                return;
+            }
+            if (value == 0) {
+                backlogged.remove(slot);
+                announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
+            }
+        });
+        gateway.dispatchAll(traceRecord == null ? List.of(zadd, check)
+                : List.of(hset(slot, List.of(slot.trace(), traceRecord[0], traceRecord[1])), zadd, check));
+        return added;
     }
 
     /**

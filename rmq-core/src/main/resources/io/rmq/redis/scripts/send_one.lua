@@ -6,8 +6,9 @@
 --                    due time (ZADD NX), and nothing is announced (the slot's first message did not change);
 --   't' FIXED_TIME:  score = due time, a waiting duplicate takes the latest;
 --   'p' PRIORITY:    score = priority, a waiting duplicate takes the latest.
--- Wake-up: when the message is the slot's first (rank 0; PRIORITY: the highest), PUBLISH "<store key>|<due ms>" on
--- "<prefix>:wake" (PRIORITY: due now), as wake_if_first in _common.lua does.
+-- Wake-up: when the message is the slot's first (rank 0; PRIORITY: the highest, ZREVRANK 0 — a little more often than
+-- send.lua's wake_if_first, which announces a PRIORITY message only into an empty slot: an extra announcement costs a
+-- sleeper one pop, never a miss), PUBLISH "<store key>|<due ms>" on "<prefix>:wake" (PRIORITY: due now).
 -- A trace record (a body whose envelope is its trace context alone) is written before the member, as send.lua does.
 --
 -- KEYS[1]: the slot's store; KEYS[2] (only with a trace record): the slot's trace HASH
@@ -15,7 +16,8 @@
 -- ARGV[2]: timeRange ms ('r'), due ms ('t') or priority ('p')
 -- ARGV[3]: the member
 -- ARGV[4], ARGV[5] (only with KEYS[2]): the trace record's field and value
--- Returns: 1 when the message was added, 0 when it merged into a waiting one
+-- Returns: 1 when the message was added, 0 when it merged into a waiting one; + 2 when it announced (SendWrites
+--          sends the next lone message of a slot that did not announce as native commands instead)
 
 local store, mode, member = KEYS[1], ARGV[1], ARGV[3]
 if KEYS[2] then
@@ -44,5 +46,6 @@ else
 end
 if rank == 0 then
     redis.call('PUBLISH', string.match(store, '^(.*):{') .. ':wake', store .. '|' .. score)
+    return added + 2
 end
 return added
