@@ -341,9 +341,12 @@ final class Poller {
             nextFullPoll = 0;
             return;
         }
+        long redisNow = now + clock.offset();
         for (int slot = 0; slot < occupied.length; slot++) {
             if (occupied[slot] > 0) {
-                schedule.applyWake(new Wake(slot, 0)); // due at once: a pop brings the slot's exact next due time
+                // due at once (a pop brings the slot's exact next due time); a foreign slot as of now, so that its
+                // steal delay runs from here and its owner, which looks at once, keeps its head start
+                schedule.applyWake(new Wake(slot, shares.mine(slot) ? 0 : redisNow));
             }
             if (occupied[slot] == 0 || !shares.mine(slot)) {
                 schedule.foundEmpty(slot, now);
