@@ -43,7 +43,7 @@ import static org.awaitility.Awaitility.await;
 class SlotSharesTest extends ContainerTestSupport {
 
     private static final int SLOTS = 16;
-    /** Membership timeout of the tests: heartbeats every third of it. */
+    /** Membership timeout of the tests: heartbeats every half of it. */
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
     private static final ConsumerSettings SETTINGS = new ConsumerSettings(8, Duration.ofSeconds(5),
             new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(50))));
@@ -152,18 +152,18 @@ class SlotSharesTest extends ContainerTestSupport {
         Set<String> handled = ConcurrentHashMap.newKeySet();
         RmqListenerContainer a = start("ghosted", "a", 4, (String body, Delivery d) -> handled.add(body));
         await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
-        long ghostMillis = 8000;
+        // long enough that sending and handling 200 messages ends before it on a loaded machine
+        long ghostMillis = 20_000;
         engine.consumer("ghosted", SETTINGS).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
-        long beat = System.nanoTime();
         await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
         Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());
         ghostShare.removeAll(slots(a));
 
         // while the ghost is listed, its slots are the survivor's to steal: nothing sent to them waits for it
         sendDue("ghosted", 200, "m");
-        await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 200);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - beat))
-                .as("served by steals while the ghost was still listed").isLessThan(ghostMillis);
+        await().atMost(Duration.ofSeconds(15)).until(() -> handled.size() == 200);
+        assertThat(slots(a)).as("served by steals while the ghost was still listed")
+                .doesNotContainAnyElementsOf(ghostShare);
 
         // its time runs out: the survivor's own share covers every slot again, within the timeout plus a beat
         await().atMost(Duration.ofMillis(ghostMillis + TIMEOUT.toMillis() + 5000)).until(() -> slots(a).size() == SLOTS);
