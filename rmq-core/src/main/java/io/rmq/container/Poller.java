@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  * permits), and fetches for room in the buffer: its capacity minus what is unhandled or asked for ({@link #room}).</li>
  * <li>While paused on purpose it takes nothing, but goes on draining its events and extending leases.</li>
  * <li>With other containers on the topic it prefers its own share of the slots and steals from theirs only when its
- * own have nothing due ({@link SlotShares}, {@link SlotSchedule#dueSlots}); the idle check still covers every slot.
- * </li>
+ * own have nothing due ({@link SlotShares}, {@link SlotSchedule#dueSlots}); the idle check, and a full poll in its
+ * stead (start, resync, failed idle check), still cover every slot.</li>
  * </ol>
  */
 final class Poller {
@@ -80,7 +80,10 @@ final class Poller {
 
     // ---------------------------------------------------------------- poller thread only
 
-    /** Local ms of the next pop of every slot: 0 at start and after a {@link Resync}, else never. */
+    /**
+     * Local ms of the next pop of every slot not busy: 0 at start, after a {@link Resync} and a failed idle check;
+     * else never (Long.MAX_VALUE once that poll is taken, even with nothing to send).
+     */
     private long nextFullPoll;
     /** Local ms of the next idle check ({@link #checkSlots}): every {@code maxIdle}. */
     private long nextIdleCheck;
@@ -189,11 +192,13 @@ final class Poller {
                 }
                 int[] due = paused || pausedOnPurpose ? new int[0]
                         : schedule.dueSlots(fullPoll, System.currentTimeMillis() + clock.offset());
+                if (fullPoll && free >= roundSize && !paused && !pausedOnPurpose) {
+                    // taken even when every slot is busy (their pops report for them): a full poll left pending
+                    // would keep nextFullPoll in the past, and the poller would spin without sleeping
+                    nextFullPoll = Long.MAX_VALUE; // the idle check takes over (checkSlots)
+                    nextIdleCheck = now + options.maxIdle().toMillis();
+                }
                 if (free >= roundSize && due.length > 0) {
-                    if (fullPoll) {
-                        nextFullPoll = Long.MAX_VALUE; // the idle check takes over (checkSlots)
-                        nextIdleCheck = now + options.maxIdle().toMillis();
-                    }
                     int[] slots = fullPoll ? due : schedule.pick(due, Math.max(1, Math.min(due.length,
                             Math.min(free, roundSize) / consumer.settings().batchSize())));
                     if (limiter != null) {
@@ -336,9 +341,12 @@ final class Poller {
             nextFullPoll = 0;
             return;
         }
+        long redisNow = now + clock.offset();
         for (int slot = 0; slot < occupied.length; slot++) {
             if (occupied[slot] > 0) {
-                schedule.applyWake(new Wake(slot, 0)); // due at once: a pop brings the slot's exact next due time
+                // due at once (a pop brings the slot's exact next due time); a foreign slot as of now, so that its
+                // steal delay runs from here and its owner, which looks at once, keeps its head start
+                schedule.applyWake(new Wake(slot, shares.mine(slot) ? 0 : redisNow));
             }
             if (occupied[slot] == 0 || !shares.mine(slot)) {
                 schedule.foundEmpty(slot, now);

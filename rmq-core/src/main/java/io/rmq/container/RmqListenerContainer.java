@@ -227,6 +227,11 @@ public final class RmqListenerContainer implements ListenerContainer {
         return poller.shares.preferred();
     }
 
+    /** The poller, for tests in this package (its pass counter, its slots' last polls, its wake-up listener). */
+    Poller poller() {
+        return poller;
+    }
+
     /** Messages fetched and not yet settled (queued or being handled). */
     public int outstanding() {
         return leases.outstanding();

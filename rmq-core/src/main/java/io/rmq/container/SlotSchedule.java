@@ -84,9 +84,10 @@ final class SlotSchedule {
     }
 
     /**
-     * The slots to pop now: the own slots not busy and due by Redis ms {@code redisNow} (with {@code all}, every own
-     * slot not busy); only when none of them is due or busy, the foreign slots not busy that have been due for their
-     * steal delay (work stealing, {@link SlotShares}).
+     * The slots to pop now: the own slots not busy and due by Redis ms {@code redisNow}; only when none of them is due
+     * or busy, the foreign slots not busy that have been due for their steal delay (work stealing, {@link SlotShares}).
+     * With {@code all} (a full poll: start, resync, failed idle check), every slot not busy, own and foreign: a full
+     * poll stands in for the idle check, which looks at every slot, so none may be left out.
      */
     int[] dueSlots(boolean all, long redisNow) {
         long[] next = slotNextDue;
@@ -94,7 +95,7 @@ final class SlotSchedule {
         boolean ownBusy = false;
         int[] due = new int[next.length];
         for (int i = 0; i < next.length; i++) {
-            if (!shares.mine(i)) {
+            if (!all && !shares.mine(i)) {
                 continue;
             }
             if (slotPop[i] != null) {
