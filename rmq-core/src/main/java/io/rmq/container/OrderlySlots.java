@@ -389,10 +389,11 @@ final class OrderlySlots {
         }
     }
 
-    /** A slot given up: no longer owned. */
+    /** A slot given up: no longer owned, and no longer run (lost during its release, it blocks its number no more). */
     void remove(OrderlySlot s) {
         locked(() -> {
             owned.remove(s.slot, s);
+            lostRunning.remove(s.slot, s);
             changed.signalAll();
             return null;
         });
