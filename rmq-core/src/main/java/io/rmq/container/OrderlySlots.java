@@ -2,6 +2,7 @@ package io.rmq.container;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * <li value="2">At most one thread runs a slot at a time: {@link #takeReady} and {@link #takeForRelease} mark it
  * {@code running} under the lock and hand out no slot that is already running; only {@link #finishRun} clears the
  * mark (a slot given up or lost leaves the map still marked). {@link #takeReady} hands out no slot being given
- * up.</li>
+ * up, and no slot whose number an earlier, lost slot object still runs (a slot lost while its handler runs and claimed
+ * again, e.g. after this instance dropped out of the membership, waits for that run to end).</li>
  * <li value="3">Owned slots, their due times, {@code running} and {@code releasing} change only under {@link #lock};
  * handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever changes it signals.</li>
  * <li value="5">While {@linkplain #pause() paused} (a flag written under the lock) no step takes messages: a step
@@ -52,6 +54,8 @@ final class OrderlySlots {
     private final Condition changed = lock.newCondition();
     /** Owned slots by number. */
     private final Map<Integer, OrderlySlot> owned = new TreeMap<>();
+    /** Slots lost while a thread ran them, by number, until that run ends (invariant 2). */
+    private final Map<Integer, OrderlySlot> lostRunning = new HashMap<>();
     /** Set by stop() (then signalled), cleared by start(); read anywhere. */
     private volatile boolean stopping;
     /** Counts the starts (written under the lock by {@link #starting()}); read anywhere. */
@@ -80,6 +84,7 @@ final class OrderlySlots {
         lock.lock();
         try {
             owned.clear();
+            lostRunning.clear();
             generation++;
             stopping = false;
             changed.signalAll();
@@ -229,7 +234,7 @@ final class OrderlySlots {
                 OrderlySlot best = null;
                 long earliest = paused ? now + WAIT_BOUND_MILLIS : Long.MAX_VALUE; // resume() signals
                 for (OrderlySlot s : owned.values()) {
-                    if (s.running || s.releasing) {
+                    if (s.running || s.releasing || runsElsewhere(s)) {
                         continue;
                     }
                     if (paused) {
@@ -268,6 +273,7 @@ final class OrderlySlots {
         lock.lock();
         try {
             s.running = false;
+            lostRunning.remove(s.slot, s);
             // an announcement that came while the slot ran may be sooner than what its last step said
             s.dueAt = Math.min(nextDue, s.wokenAt);
             s.wokenAt = Long.MAX_VALUE;
@@ -326,7 +332,7 @@ final class OrderlySlots {
 
     /** The owned slots that no thread runs now (at stop: those are given up). */
     List<OrderlySlot> notRunning() {
-        return locked(() -> owned.values().stream().filter(s -> !s.running).toList());
+        return locked(() -> owned.values().stream().filter(s -> !s.running && !runsElsewhere(s)).toList());
     }
 
     /**
@@ -372,7 +378,7 @@ final class OrderlySlots {
     boolean takeForRelease(OrderlySlot s) {
         lock.lock();
         try {
-            if (s.running || owned.get(s.slot) != s) {
+            if (s.running || owned.get(s.slot) != s || runsElsewhere(s)) {
                 return false;
             }
             s.running = true;
@@ -383,10 +389,11 @@ final class OrderlySlots {
         }
     }
 
-    /** A slot given up: no longer owned. */
+    /** A slot given up: no longer owned, and no longer run (lost during its release, it blocks its number no more). */
     void remove(OrderlySlot s) {
         locked(() -> {
             owned.remove(s.slot, s);
+            lostRunning.remove(s.slot, s);
             changed.signalAll();
             return null;
         });
@@ -400,6 +407,9 @@ final class OrderlySlots {
                 return;
             }
             owned.remove(s.slot);
+            if (s.running) {
+                lostRunning.put(s.slot, s); // no new object of this slot is handed out until this run ends
+            }
             changed.signalAll();
         }
         finally {
@@ -407,6 +417,12 @@ final class OrderlySlots {
         }
         log.info("ORDERLY container '{}' lost slot {} of topic '{}' ({}); what it had not settled is handled by the"
                 + " new owner", id, s.slot, topic, why);
+    }
+
+    /** Under the lock: an earlier object of {@code s}'s slot, lost, is still run by a thread. */
+    private boolean runsElsewhere(OrderlySlot s) {
+        OrderlySlot earlier = lostRunning.get(s.slot);
+        return earlier != null && earlier != s;
     }
 
     // ---------------------------------------------------------------- views

@@ -2,6 +2,7 @@ package io.rmq.container;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -247,6 +248,19 @@ final class SlotOwnership {
                 releases.put(slot, consumer.releaseOwnership(slot, instanceId, 0));
             }
         }
+        try {
+            renewAndGiveUp(renewals, held, assigned.keySet(), validUntil);
+        }
+        catch (RuntimeException | Error ex) {
+            orphaned.addAll(claims.keySet()); // their answers go unread: Redis may have granted them
+            throw ex;
+        }
+        settle(releases, claims, validUntil);
+    }
+
+    /** Reads the renewals (timed ownership), marks the slots no longer assigned and gives up those no thread runs. */
+    private void renewAndGiveUp(Map<OrderlySlot, CompletableFuture<Claim>> renewals, List<OrderlySlot> held,
+            Set<Integer> assigned, long validUntil) {
         for (Map.Entry<OrderlySlot, CompletableFuture<Claim>> renewal : renewals.entrySet()) {
             OrderlySlot s = renewal.getKey();
             Claim claim = RedisGateway.await(renewal.getValue(), "renewing ownership of slot " + s.slot
@@ -263,7 +277,7 @@ final class SlotOwnership {
                 slots.lost(s, s.epoch, "another instance holds it now");
             }
         }
-        for (OrderlySlot s : slots.renewed(held, assigned.keySet(), this::mayStart)) {
+        for (OrderlySlot s : slots.renewed(held, assigned, this::mayStart)) {
             log.debug("ORDERLY container '{}' gives slot {} of topic '{}' up (rebalance)", id, s.slot, topic);
         }
         for (OrderlySlot s : held) {
@@ -271,36 +285,64 @@ final class SlotOwnership {
                 giveUp(s);
             }
         }
-        for (Map.Entry<Integer, CompletableFuture<Boolean>> release : releases.entrySet()) {
-            RedisGateway.await(release.getValue(), "releasing slot " + release.getKey() + " of topic '" + topic
-                    + "'", commandTimeoutMillis);
-            orphaned.remove(release.getKey());
-        }
+    }
+
+    /**
+     * Reads the releases of orphaned slots and this pass's claims. Each answer is handled on its own: a release without
+     * one leaves its slot orphaned, a claim without one (or whose answer is never read, whatever throws) makes its
+     * slot orphaned, so that a later pass releases it (a leased key of a live holder is never taken over by time: a
+     * granted claim known nowhere here left its slot unserved for the life of this instance). The first failure is
+     * thrown once every answer was read.
+     */
+    void settle(Map<Integer, CompletableFuture<Boolean>> releases, Map<Integer, CompletableFuture<Claim>> claims,
+            long validUntil) {
         RuntimeException unanswered = null;
-        for (Map.Entry<Integer, CompletableFuture<Claim>> entry : claims.entrySet()) {
-            Claim claim;
+        for (Map.Entry<Integer, CompletableFuture<Boolean>> release : releases.entrySet()) {
             try {
-                claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
-                        + topic + "'", commandTimeoutMillis);
+                RedisGateway.await(release.getValue(), "releasing slot " + release.getKey() + " of topic '" + topic
+                        + "'", commandTimeoutMillis);
             }
             catch (RuntimeException ex) {
-                orphaned.add(entry.getKey()); // it may have been granted
-                unanswered = unanswered == null ? ex : unanswered;
+                unanswered = unanswered == null ? ex : unanswered; // stays orphaned: released at a later pass
                 continue;
             }
-            orphaned.remove(entry.getKey());
-            if (claim.held()) {
-                if (claim.tookOver() && instrumented) {
-                    instrumentation.slotTakenOver(id, topic, entry.getKey());
+            orphaned.remove(release.getKey());
+        }
+        Set<Integer> unread = new LinkedHashSet<>(claims.keySet());
+        try {
+            for (Map.Entry<Integer, CompletableFuture<Claim>> entry : claims.entrySet()) {
+                Claim claim;
+                try {
+                    claim = RedisGateway.await(entry.getValue(), "claiming slot " + entry.getKey() + " of topic '"
+                            + topic + "'", commandTimeoutMillis);
                 }
-                slots.add(entry.getKey(), claim.epoch(), validUntil);
-                log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(), topic,
-                        claim.epoch());
+                catch (RuntimeException ex) {
+                    unanswered = unanswered == null ? ex : unanswered; // it may have been granted: stays in unread
+                    continue;
+                }
+                orphaned.remove(entry.getKey());
+                if (claim.held()) {
+                    if (claim.tookOver() && instrumented) {
+                        instrumentation.slotTakenOver(id, topic, entry.getKey());
+                    }
+                    slots.add(entry.getKey(), claim.epoch(), validUntil);
+                    log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(),
+                            topic, claim.epoch());
+                }
+                unread.remove(entry.getKey());
             }
+        }
+        finally {
+            orphaned.addAll(unread);
         }
         if (unanswered != null) {
             throw unanswered;
         }
+    }
+
+    /** Slots whose claim or release had no answer (a later pass releases them unless claimed again). */
+    Set<Integer> orphanedSlots() {
+        return Set.copyOf(orphaned);
     }
 
     /**

@@ -123,6 +123,39 @@ class OrderlySlotsTest {
         assertThat(slots.ownedSlots()).isEmpty();
     }
 
+    /** Lost while a thread runs it (e.g. dropped from the membership) and claimed again: one run at a time still. */
+    @Test
+    void aSlotClaimedAgainWhileItsLostRunGoesOnIsHandedOutOnlyOnceThatRunEnded() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        slots.add(2, 1, Long.MAX_VALUE);
+        OrderlySlot lost = slots.takeReady(slots.generation());
+        assertThat(lost.slot).isEqualTo(1);
+        slots.lost(lost, 1, "this instance dropped out of the membership");
+        slots.add(1, 2, Long.MAX_VALUE);
+        OrderlySlot again = slots.held().get(0);
+        assertThat(slots.takeReady(slots.generation()).slot).isEqualTo(2);
+        assertThat(slots.takeForRelease(again)).as("nor given up meanwhile").isFalse();
+        assertThat(slots.notRunning()).as("nor given up at stop").isEmpty();
+        java.util.concurrent.CompletableFuture<OrderlySlot> next = java.util.concurrent.CompletableFuture
+                .supplyAsync(this::takeReady);
+        Thread.sleep(200);
+        assertThat(next).as("slot 1 waits for its lost run").isNotDone();
+        assertThat(slots.finishRun(lost, System.currentTimeMillis())).isFalse();
+        assertThat(next.get(5, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(again);
+    }
+
+    /** Lost while being given up (a fenced report): the give-up's end frees the number. */
+    @Test
+    void aSlotLostWhileGivenUpBlocksItsNumberNoLonger() throws Exception {
+        slots.add(1, 1, Long.MAX_VALUE);
+        OrderlySlot s = slots.held().get(0);
+        assertThat(slots.takeForRelease(s)).isTrue();
+        slots.lost(s, 1, "fenced");
+        slots.remove(s);
+        slots.add(1, 2, Long.MAX_VALUE);
+        assertThat(slots.takeReady(slots.generation())).isSameAs(slots.held().get(0));
+    }
+
     @Test
     void noSlotIsHandedOutOnceStopping() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);

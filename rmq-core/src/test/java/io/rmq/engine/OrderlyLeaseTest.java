@@ -140,6 +140,42 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         }
     }
 
+    @Test
+    void aHandlerStillRunningWhenTheMembershipDroppedItKeepsItsSlotToItself() throws Exception {
+        String topic = "dropped-running";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
+        Checker checker = new Checker();
+        java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch goOn = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger entered = new java.util.concurrent.atomic.AtomicInteger();
+        try (LogCapture log = LogCapture.rmq().expecting("dropped from the membership")) {
+            OrderlyListenerContainer container = orderly(rmq, topic, 2, Duration.ofSeconds(2), checker,
+                    (body, d) -> {
+                        if (entered.incrementAndGet() == 1) {
+                            inside.countDown();
+                            goOn.await(); // the first handler stays inside the slot's head
+                        }
+                    });
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 1);
+            sendLedger(topic, 1, 3, 0);
+            assertThat(inside.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            String first = container.instanceId();
+            redis(rmq).members(topic, first, 0, MembersAction.LEAVE).join();
+            // it joins again under a new id and owns the slot again, while the first handler is still inside
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 1
+                    && !container.instanceId().equals(first));
+            // the second handler thread does not enter the slot (its head again, under the new epoch) meanwhile
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> entered.get() == 1);
+            goOn.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 3);
+            checker.assertInOrder(1, 3);
+            assertThat(checker.violations).isEmpty();
+        }
+        finally {
+            goOn.countDown();
+        }
+    }
+
     private void hset(byte[] key, String... fieldsAndValues) {
         java.util.Map<byte[], byte[]> map = new java.util.LinkedHashMap<>();
         for (int i = 0; i < fieldsAndValues.length; i += 2) {

@@ -23,7 +23,9 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dead-info   HASH body -&gt; "attempts\npriority\nlast error" (dead bodies only)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:retry       ZSET (PRIORITY topics) body -&gt; time its backoff ends
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:priority    HASH (PRIORITY topics) body -&gt; priority, while in flight or backing off
- * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms), decided
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:owner       HASH (ORDERLY, while owned) id, epoch (fencing token), until (Redis ms; 2^53-1 when
+ *                                         leased by the membership), listed (leased: Redis ms of the live list the
+ *                                         holder claimed with), decided
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:cancelled   SET  bodies cancelled while in flight: dropped when that delivery ends unacked
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:context     HASH (legacy, read only) body -&gt; trace context written by engines before envelopes
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:msg         HASH envelope key -&gt; envelope (payload of an id message, headers, trace context)
@@ -33,7 +35,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  *                                         headers looks up nothing in msg, and consumers read these records themselves)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
- * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms)
+ * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms); the
+ *                                         lease of every owner key its instance holds (leased keys carry no deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
  * &lt;prefix&gt;:{rmq-schedules}:&lt;name&gt;   HASH a periodic schedule's definition, latest firing taken, pause, latest outcome
