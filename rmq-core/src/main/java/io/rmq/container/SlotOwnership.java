@@ -297,19 +297,20 @@ final class SlotOwnership {
     void settle(Map<Integer, CompletableFuture<Boolean>> releases, Map<Integer, CompletableFuture<Claim>> claims,
             long validUntil) {
         RuntimeException unanswered = null;
-        for (Map.Entry<Integer, CompletableFuture<Boolean>> release : releases.entrySet()) {
-            try {
-                RedisGateway.await(release.getValue(), "releasing slot " + release.getKey() + " of topic '" + topic
-                        + "'", commandTimeoutMillis);
-            }
-            catch (RuntimeException ex) {
-                unanswered = unanswered == null ? ex : unanswered; // stays orphaned: released at a later pass
-                continue;
-            }
-            orphaned.remove(release.getKey());
-        }
         Set<Integer> unread = new LinkedHashSet<>(claims.keySet());
         try {
+            // inside the guard: whatever the releases throw (an Error too), this pass's claims end orphaned
+            for (Map.Entry<Integer, CompletableFuture<Boolean>> release : releases.entrySet()) {
+                try {
+                    RedisGateway.await(release.getValue(), "releasing slot " + release.getKey() + " of topic '"
+                            + topic + "'", commandTimeoutMillis);
+                }
+                catch (RuntimeException ex) {
+                    unanswered = unanswered == null ? ex : unanswered; // stays orphaned: released at a later pass
+                    continue;
+                }
+                orphaned.remove(release.getKey());
+            }
             for (Map.Entry<Integer, CompletableFuture<Claim>> entry : claims.entrySet()) {
                 Claim claim;
                 try {

@@ -153,7 +153,7 @@ class SlotSharesTest extends ContainerTestSupport {
         RmqListenerContainer a = start("ghosted", "a", 4, (String body, Delivery d) -> handled.add(body));
         await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
         // long enough that sending and handling 200 messages ends before it on a loaded machine
-        long ghostMillis = 20_000;
+        long ghostMillis = 30_000; // > the 5 s + 15 s awaits below plus the sends
         engine.consumer("ghosted", SETTINGS).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
         Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());

@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A lone send (one message, one idle slot: {@code send}) is one call of send_one.lua, which reads Redis's clock itself
  * and decides the wake-up in the same call; into a slot whose previous lone send was not first, the native
  * {@code ZADD} and its check written together (IdleCostTest shows which goes when); both decide alike. What that shows from outside: a RANGE_MERGE due time is Redis's now (on
- * the slot's master, read around the send) plus the time range, with no client-side estimate in between; a slot's new
+ * the slot's master, read around the send) plus the time range (into a backlogged slot, where the native pair goes,
+ * as the client estimates Redis's clock: within a round trip); a slot's new
  * first message is announced once, with its due time, and a send that does not change the slot's first message (a
  * later one, a merge) announces nothing.
  * <p>
@@ -98,11 +99,37 @@ class LoneSendTest extends EngineTestSupport {
         rmq.producer().sendPriority("pr", "c", 20);
         after = redisMillis(slot);
 
-        // c goes into a slot whose previous lone send (b) was not first: the native way, whose "now" is the client's
-        // estimate of Redis's clock (off by up to half a round trip and the clock's millisecond), hence the margin
-        assertThat(next(heard)).as("b (lower) announced nothing; c (highest) is announced")
-                .isBetween(before - 50, after + 50);
+        // c goes into a slot whose previous lone send (b) was not first: the native way, which dates the announcement
+        // by the client's estimate of Redis's clock, or 0 (due for everyone) while it has none for the slot
+        assertThat(next(heard)).as("b (lower) announced nothing; c (highest) is announced, due now")
+                .isLessThanOrEqualTo(after + 50);
         assertThat(score(slot, "b")).isEqualTo(5);
+        assertThat(heard).isEmpty();
+    }
+
+    @Test
+    void intoABackloggedSlotARangeMergeDueTimeIsTheEstimateOfRedisNowPlusTheRangeAndAFirstMessageIsAnnounced()
+            throws Exception {
+        rmq.defineTopic("rmb", TopicType.RANGE_MERGE, 1);
+        SlotKeys slot = redis(rmq).keys().slot("rmb", 0);
+        BlockingQueue<Long> heard = listen("rmb");
+        // a batch reads the slot's clock (its due times are estimated), and leaves the slot holding messages
+        rmq.producer().sendBatch(List.of(io.rmq.producer.OutgoingMessage.rangeMerge("rmb", "x", Duration.ofHours(1)),
+                io.rmq.producer.OutgoingMessage.rangeMerge("rmb", "y", Duration.ofHours(1))));
+        assertThat(next(heard)).as("the batch's first message is announced").isEqualTo(score(slot, "x"));
+        rmq.producer().sendRangeMerge("rmb", "a", Duration.ofHours(2)); // the script; not first: the slot is backlogged
+
+        long before = redisMillis(slot);
+        assertThat(rmq.producer().sendRangeMerge("rmb", "b", Duration.ofMinutes(90)).merged()).isFalse();
+        long after = redisMillis(slot);
+        // the native way: Redis's now as estimated here (off by up to half a round trip and a millisecond)
+        assertThat(score(slot, "b")).as("due = Redis's now (estimated) + 90 min")
+                .isBetween(before + 5_400_000 - 50, after + 5_400_000 + 50);
+        assertThat(rmq.producer().sendRangeMerge("rmb", "b", Duration.ofMillis(1)).merged()).as("merges as ever")
+                .isTrue();
+        rmq.producer().sendRangeMerge("rmb", "c", Duration.ofMillis(1)); // the slot's new first: announced
+        assertThat(next(heard)).as("a and b announced nothing; c is announced with its due time")
+                .isEqualTo(score(slot, "c"));
         assertThat(heard).isEmpty();
     }
 

@@ -10,7 +10,7 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 
 /**
  * Estimates Redis's clock on the master of each slot from this host, so batch sends can compute RANGE_MERGE due times
- * ("Redis now + timeRange") without a script (a lone send reads Redis's own clock in send_one.lua). Each slot's offset is read with one round trip and trusted for
+ * ("Redis now + timeRange") without a script (and a lone send into a backlogged slot; other lone sends read Redis's own clock in send_one.lua). Each slot's offset is read with one round trip and trusted for
  * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be
  * written (both well under the 1 ms resolution of due times on a local network).
  */

@@ -49,6 +49,7 @@ final class SendWrites {
      * event-loop threads without order between them: a stale entry costs one send a few µs of Redis time.
      */
     private final Map<SlotKeys, Boolean> backlogged = new ConcurrentHashMap<>();
+    // (keyed as RedisClock's readings: RmqKeys caches one SlotKeys per topic slot, so the record's equals holds)
 
     SendWrites(RedisGateway gateway, RedisClock clock, String prefix) {
         this.gateway = gateway;
@@ -130,17 +131,18 @@ final class SendWrites {
                 return;
             }
             added.complete(count);
-        });
-        check.whenComplete((value, error) -> {
-            // replies come in order: the ZADD's is known here; a RANGE_MERGE send that merged changed nothing
-            if (error != null || value == null || added.isCompletedExceptionally()
-                    || (rangeMerge && added.getNow(0L) != 1)) {
-                return;
+            if (rangeMerge && count != 1) {
+                return; // a RANGE_MERGE send that merged changed nothing: nothing to announce
             }
-            if (value == 0) {
-                backlogged.remove(slot);
-                announce(slot, priority ? clock.now(slot).getNow(System.currentTimeMillis()) : score);
-            }
+            check.whenComplete((rank, checkError) -> {
+                // null rank: a consumer took the message already; a check that failed (timeout, error reply) after
+                // the write announces anyway: a spare announcement costs a sleeper one pop, a missing one max-idle
+                if (checkError != null || (rank != null && rank == 0)) {
+                    backlogged.remove(slot);
+                    // PRIORITY: due now; without a clock reading at hand 0, which is due for every consumer
+                    announce(slot, priority ? clock.now(slot).getNow(0L) : score);
+                }
+            });
         });
         gateway.dispatchAll(traceRecord == null ? List.of(zadd, check)
                 : List.of(hset(slot, List.of(slot.trace(), traceRecord[0], traceRecord[1])), zadd, check));
