@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * due (work stealing, see {@link SlotSchedule#dueSlots}). Threads: the poller thread owns all of it; heartbeat replies
  * reach it as {@link Members} events; only {@link #preferred}, a copy, is read by others (tests, logs).
  * <p>
- * Membership: a heartbeat (one script, {@code shares.lua}) every half of the membership timeout lists this container
- * in {@code <prefix>:{<topic>}:consumers} until Redis's now + the timeout and returns the live list; a container that
+ * Membership: a heartbeat (one script, {@code members.lua}, as the ORDERLY membership, on a key of its own) every
+ * half of the membership timeout lists this container in {@code <prefix>:{<topic>}:consumers} until Redis's now + the
+ * timeout and returns the live list; a container that
  * stops beating (killed, frozen, cut off) drops out of it after the timeout, one that stops or pauses leaves at once.
  * The timeout is the listener's {@code ownershipTimeout}.
  * <p>

@@ -54,7 +54,7 @@ class IdleCostTest extends EngineTestSupport {
      * script. At the default {@code maxIdle} of 30 s that is 0.03 commands/s standalone and 0.53 on a cluster, for
      * 16 slots (a pop script per slot, as before, was 9 commands per slot: 4.8 commands/s). Besides, the container's
      * heartbeat among the topic's consumers (the shares of the slots): one script every half of the ownership timeout
-     * (default 5 s: 0.4 scripts/s, each {@code TIME}, {@code ZADD}, {@code ZREMRANGEBYSCORE}, {@code ZRANGE}).
+     * (default 5 s: 0.4 scripts/s, each {@code TIME}, {@code ZRANGE}, {@code ZADD}, and {@code ZREMRANGEBYSCORE} when an entry ran out).
      */
     @Test
     void anIdleListenerChecksItsSlotsWithPlainExistsOnlyAndStillFindsUnannouncedWork() throws Exception {

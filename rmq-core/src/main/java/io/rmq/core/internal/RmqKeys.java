@@ -80,7 +80,7 @@ public final class RmqKeys {
         return bytes(prefix + ":{" + topic + "}:members");
     }
 
-    /** The live CONCURRENT consumers of a topic, whose preferred shares of the slots they hash out (shares.lua). */
+    /** The live CONCURRENT consumers of a topic, whose preferred shares of the slots they hash out (members.lua). */
     public byte[] consumers(String topic) {
         return bytes(prefix + ":{" + topic + "}:consumers");
     }

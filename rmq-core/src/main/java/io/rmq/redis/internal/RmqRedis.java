@@ -617,14 +617,17 @@ public final class RmqRedis {
     }
 
     /**
-     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among the topic's consumers (shares.lua);
-     * returns the live instance ids.
+     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among the topic's consumers: members.lua,
+     * the ORDERLY membership's script, on a key of their own, where every beat is a join (a container dropped while it
+     * could not beat simply lists itself again: it holds nothing a claimant could take). Returns the live instance ids.
      */
     public CompletableFuture<List<String>> shares(String topic, String instanceId, long ttlMillis, boolean leave) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.SHARES, ScriptOutputType.MULTI,
-                new byte[][] {keys.consumers(topic)}, bytes(leave ? "leave" : "beat"), bytes(instanceId),
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.MEMBERS, ScriptOutputType.MULTI,
+                new byte[][] {keys.consumers(topic)}, bytes(leave ? "leave" : "join"), bytes(instanceId),
                 bytes(ttlMillis));
-        return reply.thenApply(items -> items.stream().map(item -> string((byte[]) item)).toList());
+        // { status, Redis now, live ids... }
+        return reply.thenApply(items -> items.subList(2, items.size()).stream().map(item -> string((byte[]) item))
+                .toList());
     }
 
     /**

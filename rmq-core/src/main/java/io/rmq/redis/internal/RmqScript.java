@@ -33,7 +33,6 @@ enum RmqScript {
     ORDERLY_NEXT("orderly_next.lua"),
     ORDERLY_END("orderly_end.lua"),
     MEMBERS("members.lua"),
-    SHARES("shares.lua"),
     RATE("rate.lua"),
     FIND("find.lua"),
     CANCEL("cancel.lua"),
