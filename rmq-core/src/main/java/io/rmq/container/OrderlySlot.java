@@ -52,6 +52,8 @@ final class OrderlySlot {
     boolean resync = true;
     /** What the lanes handled since the last step. */
     final StepReport report = new StepReport();
+    /** Local ms before which no step is sent for the report alone (after a step whose outcome was unknown). */
+    long reportNotBefore;
 
     // ---------------------------------------------------------------- the stepping thread's
 
@@ -74,5 +76,17 @@ final class OrderlySlot {
     /** Under the lock: whether the next step has something to report. */
     boolean hasReport() {
         return !report.isEmpty();
+    }
+
+    /**
+     * Under the lock: whether the report is sent now rather than with the slot's next step that takes — a failure
+     * (its lane waits for it), half a batch of acks (so that what a frozen or killed owner leaves unreported stays
+     * small), or the slot gone quiet (nothing runs or waits to run). Otherwise a busy slot's acks ride along with its
+     * next take, one script call for many lanes' runs.
+     */
+    boolean reportUrgent(int batch) {
+        return !report.isEmpty() && (!report.failures.isEmpty()
+                || report.acked.size() + report.returned.size() >= Math.max(1, batch / 2)
+                || (lanesRunning == 0 && ready.isEmpty()));
     }
 }

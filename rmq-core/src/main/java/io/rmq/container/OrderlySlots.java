@@ -23,11 +23,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The scheduling state of an {@link OrderlyListenerContainer}: which slots it owns, when each is next due, which are
- * being stepped, their lanes (one per group: what was taken, in order) and what those handled, whether it is paused and how many steps that take messages are under way. Threads: all of it is guarded by
- * {@link #lock}, which any thread takes (handler threads, the coordination thread, the wake-up subscriber, callers of
- * pause/resume/stop); {@code stopping}, {@code paused} and {@code generation} are also read without it. Each start is a
- * new {@linkplain #generation() generation}: a thread of an earlier run that outlived its stop (a handler slower than
- * the shutdown timeout) sees it is no longer current and ends, and the slots that run left behind are forgotten.
+ * being stepped, their lanes (one per group: what was taken, in order) and what those handled, whether it is paused
+ * and how many steps that take messages are under way. Threads: all of it is guarded by {@link #lock}, which any
+ * thread takes (handler threads, the coordination thread, the wake-up subscriber, callers of pause/resume/stop);
+ * {@code stopping}, {@code paused} and {@code generation} are also read without it. Each start is a new
+ * {@linkplain #generation() generation}: a thread of an earlier run that outlived its stop (a handler slower than the
+ * shutdown timeout) sees it is no longer current and ends, and the slots that run left behind are forgotten.
  *
  * <h2>Invariants</h2>
  * <ol>
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * an earlier, lost slot object still runs (a slot lost while its handlers run and claimed again, e.g. after this
  * instance dropped out of the membership, waits for those runs to end).</li>
  * <li value="3">Owned slots, their due times, lanes, reports, {@code stepping} and {@code releasing} change only
- * under {@link #lock}; handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever changes it signals.</li>
+ * under {@link #lock}; handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever
+ * changes it signals.</li>
  * <li value="5">While {@linkplain #pause() paused} (a flag written under the lock) no step takes messages: a step
  * that takes is counted in {@code takesUnderWay} by {@link #beginTake()}, decided under the lock, so
  * {@link #awaitTakesUnderWay} can wait for those under way and nothing is taken after it returns. Slots stay owned,
@@ -52,8 +54,6 @@ final class OrderlySlots {
     private static final Logger log = LoggerFactory.getLogger(OrderlyListenerContainer.class);
 
     private static final long WAIT_BOUND_MILLIS = 1000;
-    /** Where a sender that knows the topic is ORDERLY stores a message's group (see orderly_lane in _orderly.lua). */
-    static final String GROUP_HEADER = "rmq-group";
 
     private final String id;
     private final String topic;
@@ -235,9 +235,9 @@ final class OrderlySlots {
     }
 
     /**
-     * Waits for work and marks it: a slot whose lanes handled something not reported yet (marked stepping), else a
-     * ready lane of a slot that may start handlers (marked running, its queue handed over), else a slot due for a step
-     * that takes messages, with few queued ({@code queued <= batch / 2}; marked stepping). Null once run
+     * Waits for work and marks it: a slot whose report is urgent ({@link OrderlySlot#reportUrgent}; marked stepping),
+     * else a ready lane of a slot that may start handlers (marked running, its queue handed out), else a slot due for a
+     * step that takes messages, with few queued ({@code queued <= batch / 2}; marked stepping). Null once run
      * {@code generation} is no longer {@linkplain #isCurrent current} (stopping, or started again). While paused,
      * lanes still run what was taken (the container finishes what it has in hand) and steps only report.
      */
@@ -254,9 +254,12 @@ final class OrderlySlots {
                     if (s.releasing || runsElsewhere(s)) {
                         continue;
                     }
-                    if (!s.stepping && s.hasReport()) {
-                        report = s;
-                        break;
+                    if (!s.stepping && s.reportUrgent(batch)) {
+                        if (s.reportNotBefore <= now) {
+                            report = s;
+                            break;
+                        }
+                        earliest = Math.min(earliest, s.reportNotBefore);
                     }
                     // lanes: of the slot with the fewest running, so that threads spread over the slots
                     if (!s.ready.isEmpty() && (laneSlot == null || s.lanesRunning < laneSlot.lanesRunning)
@@ -327,11 +330,11 @@ final class OrderlySlots {
      * Ends a lane's run: {@code acked} (with their scopes) and {@code failure} go into the slot's report; after a
      * failure, what the lane still holds ({@code notStarted} and its queue) is returned unstarted; without one,
      * {@code notStarted} (the run stopped early: the guard, the epoch, a stop) is queued again in front. Returns STEP
-     * when the caller sends the slot's report now (it is marked stepping: acks do not wait for the slot's next turn),
-     * GIVE_UP when the slot is being given up and nothing runs it any more.
+     * when the caller sends the slot's report now ({@link OrderlySlot#reportUrgent}; it is marked stepping: acks do
+     * not wait for the slot's next turn), GIVE_UP when the slot is being given up and nothing runs it any more.
      */
     AfterLane finishLane(OrderlySlot s, OrderlyLane lane, List<Delivery> acked, List<HandleScope> ackedScopes,
-            StepReport.@Nullable Failure failure, List<Delivery> notStarted) {
+            StepReport.@Nullable Failure failure, List<Delivery> notStarted, int batch) {
         lock.lock();
         try {
             s.report.acked.addAll(acked);
@@ -362,7 +365,8 @@ final class OrderlySlots {
             if (ended(s)) {
                 return AfterLane.GIVE_UP;
             }
-            if (!s.stepping && s.hasReport() && owned.get(s.slot) == s && !s.releasing && isCurrent(generation)) {
+            if (!s.stepping && s.reportUrgent(batch) && s.reportNotBefore <= System.currentTimeMillis()
+                    && owned.get(s.slot) == s && !s.releasing && !stopping) {
                 s.stepping = true;
                 return AfterLane.STEP;
             }
@@ -418,10 +422,14 @@ final class OrderlySlots {
         return locked(() -> s.resync);
     }
 
-    /** A step whose outcome is unknown: its report goes back in front, and the next step resyncs. */
-    void stepUnknown(OrderlySlot s, StepReport unsent) {
+    /**
+     * A step whose outcome is unknown: its report goes back in front, sent again after {@code pauseMillis} (no tight
+     * loop while Redis is away), and the next step resyncs.
+     */
+    void stepUnknown(OrderlySlot s, StepReport unsent, long pauseMillis) {
         locked(() -> {
             s.report.restore(unsent);
+            s.reportNotBefore = System.currentTimeMillis() + pauseMillis;
             s.resync = true;
             return null;
         });
@@ -481,9 +489,9 @@ final class OrderlySlots {
         }
     }
 
-    /** The lane of a delivery: its group, or the slot's common lane for one stored without. */
+    /** The lane of a delivery: its group, or the slot's common lane for one stored without (as orderly_lane). */
     static String laneOf(Delivery d) {
-        String group = d.headers().get(GROUP_HEADER);
+        String group = d.group();
         return group == null ? "" : group;
     }
 

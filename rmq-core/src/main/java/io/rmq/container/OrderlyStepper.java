@@ -50,7 +50,7 @@ final class OrderlyStepper {
     /** Logs under the container's name: operators tune one logger per listener container, as before the split. */
     private static final Logger log = LoggerFactory.getLogger(OrderlyListenerContainer.class);
 
-    private static final long ERROR_PAUSE_MILLIS = 1000;
+    static final long ERROR_PAUSE_MILLIS = 1000;
 
     private final OrderlySlots slots;
     private final SlotOwnership ownership;
@@ -164,7 +164,8 @@ final class OrderlyStepper {
             }
         }
         finally {
-            after = slots.finishLane(s, lane, acked, scopes, failure, deliveries.subList(next, deliveries.size()));
+            after = slots.finishLane(s, lane, acked, scopes, failure, deliveries.subList(next, deliveries.size()),
+                    batch);
         }
         if (after == OrderlySlots.AfterLane.STEP) {
             step(s, generation);

@@ -73,7 +73,7 @@ final class SlotStepSender {
                     report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'", commandTimeoutMillis);
         }
         catch (RuntimeException ex) {
-            slots.stepUnknown(s, report);
+            slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
             if (instrumented) {
                 reportStep(s.slot, wanted, report, null, ex, System.nanoTime() - sentNanos);
             }
