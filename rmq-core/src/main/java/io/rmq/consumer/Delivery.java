@@ -130,7 +130,8 @@ public final class Delivery {
     /**
      * The headers the message was sent with, the trace context's included ({@code traceparent}, ...), as the latest
      * send of its identity set them; empty when none. Unmodifiable. A message of an ORDERLY topic sent with a group
-     * has that group here too, first, as {@code rmq-group} (see {@link #group()}).
+     * has that group here too, as {@code rmq-group} (see {@link #group()}): the first of the headers, after only a
+     * {@code traceparent} that the envelope stores compactly.
      */
     public Map<String, String> headers() {
         return envelope().headers();

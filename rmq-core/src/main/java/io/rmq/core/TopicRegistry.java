@@ -69,8 +69,8 @@ public final class TopicRegistry {
     }
 
     /**
-     * Takes the consume mode Redis holds for a topic this process knows without one (a producer's definition, made before
-     * any listener declared the mode): cached definitions are never re-read otherwise. Ignored when this process knows
+     * Takes the consume mode Redis holds for a topic this process knows without one (a producer's definition, made
+     * before any listener declared the mode): cached definitions are never re-read otherwise. Ignored when this process knows
      * a mode by now, or knows the topic in another shape (a conflict is reported where the topic is defined).
      *
      * @param registered what Redis holds for the topic

@@ -32,8 +32,8 @@ import org.jspecify.annotations.Nullable;
  * @param id        the message's identity for merging (non-empty; at most {@code rmq.max-id-size} bytes), or null: the
  *                  body is its identity
  * @param headers   string headers delivered with the message (names not starting with the reserved {@code rmq_},
- *                  except the {@link #DEAD_LETTER_HEADERS}, and not {@link #GROUP_HEADER}); never null; unmodifiable, in
- *                  the order given
+ *                  except the {@link #DEAD_LETTER_HEADERS}, and not {@link #GROUP_HEADER}); never null;
+ *                  unmodifiable, in the order given
  */
 public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
         @Nullable String id, Map<String, String> headers) {
@@ -140,8 +140,8 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                     + " (topic '" + topic + "')");
         }
         if (name.equalsIgnoreCase(GROUP_HEADER)) {
-            throw new RmqInvalidArgumentException("header", name, "is reserved: RMQ stores the message's group under it;"
-                    + " use withGroup (topic '" + topic + "')");
+            throw new RmqInvalidArgumentException("header", name, "is reserved: RMQ stores the message's group under"
+                    + " it; use withGroup (topic '" + topic + "')");
         }
         if (value == null) {
             throw new RmqInvalidArgumentException("header '" + name + "' value", null,

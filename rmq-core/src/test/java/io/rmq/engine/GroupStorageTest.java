@@ -166,8 +166,8 @@ class GroupStorageTest extends OrderlyTestSupport {
         rmq.producer().send(due("o", "first").withGroup("acct-7").withHeader("tenant", "acme"));
         rmq.producer().send(OutgoingMessage.fixedTime("o", "second", Instant.now()));
         List<Delivery> seen = new CopyOnWriteArrayList<>();
-        ListenerContainer container = rmq.container("o", ORDERED, String.class, (String body, Delivery d) -> seen.add(d),
-                ContainerOptions.of("o-groups", 1).withMode(ConsumeMode.ORDERLY));
+        ListenerContainer container = rmq.container("o", ORDERED, String.class,
+                (String body, Delivery d) -> seen.add(d), ContainerOptions.of("o-groups", 1).withMode(ConsumeMode.ORDERLY));
         containers.add(container);
         container.start();
         await().atMost(Duration.ofSeconds(30)).until(() -> seen.size() == 2);

@@ -242,8 +242,9 @@ class MessageIdAndHeadersTest {
                     assertThatThrownBy(() -> template.sendFixedTime("h-bad", MessageBuilder.withPayload(order)
                             .setHeader(OutgoingMessage.GROUP_HEADER, "customer-1").build(), now))
                             .isInstanceOf(RmqInvalidArgumentException.class)
-                            .hasMessage("Invalid header 'rmq-group': is reserved: RMQ stores the message's group under"
-                                    + " it; set the group with the header rmq_group (RmqHeaders.GROUP) (topic 'h-bad')");
+                            .hasMessage("Invalid header 'rmq-group': is reserved: RMQ stores the message's group"
+                                    + " under it; set the group with the header rmq_group (RmqHeaders.GROUP)"
+                                    + " (topic 'h-bad')");
                     assertThatThrownBy(() -> template.sendFixedTime("h-bad", MessageBuilder.withPayload(order)
                             .setHeader(RmqHeaders.ID, "").build(), now))
                             .isInstanceOf(RmqInvalidArgumentException.class)
@@ -294,7 +295,8 @@ class MessageIdAndHeadersTest {
         final BlockingQueue<String> seen = new LinkedBlockingQueue<>();
 
         @RmqListener(topic = "h-ordered", type = "FIXED_TIME", slotAmount = "2", mode = "ORDERLY")
-        void ordered(RmqMessage<Order> message, @Header(name = RmqHeaders.GROUP, required = false) @Nullable String group,
+        void ordered(RmqMessage<Order> message,
+                @Header(name = RmqHeaders.GROUP, required = false) @Nullable String group,
                 @Header(name = OutgoingMessage.GROUP_HEADER, required = false) @Nullable String stored) {
             seen.add(message.payload().number() + " " + group + " " + stored + " " + message.group() + " "
                     + message.headers());
