@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@link GroupOrder}'s rules on made-up records (2 groups: even and odd message numbers), so it cannot pass vacuously. */
+/** {@link GroupOrder}'s rules on made-up records (2 groups: even and odd message numbers): it cannot pass vacuously. */
 class GroupOrderTest {
 
     private static FaultRun.Interval handled(String consumer, long start, long end, int index) {
