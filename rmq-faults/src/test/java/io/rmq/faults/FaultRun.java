@@ -33,9 +33,13 @@ final class FaultRun implements AutoCloseable {
     final Path workDir;
     final String prefix = "f-" + UUID.randomUUID().toString().substring(0, 8);
     final String topic;
-    /** ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, with one of 64 keys as slot basis. */
+    /**
+     * ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, in one of {@link #groups} groups
+     * ({@code m-i} in {@code k-<i % groups>}).
+     */
     final boolean ordered;
-    final int slots = 16;
+    final int slots;
+    final int groups;
     private final RmqRedisClient senderClient;
     private final Rmq sender;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
@@ -52,7 +56,22 @@ final class FaultRun implements AutoCloseable {
     }
 
     FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered) {
+        this(name, workDir, senderClient, ordered, 16, 64);
+    }
+
+    /**
+     * An ORDERLY run over {@code slots} slots and {@code groups} groups. The sender registers the topic's ORDERLY mode
+     * before it sends, so each message's group is stored with it whether or not a consumer has started yet.
+     */
+    FaultRun(String name, Path workDir, RmqRedisClient senderClient, int slots, int groups) {
+        this(name, workDir, senderClient, true, slots, groups);
+        sender.declareConsumeMode(topic, io.rmq.core.ConsumeMode.ORDERLY);
+    }
+
+    private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups) {
         this.ordered = ordered;
+        this.slots = slots;
+        this.groups = groups;
         this.topic = ordered ? "ordered" : "faults";
         this.name = name;
         this.workDir = workDir;
@@ -100,7 +119,7 @@ final class FaultRun implements AutoCloseable {
                         if (ordered) {
                             // due times strictly increase with i (and are never in the future at this rate)
                             sender.producer().send(io.rmq.producer.OutgoingMessage.fixedTime(topic, id,
-                                    java.time.Instant.ofEpochMilli(base + i)).withSlotBasis("k-" + (i % 64)));
+                                    java.time.Instant.ofEpochMilli(base + i)).withGroup("k-" + (i % groups)));
                         }
                         else {
                             sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(1));
