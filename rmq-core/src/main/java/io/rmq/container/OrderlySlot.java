@@ -48,6 +48,11 @@ final class OrderlySlot {
      * Redis hands out again meanwhile (a resync step, a head whose retry a take-over counted) is not run twice.
      */
     final Set<ByteBuffer> holding = new HashSet<>();
+    /**
+     * Members returned unstarted (behind a failure of their lane): when taken again they are no new delivery for the
+     * instrumentation's count of received messages.
+     */
+    final Set<ByteBuffer> unstarted = new HashSet<>();
     /** The next step hands out every held message first (the first step of an ownership, or after an unknown one). */
     boolean resync = true;
     /** What the lanes handled since the last step. */

@@ -438,11 +438,13 @@ final class OrderlySlots {
     /**
      * A step Redis has run: what it reported is no longer held here, the lanes whose failure it reported take
      * messages again, and (unless fenced) {@code deliveries} join their lanes in order — but not what is held here
-     * already (handed out again), and not what comes for a lane whose failure is not reported yet (returned).
+     * already (handed out again), and not what comes for a lane whose failure is not reported yet (returned). Returns
+     * how many of them are new deliveries (not held here, nor returned unstarted before).
      */
-    void stepped(OrderlySlot s, StepReport sent, boolean resynced, boolean fenced, List<Delivery> deliveries) {
+    int stepped(OrderlySlot s, StepReport sent, boolean resynced, boolean fenced, List<Delivery> deliveries) {
         lock.lock();
         try {
+            int fresh = 0;
             if (resynced) {
                 s.resync = false;
             }
@@ -451,6 +453,7 @@ final class OrderlySlots {
             }
             for (Delivery d : sent.returned) {
                 s.holding.remove(ByteBuffer.wrap(d.member()));
+                s.unstarted.add(ByteBuffer.wrap(d.member()));
             }
             for (StepReport.Failure failure : sent.failures) {
                 s.holding.remove(ByteBuffer.wrap(failure.delivery().member()));
@@ -463,11 +466,15 @@ final class OrderlySlots {
                 }
             }
             if (fenced) {
-                return;
+                return 0;
             }
             for (Delivery d : deliveries) {
-                if (!s.holding.add(ByteBuffer.wrap(d.member()))) {
+                ByteBuffer member = ByteBuffer.wrap(d.member());
+                if (!s.holding.add(member)) {
                     continue;
+                }
+                if (!s.unstarted.remove(member)) {
+                    fresh++;
                 }
                 String group = laneOf(d);
                 OrderlyLane lane = s.lanes.computeIfAbsent(group, OrderlyLane::new);
@@ -483,6 +490,7 @@ final class OrderlySlots {
                 }
             }
             changed.signalAll();
+            return fresh;
         }
         finally {
             lock.unlock();

@@ -75,7 +75,7 @@ final class SlotStepSender {
         catch (RuntimeException ex) {
             slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
             if (instrumented) {
-                reportStep(s.slot, wanted, report, null, ex, System.nanoTime() - sentNanos);
+                reportStep(s.slot, wanted, report, 0, ex, System.nanoTime() - sentNanos);
             }
             throw ex;
         }
@@ -83,13 +83,18 @@ final class SlotStepSender {
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
         s.suspendedUntil = step.suspendedLanes() > 0 ? Math.max(1, step.earliestRetry() - clockOffset) : 0;
+        long nanos = instrumented ? System.nanoTime() - sentNanos : 0;
+        int fresh = 0;
         try {
-            settled(s.slot, wanted, report, step, System.nanoTime() - sentNanos);
+            settled(report, step);
         }
         finally {
             // Redis has settled what the step reported: it is never reported twice (a failure would count twice),
             // whatever the instrumentation or a failure's follow-up threw; what it took joins the lanes
-            slots.stepped(s, report, resync, step.fenced(), step.deliveries());
+            fresh = slots.stepped(s, report, resync, step.fenced(), step.deliveries());
+            if (instrumented) {
+                reportStep(s.slot, wanted, report, fresh, null, nanos);
+            }
         }
         if (step.fenced()) {
             slots.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
@@ -99,10 +104,7 @@ final class SlotStepSender {
     }
 
     /** What follows a step Redis has run: each failure's follow-up (log, dead-letter topic), the instrumentation. */
-    private void settled(int slot, int wanted, StepReport report, LaneStep step, long nanos) {
-        if (instrumented) {
-            reportStep(slot, wanted, report, step, null, nanos);
-        }
+    private void settled(StepReport report, LaneStep step) {
         RuntimeException first = null;
         for (int k = 0; k < report.failures.size(); k++) {
             StepReport.Failure failure = report.failures.get(k);
@@ -132,11 +134,12 @@ final class SlotStepSender {
      * {@code popFailed}, {@code operation("receive")}, its settlements included); one that only settles is an
      * {@code ack} (or a {@code nack} when it reports a failure).
      */
-    private void reportStep(int slot, int wanted, StepReport report, LaneStep step, Throwable error, long nanos) {
+    private void reportStep(int slot, int wanted, StepReport report, int fresh, Throwable error, long nanos) {
         Throwable failure = RedisGateway.unwrap(error);
         if (wanted > 0) {
             if (failure == null) {
-                instrumentation.popped(id, topic, slot, step.deliveries().size(), nanos);
+                // what was handed out again (held here, or returned unstarted behind a failure) counts once
+                instrumentation.popped(id, topic, slot, fresh, nanos);
             }
             else {
                 instrumentation.popFailed(id, topic, slot, failure);

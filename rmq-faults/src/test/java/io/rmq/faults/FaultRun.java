@@ -357,32 +357,40 @@ final class FaultRun implements AutoCloseable {
     }
 
     /**
-     * What broke ORDERLY's promises: two handlings of one slot overlapping in time (except with one that spans
-     * {@code exceptAround}, a moment while its consumer was frozen), or a slot whose messages were first handled
-     * out of their sending order (a redelivery may repeat earlier ones; a message's first handling may not come
-     * after a later message's).
+     * What broke ORDERLY's promises, per group (an ORDERLY owner runs the groups of a slot in parallel, each in order):
+     * two handlings of one group overlapping in time (except with one that spans {@code exceptAround}, a moment while
+     * its consumer was frozen), or a group whose messages were first handled out of their sending order (a
+     * redelivery may repeat earlier ones; a message's first handling may not come after a later message's).
      */
     List<String> orderViolations(long exceptAround) throws IOException {
         List<String> violations = new ArrayList<>();
         for (Map.Entry<Integer, List<Interval>> slot : intervals().entrySet()) {
-            Interval previous = null;
-            java.util.Set<Integer> seen = new java.util.HashSet<>();
-            int highest = -1;
+            Map<Integer, List<Interval>> byGroup = new java.util.TreeMap<>();
             for (Interval interval : slot.getValue()) {
-                boolean frozen = interval.start() <= exceptAround && interval.end() >= exceptAround
-                        || previous != null && previous.start() <= exceptAround && previous.end() >= exceptAround;
-                if (previous != null && interval.start() < previous.end() && !frozen) {
-                    violations.add("slot " + slot.getKey() + ": " + previous + " overlaps " + interval);
-                }
-                if (seen.add(interval.index())) {
-                    if (interval.index() < highest) {
-                        violations.add("slot " + slot.getKey() + ": m-" + interval.index() + " first handled after m-"
-                                + highest);
-                    }
-                    highest = Math.max(highest, interval.index());
-                }
-                previous = interval.end() > (previous == null ? Long.MIN_VALUE : previous.end()) ? interval : previous;
+                byGroup.computeIfAbsent(interval.index() % groups, g -> new ArrayList<>()).add(interval);
             }
+            byGroup.forEach((group, intervals) -> {
+                Interval previous = null;
+                java.util.Set<Integer> seen = new java.util.HashSet<>();
+                int highest = -1;
+                for (Interval interval : intervals) {
+                    boolean frozen = interval.start() <= exceptAround && interval.end() >= exceptAround
+                            || previous != null && previous.start() <= exceptAround && previous.end() >= exceptAround;
+                    if (previous != null && interval.start() < previous.end() && !frozen) {
+                        violations.add("slot " + slot.getKey() + ", group k-" + group + ": " + previous + " overlaps "
+                                + interval);
+                    }
+                    if (seen.add(interval.index())) {
+                        if (interval.index() < highest) {
+                            violations.add("slot " + slot.getKey() + ", group k-" + group + ": m-" + interval.index()
+                                    + " first handled after m-" + highest);
+                        }
+                        highest = Math.max(highest, interval.index());
+                    }
+                    previous = interval.end() > (previous == null ? Long.MIN_VALUE : previous.end()) ? interval
+                            : previous;
+                }
+            });
         }
         return violations;
     }

@@ -90,6 +90,7 @@ class GroupedOrderFaultScenariosTest extends FaultSuite {
                 assertThat(order.groupsInSeveralSlots()).as("groups handled in more than one slot").isEmpty();
                 assertThat(order.violations(killed)).as("overlaps, disorder and repeats without a kill per group")
                         .isEmpty();
+                assertThat(order.mostAtOnceInASlot()).as("groups of one slot handled in parallel").isGreaterThan(1);
                 // generous: a busy machine starts the successor's first handler late (see OrderedFaultScenariosTest)
                 long slack = LONG ? 0 : 10_000;
                 assertThat(takeovers).allSatisfy(ms -> assertThat(ms).isBetween(0L, OWNERSHIP_MILLIS + 2000 + slack));
