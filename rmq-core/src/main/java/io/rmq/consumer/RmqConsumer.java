@@ -540,7 +540,7 @@ public final class RmqConsumer {
     public CompletableFuture<OrderedStep> orderedStep(int slot, long epoch, int batch, List<Delivery> acked,
             @Nullable Delivery failed, @Nullable String reason, @Nullable FailureDecision decision) {
         List<StepFailure> failures = failed == null ? List.of() : List.of(new StepFailure(failed, reason, decision));
-        return laneStep(slot, epoch, batch, true, acked, failures, List.of()).thenApply(step -> {
+        return laneStep(slot, epoch, batch, true, false, acked, failures, List.of()).thenApply(step -> {
             boolean suspended = batch > 0 && step.deliveries().isEmpty() && step.suspendedLanes() > 0;
             return new OrderedStep(step.fenced(), suspended, suspended ? step.earliestRetry() : step.nextDue(),
                     failed == null || step.fenced() ? NackOutcome.FENCED : step.failedOutcomes().get(0),
@@ -570,10 +570,12 @@ public final class RmqConsumer {
     /**
      * Settles what an ordered slot's owner handled — acks, failures (each the message its lane stopped at), and
      * {@code returned}: taken and not started (behind a failure, or let go) — and, with {@code batch > 0}, hands out
-     * the next messages: with {@code resync} every held one first (see orderly_next.lua). Fenced by {@code epoch}.
+     * the next messages: with {@code resync} every held one first; with {@code serial} (it holds messages of the
+     * slot's common lane: stored without a group, ordered with every other message of the slot) none (see
+     * orderly_next.lua). Fenced by {@code epoch}.
      */
-    public CompletableFuture<LaneStep> laneStep(int slot, long epoch, int batch, boolean resync, List<Delivery> acked,
-            List<StepFailure> failures, List<Delivery> returned) {
+    public CompletableFuture<LaneStep> laneStep(int slot, long epoch, int batch, boolean resync, boolean serial,
+            List<Delivery> acked, List<StepFailure> failures, List<Delivery> returned) {
         SlotKeys keys = slots[slot];
         List<RmqRedis.OrderlyFailure> failed = new ArrayList<>(failures.size());
         for (StepFailure failure : failures) {
@@ -581,7 +583,8 @@ public final class RmqConsumer {
                     Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
                     FailureDecision.actionOf(failure.decision())));
         }
-        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), resync, Settlement.bodies(acked),
+        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), resync, serial,
+                Settlement.bodies(acked),
                 failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());

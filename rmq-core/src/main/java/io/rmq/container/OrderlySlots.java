@@ -414,7 +414,12 @@ final class OrderlySlots {
 
     /** The slot's report, moved out for a step to send. */
     StepReport drainReport(OrderlySlot s) {
-        return locked(() -> s.report.drain());
+        return locked(() -> {
+            StepReport report = s.report.drain();
+            OrderlyLane common = s.lanes.get("");
+            report.serial = common != null && !common.idle();
+            return report;
+        });
     }
 
     /** Whether the next step of {@code s} hands out every held message first. */

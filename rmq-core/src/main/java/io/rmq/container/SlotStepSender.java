@@ -69,7 +69,7 @@ final class SlotStepSender {
         long sentNanos = instrumented ? System.nanoTime() : 0;
         LaneStep step;
         try {
-            step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.acked, failures,
+            step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked, failures,
                     report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'", commandTimeoutMillis);
         }
         catch (RuntimeException ex) {

@@ -24,6 +24,8 @@ final class StepReport {
     final List<HandleScope> ackedScopes = new ArrayList<>();
     final List<Failure> failures = new ArrayList<>();
     final List<Delivery> returned = new ArrayList<>();
+    /** Set on a drained copy: the slot's common lane held something then (its step takes nothing new). */
+    boolean serial;
 
     boolean isEmpty() {
         return acked.isEmpty() && failures.isEmpty() && returned.isEmpty();

@@ -557,13 +557,14 @@ public final class RmqRedis {
     /**
      * One step of an ordered slot's owner: settles {@code acked}, {@code failures} and {@code returned} (taken, not
      * started) and, with {@code batch > 0}, hands out the next messages; with {@code resync} every held message first
-     * (the owner's first step, or after a step whose outcome it did not learn). Each message comes with its envelope
+     * (the owner's first step, or after a step whose outcome it did not learn); with {@code serial} (the owner holds
+     * messages of the slot's common lane) nothing new. Each message comes with its envelope
      * (or none), and with {@code withContexts} (propagation on) with the legacy trace context of a body that has none.
      */
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, boolean resync, List<byte[]> acked, List<OrderlyFailure> failures,
+            RetryPolicy retry, boolean resync, boolean serial, List<byte[]> acked, List<OrderlyFailure> failures,
             List<byte[]> returned, boolean withContexts) {
-        byte[][] args = new byte[14 + acked.size() + 3 * failures.size() + returned.size()][];
+        byte[][] args = new byte[15 + acked.size() + 3 * failures.size() + returned.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
@@ -572,7 +573,8 @@ public final class RmqRedis {
         System.arraycopy(retryArgs, 1, args, 3, 6);
         args[9] = withContexts ? ONE : ZERO;
         args[10] = resync ? ONE : ZERO;
-        int at = 11;
+        args[11] = serial ? ONE : ZERO;
+        int at = 12;
         args[at++] = bytes(acked.size());
         for (byte[] member : acked) {
             args[at++] = member;

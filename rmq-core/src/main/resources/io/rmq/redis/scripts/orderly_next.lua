@@ -20,7 +20,8 @@
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); ARGV[11]: 1 to resync
--- ARGV[12]: n, the number of acked members, then the n acked members
+-- ARGV[12]: 1 when the owner holds messages of the slot's common lane (see orderly_lane): nothing is taken meanwhile
+-- ARGV[13]: n, the number of acked members, then the n acked members
 -- then f, the number of failed members, then per failure: member, reason, action ('' retry policy, 'd' dead, 'x' drop,
 --      or ms until its retry; see orderly_fail)
 -- then r, the number of returned members, then the r members
@@ -45,8 +46,10 @@ local max_retries = tonumber(ARGV[4])
 local rnd = tonumber(ARGV[9])
 local with_legacy = ARGV[10] == '1'
 local resync = ARGV[11] == '1'
+-- the common lane is in flight at the owner: nothing else is taken until it is done
+local serial = ARGV[12] == '1'
 
-local at = 12
+local at = 13
 local n = tonumber(ARGV[at])
 if n > 0 then
     local acked = {}
@@ -137,18 +140,24 @@ if resync then
         local lanes = orderly_lanes(members)
         local retry_times = retries and redis.call('ZMSCORE', K_RETRY, unpack(members)) or {}
         local give, scores = {}, {}
+        -- the common lane is not handed out beside group lanes (an owner of an older engine held both): whichever
+        -- comes second, and all after it, goes back in line, in order
+        local grouped, closed = false, false
         for j, member in ipairs(members) do
             local retry_at = retry_times[j] and tonumber(retry_times[j])
+            local lane = lanes[j]
             if retry_at and retry_at > now then
                 -- a head waiting for its retry: it stays, its lane suspended
-            elseif suspended[lanes[j]] then
-                -- behind a waiting head of its lane (left by an owner that held several): back in line, in order
+            elseif closed or suspended[lane] or (lane == '' and grouped) or (lane ~= '' and serial) then
+                -- behind a waiting head of its lane, or behind the other kind of lane: back in line, in order
+                closed = closed or not suspended[lane]
                 redis.call('ZREM', K_PREPARE, member)
                 return_to_store(member, held[2 * j], is_priority, now)
             else
                 if retry_at then redis.call('ZREM', K_RETRY, member) end
                 give[#give + 1] = member
                 scores[#scores + 1] = held[2 * j]
+                if lane == '' then serial = true else grouped = true end
             end
         end
         hand(give, scores)
@@ -169,14 +178,24 @@ elseif retries then
         end
         hand(give, given_scores)
         handed = #give
+        if handed > 0 then
+            for _, lane in ipairs(orderly_lanes(give)) do
+                if lane == '' then serial = true end
+            end
+        end
     end
 end
 
--- due messages out of store, lane by lane in order
+-- due messages out of store, lane by lane in order. A message of the common lane ('') may belong to any group: it is
+-- taken only when nothing else of the slot is held (prepare empty, nothing handed or taken in this step), then with
+-- the common-lane messages right behind it and nothing else; one that cannot be taken is a barrier: the step takes
+-- nothing after it (the owner's next settling, once the slot is quiet, takes it)
+if suspended[''] then serial = true end
 local taken, skipped = 0, 0
 local budget = 10 * batch + 100
 local blocked = {}
-while taken < batch and skipped < budget do
+local common_taken, barrier = false, false
+while not serial and not barrier and taken < batch and skipped < budget do
     local want = batch - taken
     local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
@@ -189,7 +208,14 @@ while taken < batch and skipped < budget do
     for j, member in ipairs(members) do
         local lane = lanes[j]
         local retry_at = retry_times[j] and tonumber(retry_times[j])
-        if in_flight[j] or suspended[lane] or blocked[lane] then
+        if lane == '' and not common_taken and (handed + taken + #take > 0 or in_flight[j]
+                or (retry_at and retry_at > now) or redis.call('ZCARD', K_PREPARE) > 0) then
+            barrier = true
+            break
+        elseif lane ~= '' and common_taken then
+            barrier = true
+            break
+        elseif in_flight[j] or suspended[lane] or blocked[lane] then
             skipped = skipped + 1
             blocked[lane] = true
         elseif retry_at and retry_at > now then
@@ -204,6 +230,7 @@ while taken < batch and skipped < budget do
             add[#add + 1] = page[2 * j]
             add[#add + 1] = member
             scores[#scores + 1] = page[2 * j]
+            if lane == '' then common_taken = true end
         end
     end
     if #take > 0 then
@@ -214,15 +241,16 @@ while taken < batch and skipped < budget do
         hand(take, scores)
         taken = taken + #take
     end
-    if #page < 2 * want then break end
+    if barrier or #page < 2 * want then break end
 end
 out[4] = n_suspended
 out[5] = earliest
 
 if handed + taken > 0 then
     out[2] = now
-elseif skipped >= budget then
-    -- all it scanned waits behind suspended or busy lanes: the next retry, or the owner's next settling, moves them
+elseif serial or barrier or skipped >= budget then
+    -- what waits is behind the common lane in flight, a barrier, or suspended or busy lanes: the next retry, or the
+    -- owner's next settling, moves it
     out[2] = -1
 elseif is_priority then
     if redis.call('ZCARD', K_STORE) > skipped then out[2] = now end
