@@ -57,6 +57,11 @@ final class OrderlySlot {
     boolean resync = true;
     /** What the lanes handled since the last step. */
     final StepReport report = new StepReport();
+    /**
+     * The last step that took found nothing it could take: the next step that reports takes too (what waited behind
+     * this owner's lanes — a barrier of the common lane, a busy lane's duplicate — may be free once they reported).
+     */
+    boolean takeWithReport;
     /** Local ms before which no step is sent for the report alone (after a step whose outcome was unknown). */
     long reportNotBefore;
 

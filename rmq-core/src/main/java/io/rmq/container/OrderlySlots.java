@@ -408,8 +408,20 @@ final class OrderlySlots {
 
     /** Whether a step of {@code s} should take messages: due, not paused nor given up, few queued in its lanes. */
     boolean wantsTake(OrderlySlot s, int batch) {
-        return locked(() -> !paused && !s.releasing && s.queued <= batch / 2
-                && Math.min(s.dueAt, s.wokenAt) <= System.currentTimeMillis());
+        return locked(() -> {
+            boolean take = !paused && !s.releasing && s.queued <= batch / 2
+                    && (Math.min(s.dueAt, s.wokenAt) <= System.currentTimeMillis()
+                            || s.takeWithReport && s.hasReport());
+            if (take) {
+                s.takeWithReport = false;
+            }
+            return take;
+        });
+    }
+
+    /** A step that took found nothing: the next one that reports takes too (see {@link OrderlySlot#takeWithReport}). */
+    void tookNothing(OrderlySlot s) {
+        locked(() -> s.takeWithReport = true);
     }
 
     /** The slot's report, moved out for a step to send. */

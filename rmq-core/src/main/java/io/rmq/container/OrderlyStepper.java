@@ -257,6 +257,7 @@ final class OrderlyStepper {
         if (!step.deliveries().isEmpty()) {
             return System.currentTimeMillis(); // more may be due
         }
+        slots.tookNothing(s);
         long next = Long.MAX_VALUE;
         if (step.nextDue() >= 0) {
             next = step.nextDue() - sender.clockOffset();

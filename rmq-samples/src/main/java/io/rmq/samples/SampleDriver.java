@@ -493,10 +493,11 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private void orderlyStory() throws InterruptedException {
         header("Story 4/4 - FIXED_TIME consumed ORDERLY, topic '" + LEDGER_TOPIC + "'",
                 "Ledger entries (deposits, withdrawals) must be applied to each account in its sequence: entry n+1 only",
-                "after entry n, yet many accounts at once. Each entry is sent with slotBasis = its account, so an",
+                "after entry n, yet many accounts at once. Each entry is sent with group = its account, so an",
                 "account's entries share a slot, due at once in sequence order. The listener is ORDERLY (4 threads): a",
-                "slot is owned by one instance and run by one thread at a time. No lock, yet per-account order. The",
-                "core-banking call fails once for one entry: its slot waits for the retry (200 ms), nothing overtakes it.");
+                "slot is owned by one instance, each account run by one thread at a time, accounts in parallel. No lock,",
+                "yet per-account order. The core-banking call fails once for one entry: its account waits for the retry",
+                "(200 ms), nothing overtakes it, the other accounts go on.");
         int accounts = LEDGER_ACCOUNTS.size();
         int total = accounts * LEDGER_ENTRIES_PER_ACCOUNT;
         // the entries, round by round (#1 of every account, then #2, ...), as they would come in
@@ -531,11 +532,11 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         for (int i = 0; i < entries.size(); i++) {
             LedgerEntry entry = entries.get(i);
             SendResult sent = rmq.send(OutgoingMessage.fixedTime(LEDGER_TOPIC, entry, Instant.ofEpochMilli(firstDue + i))
-                    .withSlotBasis(entry.accountId()));
+                    .withGroup(entry.accountId()));
             merged += sent.merged() ? 1 : 0;
             slotByAccount.put(entry.accountId(), sent.slot());
             if (entry.sequence() == 1) {
-                story("  -> %s #1 opening deposit %9s  (slotBasis %s -> slot %d)", entry.accountId(),
+                story("  -> %s #1 opening deposit %9s  (group %s -> slot %d)", entry.accountId(),
                         Ledger.signed(entry.amountCents()), entry.accountId(), sent.slot());
             }
         }

@@ -20,7 +20,7 @@
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); ARGV[11]: 1 to resync
--- ARGV[12]: 1 when the owner holds messages of the slot's common lane (see orderly_lane): nothing is taken meanwhile
+-- ARGV[12]: 1 when the owner holds messages of the slot's common lane (see orderly_lane): only more of it is taken
 -- ARGV[13]: n, the number of acked members, then the n acked members
 -- then f, the number of failed members, then per failure: member, reason, action ('' retry policy, 'd' dead, 'x' drop,
 --      or ms until its retry; see orderly_fail)
@@ -46,7 +46,7 @@ local max_retries = tonumber(ARGV[4])
 local rnd = tonumber(ARGV[9])
 local with_legacy = ARGV[10] == '1'
 local resync = ARGV[11] == '1'
--- the common lane is in flight at the owner: nothing else is taken until it is done
+-- the owner holds messages of the common lane: only more of them are taken until those are done
 local serial = ARGV[12] == '1'
 
 local at = 13
@@ -187,15 +187,16 @@ elseif retries then
 end
 
 -- due messages out of store, lane by lane in order. A message of the common lane ('') may belong to any group: it is
--- taken only when nothing else of the slot is held (prepare empty, nothing handed or taken in this step), then with
--- the common-lane messages right behind it and nothing else; one that cannot be taken is a barrier: the step takes
--- nothing after it (the owner's next settling, once the slot is quiet, takes it)
-if suspended[''] then serial = true end
+-- taken only when nothing else of the slot is held (prepare empty, nothing handed or taken in this step) or only
+-- common-lane messages are (held by the owner, or handed in this step), and then only more of the common lane; one
+-- that cannot be taken is a barrier: the step takes nothing after it (the owner's next settling, once the slot is
+-- quiet, takes it). While a common-lane head waits for its retry nothing is taken.
+local common_waits = suspended[''] == true
 local taken, skipped = 0, 0
 local budget = 10 * batch + 100
 local blocked = {}
-local common_taken, barrier = false, false
-while not serial and not barrier and taken < batch and skipped < budget do
+local common_taken, barrier = serial, false
+while not common_waits and not barrier and taken < batch and skipped < budget do
     local want = batch - taken
     local page = due_page(is_priority, now, skipped, want)
     if #page == 0 then break end
@@ -248,7 +249,7 @@ out[5] = earliest
 
 if handed + taken > 0 then
     out[2] = now
-elseif serial or barrier or skipped >= budget then
+elseif common_waits or barrier or skipped >= budget then
     -- what waits is behind the common lane in flight, a barrier, or suspended or busy lanes: the next retry, or the
     -- owner's next settling, moves it
     out[2] = -1
