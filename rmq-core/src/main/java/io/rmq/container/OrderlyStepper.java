@@ -98,11 +98,11 @@ final class OrderlyStepper {
                 if (work == null) {
                     return;
                 }
-                if (work.lane() == null) {
+                if (work.lanes().isEmpty()) {
                     step(work.slot(), generation);
                 }
                 else {
-                    runLane(work.slot(), work.lane(), work.deliveries(), generation);
+                    runLanes(work.slot(), work.lanes(), generation);
                 }
             }
             catch (InterruptedException ex) {
@@ -116,9 +116,38 @@ final class OrderlyStepper {
         }
     }
 
+    /** Runs lanes one after the other; each run ends whatever the others did. */
+    private void runLanes(OrderlySlot s, List<OrderlySlots.LaneRun> runs, long generation) {
+        for (int i = 0; i < runs.size(); i++) {
+            try {
+                runLane(s, runs.get(i).lane(), runs.get(i).deliveries(), generation);
+            }
+            catch (Throwable ex) {
+                // the lanes left are still marked running: end their runs (unstarted) before anything escapes
+                for (int j = i + 1; j < runs.size(); j++) {
+                    endUnstarted(s, runs.get(j), generation);
+                }
+                throw ex;
+            }
+        }
+    }
+
+    /** Ends a lane's run that never started: its deliveries go back in front of its queue. */
+    private void endUnstarted(OrderlySlot s, OrderlySlots.LaneRun run, long generation) {
+        OrderlySlots.AfterLane after = slots.finishLane(s, run.lane(), List.of(), List.of(), null, run.deliveries(),
+                batch);
+        if (after == OrderlySlots.AfterLane.STEP) {
+            step(s, generation);
+        }
+        else if (after == OrderlySlots.AfterLane.GIVE_UP) {
+            ownership.giveUp(s);
+        }
+    }
+
     /**
      * Handles a lane's deliveries in order and stops at the first failure (invariant 2); the lane's run ends whatever
-     * is thrown, and its acks are reported at once when no other thread steps the slot.
+     * is thrown, and its acks are reported at once when they are urgent ({@link OrderlySlot#reportUrgent}) and no
+     * other thread steps the slot.
      */
     private void runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries, long generation) {
         List<Delivery> acked = new ArrayList<>(deliveries.size());

@@ -163,12 +163,16 @@ local function orderly_lane(envelope)
     return ''
 end
 
--- The lanes of `members` (indexed like them), from their envelopes (see envelopes_of).
-local function orderly_lanes(members)
+-- The envelopes of `members` (see envelopes_of; nil when the slot has none) and their lanes, both indexed like them.
+local function orderly_envelopes(members, with_legacy)
     local lanes = {}
-    local envelopes = envelopes_of(members, false)
+    local envelopes = #members > 0 and envelopes_of(members, with_legacy) or nil
     for j = 1, #members do
         lanes[j] = orderly_lane(envelopes and envelopes[j])
     end
-    return lanes
+    return envelopes, lanes
 end
+
+-- The most held messages a step or a claim reads at once (Lua's unpack refuses ~8,000 values): an owner holds at most
+-- about two batches (up to 1,000 each) plus the heads of its waiting lanes (orderly_next takes nothing new past 1,000).
+local ORDERLY_HELD_MAX = 4000

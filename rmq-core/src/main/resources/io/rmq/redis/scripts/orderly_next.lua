@@ -50,6 +50,21 @@ local resync = ARGV[11] == '1'
 local serial = ARGV[12] == '1'
 
 local at = 13
+-- a resync after a step whose outcome the owner never learnt: the lanes it reports failures or returns of (read
+-- before they are settled: a dropped member's envelope goes)
+local reported_lanes = {}
+if resync then
+    local n0 = tonumber(ARGV[at])
+    local f0 = tonumber(ARGV[at + n0 + 1])
+    local r0 = tonumber(ARGV[at + n0 + 3 * f0 + 2])
+    local named = {}
+    for k = 1, f0 do named[#named + 1] = ARGV[at + n0 + 3 * k - 1] end
+    for i = 1, r0 do named[#named + 1] = ARGV[at + n0 + 3 * f0 + 2 + i] end
+    if #named > 0 then
+        local _, lanes = orderly_envelopes(named, false)
+        for _, lane in ipairs(lanes) do reported_lanes[lane] = true end
+    end
+end
 local n = tonumber(ARGV[at])
 if n > 0 then
     local acked = {}
@@ -90,22 +105,30 @@ for i = at + 1, at + r do
     end
 end
 
--- lanes waiting for a head's retry (the head in prepare, or put back into store by a release)
+-- lanes waiting for a head's retry (the head in prepare, or put back into store by a release); past MAX_WAITING of
+-- them the slot takes nothing new until some are settled (what a step reads stays bounded: Lua's unpack refuses
+-- ~8,000 values, and each waiting head costs every step an envelope look-up)
+local MAX_WAITING = 1000
 local retries = redis.call('EXISTS', K_RETRY) == 1
 local suspended, n_suspended, earliest = {}, 0, -1
+local too_many = false
 if retries then
-    local waiting = redis.call('ZRANGEBYSCORE', K_RETRY, '(' .. now, '+inf', 'WITHSCORES')
-    if #waiting > 0 then
-        local members = {}
-        for i = 1, #waiting, 2 do members[#members + 1] = waiting[i] end
-        local lanes = orderly_lanes(members)
-        for j = 1, #members do
-            if not suspended[lanes[j]] then
-                suspended[lanes[j]] = true
-                n_suspended = n_suspended + 1
+    local first_retry = redis.call('ZRANGEBYSCORE', K_RETRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if #first_retry > 0 then
+        earliest = tonumber(first_retry[2])
+        too_many = redis.call('ZCARD', K_RETRY) > MAX_WAITING
+        if too_many then
+            n_suspended = redis.call('ZCOUNT', K_RETRY, '(' .. now, '+inf')
+        else
+            local waiting = redis.call('ZRANGEBYSCORE', K_RETRY, '(' .. now, '+inf')
+            local _, lanes = orderly_envelopes(waiting, false)
+            for j = 1, #waiting do
+                if not suspended[lanes[j]] then
+                    suspended[lanes[j]] = true
+                    n_suspended = n_suspended + 1
+                end
             end
         end
-        earliest = tonumber(waiting[2])
     end
 end
 
@@ -115,11 +138,10 @@ if batch == 0 then
     return out
 end
 
--- hands `members` (in prepare, with their prepare scores) over, in that order
-local function hand(members, scores)
+-- hands `members` (in prepare, with their prepare scores and envelopes) over, in that order
+local function hand(members, scores, envelopes)
     if #members == 0 then return end
     local failures = redis.call('HMGET', K_ATTEMPTS, unpack(members))
-    local envelopes = envelopes_of(members, with_legacy)
     for j, member in ipairs(members) do
         out[#out + 1] = member
         out[#out + 1] = scores[j]
@@ -130,42 +152,45 @@ end
 
 local handed = 0
 if resync then
-    local held = orderly_held(is_priority, 0)
+    local held = orderly_held(is_priority, ORDERLY_HELD_MAX)
     if orderly_drop_cancelled(held) then
-        held = orderly_held(is_priority, 0)
+        held = orderly_held(is_priority, ORDERLY_HELD_MAX)
     end
     if #held > 0 then
         local members = {}
         for i = 1, #held, 2 do members[#members + 1] = held[i] end
-        local lanes = orderly_lanes(members)
+        local envelopes, lanes = orderly_envelopes(members, with_legacy)
         local retry_times = retries and redis.call('ZMSCORE', K_RETRY, unpack(members)) or {}
-        local give, scores = {}, {}
+        local give, scores, given_envelopes = {}, {}, {}
         -- the common lane is not handed out beside group lanes (an owner of an older engine held both): whichever
-        -- comes second, and all after it, goes back in line, in order
+        -- comes second, and all after it, goes back in line, in order. Nor is anything held of a lane this step
+        -- reported a failure or a return of: the owner holds nothing else of it, so what is held was taken by a step
+        -- whose outcome it never learnt, and goes back in line behind what was returned
         local grouped, closed = false, false
         for j, member in ipairs(members) do
             local retry_at = retry_times[j] and tonumber(retry_times[j])
             local lane = lanes[j]
             if retry_at and retry_at > now then
                 -- a head waiting for its retry: it stays, its lane suspended
-            elseif closed or suspended[lane] or (lane == '' and grouped) or (lane ~= '' and serial) then
-                -- behind a waiting head of its lane, or behind the other kind of lane: back in line, in order
-                closed = closed or not suspended[lane]
+            elseif closed or suspended[lane] or reported_lanes[lane] or (lane == '' and grouped)
+                    or (lane ~= '' and serial) then
+                closed = closed or not (suspended[lane] or reported_lanes[lane])
                 redis.call('ZREM', K_PREPARE, member)
                 return_to_store(member, held[2 * j], is_priority, now)
             else
                 if retry_at then redis.call('ZREM', K_RETRY, member) end
                 give[#give + 1] = member
                 scores[#scores + 1] = held[2 * j]
+                given_envelopes[#given_envelopes + 1] = envelopes and envelopes[j] or ''
                 if lane == '' then serial = true else grouped = true end
             end
         end
-        hand(give, scores)
+        hand(give, scores, given_envelopes)
         handed = #give
     end
 elseif retries then
     -- heads whose retry time has come, in prepare (those a release put back into store are taken from there below)
-    local ready = redis.call('ZRANGEBYSCORE', K_RETRY, '-inf', now)
+    local ready = redis.call('ZRANGEBYSCORE', K_RETRY, '-inf', now, 'LIMIT', 0, MAX_WAITING)
     if #ready > 0 then
         local scores = redis.call('ZMSCORE', K_PREPARE, unpack(ready))
         local give, given_scores = {}, {}
@@ -176,10 +201,11 @@ elseif retries then
                 given_scores[#given_scores + 1] = scores[j]
             end
         end
-        hand(give, given_scores)
-        handed = #give
-        if handed > 0 then
-            for _, lane in ipairs(orderly_lanes(give)) do
+        if #give > 0 then
+            local envelopes, lanes = orderly_envelopes(give, with_legacy)
+            hand(give, given_scores, envelopes)
+            handed = #give
+            for _, lane in ipairs(lanes) do
                 if lane == '' then serial = true end
             end
         end
@@ -187,11 +213,12 @@ elseif retries then
 end
 
 -- due messages out of store, lane by lane in order. A message of the common lane ('') may belong to any group: it is
--- taken only when nothing else of the slot is held (prepare empty, nothing handed or taken in this step) or only
--- common-lane messages are (held by the owner, or handed in this step), and then only more of the common lane; one
--- that cannot be taken is a barrier: the step takes nothing after it (the owner's next settling, once the slot is
--- quiet, takes it). While a common-lane head waits for its retry nothing is taken.
-local common_waits = suspended[''] == true
+-- taken only when nothing else of the slot is held or waits (prepare empty, no lane waiting for a retry, nothing
+-- handed or taken in this step) or only common-lane messages are held (by the owner, or handed in this step), and
+-- then only more of the common lane; one that cannot be taken is a barrier: the step takes nothing after it (the
+-- owner's next settling, once the slot is quiet, takes it). While a common-lane head waits for its retry (or too
+-- many lanes wait) nothing is taken.
+local common_waits = suspended[''] == true or too_many
 local taken, skipped = 0, 0
 local budget = 10 * batch + 100
 local blocked = {}
@@ -204,12 +231,12 @@ while not common_waits and not barrier and taken < batch and skipped < budget do
     for i = 1, #page, 2 do members[#members + 1] = page[i] end
     local in_flight = redis.call('ZMSCORE', K_PREPARE, unpack(members))
     local retry_times = retries and redis.call('ZMSCORE', K_RETRY, unpack(members)) or {}
-    local lanes = orderly_lanes(members)
-    local take, add, scores = {}, {}, {}
+    local envelopes, lanes = orderly_envelopes(members, with_legacy)
+    local take, add, scores, taken_envelopes = {}, {}, {}, {}
     for j, member in ipairs(members) do
         local lane = lanes[j]
         local retry_at = retry_times[j] and tonumber(retry_times[j])
-        if lane == '' and not common_taken and (handed + taken + #take > 0 or in_flight[j]
+        if lane == '' and not common_taken and (handed + taken + #take > 0 or n_suspended > 0 or in_flight[j]
                 or (retry_at and retry_at > now) or redis.call('ZCARD', K_PREPARE) > 0) then
             barrier = true
             break
@@ -231,6 +258,7 @@ while not common_waits and not barrier and taken < batch and skipped < budget do
             add[#add + 1] = page[2 * j]
             add[#add + 1] = member
             scores[#scores + 1] = page[2 * j]
+            taken_envelopes[#taken_envelopes + 1] = envelopes and envelopes[j] or ''
             if lane == '' then common_taken = true end
         end
     end
@@ -239,7 +267,7 @@ while not common_waits and not barrier and taken < batch and skipped < budget do
         -- a cancel mark belongs to an earlier delivery that is over; this one starts clean
         if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(take)) end
         redis.call('ZADD', K_PREPARE, unpack(add))
-        hand(take, scores)
+        hand(take, scores, taken_envelopes)
         taken = taken + #take
     end
     if barrier or #page < 2 * want then break end

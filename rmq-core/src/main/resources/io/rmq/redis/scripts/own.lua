@@ -80,11 +80,11 @@ elseif until_ms > now and id ~= me then
 end
 if until_ms > 0 then
     -- the first held message of each lane (see orderly_lane) is what the holder may have been handling
-    local held = orderly_held(ARGV[6] == '1', 0)
+    local held = orderly_held(ARGV[6] == '1', ORDERLY_HELD_MAX)
     if #held > 0 then
         local members = {}
         for i = 1, #held, 2 do members[#members + 1] = held[i] end
-        local lanes = orderly_lanes(members)
+        local _, lanes = orderly_envelopes(members, false)
         local retry_times = redis.call('EXISTS', K_RETRY) == 1 and redis.call('ZMSCORE', K_RETRY, unpack(members))
             or {}
         local seen = {}
