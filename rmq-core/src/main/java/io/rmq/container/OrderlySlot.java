@@ -90,13 +90,13 @@ final class OrderlySlot {
 
     /**
      * Under the lock: whether the report is sent now rather than with the slot's next step that takes — a failure
-     * (its lane waits for it), half a batch of acks (so that what a frozen or killed owner leaves unreported stays
-     * small), or the slot gone quiet (nothing runs or waits to run). Otherwise a busy slot's acks ride along with its
-     * next take, one script call for many lanes' runs.
+     * (its lane waits for it), a batch of acks (so that what a frozen or killed owner leaves unreported stays small),
+     * or the slot gone quiet (nothing runs or waits to run). Otherwise a busy slot's acks ride along with its next
+     * take, one script call for many lanes' runs (a script call costs Redis ~100 µs before its first message).
      */
     boolean reportUrgent(int batch) {
         return !report.isEmpty() && (!report.failures.isEmpty()
-                || report.acked.size() + report.returned.size() >= Math.max(1, batch / 2)
+                || report.acked.size() + report.returned.size() >= batch
                 || (lanesRunning == 0 && ready.isEmpty()));
     }
 }

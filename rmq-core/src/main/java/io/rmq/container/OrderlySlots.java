@@ -325,9 +325,8 @@ final class OrderlySlots {
     }
 
     /**
-     * Ends a step: the slot is due at {@code nextDue} (or sooner, if announced meanwhile; at once when its lanes
-     * handled something meanwhile, or {@code resync} was set). True when it is being given up and nothing runs it any
-     * more: it stays marked stepping, and the caller gives it up.
+     * Ends a step: the slot is due at {@code nextDue} (or sooner, if announced meanwhile). True when it is being given
+     * up and nothing runs it any more: it stays marked stepping, and the caller gives it up.
      */
     boolean finishStep(OrderlySlot s, long nextDue) {
         lock.lock();
@@ -685,7 +684,7 @@ final class OrderlySlots {
         return locked(() -> Collections.unmodifiableSet(new TreeSet<>(owned.keySet())));
     }
 
-    /** Owned slots whose failed head waits for its retry (as of each slot's last step). */
+    /** Owned slots where a group's failed head waits for its retry (as of each slot's last step). */
     Set<Integer> suspendedSlots() {
         long now = System.currentTimeMillis();
         lock.lock();

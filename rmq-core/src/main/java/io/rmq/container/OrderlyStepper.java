@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * {@link OrderlySlots}); different lanes of a slot run in parallel, up to the container's concurrency. A lane's
  * messages are handled in their order and the run stops at the first failure; the failure and what the lane still
  * held (returned unstarted) are reported together, and Redis keeps the failed message at its lane's head until its
- * retry (the lane is suspended; the slot's other lanes go on) or moves it to dead. The acks of a lane's run are
- * reported as it ends, by its own thread unless another one steps the slot then (that one steps again for them).</li>
+ * retry (the lane is suspended; the slot's other lanes go on) or moves it to dead. What a lane's run handled is
+ * reported with the slot's next step that takes, or at once by the run's own thread when it is urgent
+ * ({@link OrderlySlot#reportUrgent}: a failure, a batch of acks, the slot quiet) and no other thread steps the slot
+ * (else by the next thread that finds it urgent).</li>
  * <li value="4">A step whose outcome is unknown (its wait on Redis timed out or failed, {@link SlotStepSender}) is sent
  * again, with the same report, after {@link #ERROR_PAUSE_MILLIS}, and hands out every held message again (a resync:
  * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>

@@ -69,8 +69,9 @@ final class SlotStepSender {
         long sentNanos = instrumented ? System.nanoTime() : 0;
         LaneStep step;
         try {
-            step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked, failures,
-                    report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'", commandTimeoutMillis);
+            step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked,
+                    failures, report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'",
+                    commandTimeoutMillis);
         }
         catch (RuntimeException ex) {
             slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
