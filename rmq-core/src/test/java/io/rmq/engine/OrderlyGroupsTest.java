@@ -118,4 +118,70 @@ class OrderlyGroupsTest extends OrderlyTestSupport {
             assertThat(rmq.admin().stats(topic).dead()).as("dead").isZero();
         });
     }
+
+    /**
+     * Messages stored without a group (here: sent before the sender knew the topic is ORDERLY) are the slot's common
+     * lane, each ordered with every other message of the slot: a group's message sent before one of them ends before
+     * it starts, and nothing sent after it starts before it ends — so a group whose first messages went without the
+     * stored group keeps its order. Grouped messages sent after them run in parallel again.
+     */
+    @Test
+    void messagesStoredWithoutAGroupAreOrderedWithEveryMessageOfTheirSlot() {
+        String topic = "common";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1); // this producer knows no mode: it stores no group yet
+        Instant base = Instant.now().minusSeconds(60);
+        // sent before any listener registered the mode (a container does so when it is made): stored without their
+        // group, in the common lane
+        for (int i = 0; i < 2; i++) {
+            rmq.producer().send(OutgoingMessage.fixedTime(topic, "early-A:" + i, base.plusMillis(i)).withGroup("A"));
+        }
+        Map<String, long[]> spans = new ConcurrentHashMap<>();
+        List<String> starts = new CopyOnWriteArrayList<>();
+        AtomicInteger atOnce = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        ListenerContainer container = newEngine().container(topic, ORDERED, String.class, (String body,
+                Delivery d) -> {
+            long start = System.nanoTime();
+            starts.add(body + (d.group() == null ? "" : "@" + d.group()));
+            mostAtOnce.accumulateAndGet(atOnce.incrementAndGet(), Math::max);
+            try {
+                Thread.sleep(30);
+            }
+            finally {
+                atOnce.decrementAndGet();
+                spans.put(body, new long[] {start, System.nanoTime()});
+            }
+        }, ContainerOptions.of("o-common", 4).withMode(ConsumeMode.ORDERLY)
+                .withOwnershipTimeout(Duration.ofSeconds(3)));
+        containers.add(container);
+        container.start();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> ((OrderlyListenerContainer) container).ownedSlots().size() == 1);
+        rmq.declareConsumeMode(topic, ConsumeMode.ORDERLY); // the sender learns the mode (as its look-up would)
+        for (int i = 0; i < 3; i++) {
+            for (String group : List.of("A", "B", "C", "D")) {
+                rmq.producer().send(OutgoingMessage.fixedTime(topic, group + ":" + i, base.plusMillis(10 + 4 * i
+                        + group.charAt(0) - 'A')).withGroup(group));
+            }
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> spans.size() == 14);
+        assertThat(starts).as("stored without their group").contains("early-A:0", "early-A:1");
+        assertThat(starts).as("stored with it").contains("A:0@A", "B:2@B");
+        long earlyEnd = Math.max(spans.get("early-A:0")[1], spans.get("early-A:1")[1]);
+        assertThat(spans.get("early-A:1")[0]).as("the common lane in order").isGreaterThanOrEqualTo(
+                spans.get("early-A:0")[1]);
+        spans.forEach((body, span) -> {
+            if (!body.startsWith("early")) {
+                assertThat(span[0]).as("%s starts after the common lane ended (%s)", body, starts)
+                        .isGreaterThanOrEqualTo(earlyEnd);
+            }
+        });
+        for (String group : List.of("A", "B", "C", "D")) {
+            for (int i = 1; i < 3; i++) {
+                assertThat(spans.get(group + ":" + i)[0]).as("%s in order (%s)", group, starts)
+                        .isGreaterThanOrEqualTo(spans.get(group + ":" + (i - 1))[1]);
+            }
+        }
+        assertThat(mostAtOnce.get()).as("groups of the slot in parallel once the common lane is done").isGreaterThan(1);
+    }
 }
