@@ -397,8 +397,8 @@ public final class Rmq implements AutoCloseable {
 
     /**
      * Sends a dead message to a dead-letter topic, due at once (FIXED_TIME: now; PRIORITY: the priority it had, else 0;
-     * RANGE_MERGE: after 1 ms), with its payload, id and headers and the story of its death as {@code rmq_dlt_*}
-     * headers, then deletes it from the dead queue it died in.
+     * RANGE_MERGE: after 1 ms), with its payload, id, group (when stored) and headers and the story of its death as
+     * {@code rmq_dlt_*} headers, then deletes it from the dead queue it died in.
      */
     private final class DeadLetters implements DeadLetterForwarder {
 
@@ -419,6 +419,8 @@ public final class Rmq implements AutoCloseable {
                 case RANGE_MERGE -> OutgoingMessage.rangeMerge(deadLetterTopic, delivery.body(), Duration.ofMillis(1));
             };
             Map<String, String> headers = new LinkedHashMap<>(delivery.headers());
+            // a stored group travels as the dead letter's group (stored again if the dead-letter topic is ORDERLY)
+            headers.remove(OutgoingMessage.GROUP_HEADER);
             headers.put("rmq_dlt_original_topic", delivery.topic());
             headers.put("rmq_dlt_original_slot", Integer.toString(delivery.slot()));
             if (story != null) {
@@ -430,7 +432,7 @@ public final class Rmq implements AutoCloseable {
                 headers.put("rmq_dlt_attempts", Integer.toString(story.attempts()));
                 headers.put("rmq_dlt_failed_at", Long.toString(story.failedAtMillis()));
             }
-            message = message.withId(delivery.id()).withHeaders(headers);
+            message = message.withId(delivery.id()).withGroup(delivery.group()).withHeaders(headers);
             SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
             return producer.sendAsync(message)
                     .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.member())))

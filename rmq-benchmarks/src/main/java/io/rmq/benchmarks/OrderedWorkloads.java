@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -42,11 +43,14 @@ import io.rmq.producer.OutgoingMessage;
  * RMQ-only workloads of ORDERLY consumption (issue 13), run by {@code BenchmarkMain --workload ordered} through
  * {@link RmqPeer} like the W1-W3 workloads (one process per workload):
  * <ul>
- * <li>{@code ordered-consume --mode ORDERLY|CONCURRENT}: two instances (two {@link Rmq} engines, each with its own
- * Lettuce client) at {@code --concurrency} each consume a backlog of N ~100-byte messages on a 16-slot FIXED_TIME
- * topic, sent with a slot basis spread over 1,000 keys; the clock runs from the containers' start to the N-th
- * distinct message handled. The handler also counts per-key order violations (a message handled after a later one
- * of its key).</li>
+ * <li>{@code ordered-consume --mode ORDERLY|CONCURRENT [--slots 16] [--keys 1000] [--instances 2]
+ * [--work-micros 0] [--work sleep|spin]}: {@code --instances} instances (each its own {@link Rmq} engine and Lettuce
+ * client) at {@code --concurrency} each consume a backlog of N ~100-byte messages on a FIXED_TIME topic of
+ * {@code --slots} slots, sent in {@code --keys} groups ({@code withGroup}, after the listeners' mode is declared, so
+ * an engine that stores the group of ORDERLY messages stores it); the clock runs from the containers' start to the
+ * N-th distinct message handled. The handler spends {@code --work-micros} per message (sleeping, or busy-spinning
+ * with {@code --work spin}) and counts per-key order violations (a message whose handling starts after that of a
+ * later one of its key) and overlaps (a message whose handling starts while another of its key is being handled).</li>
  * <li>{@code takeover}: a survivor instance (this process) and a victim instance (an {@link OrderedVictim} JVM) share
  * a 16-slot topic in ORDERLY mode while a sender sends one message to every slot every 10 ms; the victim is killed
  * with SIGKILL ({@code Process.destroyForcibly()}), and the time from the kill to the first message of one of the
@@ -107,33 +111,79 @@ public final class OrderedWorkloads {
 
     // ------------------------------------------------------------------ ordered vs concurrent throughput
 
-    /** What the handlers of one consume run saw. */
+    /**
+     * What a handler spends per message ({@code --work-micros}, {@code --work sleep|spin}): ORDERLY's parallelism
+     * (across slots, or across groups) shows only when handling takes time. Immutable; called on handler threads.
+     */
+    record Work(long micros, boolean spin) {
+
+        static Work of(PeerArgs args) {
+            String how = args.option("work", "sleep");
+            if (!how.equals("sleep") && !how.equals("spin")) {
+                throw new IllegalArgumentException("--work sleep|spin, not " + how);
+            }
+            return new Work(args.intOption("work-micros", 0), how.equals("spin"));
+        }
+
+        void spend() {
+            if (micros <= 0) {
+                return;
+            }
+            long end = System.nanoTime() + micros * 1_000;
+            for (long left = micros * 1_000; left > 0; left = end - System.nanoTime()) {
+                if (!spin) {
+                    LockSupport.parkNanos(left); // may return early (spuriously): the loop parks the rest
+                }
+            }
+        }
+    }
+
+    /** What the handlers of one consume run saw. Shared by the handler threads of every instance (atomics). */
     static final class Tally {
 
         final int n;
+        final int keys;
+        final Work work;
         final AtomicInteger handled = new AtomicInteger();
         final AtomicInteger distinct = new AtomicInteger();
         final AtomicInteger violations = new AtomicInteger();
+        final AtomicInteger overlaps = new AtomicInteger();
         final AtomicIntegerArray seen;
-        /** Highest id handled so far per key. */
-        final AtomicLongArray highest = new AtomicLongArray(KEYS);
+        /** Highest id whose handling started so far, per key. */
+        final AtomicLongArray highest;
+        /** Messages being handled now, per key (more than one: a group handled in parallel with itself). */
+        final AtomicIntegerArray busy;
         final CountDownLatch done = new CountDownLatch(1);
         volatile long lastNanos;
 
-        Tally(int n) {
+        Tally(int n, int keys, Work work) {
             this.n = n;
+            this.keys = keys;
+            this.work = work;
             this.seen = new AtomicIntegerArray(n);
-            for (int k = 0; k < KEYS; k++) {
+            this.highest = new AtomicLongArray(keys);
+            this.busy = new AtomicIntegerArray(keys);
+            for (int k = 0; k < keys; k++) {
                 highest.set(k, -1);
             }
         }
 
         void handle(RmqPeer.Payload p, Delivery d) {
-            handled.incrementAndGet();
-            int key = (int) (p.id() % KEYS);
+            int key = (int) (p.id() % keys);
+            // checked when handling starts: an overtaking message is caught even when it finishes last
             if (highest.getAndAccumulate(key, p.id(), Math::max) > p.id()) {
                 violations.incrementAndGet();
             }
+            if (busy.incrementAndGet(key) > 1) {
+                overlaps.incrementAndGet();
+            }
+            try {
+                work.spend();
+            }
+            finally {
+                busy.decrementAndGet(key);
+            }
+            handled.incrementAndGet();
             if (p.id() < n && seen.getAndSet((int) p.id(), 1) == 0 && distinct.incrementAndGet() == n) {
                 lastNanos = System.nanoTime();
                 done.countDown();
@@ -141,15 +191,15 @@ public final class OrderedWorkloads {
         }
     }
 
-    /** The backlog: ids 0..n-1, slot basis "acct-(id % 1000)", due times in the past in id order (per key too). */
-    static void fill(Rmq rmq, String topic, long firstId, int n) {
+    /** The backlog: ids 0..n-1, group "acct-(id % keys)", due times in the past in id order (per key too). */
+    static void fill(Rmq rmq, String topic, long firstId, int n, int keys) {
         long base = System.currentTimeMillis() - 60_000 - n;
         List<OutgoingMessage> chunk = new ArrayList<>(10_000);
         List<CompletableFuture<?>> inFlight = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             long id = firstId + i;
             chunk.add(OutgoingMessage.fixedTime(topic, new RmqPeer.Payload(id, PeerArgs.FILLER),
-                    Instant.ofEpochMilli(base + i)).withSlotBasis("acct-" + (id % KEYS)));
+                    Instant.ofEpochMilli(base + i)).withGroup("acct-" + (id % keys)));
             if (chunk.size() == 10_000 || i == n - 1) {
                 inFlight.add(rmq.producer().sendBatchAsync(chunk));
                 chunk = new ArrayList<>(10_000);
@@ -162,22 +212,31 @@ public final class OrderedWorkloads {
         ConsumeMode mode = ConsumeMode.valueOf(args.option("mode", "ORDERLY").toUpperCase(Locale.ROOT));
         Duration ownership = Duration.ofMillis(args.intOption("ownership-ms", 5_000));
         int n = args.messages();
+        int slots = args.intOption("slots", SLOTS);
+        int keys = args.intOption("keys", KEYS);
+        int instanceCount = args.intOption("instances", INSTANCES);
+        Work work = Work.of(args);
         List<Instance> instances = new ArrayList<>();
         try {
-            for (int i = 0; i < INSTANCES; i++) {
+            for (int i = 0; i < instanceCount; i++) {
                 Instance instance = Instance.connect(args.host(), args.port());
                 instances.add(instance);
-                instance.rmq().defineTopic(TOPIC, TopicType.FIXED_TIME, SLOTS);
+                instance.rmq().defineTopic(TOPIC, TopicType.FIXED_TIME, slots);
+                // the listeners' mode before the backlog: a sender stores an ORDERLY message's group only when it
+                // knows the topic is ORDERLY (the containers below declare it too, but only after the backlog)
+                instance.rmq().declareConsumeMode(TOPIC, mode);
             }
             if (args.warmupSeconds() > 0) {
-                warmUp(instances, mode, ownership, args);
+                warmUp(instances, mode, ownership, args, slots, keys);
             }
             long fillStart = System.nanoTime();
-            fill(instances.get(0).rmq(), TOPIC, 0, n);
-            System.err.printf(Locale.ROOT, "rmq-peer: backlog of %d sent in %d ms%n", n,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fillStart));
+            fill(instances.get(0).rmq(), TOPIC, 0, n, keys);
+            System.err.printf(Locale.ROOT, "rmq-peer: backlog of %d sent in %d ms (%s, %d slots, %d keys, %d"
+                    + " instance(s) x concurrency %d, handler %d us %s)%n", n,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fillStart), mode, slots, keys, instanceCount,
+                    args.concurrency(), work.micros(), work.spin() ? "spin" : "sleep");
 
-            Tally tally = new Tally(n);
+            Tally tally = new Tally(n, keys, work);
             MessageHandler<RmqPeer.Payload> handler = tally::handle;
             List<ListenerContainer> containers = new ArrayList<>();
             for (Instance instance : instances) {
@@ -190,7 +249,7 @@ public final class OrderedWorkloads {
             long settledNanos = mode == ConsumeMode.ORDERLY ? -1 : start;
             int handledAtSettle = 0;
             while (!tally.done.await(5, TimeUnit.MILLISECONDS) && System.nanoTime() < deadline) {
-                if (settledNanos < 0 && shared(containers)) {
+                if (settledNanos < 0 && shared(containers, slots)) {
                     settledNanos = System.nanoTime();
                     handledAtSettle = tally.distinct.get();
                 }
@@ -203,9 +262,11 @@ public final class OrderedWorkloads {
             double steady = settledNanos < 0 || end <= settledNanos ? Double.NaN
                     : (count - handledAtSettle) / ((end - settledNanos) / 1e9);
             return String.format(Locale.ROOT, "{\"rate\":%.1f,\"count\":%d,\"handled\":%d,\"violations\":%d,"
-                    + "\"settle\":%d,\"steady\":%.1f,\"seconds\":%.3f}", count / seconds, count, tally.handled.get(),
-                    tally.violations.get(), settledNanos < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(settledNanos - start),
-                    steady, seconds);
+                    + "\"overlaps\":%d,\"settle\":%d,\"steady\":%.1f,\"seconds\":%.3f,\"slots\":%d,\"keys\":%d,"
+                    + "\"instances\":%d,\"workMicros\":%d}", count / seconds, count, tally.handled.get(),
+                    tally.violations.get(), tally.overlaps.get(),
+                    settledNanos < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(settledNanos - start), steady, seconds,
+                    slots, keys, instanceCount, work.micros());
         }
         finally {
             for (Instance instance : instances) {
@@ -214,30 +275,32 @@ public final class OrderedWorkloads {
         }
     }
 
-    /** ORDERLY: every instance owns its share (16 / 2) and together they own all 16 slots. */
-    static boolean shared(List<ListenerContainer> containers) {
+    /** ORDERLY: every instance owns its share (slots / instances, or one more) and together they own every slot. */
+    static boolean shared(List<ListenerContainer> containers, int slots) {
+        int least = slots / containers.size();
+        int most = least + (slots % containers.size() == 0 ? 0 : 1);
         Set<Integer> all = new TreeSet<>();
         for (ListenerContainer c : containers) {
             Set<Integer> mine = ((OrderlyListenerContainer) c).ownedSlots();
-            if (mine.size() != SLOTS / containers.size()) {
+            if (mine.size() < least || mine.size() > most) {
                 return false;
             }
             all.addAll(mine);
         }
-        return all.size() == SLOTS;
+        return all.size() == slots;
     }
 
     /**
      * As PROTOCOL.md's warm-up, in the measured mode: both instances' containers run on a topic of their own while
      * rounds of 2,000 messages go in, for {@code --warmup-seconds}; then they stop and the topic's keys are deleted.
      */
-    static void warmUp(List<Instance> instances, ConsumeMode mode, Duration ownership, PeerArgs args)
-            throws InterruptedException {
+    static void warmUp(List<Instance> instances, ConsumeMode mode, Duration ownership, PeerArgs args, int slots,
+            int keys) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(args.warmupSeconds());
         AtomicInteger handled = new AtomicInteger();
         List<ListenerContainer> containers = new ArrayList<>();
         for (Instance instance : instances) {
-            instance.rmq().defineTopic(WARM_TOPIC, TopicType.FIXED_TIME, SLOTS);
+            instance.rmq().defineTopic(WARM_TOPIC, TopicType.FIXED_TIME, slots);
             containers.add(instance.rmq().container(WARM_TOPIC, settings(), RmqPeer.Payload.class,
                     (RmqPeer.Payload p, Delivery d) -> handled.incrementAndGet(),
                     options("bench-ordered-warmup", args.concurrency(), mode, ownership)));
@@ -245,7 +308,7 @@ public final class OrderedWorkloads {
         containers.forEach(ListenerContainer::start);
         int sent = 0;
         while (System.nanoTime() < deadline) {
-            fill(instances.get(0).rmq(), WARM_TOPIC, sent, 2_000);
+            fill(instances.get(0).rmq(), WARM_TOPIC, sent, 2_000, keys);
             sent += 2_000;
             Thread.sleep(20);
         }
@@ -257,9 +320,9 @@ public final class OrderedWorkloads {
         Rmq rmq = instances.get(0).rmq();
         try (var connection = instances.get(0).client().connect()) {
             var redis = connection.sync();
-            var keys = redis.keys(rmq.options().keyPrefix() + ":{" + WARM_TOPIC + "*");
-            if (!keys.isEmpty()) {
-                redis.del(keys.toArray(String[]::new));
+            var warmKeys = redis.keys(rmq.options().keyPrefix() + ":{" + WARM_TOPIC + "*");
+            if (!warmKeys.isEmpty()) {
+                redis.del(warmKeys.toArray(String[]::new));
             }
             redis.hdel(rmq.options().keyPrefix() + ":topics", WARM_TOPIC);
         }
@@ -352,6 +415,7 @@ public final class OrderedWorkloads {
                 Instance producer = Instance.connect(args.host(), args.port())) {
             survivor.rmq().defineTopic(TAKEOVER_TOPIC, TopicType.FIXED_TIME, SLOTS);
             producer.rmq().defineTopic(TAKEOVER_TOPIC, TopicType.FIXED_TIME, SLOTS);
+            producer.rmq().declareConsumeMode(TAKEOVER_TOPIC, ConsumeMode.ORDERLY); // the sender stores the group
             MessageHandler<Tick> handler = (Tick t, Delivery d) -> {
                 handled.incrementAndGet();
                 long now = System.nanoTime();
@@ -372,7 +436,7 @@ public final class OrderedWorkloads {
                     List<OutgoingMessage> batch = new ArrayList<>(SLOTS);
                     for (int slot = 0; slot < SLOTS; slot++) {
                         batch.add(OutgoingMessage.fixedTime(TAKEOVER_TOPIC, new Tick(id++, slot, now),
-                                Instant.ofEpochMilli(now)).withSlotBasis(basis[slot]));
+                                Instant.ofEpochMilli(now)).withGroup(basis[slot]));
                     }
                     try {
                         producer.rmq().producer().sendBatch(batch);

@@ -6,7 +6,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.rmq.test.RedisEndpoint;
 import io.rmq.test.RedisServersExtension;
+import io.rmq.test.TestRedisServers;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,6 +61,41 @@ class OrderedBenchmarkSmokeTest {
                 BenchmarkMain.OrderedMetric.TAKEOVER_P50, BenchmarkMain.OrderedMetric.TAKEOVER_MAX)) {
             String row = table.lines().filter(l -> l.startsWith("| " + metric.label + " |")).findFirst().orElseThrow();
             assertThat(row).as(metric.label).doesNotContain("n/a");
+        }
+    }
+
+    /**
+     * Issue 32 item 3's figure, small (/work/notes/32-item3-bench.sh runs it in full): a 4-slot topic, 1,000 groups,
+     * one instance, a handler that sleeps 1 ms per message. Both modes handle every message once, ORDERLY never
+     * handles a group out of order or two of a group at once, and the handler's time is spent (a lower bound, which
+     * a busy machine cannot break: N × 1 ms over at most 8 handler threads).
+     */
+    @Test
+    void fourSlotsThousandGroupsWithAHandlerThatTakesTime() throws Exception {
+        RedisEndpoint redis = TestRedisServers.standalone();
+        int n = 1_000;
+        for (String mode : List.of("ORDERLY", "CONCURRENT")) {
+            RedisClient client = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
+            try (var connection = client.connect()) {
+                connection.sync().flushall();
+            }
+            finally {
+                client.shutdown();
+            }
+            Map<String, String> run = BenchmarkMain.parse(OrderedWorkloads.consume(PeerArgs.parse(new String[] {
+                "ordered-consume", "--host", redis.host(), "--port", Integer.toString(redis.port()), "--messages",
+                Integer.toString(n), "--concurrency", "8", "--seconds", "60", "--mode", mode, "--slots", "4",
+                "--keys", "1000", "--instances", "1", "--work-micros", "1000" })));
+            assertThat(BenchmarkMain.number(run, "count")).as(mode + ": distinct messages handled").isEqualTo(n);
+            assertThat(BenchmarkMain.number(run, "handled")).as(mode + ": handled in all").isEqualTo(n);
+            assertThat(BenchmarkMain.number(run, "slots")).isEqualTo(4);
+            assertThat(BenchmarkMain.number(run, "workMicros")).isEqualTo(1000);
+            assertThat(BenchmarkMain.number(run, "seconds")).as(mode + ": %d × 1 ms over ≤ 8 threads", n)
+                    .isGreaterThanOrEqualTo(n * 0.001 / 8);
+            if (mode.equals("ORDERLY")) {
+                assertThat(BenchmarkMain.number(run, "violations")).as("ORDERLY: a group out of order").isZero();
+                assertThat(BenchmarkMain.number(run, "overlaps")).as("ORDERLY: two of a group at once").isZero();
+            }
         }
     }
 }

@@ -129,10 +129,21 @@ public final class Delivery {
 
     /**
      * The headers the message was sent with, the trace context's included ({@code traceparent}, ...), as the latest
-     * send of its identity set them; empty when none. Unmodifiable.
+     * send of its identity set them; empty when none. Unmodifiable. A message of an ORDERLY topic sent with a group
+     * has that group here too, as {@code rmq-group} (see {@link #group()}): the first of the headers, after only a
+     * {@code traceparent} that the envelope stores compactly.
      */
     public Map<String, String> headers() {
         return envelope().headers();
+    }
+
+    /**
+     * The group the message was sent with, as stored with it: only for a message of an ORDERLY topic (its producer
+     * knew the mode when sending; see {@code docs/ordering.md}); null for a message sent without a group, and for any
+     * message of a CONCURRENT topic, whose group routes it but is not stored.
+     */
+    public @Nullable String group() {
+        return envelope().headers().get(Envelope.GROUP);
     }
 
     /** The store score it was popped with: due time in epoch ms (time types) or priority. */

@@ -533,16 +533,59 @@ public final class RmqConsumer {
     }
 
     /**
-     * Settles what an ordered slot's owner handled (acks in order, at most one failure: the head it stopped at) and,
-     * with {@code batch > 0}, takes the slot's next messages (see orderly_next.lua). Fenced by {@code epoch}.
+     * Settles what an ordered slot's owner handled (acks, at most one failure: the head it stopped at) and, with
+     * {@code batch > 0}, hands out every held message and then the slot's next ones (see orderly_next.lua, a resync
+     * step). Fenced by {@code epoch}. For callers that run the slot one message at a time.
      */
     public CompletableFuture<OrderedStep> orderedStep(int slot, long epoch, int batch, List<Delivery> acked,
             @Nullable Delivery failed, @Nullable String reason, @Nullable FailureDecision decision) {
+        List<StepFailure> failures = failed == null ? List.of() : List.of(new StepFailure(failed, reason, decision));
+        return laneStep(slot, epoch, batch, true, false, acked, failures, List.of()).thenApply(step -> {
+            boolean suspended = batch > 0 && step.deliveries().isEmpty() && step.suspendedLanes() > 0;
+            return new OrderedStep(step.fenced(), suspended, suspended ? step.earliestRetry() : step.nextDue(),
+                    failed == null || step.fenced() ? NackOutcome.FENCED : step.failedOutcomes().get(0),
+                    step.redisNow(), step.deliveries());
+        });
+    }
+
+    /** A failed delivery an ordered step reports, with what its handler decided. */
+    public record StepFailure(Delivery delivery, @Nullable String reason, @Nullable FailureDecision decision) {
+    }
+
+    /**
+     * A step of an ordered slot whose lanes (groups) run in parallel.
+     *
+     * @param fenced         this instance no longer holds the slot; nothing was changed
+     * @param nextDue        Redis ms when the slot next has something to hand out, -1 if nothing waits (or batch 0)
+     * @param redisNow       Redis's clock when the step ran (ms)
+     * @param suspendedLanes how many of the slot's lanes wait for a failed head's retry
+     * @param earliestRetry  the soonest of those retries (Redis ms), -1 if none
+     * @param failedOutcomes what became of each failure reported, in order (FENCED when fenced)
+     * @param deliveries     the messages handed out, each lane's in its handling order
+     */
+    public record LaneStep(boolean fenced, long nextDue, long redisNow, int suspendedLanes, long earliestRetry,
+            List<NackOutcome> failedOutcomes, List<Delivery> deliveries) {
+    }
+
+    /**
+     * Settles what an ordered slot's owner handled — acks, failures (each the message its lane stopped at), and
+     * {@code returned}: taken and not started (behind a failure, or let go) — and, with {@code batch > 0}, hands out
+     * the next messages: with {@code resync} every held one first; with {@code serial} (it holds messages of the
+     * slot's common lane: stored without a group, ordered with every other message of the slot) none (see
+     * orderly_next.lua). Fenced by {@code epoch}.
+     */
+    public CompletableFuture<LaneStep> laneStep(int slot, long epoch, int batch, boolean resync, boolean serial,
+            List<Delivery> acked, List<StepFailure> failures, List<Delivery> returned) {
         SlotKeys keys = slots[slot];
-        List<byte[]> ackedBodies = Settlement.bodies(acked);
-        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), ackedBodies,
-                failed == null ? null : failed.member(), failed == null ? null : Reasons.truncate(reason),
-                failed == null ? "" : FailureDecision.actionOf(decision), readContexts)
+        List<RmqRedis.OrderlyFailure> failed = new ArrayList<>(failures.size());
+        for (StepFailure failure : failures) {
+            failed.add(new RmqRedis.OrderlyFailure(failure.delivery().member(),
+                    Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
+                    FailureDecision.actionOf(failure.decision())));
+        }
+        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), resync, serial,
+                Settlement.bodies(acked),
+                failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     long received = !instrumented || step.messages().isEmpty() ? 0 : System.nanoTime();
@@ -550,9 +593,12 @@ public final class RmqConsumer {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
                                 false, logBodyChars, step.redisNow(), received, popped.envelope(), null));
                     }
-                    return new OrderedStep(step.fenced(), step.suspended(), step.nextDue(),
-                            failed == null ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcome()),
-                            step.redisNow(), deliveries);
+                    List<NackOutcome> outcomes = new ArrayList<>(failures.size());
+                    for (int k = 0; k < failures.size(); k++) {
+                        outcomes.add(step.fenced() ? NackOutcome.FENCED : NackOutcome.of(step.failedOutcomes()[k]));
+                    }
+                    return new LaneStep(step.fenced(), step.nextDue(), step.redisNow(), step.suspendedLanes(),
+                            step.earliestRetry(), outcomes, deliveries);
                 });
     }
 

@@ -40,7 +40,10 @@ public interface ListenerContainer {
         return java.util.Set.of();
     }
 
-    /** ORDERLY: owned slots whose head failed and waits for its retry (sorted); CONCURRENT: empty. */
+    /**
+     * ORDERLY: owned slots where a group's failed head waits for its retry (sorted; the slot's other groups go on);
+     * CONCURRENT: empty.
+     */
     default java.util.Set<Integer> suspendedSlots() {
         return java.util.Set.of();
     }

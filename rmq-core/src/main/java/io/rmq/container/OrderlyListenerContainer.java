@@ -155,7 +155,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         return slots.ownedSlots();
     }
 
-    /** Owned slots whose failed head waits for its retry (as of each slot's last step). */
+    /** Owned slots where a group's failed head waits for its retry (as of each slot's last step). */
     @Override
     public Set<Integer> suspendedSlots() {
         return slots.suspendedSlots();

@@ -1,17 +1,17 @@
 package io.rmq.container;
 
-import java.util.ArrayList;
-import java.util.List;
-
-import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer.Outcome;
-import io.rmq.observe.RmqInstrumentation.HandleScope;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * A slot an {@link OrderlyListenerContainer} holds. Its fields come in three groups, by owner: the ownership (epoch,
- * guard, being given up), which the coordination thread ({@link SlotOwnership}) changes; the scheduling state, guarded
- * by the lock of {@link OrderlySlots}; and what was handled since the last step, touched only by the one thread that
- * runs the slot (invariant 2 of {@link OrderlyStepper}), which {@link SlotStepSender} reports.
+ * guard, being given up), which the coordination thread ({@link SlotOwnership}) changes; the scheduling state — who
+ * steps it, its lanes and what they handled — guarded by the lock of {@link OrderlySlots}; and the step bookkeeping
+ * ({@link #failedSteps}), touched only by the thread that has the slot marked {@link #stepping}.
  */
 final class OrderlySlot {
 
@@ -30,22 +30,45 @@ final class OrderlySlot {
 
     // ---------------------------------------------------------------- guarded by OrderlySlots' lock
 
-    boolean running;
+    /** A thread sends a step of the slot (one at a time, invariant 2), or gives it up. */
+    boolean stepping;
+    /** Lanes a handler thread runs now. */
+    int lanesRunning;
+    /** When the slot next wants a step that takes messages. */
     long dueAt;
     long wokenAt = Long.MAX_VALUE;
+    /** The lanes that hold something or run, by group. */
+    final Map<String, OrderlyLane> lanes = new HashMap<>();
+    /** Lanes with messages queued and no thread on them, in the order they became ready. */
+    final ArrayDeque<OrderlyLane> ready = new ArrayDeque<>();
+    /** Messages queued in lanes, not started. */
+    int queued;
+    /**
+     * Every member held here until a step has reported it (queued, running, acked, failed, returned): a message
+     * Redis hands out again meanwhile (a resync step, a head whose retry a take-over counted) is not run twice.
+     */
+    final Set<ByteBuffer> holding = new HashSet<>();
+    /**
+     * Members returned unstarted (behind a failure of their lane): when taken again they are no new delivery for the
+     * instrumentation's count of received messages.
+     */
+    final Set<ByteBuffer> unstarted = new HashSet<>();
+    /** The next step hands out every held message first (the first step of an ownership, or after an unknown one). */
+    boolean resync = true;
+    /** What the lanes handled since the last step. */
+    final StepReport report = new StepReport();
+    /**
+     * The last step that took found nothing it could take: the next step that reports takes too (what waited behind
+     * this owner's lanes — a barrier of the common lane, a busy lane's duplicate — may be free once they reported).
+     */
+    boolean takeWithReport;
+    /** Local ms before which no step is sent for the report alone (after a step whose outcome was unknown). */
+    long reportNotBefore;
 
-    // ---------------------------------------------------------------- touched only by the thread running the slot
+    // ---------------------------------------------------------------- the stepping thread's
 
-    final List<Delivery> acked = new ArrayList<>();
-    /** With an instrumentation: the scopes of {@link #acked}, in the same order, and of {@link #failed}. */
-    final List<HandleScope> ackedScopes = new ArrayList<>();
-    HandleScope failedScope;
-    /** Deliveries of the last step that were not started: the next step hands them out again (not new). */
-    int notStarted;
-    Delivery failed;
-    Outcome failure;
     int failedSteps;
-    /** Local ms until which the slot's head waits for its retry (0: not suspended); set by each step, read anywhere. */
+    /** Local ms until which a lane's head waits for its retry (0: none), as of the last step; read anywhere. */
     volatile long suspendedUntil;
 
     OrderlySlot(int slot, long epoch, long validUntil, long dueAt) {
@@ -55,8 +78,25 @@ final class OrderlySlot {
         this.dueAt = dueAt;
     }
 
-    /** Whether the next step has something to report: acks, or a failure. */
+    /** Under the lock: a thread steps the slot or runs one of its lanes. */
+    boolean busy() {
+        return stepping || lanesRunning > 0;
+    }
+
+    /** Under the lock: whether the next step has something to report. */
     boolean hasReport() {
-        return !acked.isEmpty() || failed != null;
+        return !report.isEmpty();
+    }
+
+    /**
+     * Under the lock: whether the report is sent now rather than with the slot's next step that takes — a failure
+     * (its lane waits for it), a batch of acks (so that what a frozen or killed owner leaves unreported stays small),
+     * or the slot gone quiet (nothing runs or waits to run). Otherwise a busy slot's acks ride along with its next
+     * take, one script call for many lanes' runs (a script call costs Redis ~100 µs before its first message).
+     */
+    boolean reportUrgent(int batch) {
+        return !report.isEmpty() && (!report.failures.isEmpty()
+                || report.acked.size() + report.returned.size() >= batch
+                || (lanesRunning == 0 && ready.isEmpty()));
     }
 }

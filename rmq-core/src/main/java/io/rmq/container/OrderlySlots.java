@@ -1,5 +1,6 @@
 package io.rmq.container;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -14,30 +15,37 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import io.rmq.consumer.Delivery;
+import io.rmq.observe.RmqInstrumentation.HandleScope;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The scheduling state of an {@link OrderlyListenerContainer}: which slots it owns, when each is next due, which are
- * running, whether it is paused and how many steps that take messages are under way. Threads: all of it is guarded by
- * {@link #lock}, which any thread takes (handler threads, the coordination thread, the wake-up subscriber, callers of
- * pause/resume/stop); {@code stopping}, {@code paused} and {@code generation} are also read without it. Each start is a
- * new {@linkplain #generation() generation}: a thread of an earlier run that outlived its stop (a handler slower than
- * the shutdown timeout) sees it is no longer current and ends, and the slots that run left behind are forgotten.
+ * being stepped, their lanes (one per group: what was taken, in order) and what those handled, whether it is paused
+ * and how many steps that take messages are under way. Threads: all of it is guarded by {@link #lock}, which any
+ * thread takes (handler threads, the coordination thread, the wake-up subscriber, callers of pause/resume/stop);
+ * {@code stopping}, {@code paused} and {@code generation} are also read without it. Each start is a new
+ * {@linkplain #generation() generation}: a thread of an earlier run that outlived its stop (a handler slower than the
+ * shutdown timeout) sees it is no longer current and ends, and the slots that run left behind are forgotten.
  *
  * <h2>Invariants</h2>
  * <ol>
- * <li value="2">At most one thread runs a slot at a time: {@link #takeReady} and {@link #takeForRelease} mark it
- * {@code running} under the lock and hand out no slot that is already running; only {@link #finishRun} clears the
- * mark (a slot given up or lost leaves the map still marked). {@link #takeReady} hands out no slot being given
- * up, and no slot whose number an earlier, lost slot object still runs (a slot lost while its handler runs and claimed
- * again, e.g. after this instance dropped out of the membership, waits for that run to end).</li>
- * <li value="3">Owned slots, their due times, {@code running} and {@code releasing} change only under {@link #lock};
- * handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever changes it signals.</li>
+ * <li value="2">At most one thread steps a slot at a time ({@code stepping}), and at most one runs each of its lanes
+ * ({@code running}), marked under the lock by {@link #takeWork}, {@link #finishLane} and {@link #takeForRelease},
+ * cleared by {@link #finishStep} and {@link #finishLane} only (a slot given up or lost leaves the map still marked).
+ * A lane's deliveries are handed to its thread in order, and a lane whose failure is not reported yet gets none
+ * ({@link #stepped}). No lane starts and no step takes on a slot being given up, and no slot is handed out whose number
+ * an earlier, lost slot object still runs (a slot lost while its handlers run and claimed again, e.g. after this
+ * instance dropped out of the membership, waits for those runs to end).</li>
+ * <li value="3">Owned slots, their due times, lanes, reports, {@code stepping} and {@code releasing} change only
+ * under {@link #lock}; handler threads wait on its condition for at most {@link #WAIT_BOUND_MILLIS}, and whatever
+ * changes it signals.</li>
  * <li value="5">While {@linkplain #pause() paused} (a flag written under the lock) no step takes messages: a step
  * that takes is counted in {@code takesUnderWay} by {@link #beginTake()}, decided under the lock, so
  * {@link #awaitTakesUnderWay} can wait for those under way and nothing is taken after it returns. Slots stay owned,
- * and {@link #takeReady} hands out a slot only to report what it handled.</li>
+ * {@link #takeWork} hands out steps only to report what was handled, and lanes keep running what was taken.</li>
  * </ol>
  */
 final class OrderlySlots {
@@ -64,6 +72,8 @@ final class OrderlySlots {
     private volatile boolean paused;
     /** Steps that take messages and have not answered yet (incremented under the lock, only while not paused). */
     private int takesUnderWay;
+    /** Handler threads waiting for work now (under the lock). */
+    private int waiting;
 
     OrderlySlots(String id, String topic) {
         this.id = id;
@@ -77,7 +87,7 @@ final class OrderlySlots {
     }
 
     /**
-     * A new run: forgets the slots an earlier run left behind (still marked running by a handler that outlived the
+     * A new run: forgets the slots an earlier run left behind (still marked busy by a handler that outlived the
      * stop: they were not given up, and are taken over once their ownership runs out), and begins a new generation.
      */
     void starting() {
@@ -172,7 +182,7 @@ final class OrderlySlots {
         }
     }
 
-    /** Takes again: every owned slot that is not running is due now. False when it was not paused. */
+    /** Takes again: every owned slot that is not stepping is due now. False when it was not paused. */
     boolean resume() {
         lock.lock();
         try {
@@ -182,7 +192,7 @@ final class OrderlySlots {
             paused = false;
             long now = System.currentTimeMillis();
             for (OrderlySlot s : owned.values()) {
-                if (!s.running) {
+                if (!s.stepping) {
                     s.dueAt = Math.min(s.dueAt, now);
                 }
             }
@@ -222,41 +232,90 @@ final class OrderlySlots {
 
     // ---------------------------------------------------------------- handler threads (invariant 2)
 
+    /** What a handler thread does next: run {@code lanes} of {@code slot} one after the other, or (none) step it. */
+    record Work(OrderlySlot slot, List<LaneRun> lanes) {
+    }
+
+    /** A lane marked running, and the deliveries its run handles in order. */
+    record LaneRun(OrderlyLane lane, List<Delivery> deliveries) {
+    }
+
+    /** The most lanes one thread takes at a time (fewer when other threads wait for work). */
+    private static final int LANES_PER_TAKE = 16;
+
     /**
-     * Waits for an owned slot that is due and not running, and marks it running; null once run {@code generation} is
-     * no longer {@linkplain #isCurrent current} (stopping, or started again).
+     * Waits for work and marks it: a slot whose report is urgent ({@link OrderlySlot#reportUrgent}; marked stepping),
+     * else a ready lane of a slot that may start handlers (marked running, its queue handed out), else a slot due for a
+     * step that takes messages, with few queued ({@code queued <= batch / 2}; marked stepping). Null once run
+     * {@code generation} is no longer {@linkplain #isCurrent current} (stopping, or started again). While paused,
+     * lanes still run what was taken (the container finishes what it has in hand) and steps only report.
      */
-    OrderlySlot takeReady(long generation) throws InterruptedException {
+    @Nullable Work takeWork(long generation, int batch, Predicate<OrderlySlot> mayStart) throws InterruptedException {
         lock.lock();
         try {
             while (isCurrent(generation)) {
                 long now = System.currentTimeMillis();
-                OrderlySlot best = null;
+                OrderlySlot report = null;
+                OrderlySlot laneSlot = null;
+                OrderlySlot take = null;
                 long earliest = paused ? now + WAIT_BOUND_MILLIS : Long.MAX_VALUE; // resume() signals
                 for (OrderlySlot s : owned.values()) {
-                    if (s.running || s.releasing || runsElsewhere(s)) {
+                    if (s.releasing || runsElsewhere(s)) {
                         continue;
                     }
-                    if (paused) {
-                        // only to report what it handled (a slot's turn can end with acks not yet sent): its run
-                        // sees the pause and takes nothing
-                        if (s.hasReport()) {
-                            best = s;
+                    if (!s.stepping && s.reportUrgent(batch)) {
+                        if (s.reportNotBefore <= now) {
+                            report = s;
                             break;
                         }
+                        earliest = Math.min(earliest, s.reportNotBefore);
+                    }
+                    // lanes: of the slot with the fewest running, so that threads spread over the slots
+                    if (!s.ready.isEmpty() && (laneSlot == null || s.lanesRunning < laneSlot.lanesRunning)
+                            && mayStart.test(s)) {
+                        laneSlot = s;
+                    }
+                    if (s.stepping || paused || s.queued > batch / 2) {
                         continue;
                     }
-                    if (s.dueAt <= now && (best == null || s.dueAt < best.dueAt)) {
-                        best = s;
+                    if (s.dueAt <= now && (take == null || s.dueAt < take.dueAt)) {
+                        take = s;
                     }
                     earliest = Math.min(earliest, s.dueAt);
                 }
-                if (best != null) {
-                    best.running = true;
-                    best.wokenAt = Long.MAX_VALUE;
-                    return best;
+                if (report != null) {
+                    report.stepping = true;
+                    return new Work(report, List.of());
                 }
-                changed.await(Math.max(1, Math.min(earliest - now, WAIT_BOUND_MILLIS)), TimeUnit.MILLISECONDS);
+                if (laneSlot != null) {
+                    // several lanes at once when no other thread waits for them: fewer hand-overs under the lock
+                    // for short handlers, while waiting threads still get their share of a slot's lanes
+                    int count = Math.max(1, Math.min(LANES_PER_TAKE, laneSlot.ready.size() / (waiting + 1)));
+                    List<LaneRun> runs = new ArrayList<>(count);
+                    for (int i = 0; i < count; i++) {
+                        OrderlyLane lane = laneSlot.ready.poll();
+                        lane.ready = false;
+                        lane.running = true;
+                        laneSlot.lanesRunning++;
+                        List<Delivery> deliveries = new ArrayList<>(lane.queue);
+                        lane.queue.clear();
+                        laneSlot.queued -= deliveries.size();
+                        runs.add(new LaneRun(lane, deliveries));
+                    }
+                    return new Work(laneSlot, runs);
+                }
+                if (take != null) {
+                    take.stepping = true;
+                    take.wokenAt = Long.MAX_VALUE;
+                    return new Work(take, List.of());
+                }
+                waiting++;
+                try {
+                    changed.await(Math.max(1, Math.min(earliest - now, WAIT_BOUND_MILLIS)), TimeUnit.MILLISECONDS);
+                }
+                finally {
+                    waiting--;
+                }
             }
             return null;
         }
@@ -266,27 +325,221 @@ final class OrderlySlots {
     }
 
     /**
-     * Ends a run: the slot is due at {@code nextDue} (or sooner, if announced meanwhile). True when it is being given
-     * up: it stays marked running, and the caller gives it up.
+     * Ends a step: the slot is due at {@code nextDue} (or sooner, if announced meanwhile). True when it is being given
+     * up and nothing runs it any more: it stays marked stepping, and the caller gives it up.
      */
-    boolean finishRun(OrderlySlot s, long nextDue) {
+    boolean finishStep(OrderlySlot s, long nextDue) {
         lock.lock();
         try {
-            s.running = false;
-            lostRunning.remove(s.slot, s);
-            // an announcement that came while the slot ran may be sooner than what its last step said
+            s.stepping = false;
+            // an announcement that came while the slot stepped may be sooner than what its step said
             s.dueAt = Math.min(nextDue, s.wokenAt);
             s.wokenAt = Long.MAX_VALUE;
-            boolean release = s.releasing && owned.get(s.slot) == s && !stopping;
-            if (release) {
-                s.running = true;
-            }
-            changed.signalAll();
-            return release;
+            return ended(s);
         }
         finally {
             lock.unlock();
         }
+    }
+
+    /** What {@link #finishLane} asks of the thread that ran the lane. */
+    enum AfterLane {
+        NOTHING, STEP, GIVE_UP
+    }
+
+    /**
+     * Ends a lane's run: {@code acked} (with their scopes) and {@code failure} go into the slot's report; after a
+     * failure, what the lane still holds ({@code notStarted} and its queue) is returned unstarted; without one,
+     * {@code notStarted} (the run stopped early: the guard, the epoch, a stop) is queued again in front. Returns STEP
+     * when the caller sends the slot's report now ({@link OrderlySlot#reportUrgent}; it is marked stepping: acks do
+     * not wait for the slot's next turn), GIVE_UP when the slot is being given up and nothing runs it any more.
+     */
+    AfterLane finishLane(OrderlySlot s, OrderlyLane lane, List<Delivery> acked, List<HandleScope> ackedScopes,
+            StepReport.@Nullable Failure failure, List<Delivery> notStarted, int batch) {
+        lock.lock();
+        try {
+            s.report.acked.addAll(acked);
+            s.report.ackedScopes.addAll(ackedScopes);
+            if (failure != null) {
+                s.report.failures.add(failure);
+                lane.failedPending = true;
+                s.report.returned.addAll(notStarted);
+                s.report.returned.addAll(lane.queue);
+                s.queued -= lane.queue.size();
+                lane.queue.clear();
+            }
+            else if (!notStarted.isEmpty()) {
+                for (int i = notStarted.size() - 1; i >= 0; i--) {
+                    lane.queue.addFirst(notStarted.get(i));
+                }
+                s.queued += notStarted.size();
+            }
+            lane.running = false;
+            s.lanesRunning--;
+            if (!lane.queue.isEmpty() && !lane.failedPending) {
+                lane.ready = true;
+                s.ready.add(lane);
+            }
+            else if (lane.idle()) {
+                s.lanes.remove(lane.group, lane);
+            }
+            if (ended(s)) {
+                return AfterLane.GIVE_UP;
+            }
+            if (!s.stepping && s.reportUrgent(batch) && s.reportNotBefore <= System.currentTimeMillis()
+                    && owned.get(s.slot) == s && !s.releasing && !stopping) {
+                s.stepping = true;
+                return AfterLane.STEP;
+            }
+            changed.signalAll();
+            return AfterLane.NOTHING;
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Under the lock, after a thread let go of {@code s}: a lost slot no longer blocks its number once nothing runs
+     * it; a slot being given up that nothing runs any more is marked stepping for the caller to give it up (true).
+     */
+    private boolean ended(OrderlySlot s) {
+        if (!s.busy()) {
+            lostRunning.remove(s.slot, s);
+        }
+        boolean release = s.releasing && !s.busy() && owned.get(s.slot) == s && !stopping;
+        if (release) {
+            s.stepping = true;
+        }
+        changed.signalAll();
+        return release;
+    }
+
+    // ---------------------------------------------------------------- steps (the stepping thread)
+
+    /** When {@code s} next wants a step that takes (local ms). */
+    long dueAt(OrderlySlot s) {
+        return locked(() -> s.dueAt);
+    }
+
+    /** Whether {@code s}'s lanes handled something not reported yet. */
+    boolean hasReport(OrderlySlot s) {
+        return locked(s::hasReport);
+    }
+
+    /** Whether a step of {@code s} should take messages: due, not paused nor given up, few queued in its lanes. */
+    boolean wantsTake(OrderlySlot s, int batch) {
+        return locked(() -> {
+            boolean take = !paused && !s.releasing && s.queued <= batch / 2
+                    && (Math.min(s.dueAt, s.wokenAt) <= System.currentTimeMillis()
+                            || s.takeWithReport && s.hasReport());
+            if (take) {
+                s.takeWithReport = false;
+            }
+            return take;
+        });
+    }
+
+    /** A step that took found nothing: the next one that reports takes too (see {@link OrderlySlot#takeWithReport}). */
+    void tookNothing(OrderlySlot s) {
+        locked(() -> s.takeWithReport = true);
+    }
+
+    /** The slot's report, moved out for a step to send. */
+    StepReport drainReport(OrderlySlot s) {
+        return locked(() -> {
+            StepReport report = s.report.drain();
+            // a common-lane failure alone holds nothing: Redis suspends the lane or has moved the message on
+            OrderlyLane common = s.lanes.get("");
+            report.serial = common != null && (common.running || !common.queue.isEmpty());
+            return report;
+        });
+    }
+
+    /** Whether the next step of {@code s} hands out every held message first. */
+    boolean resync(OrderlySlot s) {
+        return locked(() -> s.resync);
+    }
+
+    /**
+     * A step whose outcome is unknown: its report goes back in front, sent again after {@code pauseMillis} (no tight
+     * loop while Redis is away), and the next step resyncs.
+     */
+    void stepUnknown(OrderlySlot s, StepReport unsent, long pauseMillis) {
+        locked(() -> {
+            s.report.restore(unsent);
+            s.reportNotBefore = System.currentTimeMillis() + pauseMillis;
+            s.resync = true;
+            return null;
+        });
+    }
+
+    /**
+     * A step Redis has run: what it reported is no longer held here, the lanes whose failure it reported take
+     * messages again, and (unless fenced) {@code deliveries} join their lanes in order — but not what is held here
+     * already (handed out again), and not what comes for a lane whose failure is not reported yet (returned). Returns
+     * how many of them are new deliveries (not held here, nor returned unstarted before).
+     */
+    int stepped(OrderlySlot s, StepReport sent, boolean resynced, boolean fenced, List<Delivery> deliveries) {
+        lock.lock();
+        try {
+            int fresh = 0;
+            if (resynced) {
+                s.resync = false;
+            }
+            for (Delivery d : sent.acked) {
+                s.holding.remove(ByteBuffer.wrap(d.member()));
+            }
+            for (Delivery d : sent.returned) {
+                s.holding.remove(ByteBuffer.wrap(d.member()));
+                s.unstarted.add(ByteBuffer.wrap(d.member()));
+            }
+            for (StepReport.Failure failure : sent.failures) {
+                s.holding.remove(ByteBuffer.wrap(failure.delivery().member()));
+                OrderlyLane lane = s.lanes.get(laneOf(failure.delivery()));
+                if (lane != null) {
+                    lane.failedPending = false;
+                    if (lane.idle()) {
+                        s.lanes.remove(lane.group, lane);
+                    }
+                }
+            }
+            if (fenced) {
+                return 0;
+            }
+            for (Delivery d : deliveries) {
+                ByteBuffer member = ByteBuffer.wrap(d.member());
+                if (!s.holding.add(member)) {
+                    continue;
+                }
+                if (!s.unstarted.remove(member)) {
+                    fresh++;
+                }
+                String group = laneOf(d);
+                OrderlyLane lane = s.lanes.computeIfAbsent(group, OrderlyLane::new);
+                if (lane.failedPending) {
+                    s.report.returned.add(d);
+                    continue;
+                }
+                lane.queue.add(d);
+                s.queued++;
+                if (!lane.running && !lane.ready) {
+                    lane.ready = true;
+                    s.ready.add(lane);
+                }
+            }
+            changed.signalAll();
+            return fresh;
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /** The lane of a delivery: its group, or the slot's common lane for one stored without (as orderly_lane). */
+    static String laneOf(Delivery d) {
+        String group = d.group();
+        return group == null ? "" : group;
     }
 
     // ---------------------------------------------------------------- wake-ups
@@ -298,7 +551,7 @@ final class OrderlySlots {
             OrderlySlot s = owned.get(slot);
             if (s != null) {
                 s.wokenAt = Math.min(s.wokenAt, localDue);
-                if (!s.running) {
+                if (!s.stepping) {
                     s.dueAt = Math.min(s.dueAt, s.wokenAt);
                 }
                 changed.signalAll();
@@ -315,7 +568,7 @@ final class OrderlySlots {
         try {
             long now = System.currentTimeMillis();
             owned.values().forEach(s -> s.wokenAt = now);
-            owned.values().stream().filter(s -> !s.running).forEach(s -> s.dueAt = now);
+            owned.values().stream().filter(s -> !s.stepping).forEach(s -> s.dueAt = now);
             changed.signalAll();
         }
         finally {
@@ -332,7 +585,7 @@ final class OrderlySlots {
 
     /** The owned slots that no thread runs now (at stop: those are given up). */
     List<OrderlySlot> notRunning() {
-        return locked(() -> owned.values().stream().filter(s -> !s.running && !runsElsewhere(s)).toList());
+        return locked(() -> owned.values().stream().filter(s -> !s.busy() && !runsElsewhere(s)).toList());
     }
 
     /**
@@ -346,7 +599,7 @@ final class OrderlySlots {
         try {
             long now = System.currentTimeMillis();
             for (OrderlySlot s : held) {
-                if (s.guardLapsed && !s.running && mayStart.test(s)) {
+                if (s.guardLapsed && !s.stepping && mayStart.test(s)) {
                     s.guardLapsed = false;
                     s.dueAt = Math.min(s.dueAt, now);
                 }
@@ -374,14 +627,14 @@ final class OrderlySlots {
         });
     }
 
-    /** Marks a slot that is being given up as running, if no thread runs it; true when the caller gives it up. */
+    /** Marks a slot that is being given up as stepping, if no thread runs it; true when the caller gives it up. */
     boolean takeForRelease(OrderlySlot s) {
         lock.lock();
         try {
-            if (s.running || owned.get(s.slot) != s || runsElsewhere(s)) {
+            if (s.busy() || owned.get(s.slot) != s || runsElsewhere(s)) {
                 return false;
             }
-            s.running = true;
+            s.stepping = true;
             return true;
         }
         finally {
@@ -407,8 +660,8 @@ final class OrderlySlots {
                 return;
             }
             owned.remove(s.slot);
-            if (s.running) {
-                lostRunning.put(s.slot, s); // no new object of this slot is handed out until this run ends
+            if (s.busy()) {
+                lostRunning.put(s.slot, s); // no new object of this slot is handed out until its runs end
             }
             changed.signalAll();
         }
@@ -431,7 +684,7 @@ final class OrderlySlots {
         return locked(() -> Collections.unmodifiableSet(new TreeSet<>(owned.keySet())));
     }
 
-    /** Owned slots whose failed head waits for its retry (as of each slot's last step). */
+    /** Owned slots where a group's failed head waits for its retry (as of each slot's last step). */
     Set<Integer> suspendedSlots() {
         long now = System.currentTimeMillis();
         lock.lock();

@@ -1,6 +1,7 @@
 package io.rmq.container;
 
 import java.lang.reflect.Type;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -8,7 +9,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.consumer.RmqConsumer.LaneStep;
 import io.rmq.consumer.RmqConsumer.Outcome;
 import io.rmq.consumer.TopicRateLimiter;
 import io.rmq.observe.RmqInstrumentation;
@@ -17,35 +18,41 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What an {@link OrderlyListenerContainer}'s handler threads do: take a due slot ({@link OrderlySlots#takeReady}),
- * run a few steps on it, hand it back. Threads: no state of its own; each handler thread runs {@link #work()}, and
- * touches a slot's handled state only while it has the slot marked running.
+ * What an {@link OrderlyListenerContainer}'s handler threads do: take work ({@link OrderlySlots#takeWork}) — run a
+ * lane (the messages of one group of an owned slot, in order) or step a slot (report what its lanes handled, take the
+ * next messages into its lanes) — and hand it back. Threads: no state of its own; each handler thread runs
+ * {@link #work()}, and touches a lane's deliveries only while it has the lane marked running, a slot's step
+ * bookkeeping only while it has the slot marked stepping.
  *
  * <h2>Invariants</h2>
  * <ol>
- * <li value="2">At most one thread runs a slot at a time (marked under the lock of {@link OrderlySlots}). It handles
- * the messages of a step in their order and stops at the first failure; the next step reports it, and Redis keeps the
- * failed message at the slot's head until its retry (the slot is suspended) or moves it to dead.</li>
+ * <li value="2">At most one thread steps a slot, and at most one runs each lane, at a time (marked under the lock of
+ * {@link OrderlySlots}); different lanes of a slot run in parallel, up to the container's concurrency. A lane's
+ * messages are handled in their order and the run stops at the first failure; the failure and what the lane still
+ * held (returned unstarted) are reported together, and Redis keeps the failed message at its lane's head until its
+ * retry (the lane is suspended; the slot's other lanes go on) or moves it to dead. What a lane's run handled is
+ * reported with the slot's next step that takes, or at once by the run's own thread when it is urgent
+ * ({@link OrderlySlot#reportUrgent}: a failure, a batch of acks, the slot quiet) and no other thread steps the slot
+ * (else by the next thread that finds it urgent).</li>
  * <li value="4">A step whose outcome is unknown (its wait on Redis timed out or failed, {@link SlotStepSender}) is sent
- * again, with the same acks, after {@link #ERROR_PAUSE_MILLIS}.</li>
+ * again, with the same report, after {@link #ERROR_PAUSE_MILLIS}, and hands out every held message again (a resync:
+ * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>
  * </ol>
  * Before every handler start the slot's guard is checked ({@link SlotOwnership#mayStart}, invariant 1), and a step
  * takes messages only when {@link OrderlySlots#beginTake()} allows it (not paused, invariant 5).
  * <p>
  * Nothing is stranded, whatever is thrown: a {@code Throwable} is caught at the thread's top and logged once with the
- * listener's id, and the thread goes on; a run always ends ({@link OrderlySlots#finishRun}), so its slot never stays
- * marked running; a delivery in hand when the instrumentation throws ends as a failure, retried in its place. Should
- * something still escape (the log itself failing), the slot's run has ended first, and {@link HandlerThreads} replaces
- * the thread.
+ * listener's id, and the thread goes on; a lane's run and a step always end ({@link OrderlySlots#finishLane},
+ * {@link OrderlySlots#finishStep}), so nothing stays marked; a delivery in hand when the instrumentation throws ends as
+ * a failure, retried in its place. Should something still escape (the log itself failing), the run has ended first,
+ * and {@link HandlerThreads} replaces the thread.
  */
 final class OrderlyStepper {
 
     /** Logs under the container's name: operators tune one logger per listener container, as before the split. */
     private static final Logger log = LoggerFactory.getLogger(OrderlyListenerContainer.class);
 
-    private static final long ERROR_PAUSE_MILLIS = 1000;
-    /** Steps one slot runs in a row before it lets a waiting slot have the thread. */
-    private static final int STEPS_PER_TURN = 4;
+    static final long ERROR_PAUSE_MILLIS = 1000;
 
     private final OrderlySlots slots;
     private final SlotOwnership ownership;
@@ -82,18 +89,23 @@ final class OrderlyStepper {
     }
 
     /**
-     * A handler thread: runs due slots while its run is current (it reads the generation as it begins: a thread that
-     * outlived a stop ends rather than join the next run).
+     * A handler thread: runs lanes and steps while its run is current (it reads the generation as it begins: a thread
+     * that outlived a stop ends rather than join the next run).
      */
     void work() {
         long generation = slots.generation();
         while (slots.isCurrent(generation)) {
             try {
-                OrderlySlot s = slots.takeReady(generation);
-                if (s == null) {
+                OrderlySlots.Work work = slots.takeWork(generation, batch, ownership::mayStart);
+                if (work == null) {
                     return;
                 }
-                turn(s, generation);
+                if (work.lanes().isEmpty()) {
+                    step(work.slot(), generation);
+                }
+                else {
+                    runLanes(work.slot(), work.lanes(), generation);
+                }
             }
             catch (InterruptedException ex) {
                 return;
@@ -106,99 +118,52 @@ final class OrderlyStepper {
         }
     }
 
-    /** One turn on a slot the thread has marked running; the run ends (and the slot is given up if due) whatever. */
-    private void turn(OrderlySlot s, long generation) {
-        long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
-        try {
-            next = run(s, generation);
-        }
-        catch (RuntimeException ex) {
-            s.failedSteps++;
-            if (s.failedSteps == 1 || s.failedSteps % 60 == 0) {
-                log.warn("ORDERLY container '{}' failed a step on slot {} of topic '{}' ({} in a row); retrying in {}"
-                        + " ms: {}", id, s.slot, topic, s.failedSteps, ERROR_PAUSE_MILLIS, String.valueOf(ex));
+    /** Runs lanes one after the other; each run ends whatever the others did. */
+    private void runLanes(OrderlySlot s, List<OrderlySlots.LaneRun> runs, long generation) {
+        for (int i = 0; i < runs.size(); i++) {
+            try {
+                runLane(s, runs.get(i).lane(), runs.get(i).deliveries(), generation);
             }
-        }
-        catch (Throwable ex) {
-            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {} running slot {};"
-                    + " the slot is due again in {} ms", id, topic, Thread.currentThread().getName(), s.slot,
-                    ERROR_PAUSE_MILLIS, ex);
-        }
-        finally {
-            if (slots.finishRun(s, next)) {
-                ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
+            catch (Throwable ex) {
+                // the lanes left are still marked running: end their runs (unstarted) before anything escapes
+                for (int j = i + 1; j < runs.size(); j++) {
+                    endUnstarted(s, runs.get(j), generation);
+                }
+                throw ex;
             }
         }
     }
 
+    /** Ends a lane's run that never started: its deliveries go back in front of its queue. */
+    private void endUnstarted(OrderlySlot s, OrderlySlots.LaneRun run, long generation) {
+        OrderlySlots.AfterLane after = slots.finishLane(s, run.lane(), List.of(), List.of(), null, run.deliveries(),
+                batch);
+        if (after == OrderlySlots.AfterLane.STEP) {
+            step(s, generation);
+        }
+        else if (after == OrderlySlots.AfterLane.GIVE_UP) {
+            ownership.giveUp(s);
+        }
+    }
+
     /**
-     * Runs a slot for a few steps: report what was handled and take the next messages, handle them in order.
-     *
-     * @return local ms when the slot is next due
+     * Handles a lane's deliveries in order and stops at the first failure (invariant 2); the lane's run ends whatever
+     * is thrown, and its acks are reported at once when they are urgent ({@link OrderlySlot#reportUrgent}) and no
+     * other thread steps the slot.
      */
-    private long run(OrderlySlot s, long generation) {
-        for (int steps = 0; steps < STEPS_PER_TURN; steps++) {
-            if (!slots.isCurrent(generation) || s.releasing) {
-                return Long.MAX_VALUE; // stop() or the release reports what was handled
-            }
-            if (!ownership.mayStart(s)) {
-                // another instance may own the slot by now: take nothing, report what was handled (Redis refuses it
-                // if so), and wait for a renewal (the coordination pass makes the slot due again)
-                s.guardLapsed = true;
-                if (s.hasReport()) {
-                    sender.send(s, 0);
+    private void runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries, long generation) {
+        List<Delivery> acked = new ArrayList<>(deliveries.size());
+        List<HandleScope> scopes = instrumented ? new ArrayList<>(deliveries.size()) : List.of();
+        StepReport.Failure failure = null;
+        long epoch = s.epoch;
+        int next = 0;
+        OrderlySlots.AfterLane after;
+        try {
+            for (; next < deliveries.size(); next++) {
+                if (!slots.isCurrent(generation) || s.epoch != epoch || !ownership.mayStart(s)) {
+                    break; // not started: queued again in front, in prepare for whoever runs the slot next
                 }
-                return System.currentTimeMillis() + ownership.renewEveryMillis();
-            }
-            s.guardLapsed = false;
-            if (!slots.beginTake()) {
-                // paused: report what was handled (settled now, not at resume), take nothing; resume() makes it due
-                if (s.hasReport()) {
-                    sender.send(s, 0);
-                }
-                return System.currentTimeMillis();
-            }
-            long epoch = s.epoch;
-            OrderedStep step;
-            int wanted = batch;
-            try {
-                if (limiter != null) {
-                    long[] permits = limiter.acquire(batch, commandTimeoutMillis);
-                    wanted = (int) permits[0];
-                    if (wanted == 0) {
-                        if (instrumented) {
-                            instrumentation.rateLimitWaited(id, topic, TimeUnit.MILLISECONDS.toNanos(permits[1]));
-                        }
-                        if (s.hasReport()) {
-                            sender.send(s, 0);
-                        }
-                        return System.currentTimeMillis() + permits[1]; // throttled: no polling until a permit is free
-                    }
-                }
-                step = sender.send(s, wanted);
-            }
-            finally {
-                slots.endTake();
-            }
-            if (step == null) {
-                return Long.MAX_VALUE; // fenced: the slot is gone
-            }
-            if (limiter != null) {
-                limiter.giveBack(wanted - step.deliveries().size());
-            }
-            if (step.deliveries().isEmpty()) {
-                return step.nextDue() < 0
-                        ? System.currentTimeMillis() + maxIdleMillis
-                        : step.nextDue() - sender.clockOffset();
-            }
-            List<Delivery> taken = step.deliveries();
-            for (int i = 0; i < taken.size(); i++) {
-                Delivery delivery = taken.get(i);
-                if (s.epoch != epoch || !ownership.mayStart(s)) {
-                    // not started: it stays in prepare, in order, for whoever runs the slot next
-                    s.notStarted = taken.size() - i;
-                    return System.currentTimeMillis();
-                }
+                Delivery delivery = deliveries.get(next);
                 HandleScope scope = HandleScope.NONE;
                 Outcome outcome;
                 try {
@@ -219,18 +184,118 @@ final class OrderlyStepper {
                             Thread.currentThread().getName(), delivery, ex);
                 }
                 if (outcome.failed()) {
-                    s.failed = delivery;
-                    s.failure = outcome;
-                    s.failedScope = scope;
-                    s.notStarted = taken.size() - i - 1;
-                    break; // the rest waits behind it (invariant 2)
+                    failure = new StepReport.Failure(delivery, outcome, scope);
+                    next++;
+                    break; // the rest of its lane waits behind it (invariant 2)
                 }
-                s.acked.add(delivery);
+                acked.add(delivery);
                 if (instrumented) {
-                    s.ackedScopes.add(scope);
+                    scopes.add(scope);
                 }
             }
         }
-        return System.currentTimeMillis(); // more may be due: back in line behind slots that waited
+        finally {
+            after = slots.finishLane(s, lane, acked, scopes, failure, deliveries.subList(next, deliveries.size()),
+                    batch);
+        }
+        if (after == OrderlySlots.AfterLane.STEP) {
+            step(s, generation);
+        }
+        else if (after == OrderlySlots.AfterLane.GIVE_UP) {
+            ownership.giveUp(s); // throws nothing
+        }
+    }
+
+    /** One step of a slot the thread has marked stepping; the step ends (and the slot is given up if due) whatever. */
+    private void step(OrderlySlot s, long generation) {
+        long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
+        try {
+            next = stepOnce(s, generation);
+        }
+        catch (RuntimeException ex) {
+            s.failedSteps++;
+            if (s.failedSteps == 1 || s.failedSteps % 60 == 0) {
+                log.warn("ORDERLY container '{}' failed a step on slot {} of topic '{}' ({} in a row); retrying in {}"
+                        + " ms: {}", id, s.slot, topic, s.failedSteps, ERROR_PAUSE_MILLIS, String.valueOf(ex));
+            }
+        }
+        catch (Throwable ex) {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {} stepping slot {};"
+                    + " the slot is due again in {} ms", id, topic, Thread.currentThread().getName(), s.slot,
+                    ERROR_PAUSE_MILLIS, ex);
+        }
+        finally {
+            if (slots.finishStep(s, next)) {
+                ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
+            }
+        }
+    }
+
+    /**
+     * Reports what the slot's lanes handled and, when it wants more (few queued, due, not paused), takes the next
+     * messages into its lanes.
+     *
+     * @return local ms when the slot next wants a step that takes
+     */
+    private long stepOnce(OrderlySlot s, long generation) {
+        long due = slots.dueAt(s);
+        if (!slots.isCurrent(generation) || s.releasing) {
+            return due; // stop() or the release reports what was handled
+        }
+        if (!ownership.mayStart(s)) {
+            // another instance may own the slot by now: take nothing, report what was handled (Redis refuses it
+            // if so), and wait for a renewal (the coordination pass makes the slot due again)
+            s.guardLapsed = true;
+            if (slots.hasReport(s)) {
+                sender.send(s, 0);
+            }
+            return System.currentTimeMillis() + ownership.renewEveryMillis();
+        }
+        s.guardLapsed = false;
+        boolean take = slots.wantsTake(s, batch) && slots.beginTake();
+        LaneStep step;
+        int wanted = take ? batch : 0;
+        try {
+            if (take && limiter != null) {
+                long[] permits = limiter.acquire(batch, commandTimeoutMillis);
+                wanted = (int) permits[0];
+                if (wanted == 0) {
+                    if (instrumented) {
+                        instrumentation.rateLimitWaited(id, topic, TimeUnit.MILLISECONDS.toNanos(permits[1]));
+                    }
+                    if (slots.hasReport(s)) {
+                        sender.send(s, 0);
+                    }
+                    return System.currentTimeMillis() + permits[1]; // throttled: no polling until a permit is free
+                }
+            }
+            step = sender.send(s, wanted);
+        }
+        finally {
+            if (take) {
+                slots.endTake();
+            }
+        }
+        if (step == null) {
+            return Long.MAX_VALUE; // fenced: the slot is gone
+        }
+        if (limiter != null && wanted > 0) {
+            limiter.giveBack(wanted - step.deliveries().size());
+        }
+        if (wanted == 0) {
+            return due; // it only reported
+        }
+        if (!step.deliveries().isEmpty()) {
+            return System.currentTimeMillis(); // more may be due
+        }
+        slots.tookNothing(s);
+        long next = Long.MAX_VALUE;
+        if (step.nextDue() >= 0) {
+            next = step.nextDue() - sender.clockOffset();
+        }
+        if (step.earliestRetry() >= 0) {
+            next = Math.min(next, step.earliestRetry() - sender.clockOffset());
+        }
+        return next == Long.MAX_VALUE ? System.currentTimeMillis() + maxIdleMillis : next;
     }
 }

@@ -364,13 +364,14 @@ final class SlotOwnership {
     }
 
     /**
-     * Reports what was handled (acks, a failure) and releases the slot; the next owner gets what was taken and not
-     * started, in order. The caller has marked the slot running (no handler thread takes it meanwhile). Throws
+     * Reports what was handled (acks, failures) and releases the slot; the next owner gets what was taken and not
+     * started, in order. The caller has marked the slot stepping, with none of its lanes running (no handler thread
+     * takes it meanwhile). Throws
      * nothing: whatever fails, the slot leaves the owned ones (else, marked running, it stayed owned for ever).
      */
     void giveUp(OrderlySlot s) {
         try {
-            if (s.hasReport()) {
+            if (slots.hasReport(s)) {
                 sender.send(s, 0);
             }
             RedisGateway.await(consumer.releaseOwnership(s.slot, instanceId, s.epoch), "releasing slot " + s.slot

@@ -1,22 +1,28 @@
 package io.rmq.container;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.rmq.consumer.NackOutcome;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.consumer.RmqConsumer.LaneStep;
+import io.rmq.consumer.RmqConsumer.StepFailure;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 
 /**
- * Sends an owned slot's steps to Redis (orderly_next.lua): what was handled since the last step (acks, the failure),
- * and the next messages to take, all under the slot's epoch; then settles what the step reported. Threads: called by
- * whichever thread has the slot marked running (a handler thread, the coordination thread or stop() giving it up),
- * which alone touches the slot's handled state; {@link #clockOffset} is written by every step and read anywhere.
+ * Sends an owned slot's steps to Redis (orderly_next.lua): what its lanes handled since the last step (acks, failures,
+ * messages returned unstarted), and the next messages to take, all under the slot's epoch; then settles what the step
+ * reported and hands what it took to the slot's lanes. Threads: called by whichever thread has the slot marked
+ * stepping (a handler thread, the coordination thread or stop() giving it up); the report it sends is its own copy
+ * ({@link OrderlySlots#drainReport}); {@link #clockOffset} is written by every step and read anywhere.
  *
  * <h2>Invariant 4</h2>
- * Every step waits on Redis at most {@code commandTimeout}. A step whose outcome is unknown throws before anything
- * is cleared, so the next step sends the same acks and failure again (acks are idempotent); the
+ * Every step waits on Redis at most {@code commandTimeout}. A step whose outcome is unknown throws after putting its
+ * report back in front of the slot's ({@link OrderlySlots#stepUnknown}), so the next step sends the same acks,
+ * failures and returns again (all idempotent: each applies only to a member still in prepare) and resyncs; the
  * {@link OrderlyStepper} pauses before it. A fenced step means another instance owns the slot: it is forgotten. Once
- * Redis has run a step, what it reported is cleared whatever the follow-up throws, so it is never reported twice.
+ * Redis has run a step, what it reported is settled here whatever the follow-up throws, so it is never reported twice.
  */
 final class SlotStepSender {
 
@@ -47,40 +53,49 @@ final class SlotStepSender {
     }
 
     /**
-     * Sends a step: what was handled since the last one, and (with {@code wanted > 0}) takes the next messages.
-     * Returns null when the slot was fenced (and forgets it).
+     * Sends a step: what the slot's lanes handled since the last one, and (with {@code wanted > 0}) takes the next
+     * messages into its lanes. Returns null when the slot was fenced (and forgets it).
      */
-    OrderedStep send(OrderlySlot s, int wanted) {
+    LaneStep send(OrderlySlot s, int wanted) {
         long epoch = s.epoch;
+        boolean resync = wanted > 0 && slots.resync(s);
+        StepReport report = slots.drainReport(s);
+        List<StepFailure> failures = new ArrayList<>(report.failures.size());
+        for (StepReport.Failure failure : report.failures) {
+            failures.add(new StepFailure(failure.delivery(), failure.outcome().reason(),
+                    failure.outcome().decision()));
+        }
         long sent = System.currentTimeMillis();
         long sentNanos = instrumented ? System.nanoTime() : 0;
-        OrderedStep step;
+        LaneStep step;
         try {
-            step = RedisGateway.await(consumer.orderedStep(s.slot, epoch, wanted, s.acked, s.failed,
-                    s.failure == null ? null : s.failure.reason(), s.failure == null ? null : s.failure.decision()),
-                    "a step on slot " + s.slot + " of topic '" + topic + "'", commandTimeoutMillis);
+            step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked,
+                    failures, report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'",
+                    commandTimeoutMillis);
         }
         catch (RuntimeException ex) {
+            slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
             if (instrumented) {
-                reportStep(s, wanted, null, ex, System.nanoTime() - sentNanos);
+                reportStep(s.slot, wanted, report, 0, ex, System.nanoTime() - sentNanos);
             }
             throw ex;
         }
         long received = System.currentTimeMillis();
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
-        s.suspendedUntil = step.suspended() ? Math.max(1, step.nextDue() - clockOffset) : 0;
+        s.suspendedUntil = step.suspendedLanes() > 0 ? Math.max(1, step.earliestRetry() - clockOffset) : 0;
+        long nanos = instrumented ? System.nanoTime() - sentNanos : 0;
+        int fresh = 0;
         try {
-            settled(s, wanted, step, System.nanoTime() - sentNanos);
+            settled(report, step);
         }
         finally {
             // Redis has settled what the step reported: it is never reported twice (a failure would count twice),
-            // whatever the instrumentation or the failure's follow-up threw
-            s.ackedScopes.clear();
-            s.failedScope = null;
-            s.acked.clear();
-            s.failed = null;
-            s.failure = null;
+            // whatever the instrumentation or a failure's follow-up threw; what it took joins the lanes
+            fresh = slots.stepped(s, report, resync, step.fenced(), step.deliveries());
+            if (instrumented) {
+                reportStep(s.slot, wanted, report, fresh, null, nanos);
+            }
         }
         if (step.fenced()) {
             slots.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
@@ -89,23 +104,29 @@ final class SlotStepSender {
         return step;
     }
 
-    /** What follows a step Redis has run: the failure's follow-up (log, dead-letter topic), the instrumentation. */
-    private void settled(OrderlySlot s, int wanted, OrderedStep step, long nanos) {
-        if (instrumented) {
-            reportStep(s, wanted, step, null, nanos);
-        }
-        NackOutcome failedOutcome = null;
-        if (s.failed != null) {
-            failedOutcome = step.fenced() ? NackOutcome.FENCED : step.failedOutcome();
-            consumer.afterFailure(s.failed, failedOutcome, s.failure);
+    /** What follows a step Redis has run: each failure's follow-up (log, dead-letter topic), the instrumentation. */
+    private void settled(StepReport report, LaneStep step) {
+        RuntimeException first = null;
+        for (int k = 0; k < report.failures.size(); k++) {
+            StepReport.Failure failure = report.failures.get(k);
+            NackOutcome outcome = step.failedOutcomes().get(k);
+            try {
+                consumer.afterFailure(failure.delivery(), outcome, failure.outcome());
+            }
+            catch (RuntimeException ex) {
+                first = first == null ? ex : first; // the others' follow-ups still run
+            }
+            if (instrumented) {
+                failure.scope().settled(RmqConsumer.outcomeOf(outcome));
+            }
         }
         if (instrumented) {
             RmqInstrumentation.Outcome acked = step.fenced() ? RmqInstrumentation.Outcome.FENCED
                     : RmqInstrumentation.Outcome.ACK;
-            s.ackedScopes.forEach(scope -> scope.settled(acked));
-            if (s.failedScope != null && failedOutcome != null) {
-                s.failedScope.settled(RmqConsumer.outcomeOf(failedOutcome));
-            }
+            report.ackedScopes.forEach(scope -> scope.settled(acked));
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
@@ -114,23 +135,20 @@ final class SlotStepSender {
      * {@code popFailed}, {@code operation("receive")}, its settlements included); one that only settles is an
      * {@code ack} (or a {@code nack} when it reports a failure).
      */
-    private void reportStep(OrderlySlot s, int wanted, OrderedStep step, Throwable error, long nanos) {
+    private void reportStep(int slot, int wanted, StepReport report, int fresh, Throwable error, long nanos) {
         Throwable failure = RedisGateway.unwrap(error);
         if (wanted > 0) {
             if (failure == null) {
-                int taken = step.deliveries().size();
-                // what the last step took and did not start comes again first: counted once, when first taken
-                int again = Math.min(taken, s.notStarted);
-                s.notStarted -= again;
-                instrumentation.popped(id, topic, s.slot, taken - again, nanos);
+                // what was handed out again (held here, or returned unstarted behind a failure) counts once
+                instrumentation.popped(id, topic, slot, fresh, nanos);
             }
             else {
-                instrumentation.popFailed(id, topic, s.slot, failure);
+                instrumentation.popFailed(id, topic, slot, failure);
             }
             instrumentation.operation("receive", topic, nanos, failure);
         }
         else {
-            instrumentation.operation(s.failed != null ? "nack" : "ack", topic, nanos, failure);
+            instrumentation.operation(report.failures.isEmpty() ? "ack" : "nack", topic, nanos, failure);
         }
     }
 }

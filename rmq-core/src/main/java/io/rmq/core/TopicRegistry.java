@@ -69,6 +69,21 @@ public final class TopicRegistry {
     }
 
     /**
+     * Takes the consume mode Redis holds for a topic this process knows without one (a producer's definition, made
+     * before any listener declared the mode): cached definitions are never re-read otherwise. Ignored when this process knows
+     * a mode by now, or knows the topic in another shape (a conflict is reported where the topic is defined).
+     *
+     * @param registered what Redis holds for the topic
+     */
+    public void modeLearned(TopicDefinition registered) {
+        if (registered.mode() == null) {
+            return;
+        }
+        topics.computeIfPresent(registered.name(), (name, local) -> local.mode() == null && sameShape(local, registered)
+                ? local.withMode(registered.mode()) : local);
+    }
+
+    /**
      * Defines a topic in this process only (checked against its other definitions), to be registered in Redis by
      * {@link #registerPending()} once Redis is reachable: so an application can start while Redis is down.
      */

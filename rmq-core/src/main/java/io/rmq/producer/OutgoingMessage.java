@@ -11,6 +11,7 @@ import java.util.Set;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import io.rmq.redis.internal.Envelope;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,13 +32,20 @@ import org.jspecify.annotations.Nullable;
  * @param id        the message's identity for merging (non-empty; at most {@code rmq.max-id-size} bytes), or null: the
  *                  body is its identity
  * @param headers   string headers delivered with the message (names not starting with the reserved {@code rmq_},
- *                  except the {@link #DEAD_LETTER_HEADERS}); never null; unmodifiable, in the order given
+ *                  except the {@link #DEAD_LETTER_HEADERS}, and not {@link #GROUP_HEADER}); never null;
+ *                  unmodifiable, in the order given
  */
 public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
         @Nullable String id, Map<String, String> headers) {
 
     /** Header names that start with this prefix belong to RMQ. */
     public static final String RESERVED_PREFIX = "rmq_";
+
+    /**
+     * The header under which RMQ stores the group of a message sent to an ORDERLY topic ({@code rmq-group}); deliveries
+     * show it among their headers. Reserved: a message's group is set with {@link #withGroup}.
+     */
+    public static final String GROUP_HEADER = Envelope.GROUP;
 
     /**
      * The reserved headers RMQ's dead-letter forwarding adds, which a message may carry (a dead letter re-sent as it
@@ -130,6 +138,10 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX) && !DEAD_LETTER_HEADERS.contains(name)) {
             throw new RmqInvalidArgumentException("header", name, "uses the reserved prefix " + RESERVED_PREFIX
                     + " (topic '" + topic + "')");
+        }
+        if (name.equalsIgnoreCase(GROUP_HEADER)) {
+            throw new RmqInvalidArgumentException("header", name, "is reserved: RMQ stores the message's group under"
+                    + " it; use withGroup (topic '" + topic + "')");
         }
         if (value == null) {
             throw new RmqInvalidArgumentException("header '" + name + "' value", null,

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.BodyCodec;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.internal.SlotRouter;
@@ -24,6 +25,7 @@ import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
+import io.rmq.producer.internal.ModeLookups;
 import io.rmq.producer.internal.ProducerFactory;
 import org.jspecify.annotations.Nullable;
 
@@ -46,6 +48,8 @@ public final class RmqProducer {
     private final RmqInstrumentation instrumentation;
     /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
     private final boolean instrumented;
+    /** Learns the mode of topics known here without one, for grouped sends to them (see {@link #encode}). */
+    private final ModeLookups modes;
 
     static {
         ProducerFactory.SEAM.register(RmqProducer::new);
@@ -62,6 +66,7 @@ public final class RmqProducer {
         this.codec = codec;
         this.maxBodyBytes = maxBodyBytes;
         this.singles = new SlotBatcher<>(CHUNK, RedisGateway.CALL_TIMEOUT_MILLIS, this::write);
+        this.modes = new ModeLookups(redis::topic, topics, ModeLookups.PERIOD);
     }
 
     public SendResult sendRangeMerge(String topic, Object body, Duration timeRange) {
@@ -332,7 +337,11 @@ public final class RmqProducer {
     /**
      * Validates a message whose body was serialized to {@code payload}, makes its member (the body, or the tagged id)
      * and envelope (payload of an id message, headers, the trace context), and routes it to its slot: by its group,
-     * else its id, else its body.
+     * else its id, else its body. The group of a message to an ORDERLY topic is stored too, as the envelope's first
+     * header {@link Envelope#GROUP} (the ORDERLY scripts read it); not for other topics, where an envelope would cost
+     * every pop a digest per body. A topic known here without a mode is looked up in Redis now and then
+     * ({@link ModeLookups}): its grouped messages go without the header until the mode is known (the consumer takes
+     * those in slot order).
      */
     private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context) {
         TopicDefinition topic = topics.get(message.topic());
@@ -372,10 +381,26 @@ public final class RmqProducer {
         if (!headers.isEmpty()) {
             checkHeaderSizes(topic.name(), headers);
         }
-        if (context != null && !context.isEmpty()) {
-            // the propagator's entries (traceparent, tracestate, baggage) win over user headers of the same name
-            Map<String, String> merged = new LinkedHashMap<>(headers);
-            merged.putAll(context);
+        String group = message.group();
+        boolean storeGroup = false;
+        if (group != null) {
+            ConsumeMode mode = topic.mode();
+            if (mode == null) {
+                modes.lookUp(topic.name());
+            }
+            storeGroup = mode == ConsumeMode.ORDERLY;
+        }
+        if (storeGroup || (context != null && !context.isEmpty())) {
+            // the group first (the ORDERLY scripts look for it there), then the user's headers, then the propagator's
+            // entries (traceparent, tracestate, baggage), which win over user headers of the same name
+            Map<String, String> merged = new LinkedHashMap<>(headers.size() + 4);
+            if (storeGroup) {
+                merged.put(Envelope.GROUP, group);
+            }
+            merged.putAll(headers);
+            if (context != null) {
+                merged.putAll(context);
+            }
             headers = merged;
         }
         byte[] envelope = Envelope.encode(id == null ? null : payload, headers);

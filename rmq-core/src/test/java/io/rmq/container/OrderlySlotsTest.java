@@ -24,14 +24,14 @@ class OrderlySlotsTest {
     @Test
     void aSlotIsHandedToOneThreadAtATimeAndAgainOnceItsRunFinished() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot first = slots.takeReady(slots.generation());
+        OrderlySlot first = takeStep();
         assertThat(first.slot).isEqualTo(1);
 
-        CompletableFuture<OrderlySlot> second = CompletableFuture.supplyAsync(this::takeReady);
+        CompletableFuture<OrderlySlot> second = CompletableFuture.supplyAsync(this::takeStep);
         Thread.sleep(200);
         assertThat(second).isNotDone();
 
-        assertThat(slots.finishRun(first, System.currentTimeMillis())).isFalse();
+        assertThat(slots.finishStep(first, System.currentTimeMillis())).isFalse();
         assertThat(second.get(5, TimeUnit.SECONDS)).isSameAs(first);
     }
 
@@ -39,23 +39,23 @@ class OrderlySlotsTest {
     void theSlotDueFirstIsHandedOutFirst() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.add(2, 1, Long.MAX_VALUE);
-        OrderlySlot one = slots.takeReady(slots.generation());
-        OrderlySlot two = slots.takeReady(slots.generation());
+        OrderlySlot one = takeStep();
+        OrderlySlot two = takeStep();
         long now = System.currentTimeMillis();
-        slots.finishRun(one, now);
-        slots.finishRun(two, now - 1000);
-        assertThat(slots.takeReady(slots.generation())).isSameAs(two);
+        slots.finishStep(one, now);
+        slots.finishStep(two, now - 1000);
+        assertThat(takeStep()).isSameAs(two);
     }
 
     @Test
     void anAnnouncementWhileTheSlotRunsMakesItDueNoLaterThanAnnounced() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady(slots.generation());
+        OrderlySlot s = takeStep();
         long announced = System.currentTimeMillis() - 1;
         slots.wake(1, announced);
-        slots.finishRun(s, Long.MAX_VALUE);
+        slots.finishStep(s, Long.MAX_VALUE);
         assertThat(s.dueAt).isEqualTo(announced);
-        assertThat(slots.takeReady(slots.generation())).isSameAs(s);
+        assertThat(takeStep()).isSameAs(s);
     }
 
     @Test
@@ -74,7 +74,7 @@ class OrderlySlotsTest {
         paused.get(5, TimeUnit.SECONDS);
 
         // a due slot with nothing to report is not handed out while paused
-        CompletableFuture<OrderlySlot> taken = CompletableFuture.supplyAsync(this::takeReady);
+        CompletableFuture<OrderlySlot> taken = CompletableFuture.supplyAsync(this::takeStep);
         Thread.sleep(200);
         assertThat(taken).isNotDone();
         assertThat(slots.resume()).isTrue();
@@ -86,14 +86,14 @@ class OrderlySlotsTest {
     @Test
     void aSlotNoLongerAssignedIsGivenUpByTheThreadThatFinishesItsRun() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady(slots.generation());
+        OrderlySlot s = takeStep();
 
         List<OrderlySlot> releasing = slots.renewed(slots.held(), Set.of(), slot -> true);
         assertThat(releasing).containsExactly(s);
         assertThat(slots.takeForRelease(s)).as("running: its thread gives it up").isFalse();
 
-        assertThat(slots.finishRun(s, System.currentTimeMillis())).isTrue();
-        assertThat(s.running).as("still marked running while it is given up").isTrue();
+        assertThat(slots.finishStep(s, System.currentTimeMillis())).isTrue();
+        assertThat(s.stepping).as("still marked stepping while it is given up").isTrue();
         slots.remove(s);
         assertThat(slots.ownedSlots()).isEmpty();
     }
@@ -101,15 +101,15 @@ class OrderlySlotsTest {
     @Test
     void aSlotWhoseGuardARenewalRestoredIsDueAgain() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
-        OrderlySlot s = slots.takeReady(slots.generation());
+        OrderlySlot s = takeStep();
         s.guardLapsed = true;
-        slots.finishRun(s, Long.MAX_VALUE);
+        slots.finishStep(s, Long.MAX_VALUE);
 
         assertThat(slots.renewed(slots.held(), Set.of(1), slot -> false)).isEmpty();
         assertThat(s.guardLapsed).isTrue();
         slots.renewed(slots.held(), Set.of(1), slot -> true);
         assertThat(s.guardLapsed).isFalse();
-        assertThat(slots.takeReady(slots.generation())).isSameAs(s);
+        assertThat(takeStep()).isSameAs(s);
     }
 
     @Test
@@ -128,19 +128,19 @@ class OrderlySlotsTest {
     void aSlotClaimedAgainWhileItsLostRunGoesOnIsHandedOutOnlyOnceThatRunEnded() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.add(2, 1, Long.MAX_VALUE);
-        OrderlySlot lost = slots.takeReady(slots.generation());
+        OrderlySlot lost = takeStep();
         assertThat(lost.slot).isEqualTo(1);
         slots.lost(lost, 1, "this instance dropped out of the membership");
         slots.add(1, 2, Long.MAX_VALUE);
         OrderlySlot again = slots.held().get(0);
-        assertThat(slots.takeReady(slots.generation()).slot).isEqualTo(2);
+        assertThat(takeStep().slot).isEqualTo(2);
         assertThat(slots.takeForRelease(again)).as("nor given up meanwhile").isFalse();
         assertThat(slots.notRunning()).as("nor given up at stop").isEmpty();
         java.util.concurrent.CompletableFuture<OrderlySlot> next = java.util.concurrent.CompletableFuture
-                .supplyAsync(this::takeReady);
+                .supplyAsync(this::takeStep);
         Thread.sleep(200);
         assertThat(next).as("slot 1 waits for its lost run").isNotDone();
-        assertThat(slots.finishRun(lost, System.currentTimeMillis())).isFalse();
+        assertThat(slots.finishStep(lost, System.currentTimeMillis())).isFalse();
         assertThat(next.get(5, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(again);
     }
 
@@ -153,7 +153,7 @@ class OrderlySlotsTest {
         slots.lost(s, 1, "fenced");
         slots.remove(s);
         slots.add(1, 2, Long.MAX_VALUE);
-        assertThat(slots.takeReady(slots.generation())).isSameAs(slots.held().get(0));
+        assertThat(takeStep()).isSameAs(slots.held().get(0));
     }
 
     @Test
@@ -161,7 +161,7 @@ class OrderlySlotsTest {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.markStopping();
         slots.signalChange();
-        assertThat(slots.takeReady(slots.generation())).isNull();
+        assertThat(takeStep()).isNull();
     }
 
     /** A handler thread that outlived stop() still has its slot marked running: the next start owns none of them. */
@@ -169,19 +169,21 @@ class OrderlySlotsTest {
     void aStartForgetsTheSlotsThePreviousRunLeftBehind() throws Exception {
         slots.add(1, 1, Long.MAX_VALUE);
         slots.add(2, 1, Long.MAX_VALUE);
-        OrderlySlot abandoned = slots.takeReady(slots.generation());
+        OrderlySlot abandoned = takeStep();
         slots.markStopping();
         slots.signalChange();
         slots.starting();
         assertThat(slots.ownedSlots()).as("owned after a new start").isEmpty();
-        assertThat(slots.finishRun(abandoned, System.currentTimeMillis())).as("given up by the abandoned thread")
+        assertThat(slots.finishStep(abandoned, System.currentTimeMillis())).as("given up by the abandoned thread")
                 .isFalse();
         assertThat(slots.ownedSlots()).isEmpty();
     }
 
-    private OrderlySlot takeReady() {
+    /** The slot of the next work a handler thread gets (here: always a step, no lanes hold anything). */
+    private OrderlySlot takeStep() {
         try {
-            return slots.takeReady(slots.generation());
+            OrderlySlots.Work work = slots.takeWork(slots.generation(), 64, slot -> true);
+            return work == null ? null : work.slot();
         }
         catch (InterruptedException ex) {
             throw new IllegalStateException(ex);

@@ -47,4 +47,23 @@ class TopicRegistryTest {
                 .hasMessageContaining("topic 'orders' type=PRIORITY slotAmount=16 (registered in Redis)")
                 .hasMessageContaining("topic 'orders' type=FIXED_TIME slotAmount=8 (requested)");
     }
+
+    @Test
+    void aModeLearnedFromRedisFillsOnlyADefinitionWithoutOneOfTheSameShape() {
+        registry.define(new TopicDefinition("orders", TopicType.FIXED_TIME, 8));
+        registry.define(new TopicDefinition("ledger", TopicType.FIXED_TIME, 8, ConsumeMode.CONCURRENT));
+
+        registry.modeLearned(new TopicDefinition("orders", TopicType.FIXED_TIME, 4, ConsumeMode.ORDERLY));
+        assertThat(registry.get("orders").mode()).as("another shape: left to the conflict check").isNull();
+        registry.modeLearned(new TopicDefinition("orders", TopicType.FIXED_TIME, 8));
+        assertThat(registry.get("orders").mode()).isNull();
+        registry.modeLearned(new TopicDefinition("orders", TopicType.FIXED_TIME, 8, ConsumeMode.ORDERLY));
+        assertThat(registry.get("orders")).isEqualTo(
+                new TopicDefinition("orders", TopicType.FIXED_TIME, 8, ConsumeMode.ORDERLY));
+
+        registry.modeLearned(new TopicDefinition("ledger", TopicType.FIXED_TIME, 8, ConsumeMode.ORDERLY));
+        assertThat(registry.get("ledger").mode()).as("a mode known here stays").isEqualTo(ConsumeMode.CONCURRENT);
+        registry.modeLearned(new TopicDefinition("unknown", TopicType.FIXED_TIME, 8, ConsumeMode.ORDERLY));
+        assertThat(registry.all()).doesNotContainKey("unknown");
+    }
 }

@@ -373,8 +373,9 @@ class ManagementTest extends EngineTestSupport {
                 null).join();
         assertThat(suspended.deliveries()).isEmpty();
         assertThat(rmq.admin().find("ledger", "first").isRetrying()).isTrue();
-        // "third" was taken but not handled: cancelling it marks it; it is not handed out again
-        assertThat(rmq.admin().cancel("ledger", "third")).isEqualTo(new CancelResult(false, false, true, false));
+        // "second" and "third" were taken but not handled: behind the waiting head of their lane they went back to the
+        // store, in order; cancelling "third" removes it there
+        assertThat(rmq.admin().cancel("ledger", "third")).isEqualTo(new CancelResult(true, false, false, false));
 
         assertThat(rmq.admin().cancel("ledger", "first")).isEqualTo(new CancelResult(false, true, false, false));
         var next = owner.orderedStep(0, claim.epoch(), 3, List.of(), null, null, null).join();

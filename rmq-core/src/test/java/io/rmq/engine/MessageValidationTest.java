@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.rmq.Rmq;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
 import io.rmq.producer.MessageLimits;
@@ -78,6 +79,28 @@ class MessageValidationTest extends EngineTestSupport {
                         + " before sending)");
         // the dead-letter story's names may be carried (a dead letter re-sent as it came)
         assertThat(good("a").withHeader("rmq_dlt_attempts", "3").headers()).containsEntry("rmq_dlt_attempts", "3");
+        assertNothingWritten();
+    }
+
+    @Test
+    void theHeaderThatStoresTheGroupIsRefusedWhereverASenderSetsIt() {
+        rmq.defineTopic("t", TopicType.FIXED_TIME, 4);
+        rmq.declareConsumeMode("t", ConsumeMode.ORDERLY);
+        assertThatThrownBy(() -> good("a").withHeader("rmq-group", "acct-1"))
+                .isInstanceOfSatisfying(RmqInvalidArgumentException.class, ex -> {
+                    assertThat(ex.getField()).isEqualTo("header");
+                    assertThat(ex.getValue()).isEqualTo("rmq-group");
+                })
+                .hasMessage("Invalid header 'rmq-group': is reserved: RMQ stores the message's group under it; use"
+                        + " withGroup (topic 't')");
+        assertThatThrownBy(() -> good("a").withHeaders(Map.of("RMQ-Group", "acct-1")))
+                .hasMessageContaining("is reserved: RMQ stores the message's group under it");
+        assertThatThrownBy(() -> rmq.producer().send(new OutgoingMessage("t", "a", TopicType.FIXED_TIME, 0, "acct-1",
+                null, Map.of("rmq-group", "acct-2"))))
+                .hasMessageContaining("use withGroup");
+        assertThatThrownBy(() -> rmq.producer().sendBatch(List.of(good("b").withGroup("acct-1"),
+                new OutgoingMessage("t", "c", TopicType.FIXED_TIME, 0, null, null, Map.of("rmq-group", "x")))))
+                .hasMessageContaining("use withGroup");
         assertNothingWritten();
     }
 

@@ -56,22 +56,29 @@ abstract class OrderlyTestSupport extends EngineTestSupport {
         containers.forEach(ListenerContainer::stop);
     }
 
-    /** Records handler starts and ends per slot and the order in which each key's entries were handled. */
+    /**
+     * Records handler starts and ends per lane (a group; a slot's messages stored without one share its common lane)
+     * and the order in which each key's entries were handled.
+     */
     static final class Checker {
 
-        final Map<Integer, AtomicInteger> running = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
         final Map<String, List<Integer>> order = new ConcurrentHashMap<>();
         final List<String> violations = new CopyOnWriteArrayList<>();
         final Set<String> done = ConcurrentHashMap.newKeySet();
 
+        private static String lane(Delivery delivery) {
+            return delivery.group() != null ? "group " + delivery.group() : "slot " + delivery.slot();
+        }
+
         void start(Delivery delivery) {
-            if (running.computeIfAbsent(delivery.slot(), s -> new AtomicInteger()).incrementAndGet() != 1) {
-                violations.add("two handlers at once in slot " + delivery.slot() + " at " + delivery.bodyAsString());
+            if (running.computeIfAbsent(lane(delivery), s -> new AtomicInteger()).incrementAndGet() != 1) {
+                violations.add("two handlers at once in " + lane(delivery) + " at " + delivery.bodyAsString());
             }
         }
 
         void end(Delivery delivery) {
-            running.get(delivery.slot()).decrementAndGet();
+            running.get(lane(delivery)).decrementAndGet();
         }
 
         void handled(String body, boolean succeeded) {
@@ -122,14 +129,14 @@ abstract class OrderlyTestSupport extends EngineTestSupport {
         return (OrderlyListenerContainer) container;
     }
 
-    /** {@code keys} accounts with {@code perKey} entries each, sent in sequence with the account as slot basis. */
+    /** {@code keys} accounts with {@code perKey} entries each, sent in sequence with the account as group. */
     void sendLedger(String topic, int keys, int perKey, int from) {
         Instant base = Instant.now().minusSeconds(3600);
         List<OutgoingMessage> batch = new ArrayList<>();
         for (int seq = from; seq < from + perKey; seq++) {
             for (int k = 0; k < keys; k++) {
                 batch.add(OutgoingMessage.fixedTime(topic, "acct-" + k + ":" + seq, base.plusMillis(seq))
-                        .withSlotBasis("acct-" + k));
+                        .withGroup("acct-" + k));
             }
         }
         rmq.producer().sendBatch(batch);

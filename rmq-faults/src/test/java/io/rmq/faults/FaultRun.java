@@ -33,9 +33,13 @@ final class FaultRun implements AutoCloseable {
     final Path workDir;
     final String prefix = "f-" + UUID.randomUUID().toString().substring(0, 8);
     final String topic;
-    /** ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, with one of 64 keys as slot basis. */
+    /**
+     * ORDERLY runs: a FIXED_TIME topic, each message due at a time of its own, in one of {@link #groups} groups
+     * ({@code m-i} in {@code k-<i % groups>}).
+     */
     final boolean ordered;
-    final int slots = 16;
+    final int slots;
+    final int groups;
     private final RmqRedisClient senderClient;
     private final Rmq sender;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
@@ -52,7 +56,22 @@ final class FaultRun implements AutoCloseable {
     }
 
     FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered) {
+        this(name, workDir, senderClient, ordered, 16, 64);
+    }
+
+    /**
+     * An ORDERLY run over {@code slots} slots and {@code groups} groups. The sender registers the topic's ORDERLY mode
+     * before it sends, so each message's group is stored with it whether or not a consumer has started yet.
+     */
+    FaultRun(String name, Path workDir, RmqRedisClient senderClient, int slots, int groups) {
+        this(name, workDir, senderClient, true, slots, groups);
+        sender.declareConsumeMode(topic, io.rmq.core.ConsumeMode.ORDERLY);
+    }
+
+    private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups) {
         this.ordered = ordered;
+        this.slots = slots;
+        this.groups = groups;
         this.topic = ordered ? "ordered" : "faults";
         this.name = name;
         this.workDir = workDir;
@@ -100,7 +119,7 @@ final class FaultRun implements AutoCloseable {
                         if (ordered) {
                             // due times strictly increase with i (and are never in the future at this rate)
                             sender.producer().send(io.rmq.producer.OutgoingMessage.fixedTime(topic, id,
-                                    java.time.Instant.ofEpochMilli(base + i)).withSlotBasis("k-" + (i % 64)));
+                                    java.time.Instant.ofEpochMilli(base + i)).withGroup("k-" + (i % groups)));
                         }
                         else {
                             sender.producer().sendRangeMerge(topic, id, Duration.ofMillis(1));
@@ -338,32 +357,40 @@ final class FaultRun implements AutoCloseable {
     }
 
     /**
-     * What broke ORDERLY's promises: two handlings of one slot overlapping in time (except with one that spans
-     * {@code exceptAround}, a moment while its consumer was frozen), or a slot whose messages were first handled
-     * out of their sending order (a redelivery may repeat earlier ones; a message's first handling may not come
-     * after a later message's).
+     * What broke ORDERLY's promises, per group (an ORDERLY owner runs the groups of a slot in parallel, each in order):
+     * two handlings of one group overlapping in time (except with one that spans {@code exceptAround}, a moment while
+     * its consumer was frozen), or a group whose messages were first handled out of their sending order (a
+     * redelivery may repeat earlier ones; a message's first handling may not come after a later message's).
      */
     List<String> orderViolations(long exceptAround) throws IOException {
         List<String> violations = new ArrayList<>();
         for (Map.Entry<Integer, List<Interval>> slot : intervals().entrySet()) {
-            Interval previous = null;
-            java.util.Set<Integer> seen = new java.util.HashSet<>();
-            int highest = -1;
+            Map<Integer, List<Interval>> byGroup = new java.util.TreeMap<>();
             for (Interval interval : slot.getValue()) {
-                boolean frozen = interval.start() <= exceptAround && interval.end() >= exceptAround
-                        || previous != null && previous.start() <= exceptAround && previous.end() >= exceptAround;
-                if (previous != null && interval.start() < previous.end() && !frozen) {
-                    violations.add("slot " + slot.getKey() + ": " + previous + " overlaps " + interval);
-                }
-                if (seen.add(interval.index())) {
-                    if (interval.index() < highest) {
-                        violations.add("slot " + slot.getKey() + ": m-" + interval.index() + " first handled after m-"
-                                + highest);
-                    }
-                    highest = Math.max(highest, interval.index());
-                }
-                previous = interval.end() > (previous == null ? Long.MIN_VALUE : previous.end()) ? interval : previous;
+                byGroup.computeIfAbsent(interval.index() % groups, g -> new ArrayList<>()).add(interval);
             }
+            byGroup.forEach((group, intervals) -> {
+                Interval previous = null;
+                java.util.Set<Integer> seen = new java.util.HashSet<>();
+                int highest = -1;
+                for (Interval interval : intervals) {
+                    boolean frozen = interval.start() <= exceptAround && interval.end() >= exceptAround
+                            || previous != null && previous.start() <= exceptAround && previous.end() >= exceptAround;
+                    if (previous != null && interval.start() < previous.end() && !frozen) {
+                        violations.add("slot " + slot.getKey() + ", group k-" + group + ": " + previous + " overlaps "
+                                + interval);
+                    }
+                    if (seen.add(interval.index())) {
+                        if (interval.index() < highest) {
+                            violations.add("slot " + slot.getKey() + ", group k-" + group + ": m-" + interval.index()
+                                    + " first handled after m-" + highest);
+                        }
+                        highest = Math.max(highest, interval.index());
+                    }
+                    previous = interval.end() > (previous == null ? Long.MIN_VALUE : previous.end()) ? interval
+                            : previous;
+                }
+            });
         }
         return violations;
     }

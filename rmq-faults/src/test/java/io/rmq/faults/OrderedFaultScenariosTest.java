@@ -210,7 +210,7 @@ class OrderedFaultScenariosTest extends FaultSuite {
     }
 
     /** Slots {@code consumer} handled a message of since {@code since}: the slots it owned. */
-    private static Set<Integer> slotsHandledBy(FaultRun run, ConsumerProcess consumer, long since) throws Exception {
+    static Set<Integer> slotsHandledBy(FaultRun run, ConsumerProcess consumer, long since) throws Exception {
         String file = consumer.record().getFileName().toString();
         return run.intervals().values().stream().flatMap(List::stream)
                 .filter(i -> i.consumer().equals(file) && i.end() >= since).map(FaultRun.Interval::slot)
@@ -218,7 +218,7 @@ class OrderedFaultScenariosTest extends FaultSuite {
     }
 
     /** ms from the kill until every slot of the victim had a handling start in another consumer (waits up to 15 s). */
-    private static long takeover(FaultRun run, ConsumerProcess victim, Set<Integer> slots, long killedAt)
+    static long takeover(FaultRun run, ConsumerProcess victim, Set<Integer> slots, long killedAt)
             throws Exception {
         String file = victim.record().getFileName().toString();
         long deadline = System.currentTimeMillis() + 15_000;

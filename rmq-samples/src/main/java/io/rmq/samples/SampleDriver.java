@@ -17,7 +17,6 @@ import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 
 import io.rmq.admin.TopicStats;
 import io.rmq.container.ListenerContainer;
@@ -62,7 +61,7 @@ import org.springframework.stereotype.Component;
  *   order placed in a database transaction that holds its close until the commit, and one refused and rolled back,
  *   its close with it;</li>
  *   <li>FIXED_TIME {@code ledger}, consumed ORDERLY: per-account ledger entries applied in sequence, many accounts in
- *   parallel, without a lock; a failed entry holds back its slot until its retry.</li>
+ *   parallel, without a lock; a failed entry holds back its account until its retry.</li>
  * </ol>
  * Meanwhile the {@code order-stats} schedule ({@link OrderStats}, {@code @RmqScheduled}) logs the order table's counts
  * every 2 s. Then it waits until every queue is empty, checks that the schedule fired (each firing time once), prints
@@ -493,10 +492,11 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private void orderlyStory() throws InterruptedException {
         header("Story 4/4 - FIXED_TIME consumed ORDERLY, topic '" + LEDGER_TOPIC + "'",
                 "Ledger entries (deposits, withdrawals) must be applied to each account in its sequence: entry n+1 only",
-                "after entry n, yet many accounts at once. Each entry is sent with slotBasis = its account, so an",
+                "after entry n, yet many accounts at once. Each entry is sent with group = its account, so an",
                 "account's entries share a slot, due at once in sequence order. The listener is ORDERLY (4 threads): a",
-                "slot is owned by one instance and run by one thread at a time. No lock, yet per-account order. The",
-                "core-banking call fails once for one entry: its slot waits for the retry (200 ms), nothing overtakes it.");
+                "slot is owned by one instance, each account run by one thread at a time, accounts in parallel. No lock,",
+                "yet per-account order. The core-banking call fails once for one entry: its account waits for the retry",
+                "(200 ms), nothing overtakes it, the other accounts go on.");
         int accounts = LEDGER_ACCOUNTS.size();
         int total = accounts * LEDGER_ENTRIES_PER_ACCOUNT;
         // the entries, round by round (#1 of every account, then #2, ...), as they would come in
@@ -531,11 +531,11 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         for (int i = 0; i < entries.size(); i++) {
             LedgerEntry entry = entries.get(i);
             SendResult sent = rmq.send(OutgoingMessage.fixedTime(LEDGER_TOPIC, entry, Instant.ofEpochMilli(firstDue + i))
-                    .withSlotBasis(entry.accountId()));
+                    .withGroup(entry.accountId()));
             merged += sent.merged() ? 1 : 0;
             slotByAccount.put(entry.accountId(), sent.slot());
             if (entry.sequence() == 1) {
-                story("  -> %s #1 opening deposit %9s  (slotBasis %s -> slot %d)", entry.accountId(),
+                story("  -> %s #1 opening deposit %9s  (group %s -> slot %d)", entry.accountId(),
                         Ledger.signed(entry.amountCents()), entry.accountId(), sent.slot());
             }
         }
@@ -567,9 +567,10 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         }
         check(applied.size() == total, "expected " + total + " applied ledger entries, got " + applied.size());
         check(ledger.outOfOrder().isEmpty(), "ledger entries applied out of sequence: " + ledger.outOfOrder());
-        check(ledgerHandler.slotOverlaps() == 0, ledgerHandler.slotOverlaps() + " times two threads ran one slot at once");
+        check(ledgerHandler.accountOverlaps() == 0, ledgerHandler.accountOverlaps()
+                + " times two threads ran one account at once");
 
-        // the failed entry: retried after its backoff; nothing of its slot was applied in between
+        // the failed entry: retried after its backoff; nothing of its account was applied in between
         List<LedgerEntryHandler.FailedAttempt> failures = ledgerHandler.failures();
         check(failures.size() == 1, "expected one failed ledger attempt, got " + failures);
         if (!failures.isEmpty()) {
@@ -584,8 +585,10 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             check(retryAt >= 0, failure.accountId() + " #" + failure.sequence() + " was never applied after its failure");
             if (retryAt >= 0) {
                 Ledger.Applied retry = applied.get(retryAt);
-                List<Ledger.Applied> overtook = applied.subList(Math.min(failure.appliedBefore(), retryAt), retryAt)
-                        .stream().filter(a -> a.slot() == failure.slot()).toList();
+                List<Ledger.Applied> meanwhile = applied.subList(Math.min(failure.appliedBefore(), retryAt), retryAt);
+                List<Ledger.Applied> overtook = meanwhile.stream()
+                        .filter(a -> a.accountId().equals(failure.accountId())).toList();
+                long slotMatesMeanwhile = meanwhile.stream().filter(a -> a.slot() == failure.slot()).count();
                 int finalRetryAt = retryAt;
                 boolean successorsAfter = IntStream.range(0, applied.size())
                         .filter(i -> applied.get(i).accountId().equals(failure.accountId())
@@ -594,17 +597,18 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 List<String> slotMates = slotByAccount.entrySet().stream()
                         .filter(e -> e.getValue() == failure.slot() && !e.getKey().equals(failure.accountId()))
                         .map(Map.Entry::getKey).toList();
-                story("  %s #%d failed once, applied at attempt %d %d ms later; meanwhile slot %d (%s) was suspended:",
-                        failure.accountId(), failure.sequence(), retry.attempt(), retry.appliedAt() - failure.failedAt(),
-                        failure.slot(), Stream.concat(Stream.of(failure.accountId()), slotMates.stream())
-                                .collect(Collectors.joining(" and ")));
-                story("    %d entries of the slot overtook it, #%d..#%d applied after it: %s; other slots went on (%d entries)",
-                        overtook.size(), failure.sequence() + 1, LEDGER_ENTRIES_PER_ACCOUNT,
-                        successorsAfter ? "yes" : "NO", retryAt - failure.appliedBefore());
+                story("  %s #%d failed once, applied at attempt %d %d ms later; meanwhile only %s waited (slot %d, shared"
+                        + " with %s):", failure.accountId(), failure.sequence(), retry.attempt(),
+                        retry.appliedAt() - failure.failedAt(), failure.accountId(), failure.slot(),
+                        slotMates.isEmpty() ? "no other account" : String.join(" and ", slotMates));
+                story("    %d entries of %s overtook it, #%d..#%d applied after it: %s; the other accounts went on (%d"
+                        + " entries, %d of them of its slot)", overtook.size(), failure.accountId(),
+                        failure.sequence() + 1, LEDGER_ENTRIES_PER_ACCOUNT, successorsAfter ? "yes" : "NO",
+                        meanwhile.size(), slotMatesMeanwhile);
                 check(retry.attempt() == 2, failure.accountId() + " #" + failure.sequence() + " applied at attempt "
                         + retry.attempt() + ", expected 2");
                 check(overtook.isEmpty(), "entries overtook the failed " + failure.accountId() + " #"
-                        + failure.sequence() + " in its suspended slot: " + overtook);
+                        + failure.sequence() + " in its account: " + overtook);
                 check(successorsAfter, "entries of " + failure.accountId() + " after #" + failure.sequence()
                         + " were applied before its retry");
             }
@@ -612,9 +616,9 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         Set<Integer> slots = applied.stream().map(Ledger.Applied::slot).collect(Collectors.toCollection(TreeSet::new));
         Set<String> threads = applied.stream().map(Ledger.Applied::thread).collect(Collectors.toCollection(TreeSet::new));
         story("  %d entries applied, %d out of sequence, %d of %d balances as expected; %d slots on %d threads (%s-orderly-N),"
-                        + " two threads on one slot at once: %d", applied.size(), ledger.outOfOrder().size(),
+                        + " two threads on one account at once: %d", applied.size(), ledger.outOfOrder().size(),
                 LEDGER_ACCOUNTS.stream().filter(a -> expected.get(a).equals(balances.get(a))).count(), accounts,
-                slots.size(), threads.size(), LedgerEntryHandler.LISTENER_ID, ledgerHandler.slotOverlaps());
+                slots.size(), threads.size(), LedgerEntryHandler.LISTENER_ID, ledgerHandler.accountOverlaps());
     }
 
     private static String sharedSlots(Map<String, Integer> slotByAccount) {

@@ -59,9 +59,12 @@ public final class RmqHeaders {
     public static final String ID = PREFIX + "id";
 
     /**
-     * The message's group ({@code String}), formerly "slot basis": its routing and ordering key. Send side only: a
-     * Spring {@code Message} given to {@link RmqTemplate} with this header is sent in that group (messages of one group
-     * share a slot, so an ORDERLY listener handles them in order). Deliveries do not carry it.
+     * The message's group ({@code String}), formerly "slot basis": its routing and ordering key. Sent: a Spring
+     * {@code Message} given to {@link RmqTemplate} with this header is sent in that group (messages of one group share
+     * a slot, so an ORDERLY listener handles them in order). Received: present only for a message of an ORDERLY topic
+     * sent with a group, which RMQ stores with it (as the message header {@code rmq-group}, also visible under that
+     * name); a CONCURRENT topic's messages do not carry it ({@code @Header(name = RmqHeaders.GROUP, required = false)
+     * String group}). A batch listener gets a list, one element per message, null where a message has none.
      */
     public static final String GROUP = PREFIX + "group";
 

@@ -3,6 +3,7 @@ package io.rmq.spring;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
+import io.rmq.producer.OutgoingMessage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,6 +41,14 @@ public record RmqMessage<T>(String topic, int slot, int attempt, int maxRetries,
     /** The value of header {@code name}, or null when the message has none of that name. */
     public @Nullable String header(String name) {
         return headers.get(name);
+    }
+
+    /**
+     * The group RMQ stored with the message (header {@code rmq-group}): only for a message of an ORDERLY topic sent
+     * with a group; null otherwise.
+     */
+    public @Nullable String group() {
+        return headers.get(OutgoingMessage.GROUP_HEADER);
     }
 
     /** True when a failure of this attempt moves the message to the dead queue (no retries left). */

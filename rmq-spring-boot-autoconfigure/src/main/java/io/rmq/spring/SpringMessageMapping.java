@@ -36,7 +36,15 @@ final class SpringMessageMapping {
                 }
                 case RmqHeaders.ID -> id = string(topic, name, value);
                 case RmqHeaders.GROUP -> group = string(topic, name, value);
-                default -> headers.put(name, string(topic, name, value));
+                default -> {
+                    if (name.equalsIgnoreCase(OutgoingMessage.GROUP_HEADER)) {
+                        // where RMQ stores the group: a Spring sender names the group with RmqHeaders.GROUP
+                        throw new RmqInvalidArgumentException("header", name, "is reserved: RMQ stores the message's"
+                                + " group under it; set the group with the header " + RmqHeaders.GROUP
+                                + " (RmqHeaders.GROUP) (topic '" + topic + "')");
+                    }
+                    headers.put(name, string(topic, name, value));
+                }
             }
         }
         // the constructor checks the id (non-empty) and the names (reserved prefix); the producer the sizes

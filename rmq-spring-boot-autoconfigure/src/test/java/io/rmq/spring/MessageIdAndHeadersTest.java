@@ -240,6 +240,12 @@ class MessageIdAndHeadersTest {
                             .isInstanceOf(RmqInvalidArgumentException.class)
                             .hasMessageContaining("rmq_tenant").hasMessageContaining("reserved prefix rmq_");
                     assertThatThrownBy(() -> template.sendFixedTime("h-bad", MessageBuilder.withPayload(order)
+                            .setHeader(OutgoingMessage.GROUP_HEADER, "customer-1").build(), now))
+                            .isInstanceOf(RmqInvalidArgumentException.class)
+                            .hasMessage("Invalid header 'rmq-group': is reserved: RMQ stores the message's group"
+                                    + " under it; set the group with the header rmq_group (RmqHeaders.GROUP)"
+                                    + " (topic 'h-bad')");
+                    assertThatThrownBy(() -> template.sendFixedTime("h-bad", MessageBuilder.withPayload(order)
                             .setHeader(RmqHeaders.ID, "").build(), now))
                             .isInstanceOf(RmqInvalidArgumentException.class)
                             .hasMessageContaining("Invalid id ''").hasMessageContaining("non-empty");
@@ -282,6 +288,35 @@ class MessageIdAndHeadersTest {
         finally {
             client.shutdown();
         }
+    }
+
+    /** An ORDERLY listener: the group RMQ stored comes as RmqHeaders.GROUP and as the message header rmq-group. */
+    static class Ordered {
+        final BlockingQueue<String> seen = new LinkedBlockingQueue<>();
+
+        @RmqListener(topic = "h-ordered", type = "FIXED_TIME", slotAmount = "2", mode = "ORDERLY")
+        void ordered(RmqMessage<Order> message,
+                @Header(name = RmqHeaders.GROUP, required = false) @Nullable String group,
+                @Header(name = OutgoingMessage.GROUP_HEADER, required = false) @Nullable String stored) {
+            seen.add(message.payload().number() + " " + group + " " + stored + " " + message.group() + " "
+                    + message.headers());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(RedisTopology.class)
+    void anOrderlyListenerGetsTheGroupTheMessageWasSentIn(RedisTopology topology) {
+        app(topology, prefix()).withBean(Ordered.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            RmqTemplate template = context.getBean(RmqTemplate.class);
+            Ordered ordered = context.getBean(Ordered.class);
+            template.sendFixedTime("h-ordered", MessageBuilder.withPayload(new Order(1, "paid"))
+                    .setHeader(RmqHeaders.GROUP, "customer-9").setHeader("tenant", "acme").build(), Instant.now());
+            assertThat(ordered.seen.poll(30, TimeUnit.SECONDS))
+                    .isEqualTo("1 customer-9 customer-9 customer-9 {rmq-group=customer-9, tenant=acme}");
+            template.sendFixedTime("h-ordered", new Order(2, "new"), Instant.now());
+            assertThat(ordered.seen.poll(30, TimeUnit.SECONDS)).isEqualTo("2 null null null {}");
+        });
     }
 
     record Created(String id) {

@@ -23,11 +23,19 @@ import org.jspecify.annotations.Nullable;
  * trace context ({@link TraceContexts}), which engines before envelopes stored.
  *
  * @param payload the serialized body of a message sent with an id; null for a message whose body is its member
- * @param headers every header, the trace context's included, in the order they were sent; unmodifiable
+ * @param headers every header, the trace context's included, in the order they were sent (the group's {@link #GROUP},
+ *                when stored, first); unmodifiable
  */
 public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
 
     public static final String TRACEPARENT = "traceparent";
+
+    /**
+     * The header under which a message of an ORDERLY topic sent with a group stores that group (the producer puts it
+     * first; the ORDERLY scripts read it). Messages of other topics, and ORDERLY ones sent without a group, have none.
+     * Senders cannot set it themselves.
+     */
+    public static final String GROUP = "rmq-group";
 
     private static final int PAYLOAD = 1;
     private static final int TRACE = 2;

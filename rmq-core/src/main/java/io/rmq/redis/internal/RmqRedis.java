@@ -537,58 +537,75 @@ public final class RmqRedis {
     /**
      * One step of an ordered slot's owner (see orderly_next.lua).
      *
-     * @param fenced        the epoch no longer holds the slot (nothing was changed)
-     * @param suspended     the slot's head waits for its retry until {@code nextDue} (orderly_next.lua status 2)
-     * @param nextDue       Redis ms when the slot next has work (the head's retry time while suspended), -1 if empty
-     * @param failedOutcome for the failed member: 0 none, 1 retry scheduled, 2 dead, 3 dropped
-     * @param redisNow      Redis's clock when the step ran (ms)
-     * @param messages      the next messages, in handling order
+     * @param fenced         the epoch no longer holds the slot (nothing was changed)
+     * @param nextDue        Redis ms when the slot next has something to hand out, -1 if nothing waits (or batch 0)
+     * @param redisNow       Redis's clock when the step ran (ms)
+     * @param suspendedLanes how many lanes of the slot wait for a failed head's retry
+     * @param earliestRetry  the soonest of those retry times (Redis ms), -1 if none
+     * @param failedOutcomes per failed member reported, in order: 0 not held any more, 1 retry scheduled, 2 dead,
+     *                       3 dropped
+     * @param messages       the messages handed out, in order (each lane's in its handling order)
      */
-    public record OrderlyStep(boolean fenced, boolean suspended, long nextDue, int failedOutcome, long redisNow,
-            List<Popped> messages) {
+    public record OrderlyStep(boolean fenced, long nextDue, long redisNow, int suspendedLanes, long earliestRetry,
+            int[] failedOutcomes, List<Popped> messages) {
     }
 
-    public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, List<byte[]> acked, byte @Nullable [] failed, @Nullable String reason,
-            @Nullable String action) {
-        return orderlyNext(slot, epoch, priority, batch, retry, acked, failed, reason, action, false);
+    /** A failed member an ordered step reports: its reason, and its action ('' retry policy, 'd', 'x' or ms). */
+    public record OrderlyFailure(byte[] member, String reason, String action) {
     }
 
     /**
-     * As above; each message comes with its envelope (or none), and with {@code withContexts} (propagation on) with the
-     * legacy trace context of a body that has no envelope.
+     * One step of an ordered slot's owner: settles {@code acked}, {@code failures} and {@code returned} (taken, not
+     * started) and, with {@code batch > 0}, hands out the next messages; with {@code resync} every held message first
+     * (the owner's first step, or after a step whose outcome it did not learn); with {@code serial} (the owner holds
+     * messages of the slot's common lane) nothing new. Each message comes with its envelope
+     * (or none), and with {@code withContexts} (propagation on) with the legacy trace context of a body that has none.
      */
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
-            RetryPolicy retry, List<byte[]> acked, byte @Nullable [] failed, @Nullable String reason,
-            @Nullable String action, boolean withContexts) {
-        byte[][] args = new byte[14 + acked.size()][];
+            RetryPolicy retry, boolean resync, boolean serial, List<byte[]> acked, List<OrderlyFailure> failures,
+            List<byte[]> returned, boolean withContexts) {
+        byte[][] args = new byte[15 + acked.size() + 3 * failures.size() + returned.size()][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
         args[1] = retryArgs[0];
         args[2] = bytes(batch);
         System.arraycopy(retryArgs, 1, args, 3, 6);
-        args[9] = bytes(acked.size());
-        for (int i = 0; i < acked.size(); i++) {
-            args[10 + i] = acked.get(i);
+        args[9] = withContexts ? ONE : ZERO;
+        args[10] = resync ? ONE : ZERO;
+        args[11] = serial ? ONE : ZERO;
+        int at = 12;
+        args[at++] = bytes(acked.size());
+        for (byte[] member : acked) {
+            args[at++] = member;
         }
-        int at = 10 + acked.size();
-        args[at] = failed == null ? new byte[0] : failed;
-        args[at + 1] = bytes(reason == null ? "" : reason);
-        args[at + 2] = bytes(action == null ? "" : action);
-        args[at + 3] = withContexts ? ONE : ZERO;
+        args[at++] = bytes(failures.size());
+        for (OrderlyFailure failure : failures) {
+            args[at++] = failure.member();
+            args[at++] = bytes(failure.reason());
+            args[at++] = bytes(failure.action());
+        }
+        args[at++] = bytes(returned.size());
+        for (byte[] member : returned) {
+            args[at++] = member;
+        }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
-        int step = 4;
         return reply.thenApply(items -> {
-            List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
-            for (int i = 4; i + step - 1 < items.size(); i += step) {
+            int f = (int) number(items.get(5));
+            int[] outcomes = new int[f];
+            for (int k = 0; k < f; k++) {
+                outcomes[k] = (int) number(items.get(6 + k));
+            }
+            int first = 6 + f;
+            List<Popped> popped = new ArrayList<>(Math.max(0, (items.size() - first) / 4));
+            for (int i = first; i + 3 < items.size(); i += 4) {
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2)),
                         nonEmpty((byte[]) items.get(i + 3))));
             }
-            long status = (long) number(items.get(0));
-            return new OrderlyStep(status == 0, status == 2, (long) number(items.get(1)),
-                    (int) number(items.get(2)), (long) number(items.get(3)), popped);
+            return new OrderlyStep(number(items.get(0)) == 0, (long) number(items.get(1)),
+                    (long) number(items.get(2)), (int) number(items.get(3)), (long) number(items.get(4)), outcomes,
+                    popped);
         });
     }
 

@@ -99,3 +99,80 @@ local function orderly_drop_cancelled(held)
     end
     return dropped
 end
+
+-- The lane of a message: its group (the header `rmq-group` of its envelope: a sender that knows the topic is ORDERLY
+-- stores it there), or '' for a message without one (sent without a group, before its sender knew the topic ORDERLY,
+-- by an older engine, or with a legacy trace context): those share the slot's one common lane, handled in slot
+-- order as before groups were stored. Lanes are what an owner runs in parallel; each strictly in order.
+-- Reads the envelope's layout (see Envelope.java): flags; [1] uvarint length, payload; [2] 25 trace bytes;
+-- [4] uvarint count, then per header uvarint length, name, uvarint length, value. A damaged envelope: ''.
+local function orderly_uvarint(s, i)
+    local value, shift = 0, 1
+    while true do
+        local b = string.byte(s, i)
+        if not b then
+            return nil, i
+        end
+        i = i + 1
+        if b < 128 then
+            return value + b * shift, i
+        end
+        value = value + (b - 128) * shift
+        shift = shift * 128
+    end
+end
+
+local function orderly_lane(envelope)
+    if not envelope or envelope == '' then
+        return ''
+    end
+    local flags = string.byte(envelope, 1)
+    if flags >= 32 or math.floor(flags / 4) % 2 == 0 then
+        return ''
+    end
+    local i = 2
+    if flags % 2 == 1 then
+        local length
+        length, i = orderly_uvarint(envelope, i)
+        if not length then
+            return ''
+        end
+        i = i + length
+    end
+    if math.floor(flags / 2) % 2 == 1 then
+        i = i + 25
+    end
+    local count
+    count, i = orderly_uvarint(envelope, i)
+    for _ = 1, count or 0 do
+        local name_length, value_length
+        name_length, i = orderly_uvarint(envelope, i)
+        if not name_length then
+            return ''
+        end
+        local name = string.sub(envelope, i, i + name_length - 1)
+        value_length, i = orderly_uvarint(envelope, i + name_length)
+        if not value_length then
+            return ''
+        end
+        if name == 'rmq-group' then
+            return string.sub(envelope, i, i + value_length - 1)
+        end
+        i = i + value_length
+    end
+    return ''
+end
+
+-- The envelopes of `members` (see envelopes_of; nil when the slot has none) and their lanes, both indexed like them.
+local function orderly_envelopes(members, with_legacy)
+    local lanes = {}
+    local envelopes = #members > 0 and envelopes_of(members, with_legacy) or nil
+    for j = 1, #members do
+        lanes[j] = orderly_lane(envelopes and envelopes[j])
+    end
+    return envelopes, lanes
+end
+
+-- The most held messages a step or a claim reads at once (Lua's unpack refuses ~8,000 values): an owner holds at most
+-- about two batches (up to 1,000 each) plus the heads of its waiting lanes (orderly_next takes nothing new past 1,000).
+local ORDERLY_HELD_MAX = 4000

@@ -16,8 +16,8 @@
 -- once it has passed. A leased key's `until` is ORDERLY_LEASED (far future), so such an engine never takes a leased
 -- key over (it waits for a graceful release) and its orderly_next is not fenced by time.
 -- A claim that takes over from a holder that did not release (it died, paused or lost Redis) counts a failed
--- attempt of the message that holder was handling (the head, unless it was waiting for its retry): a message that
--- kills its consumer every time ends in dead instead of stopping the slot for ever.
+-- attempt of each message that holder may have been handling (the first held one of each lane, unless it was waiting
+-- for its retry): a message that kills its consumer every time ends in dead instead of stopping its lane for ever.
 --
 -- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
 --             the slot
@@ -79,10 +79,24 @@ elseif until_ms > now and id ~= me then
     end
 end
 if until_ms > 0 then
-    local head = orderly_held(ARGV[6] == '1', 1)
-    if #head > 0 and not redis.call('ZSCORE', K_RETRY, head[1]) then
-        orderly_fail(head[1], now, ARGV[6] == '1', tonumber(ARGV[7]), now,
-            'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
+    -- the first held message of each lane (see orderly_lane) is what the holder may have been handling
+    local held = orderly_held(ARGV[6] == '1', ORDERLY_HELD_MAX)
+    if #held > 0 then
+        local members = {}
+        for i = 1, #held, 2 do members[#members + 1] = held[i] end
+        local _, lanes = orderly_envelopes(members, false)
+        local retry_times = redis.call('EXISTS', K_RETRY) == 1 and redis.call('ZMSCORE', K_RETRY, unpack(members))
+            or {}
+        local seen = {}
+        for j, member in ipairs(members) do
+            if not seen[lanes[j]] then
+                seen[lanes[j]] = true
+                if not retry_times[j] then
+                    orderly_fail(member, now, ARGV[6] == '1', tonumber(ARGV[7]), now,
+                        'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
+                end
+            end
+        end
     end
 end
 -- Redis's numbering: above the previous epoch and above the clock (µs), so that an epoch handed out before a graceful

@@ -48,8 +48,8 @@ public class LedgerEntryHandler {
     private final Ledger ledger;
     private final Set<String> failOnce = ConcurrentHashMap.newKeySet();
     private final List<FailedAttempt> failures = new ArrayList<>();
-    private final Map<Integer, AtomicInteger> runningPerSlot = new ConcurrentHashMap<>();
-    private final AtomicInteger slotOverlaps = new AtomicInteger();
+    private final Map<String, AtomicInteger> runningPerAccount = new ConcurrentHashMap<>();
+    private final AtomicInteger accountOverlaps = new AtomicInteger();
 
     public LedgerEntryHandler(Ledger ledger) {
         this.ledger = ledger;
@@ -59,11 +59,10 @@ public class LedgerEntryHandler {
             backoffInitial = "200ms", backoffJitter = "0")
     public void apply(RmqMessage<LedgerEntry> message) throws InterruptedException {
         LedgerEntry entry = message.payload();
-        AtomicInteger running = runningPerSlot.computeIfAbsent(message.slot(), s -> new AtomicInteger());
+        AtomicInteger running = runningPerAccount.computeIfAbsent(entry.accountId(), a -> new AtomicInteger());
         if (running.incrementAndGet() > 1) {
-            slotOverlaps.incrementAndGet();
-            log.warn("two threads run slot {} at once (entry {} #{})", message.slot(), entry.accountId(),
-                    entry.sequence());
+            accountOverlaps.incrementAndGet();
+            log.warn("two threads run account {} at once (entry #{})", entry.accountId(), entry.sequence());
         }
         try {
             if (failOnce.remove(key(entry.accountId(), entry.sequence()))) {
@@ -72,8 +71,9 @@ public class LedgerEntryHandler {
                     failures.add(new FailedAttempt(entry.accountId(), entry.sequence(), message.slot(),
                             message.attempt(), error, System.currentTimeMillis(), ledger.appliedCount()));
                 }
-                log.info("  <- {} #{} {}: attempt {} FAILED ({}); slot {} waits for its retry", entry.accountId(),
-                        entry.sequence(), Ledger.signed(entry.amountCents()), message.attempt(), error, message.slot());
+                log.info("  <- {} #{} {}: attempt {} FAILED ({}); the account waits for its retry, the others go on",
+                        entry.accountId(), entry.sequence(), Ledger.signed(entry.amountCents()), message.attempt(),
+                        error);
                 throw new IllegalStateException(error);
             }
             Thread.sleep(WORK_MILLIS);
@@ -103,9 +103,9 @@ public class LedgerEntryHandler {
         return List.copyOf(failures);
     }
 
-    /** How often a handler started on a slot another thread was running (ORDERLY: never). */
-    public int slotOverlaps() {
-        return slotOverlaps.get();
+    /** How often a handler started on an account another thread was running (ORDERLY, one group = one account: never). */
+    public int accountOverlaps() {
+        return accountOverlaps.get();
     }
 
     private static String key(String accountId, int sequence) {

@@ -14,6 +14,7 @@ import java.util.Map;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
+import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.listener.RmqListenerAnnotationBeanPostProcessor.Signature;
@@ -112,6 +113,10 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
             }
             if (id != null) {
                 list(lists, RmqHeaders.ID, size).set(i, id);
+            }
+            String group = sent.get(OutgoingMessage.GROUP_HEADER);
+            if (group != null) {
+                list(lists, RmqHeaders.GROUP, size).set(i, group);
             }
             for (Map.Entry<String, String> header : sent.entrySet()) {
                 list(lists, header.getKey(), size).set(i, header.getValue());

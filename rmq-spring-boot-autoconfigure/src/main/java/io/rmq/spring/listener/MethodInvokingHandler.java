@@ -6,6 +6,7 @@ import java.util.Map;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqNonRetryableException;
+import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
 import org.springframework.messaging.Message;
@@ -63,6 +64,10 @@ final class MethodInvokingHandler implements MessageHandler<Object> {
         headers.put(RmqHeaders.BODY, delivery.body());
         if (id != null) {
             headers.put(RmqHeaders.ID, id);
+        }
+        String group = sent.get(OutgoingMessage.GROUP_HEADER);
+        if (group != null) {
+            headers.put(RmqHeaders.GROUP, group);
         }
         // a Message cannot carry null: a body that reads as JSON null reaches the converter as it is stored
         Message<Object> message = new GenericMessage<>(payload == null ? delivery.body() : payload,
