@@ -27,6 +27,8 @@ final class OrderlySlot {
     volatile boolean releasing;
     /** Put aside because it might not start handlers (invariant 1); due again as soon as a renewal restores it. */
     volatile boolean guardLapsed;
+    /** Fenced or taken by another instance: no handler starts on it any more (set under the lock by lost()). */
+    volatile boolean lost;
 
     // ---------------------------------------------------------------- guarded by OrderlySlots' lock
 

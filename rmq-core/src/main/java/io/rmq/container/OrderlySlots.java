@@ -72,8 +72,6 @@ final class OrderlySlots {
     private volatile boolean paused;
     /** Steps that take messages and have not answered yet (incremented under the lock, only while not paused). */
     private int takesUnderWay;
-    /** Handler threads waiting for work now (under the lock). */
-    private int waiting;
 
     OrderlySlots(String id, String topic) {
         this.id = id;
@@ -195,6 +193,9 @@ final class OrderlySlots {
                 if (!s.stepping) {
                     s.dueAt = Math.min(s.dueAt, now);
                 }
+                else {
+                    s.wokenAt = Math.min(s.wokenAt, now); // its step under way ends due at once
+                }
             }
             changed.signalAll();
             return true;
@@ -232,7 +233,7 @@ final class OrderlySlots {
 
     // ---------------------------------------------------------------- handler threads (invariant 2)
 
-    /** What a handler thread does next: run {@code lanes} of {@code slot} one after the other, or (none) step it. */
+    /** What a handler thread does next: run {@code lanes} of {@code slot} (one), or (none) step it. */
     record Work(OrderlySlot slot, List<LaneRun> lanes) {
     }
 
@@ -240,8 +241,23 @@ final class OrderlySlots {
     record LaneRun(OrderlyLane lane, List<Delivery> deliveries) {
     }
 
-    /** The most lanes one thread takes at a time (fewer when other threads wait for work). */
-    private static final int LANES_PER_TAKE = 16;
+    /** What follows a lane's run: the caller's action, and the next ready lane of the slot it runs (or null). */
+    record LaneEnd(AfterLane after, @Nullable LaneRun next) {
+    }
+
+    /** Under the lock: marks the slot's first ready lane running and hands its queue out. */
+    private LaneRun startLane(OrderlySlot s) {
+        OrderlyLane lane = s.ready.poll();
+        lane.ready = false;
+        lane.running = true;
+        s.lanesRunning++;
+        List<Delivery> deliveries = new ArrayList<>(lane.queue);
+        lane.queue.clear();
+        s.queued -= deliveries.size();
+        return new LaneRun(lane, deliveries);
+    }
+
+
 
     /**
      * Waits for work and marks it: a slot whose report is urgent ({@link OrderlySlot#reportUrgent}; marked stepping),
@@ -288,34 +304,14 @@ final class OrderlySlots {
                     return new Work(report, List.of());
                 }
                 if (laneSlot != null) {
-                    // several lanes at once when no other thread waits for them: fewer hand-overs under the lock
-                    // for short handlers, while waiting threads still get their share of a slot's lanes
-                    int count = Math.max(1, Math.min(LANES_PER_TAKE, laneSlot.ready.size() / (waiting + 1)));
-                    List<LaneRun> runs = new ArrayList<>(count);
-                    for (int i = 0; i < count; i++) {
-                        OrderlyLane lane = laneSlot.ready.poll();
-                        lane.ready = false;
-                        lane.running = true;
-                        laneSlot.lanesRunning++;
-                        List<Delivery> deliveries = new ArrayList<>(lane.queue);
-                        lane.queue.clear();
-                        laneSlot.queued -= deliveries.size();
-                        runs.add(new LaneRun(lane, deliveries));
-                    }
-                    return new Work(laneSlot, runs);
+                    return new Work(laneSlot, List.of(startLane(laneSlot)));
                 }
                 if (take != null) {
                     take.stepping = true;
                     take.wokenAt = Long.MAX_VALUE;
                     return new Work(take, List.of());
                 }
-                waiting++;
-                try {
-                    changed.await(Math.max(1, Math.min(earliest - now, WAIT_BOUND_MILLIS)), TimeUnit.MILLISECONDS);
-                }
-                finally {
-                    waiting--;
-                }
+                changed.await(Math.max(1, Math.min(earliest - now, WAIT_BOUND_MILLIS)), TimeUnit.MILLISECONDS);
             }
             return null;
         }
@@ -350,12 +346,16 @@ final class OrderlySlots {
     /**
      * Ends a lane's run: {@code acked} (with their scopes) and {@code failure} go into the slot's report; after a
      * failure, what the lane still holds ({@code notStarted} and its queue) is returned unstarted; without one,
-     * {@code notStarted} (the run stopped early: the guard, the epoch, a stop) is queued again in front. Returns STEP
-     * when the caller sends the slot's report now ({@link OrderlySlot#reportUrgent}; it is marked stepping: acks do
-     * not wait for the slot's next turn), GIVE_UP when the slot is being given up and nothing runs it any more.
+     * {@code notStarted} (the run stopped early: the guard, the epoch, a stop) is queued again in front. Its action is
+     * STEP when the caller sends the slot's report now ({@link OrderlySlot#reportUrgent}; it is marked stepping: acks
+     * do not wait for the slot's next turn), GIVE_UP when the slot is being given up and nothing runs it any more.
+     * With {@code mayStart} (the run ended normally) and nothing to do first, the caller goes on with the slot's next
+     * ready lane (marked running here: one hold of the lock for both, where short handlers spend most of their time);
+     * the other lanes stay in the ready queue for any thread, so a slow lane holds back no other.
      */
-    AfterLane finishLane(OrderlySlot s, OrderlyLane lane, List<Delivery> acked, List<HandleScope> ackedScopes,
-            StepReport.@Nullable Failure failure, List<Delivery> notStarted, int batch) {
+    LaneEnd finishLane(OrderlySlot s, OrderlyLane lane, List<Delivery> acked, List<HandleScope> ackedScopes,
+            StepReport.@Nullable Failure failure, List<Delivery> notStarted, int batch,
+            @Nullable Predicate<OrderlySlot> mayStart) {
         lock.lock();
         try {
             s.report.acked.addAll(acked);
@@ -384,15 +384,19 @@ final class OrderlySlots {
                 s.lanes.remove(lane.group, lane);
             }
             if (ended(s)) {
-                return AfterLane.GIVE_UP;
+                return new LaneEnd(AfterLane.GIVE_UP, null);
             }
             if (!s.stepping && s.reportUrgent(batch) && s.reportNotBefore <= System.currentTimeMillis()
                     && owned.get(s.slot) == s && !s.releasing && !stopping) {
                 s.stepping = true;
-                return AfterLane.STEP;
+                return new LaneEnd(AfterLane.STEP, null);
             }
             changed.signalAll();
-            return AfterLane.NOTHING;
+            if (mayStart != null && !s.ready.isEmpty() && owned.get(s.slot) == s && !s.releasing && !s.lost
+                    && !stopping && mayStart.test(s)) {
+                return new LaneEnd(AfterLane.NOTHING, startLane(s));
+            }
+            return new LaneEnd(AfterLane.NOTHING, null);
         }
         finally {
             lock.unlock();
@@ -660,6 +664,7 @@ final class OrderlySlots {
                 return;
             }
             owned.remove(s.slot);
+            s.lost = true;
             if (s.busy()) {
                 lostRunning.put(s.slot, s); // no new object of this slot is handed out until its runs end
             }

@@ -14,6 +14,7 @@ import io.rmq.consumer.RmqConsumer.Outcome;
 import io.rmq.consumer.TopicRateLimiter;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,49 +119,33 @@ final class OrderlyStepper {
         }
     }
 
-    /** Runs lanes one after the other; each run ends whatever the others did. */
+    /** Runs a lane, then (as long as its runs end normally) the slot's next ready lanes. */
     private void runLanes(OrderlySlot s, List<OrderlySlots.LaneRun> runs, long generation) {
-        for (int i = 0; i < runs.size(); i++) {
-            try {
-                runLane(s, runs.get(i).lane(), runs.get(i).deliveries(), generation);
-            }
-            catch (Throwable ex) {
-                // the lanes left are still marked running: end their runs (unstarted) before anything escapes
-                for (int j = i + 1; j < runs.size(); j++) {
-                    endUnstarted(s, runs.get(j), generation);
-                }
-                throw ex;
-            }
-        }
-    }
-
-    /** Ends a lane's run that never started: its deliveries go back in front of its queue. */
-    private void endUnstarted(OrderlySlot s, OrderlySlots.LaneRun run, long generation) {
-        OrderlySlots.AfterLane after = slots.finishLane(s, run.lane(), List.of(), List.of(), null, run.deliveries(),
-                batch);
-        if (after == OrderlySlots.AfterLane.STEP) {
-            step(s, generation);
-        }
-        else if (after == OrderlySlots.AfterLane.GIVE_UP) {
-            ownership.giveUp(s);
+        OrderlySlots.LaneRun run = runs.get(0);
+        while (run != null) {
+            run = runLane(s, run.lane(), run.deliveries(), generation);
         }
     }
 
     /**
-     * Handles a lane's deliveries in order and stops at the first failure (invariant 2); the lane's run ends whatever
-     * is thrown, and its acks are reported at once when they are urgent ({@link OrderlySlot#reportUrgent}) and no
-     * other thread steps the slot.
+     * Handles a lane's deliveries in order and stops at the first failure (invariant 2); the lane's run ends, and what
+     * it asks for is done (a step, the slot given up), whatever is thrown; its acks are reported at once when they
+     * are urgent ({@link OrderlySlot#reportUrgent}) and no other thread steps the slot.
+     *
+     * @return the slot's next lane to run, marked running (only when this run ended normally), or null
      */
-    private void runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries, long generation) {
+    private OrderlySlots.@Nullable LaneRun runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries,
+            long generation) {
         List<Delivery> acked = new ArrayList<>(deliveries.size());
         List<HandleScope> scopes = instrumented ? new ArrayList<>(deliveries.size()) : List.of();
         StepReport.Failure failure = null;
         long epoch = s.epoch;
         int next = 0;
-        OrderlySlots.AfterLane after;
+        boolean ended = false;
+        OrderlySlots.LaneRun following = null;
         try {
             for (; next < deliveries.size(); next++) {
-                if (!slots.isCurrent(generation) || s.epoch != epoch || !ownership.mayStart(s)) {
+                if (!slots.isCurrent(generation) || s.epoch != epoch || s.lost || !ownership.mayStart(s)) {
                     break; // not started: queued again in front, in prepare for whoever runs the slot next
                 }
                 Delivery delivery = deliveries.get(next);
@@ -193,17 +178,21 @@ final class OrderlyStepper {
                     scopes.add(scope);
                 }
             }
+            ended = true;
         }
         finally {
-            after = slots.finishLane(s, lane, acked, scopes, failure, deliveries.subList(next, deliveries.size()),
-                    batch);
+            OrderlySlots.LaneEnd end = slots.finishLane(s, lane, acked, scopes, failure,
+                    deliveries.subList(next, deliveries.size()), batch, ended ? ownership::mayStart : null);
+            following = end.next();
+            // step() and giveUp() throw nothing: done here, so that nothing stays marked whatever was thrown
+            if (end.after() == OrderlySlots.AfterLane.STEP) {
+                step(s, generation);
+            }
+            else if (end.after() == OrderlySlots.AfterLane.GIVE_UP) {
+                ownership.giveUp(s);
+            }
         }
-        if (after == OrderlySlots.AfterLane.STEP) {
-            step(s, generation);
-        }
-        else if (after == OrderlySlots.AfterLane.GIVE_UP) {
-            ownership.giveUp(s); // throws nothing
-        }
+        return following;
     }
 
     /** One step of a slot the thread has marked stepping; the step ends (and the slot is given up if due) whatever. */

@@ -77,7 +77,7 @@ class ListenerTestApplication {
         }
 
         final List<String> ordered = new CopyOnWriteArrayList<>();
-        final java.util.Map<Integer, java.util.concurrent.atomic.AtomicInteger> orderedRunning =
+        final java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> orderedRunning =
                 new java.util.concurrent.ConcurrentHashMap<>();
         final List<String> overlaps = new CopyOnWriteArrayList<>();
         final List<Long> limited = new CopyOnWriteArrayList<>();
@@ -86,7 +86,9 @@ class ListenerTestApplication {
         @RmqListener(id = "ordered", topic = "it-ordered", type = "FIXED_TIME", slotAmount = "4", concurrency = "2",
                 backoffInitial = "50ms", backoffJitter = "0")
         public void onOrdered(RmqMessage<String> message) throws InterruptedException {
-            var running = orderedRunning.computeIfAbsent(message.slot(), s -> new java.util.concurrent.atomic.AtomicInteger());
+            // one thread at a time per account (the group); accounts sharing a slot run in parallel
+            String account = message.payload().substring(0, message.payload().indexOf(':'));
+            var running = orderedRunning.computeIfAbsent(account, a -> new java.util.concurrent.atomic.AtomicInteger());
             if (running.incrementAndGet() != 1) {
                 overlaps.add(message.payload());
             }

@@ -173,6 +173,6 @@ local function orderly_envelopes(members, with_legacy)
     return envelopes, lanes
 end
 
--- The most held messages a step or a claim reads at once (Lua's unpack refuses ~8,000 values): an owner holds at most
--- about two batches (up to 1,000 each) plus the heads of its waiting lanes (orderly_next takes nothing new past 1,000).
+-- The most held messages a step or a claim reads at once (Lua's unpack refuses ~8,000 values): orderly_next takes
+-- nothing new while prepare holds more than this less a batch, nor past 1,000 waiting heads.
 local ORDERLY_HELD_MAX = 4000

@@ -161,6 +161,10 @@ if resync then
         for i = 1, #held, 2 do members[#members + 1] = held[i] end
         local envelopes, lanes = orderly_envelopes(members, with_legacy)
         local retry_times = retries and redis.call('ZMSCORE', K_RETRY, unpack(members)) or {}
+        -- the lanes of held heads that wait for their retry, whatever else is known (too many to read them all)
+        for j = 1, #members do
+            if retry_times[j] and tonumber(retry_times[j]) > now then suspended[lanes[j]] = true end
+        end
         local give, scores, given_envelopes = {}, {}, {}
         -- the common lane is not handed out beside group lanes (an owner of an older engine held both): whichever
         -- comes second, and all after it, goes back in line, in order. Nor is anything held of a lane this step
@@ -218,7 +222,9 @@ end
 -- then only more of the common lane; one that cannot be taken is a barrier: the step takes nothing after it (the
 -- owner's next settling, once the slot is quiet, takes it). While a common-lane head waits for its retry (or too
 -- many lanes wait) nothing is taken.
+-- nor while the owner holds so much that a resync could not read it all (see ORDERLY_HELD_MAX)
 local common_waits = suspended[''] == true or too_many
+    or redis.call('ZCARD', K_PREPARE) + batch > ORDERLY_HELD_MAX
 local taken, skipped = 0, 0
 local budget = 10 * batch + 100
 local blocked = {}

@@ -92,7 +92,9 @@ if until_ms > 0 then
             if not seen[lanes[j]] then
                 seen[lanes[j]] = true
                 if not retry_times[j] then
-                    orderly_fail(member, now, ARGV[6] == '1', tonumber(ARGV[7]), now,
+                    -- only one of these was being handled (a group's head, not each): none goes to dead on this
+                    -- count alone with max retries 0
+                    orderly_fail(member, now, ARGV[6] == '1', math.max(tonumber(ARGV[7]), 1), now,
                         'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
                 end
             end
