@@ -233,8 +233,8 @@ final class OrderlySlots {
 
     // ---------------------------------------------------------------- handler threads (invariant 2)
 
-    /** What a handler thread does next: run {@code lanes} of {@code slot} (one), or (none) step it. */
-    record Work(OrderlySlot slot, List<LaneRun> lanes) {
+    /** What a handler thread does next: run {@code lane} of {@code slot}, or (null) step it. */
+    record Work(OrderlySlot slot, @Nullable LaneRun lane) {
     }
 
     /** A lane marked running, and the deliveries its run handles in order. */
@@ -301,15 +301,15 @@ final class OrderlySlots {
                 }
                 if (report != null) {
                     report.stepping = true;
-                    return new Work(report, List.of());
+                    return new Work(report, null);
                 }
                 if (laneSlot != null) {
-                    return new Work(laneSlot, List.of(startLane(laneSlot)));
+                    return new Work(laneSlot, startLane(laneSlot));
                 }
                 if (take != null) {
                     take.stepping = true;
                     take.wokenAt = Long.MAX_VALUE;
-                    return new Work(take, List.of());
+                    return new Work(take, null);
                 }
                 changed.await(Math.max(1, Math.min(earliest - now, WAIT_BOUND_MILLIS)), TimeUnit.MILLISECONDS);
             }

@@ -101,11 +101,11 @@ final class OrderlyStepper {
                 if (work == null) {
                     return;
                 }
-                if (work.lanes().isEmpty()) {
+                if (work.lane() == null) {
                     step(work.slot(), generation);
                 }
                 else {
-                    runLanes(work.slot(), work.lanes(), generation);
+                    runLanes(work.slot(), work.lane(), generation);
                 }
             }
             catch (InterruptedException ex) {
@@ -120,8 +120,8 @@ final class OrderlyStepper {
     }
 
     /** Runs a lane, then (as long as its runs end normally) the slot's next ready lanes. */
-    private void runLanes(OrderlySlot s, List<OrderlySlots.LaneRun> runs, long generation) {
-        OrderlySlots.LaneRun run = runs.get(0);
+    private void runLanes(OrderlySlot s, OrderlySlots.LaneRun first, long generation) {
+        OrderlySlots.LaneRun run = first;
         while (run != null) {
             run = runLane(s, run.lane(), run.deliveries(), generation);
         }

@@ -32,10 +32,7 @@ class GroupedOrderFaultScenariosTest extends FaultSuite {
     static Path work;
 
     private static Map<String, String> ordered(RedisNode redis) {
-        Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", "4",
-                "batch", "8", "command-timeout-ms", "1000", "max-idle-ms", "2000", "handle-ms", "10"));
-        options.put("ownership-ms", Long.toString(OWNERSHIP_MILLIS));
-        return options;
+        return OrderedFaultScenariosTest.ordered(redis, 10);
     }
 
     @Test

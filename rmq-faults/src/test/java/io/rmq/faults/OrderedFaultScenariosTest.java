@@ -30,8 +30,14 @@ class OrderedFaultScenariosTest extends FaultSuite {
     static Path work;
 
     private static Map<String, String> ordered(RedisNode redis) {
+        return ordered(redis, 1);
+    }
+
+    /** An ORDERLY consumer JVM's options: concurrency 4, batch 8, a 2 s ownership, a handler of {@code handleMs}. */
+    static Map<String, String> ordered(RedisNode redis, int handleMs) {
         Map<String, String> options = new HashMap<>(Map.of("redis", redis.hostPort(), "concurrency", "4",
-                "batch", "8", "command-timeout-ms", "1000", "max-idle-ms", "2000", "handle-ms", "1"));
+                "batch", "8", "command-timeout-ms", "1000", "max-idle-ms", "2000", "handle-ms",
+                Integer.toString(handleMs)));
         options.put("ownership-ms", Long.toString(OWNERSHIP_MILLIS));
         return options;
     }
