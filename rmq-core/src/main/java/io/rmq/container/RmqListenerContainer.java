@@ -227,6 +227,11 @@ public final class RmqListenerContainer implements ListenerContainer {
         return poller.shares.preferred();
     }
 
+    /** How many consumers of the topic its preferred slots were computed from (0: no membership yet). */
+    int liveMembers() {
+        return poller.shares.liveMembers();
+    }
+
     /** The poller, for tests in this package (its pass counter, its slots' last polls, its wake-up listener). */
     Poller poller() {
         return poller;

@@ -71,6 +71,8 @@ final class SlotShares {
     private boolean joined;
     /** A copy of the own slots, written by the poller whenever they change. */
     private volatile int[] preferred = new int[0];
+    /** How many live members the current shares were computed from (0 without a membership), for tests and views. */
+    private volatile int liveMembers;
 
     SlotShares(RmqConsumer consumer, String id, PollerEvents events, long ttlMillis, long commandTimeoutMillis) {
         this.consumer = consumer;
@@ -91,6 +93,7 @@ final class SlotShares {
         stealDelay = new long[slots];
         Arrays.fill(stealDelay, STEAL_DELAY_MILLIS);
         members = null;
+        liveMembers = 0;
         nextBeat = 0;
         beatUnderWay = false;
         joined = false;
@@ -107,6 +110,11 @@ final class SlotShares {
     /** The slots this container prefers now (any thread). */
     int[] preferred() {
         return preferred.clone();
+    }
+
+    /** How many consumers the current shares were computed from; 0 without a membership (any thread). */
+    int liveMembers() {
+        return liveMembers;
     }
 
     private void setOwn(boolean[] slots) {
@@ -192,6 +200,7 @@ final class SlotShares {
                     count(own), own.length, topic, live == null ? "no membership:" : live.size());
         }
         members = live;
+        liveMembers = live == null ? 0 : live.size();
         int[] won = new int[own.length];
         int count = 0;
         for (int slot = 0; slot < own.length; slot++) {
