@@ -159,6 +159,10 @@ public final class Rmq implements AutoCloseable {
     private final RmqAdmin admin;
     private final WakeUpSubscriber wakeUps;
     private final SlotCoordinator redisCoordinator;
+    /** The listener containers made here (weakly held: a container dropped by its user is forgotten). */
+    private final java.util.Set<ListenerContainer> containers = java.util.Collections.synchronizedSet(
+            java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
+    private final io.rmq.instances.RmqInstances instances;
 
     /** First and longest wait between two attempts of {@link #connectLazily} to reach Redis. */
     static final long FIRST_RETRY_MILLIS = 250;
@@ -208,6 +212,20 @@ public final class Rmq implements AutoCloseable {
         this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
+        this.instances = new io.rmq.instances.RmqInstances(redis, this::containers);
+    }
+
+    private java.util.Collection<ListenerContainer> containers() {
+        synchronized (containers) {
+            return List.copyOf(containers);
+        }
+    }
+
+    /** Keeps a container made here for the instance registry and applies the cluster-wide pauses known now. */
+    private ListenerContainer adopt(ListenerContainer container) {
+        containers.add(container);
+        instances.adopt(container);
+        return container;
     }
 
     /**
@@ -392,7 +410,9 @@ public final class Rmq implements AutoCloseable {
             }
         }
         return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
-                new DeadLetters(), options.logBodyChars(), instrumentation, options.propagateContext()));
+                new DeadLetters(), options.logBodyChars(),
+                RmqInstrumentation.composite(List.of(instrumentation, instances.consumerInstrumentation())),
+                options.propagateContext()));
     }
 
     /**
@@ -468,7 +488,8 @@ public final class Rmq implements AutoCloseable {
     public <T> ListenerContainer container(String topic, ConsumerSettings settings, java.lang.reflect.Type payloadType,
             MessageHandler<T> handler, ContainerOptions options, SlotCoordinator coordinator) {
         declareConsumeMode(topic, options.mode());
-        return ListenerContainers.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler, options);
+        return adopt(ListenerContainers.create(consumer(topic, settings), wakeUps, coordinator, payloadType, handler,
+                options));
     }
 
     /**
@@ -482,7 +503,7 @@ public final class Rmq implements AutoCloseable {
             java.lang.reflect.Type payloadType, BatchMessageHandler<T> handler, ContainerOptions options) {
         io.rmq.container.RmqListenerContainer.checkBatchable(options); // before anything is registered
         declareConsumeMode(topic, options.mode());
-        return ListenerContainers.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options);
+        return adopt(ListenerContainers.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options));
     }
 
     /**
@@ -505,12 +526,22 @@ public final class Rmq implements AutoCloseable {
         return admin;
     }
 
+    /**
+     * The instance registry: the running instances and the cluster-wide pauses of listeners and topics (see
+     * docs/operations.md). This engine takes part once {@link io.rmq.instances.RmqInstances#start} is called (the
+     * Spring layer does, unless {@code rmq.instances.enabled=false}), and leaves on {@link #close()}.
+     */
+    public io.rmq.instances.RmqInstances instances() {
+        return instances;
+    }
+
     public Options options() {
         return options;
     }
 
     @Override
     public void close() {
+        instances.close(); // leaves while the connection is still open
         closed = true;
         Thread thread = connector;
         if (thread != null) {

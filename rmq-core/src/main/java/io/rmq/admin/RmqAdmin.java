@@ -485,6 +485,50 @@ public final class RmqAdmin {
      * @param offset how many dead messages to skip
      * @param limit  the most to return
      */
+    /** How many messages of a topic are in flight (taken and not settled), over all slots. */
+    public long inFlightCount(String topicName) {
+        return stats(topicName).inFlight();
+    }
+
+    /**
+     * A page of the messages in flight: slot by slot, within a slot by prepare score (CONCURRENT: soonest lease
+     * deadline first).
+     */
+    public List<InFlightMessage> inFlightMessages(String topicName, long offset, int limit) {
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
+        if (limit < 1) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be at least 1");
+        }
+        TopicDefinition topic = topics.get(topicName);
+        ConsumeMode mode = RedisGateway.await(redis.topics(), "reading the registered topics")
+                .getOrDefault(topicName, topic).mode();
+        SlotKeys[] slots = redis.keys().slots(topic);
+        List<InFlightMessage> out = new ArrayList<>();
+        long skip = offset;
+        for (TopicStats.SlotStats slot : stats(topicName).slots()) {
+            if (out.size() >= limit) {
+                break;
+            }
+            if (skip >= slot.inFlight()) {
+                skip -= slot.inFlight();
+                continue;
+            }
+            List<RmqRedisAdmin.InFlightEntry> entries = RedisGateway.await(redis.inFlightPage(slots[slot.slot()], skip,
+                    limit - out.size()), "reading messages in flight of " + topicName);
+            skip = 0;
+            for (RmqRedisAdmin.InFlightEntry e : entries) {
+                // a CONCURRENT prepare score is the lease token: deadline ms + k/1024
+                Long deadline = mode == ConsumeMode.ORDERLY ? null : (long) Math.floor(e.score());
+                out.add(new InFlightMessage(topicName, slot.slot(), e.member(), EnvelopeKeys.idOf(e.member()),
+                        payload(e.member(), e.envelope()), deadline, e.failedAttempts() + 1, mode,
+                        e.envelope().headers()));
+            }
+        }
+        return out;
+    }
+
     public List<DeadMessage> deadMessages(String topicName, long offset, int limit) {
         if (offset < 0) {
             throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");

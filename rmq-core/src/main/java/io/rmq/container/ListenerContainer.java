@@ -29,8 +29,30 @@ public interface ListenerContainer {
     /** Takes messages again after {@link #pause()}, at once (the poller or the slots' threads are woken). Idempotent. */
     void resume();
 
-    /** True between {@link #pause()} and {@link #resume()} (also while stopped, if it was paused). */
+    /**
+     * True while it takes nothing on purpose: between {@link #pause()} and {@link #resume()}, or while paused
+     * cluster-wide (also while stopped, if it was paused).
+     */
     boolean isPaused();
+
+    /**
+     * Turns the cluster-wide pause of this listener on or off (the instance registry does, from the pauses stored in
+     * Redis). Independent of {@link #pause()}: the container takes nothing while either is on, and takes again only
+     * when both are off. Pausing behaves as {@link #pause()} does (in-hand work finishes, its leases are kept).
+     */
+    default void setPausedCluster(boolean paused) {
+        throw new UnsupportedOperationException("listener '" + id() + "' cannot be paused cluster-wide");
+    }
+
+    /** Whether this instance's own pause ({@link #pause()}) is on. */
+    default boolean isPausedHere() {
+        return isPaused();
+    }
+
+    /** Whether the cluster-wide pause ({@link #setPausedCluster}) is on. */
+    default boolean isPausedCluster() {
+        return false;
+    }
 
     /** How many handler threads (CONCURRENT) or at most how many slots at once (ORDERLY) this container runs. */
     int concurrency();

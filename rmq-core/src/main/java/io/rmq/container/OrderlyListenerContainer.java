@@ -62,6 +62,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private final long commandTimeoutMillis;
 
     private final OrderlySlots slots;
+    /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
+    private final PauseFlags pauses = new PauseFlags();
     private final SlotStepSender sender;
     private final SlotOwnership ownership;
     private final HandlerThreads handlers;
@@ -187,6 +189,49 @@ public final class OrderlyListenerContainer implements ListenerContainer {
      */
     @Override
     public void pause() {
+        synchronized (pauses) {
+            pauses.here = true;
+            pauseTaking();
+        }
+    }
+
+    @Override
+    public void resume() {
+        synchronized (pauses) {
+            pauses.here = false;
+            if (!pauses.cluster) {
+                resumeTaking();
+            }
+        }
+    }
+
+    @Override
+    public void setPausedCluster(boolean paused) {
+        synchronized (pauses) {
+            if (pauses.cluster == paused) {
+                return; // told on every heartbeat: only a change does something
+            }
+            pauses.cluster = paused;
+            if (paused) {
+                pauseTaking();
+            }
+            else if (!pauses.here) {
+                resumeTaking();
+            }
+        }
+    }
+
+    @Override
+    public boolean isPausedHere() {
+        return pauses.here;
+    }
+
+    @Override
+    public boolean isPausedCluster() {
+        return pauses.cluster;
+    }
+
+    private void pauseTaking() {
         if (slots.pause()) {
             log.info("ORDERLY listener container '{}' (topic '{}') paused: it takes no new messages; it keeps its"
                     + " slots", id(), topic());
@@ -195,8 +240,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     }
 
     /** Takes messages again at once: every owned slot that is not running is due now. */
-    @Override
-    public void resume() {
+    private void resumeTaking() {
         if (slots.resume()) {
             log.info("ORDERLY listener container '{}' (topic '{}') resumed", id(), topic());
         }

@@ -61,6 +61,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     private final long commandTimeoutMillis;
 
     private final RunFlags flags = new RunFlags();
+    /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
+    private final PauseFlags pauses = new PauseFlags();
     /** What was fetched and not yet settled, and its leases' extension. */
     private final LeaseKeeper leases;
     private final HandoffBuffer buffer;
@@ -171,6 +173,49 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     @Override
     public void pause() {
+        synchronized (pauses) {
+            pauses.here = true;
+            pauseTaking();
+        }
+    }
+
+    @Override
+    public void resume() {
+        synchronized (pauses) {
+            pauses.here = false;
+            if (!pauses.cluster) {
+                resumeTaking();
+            }
+        }
+    }
+
+    @Override
+    public void setPausedCluster(boolean paused) {
+        synchronized (pauses) {
+            if (pauses.cluster == paused) {
+                return; // told on every heartbeat: only a change does something
+            }
+            pauses.cluster = paused;
+            if (paused) {
+                pauseTaking();
+            }
+            else if (!pauses.here) {
+                resumeTaking();
+            }
+        }
+    }
+
+    @Override
+    public boolean isPausedHere() {
+        return pauses.here;
+    }
+
+    @Override
+    public boolean isPausedCluster() {
+        return pauses.cluster;
+    }
+
+    private void pauseTaking() {
         if (!flags.paused) {
             flags.paused = true;
             log.info("RMQ listener container '{}' (topic '{}') paused: it takes no new messages", id(), topic());
@@ -190,8 +235,7 @@ public final class RmqListenerContainer implements ListenerContainer {
         }
     }
 
-    @Override
-    public void resume() {
+    private void resumeTaking() {
         if (flags.paused) {
             flags.paused = false;
             log.info("RMQ listener container '{}' (topic '{}') resumed", id(), topic());

@@ -157,6 +157,11 @@ public class RmqAutoConfiguration {
         }
         try {
             topics.forEach(rmq::defineTopic);
+            if (properties.instances().enabled()) {
+                // before any listener is made: their consumers report busy handlers to the registry
+                rmq.instances().start(new io.rmq.instances.InstanceSettings(
+                        environment.getProperty("spring.application.name"), properties.instances().heartbeat()));
+            }
         }
         catch (RuntimeException ex) {
             rmq.close();

@@ -58,6 +58,8 @@ import org.jspecify.annotations.Nullable;
  * @param schedules       Periodic messages by schedule name, fired once per firing across every instance: each sends
  *                        its payload to its topic at every firing (@RmqScheduled methods are the other kind). A name
  *                        with dots goes in brackets: rmq.schedules[nightly.report].cron.
+ * @param instances       The instance registry: each instance lists itself in Redis and honours the cluster-wide
+ *                        pauses of listeners and topics.
  */
 @ConfigurationProperties("rmq")
 public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue("rmq") String keyPrefix,
@@ -68,7 +70,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue Observation observation, @DefaultValue Health health, @DefaultValue Dashboard dashboard,
         @DefaultValue("256B") DataSize maxIdSize, @DefaultValue("1KB") DataSize maxHeaderValueSize,
         @DefaultValue("8KB") DataSize maxHeadersSize, @DefaultValue("32") int maxHeaders,
-        @DefaultValue Producer producer, @DefaultValue Template template, Map<String, Schedule> schedules) {
+        @DefaultValue Producer producer, @DefaultValue Template template, Map<String, Schedule> schedules,
+        @DefaultValue Instances instances) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -199,6 +202,26 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
             if (path == null || !path.matches("(/[A-Za-z0-9._~-]+)+")) {
                 throw new RmqInvalidArgumentException("rmq.dashboard.path", path, "must start with / and be made of"
                         + " path segments of letters, digits, '.', '_', '~' and '-', without a trailing /");
+            }
+        }
+    }
+
+    /**
+     * The instance registry (see docs/operations.md, "Instances and cluster-wide pause").
+     *
+     * @param enabled   Whether this instance lists itself in Redis (application name, host, pid, listeners, busy
+     *                  handlers) and honours cluster-wide pauses; when false it is not listed and a cluster-wide pause
+     *                  does not stop its listeners.
+     * @param heartbeat How often the instance renews its entry and reads the cluster-wide pauses (one script call
+     *                  each time): a pause takes effect on every instance within about one heartbeat, and an instance
+     *                  that stops beating is dropped after three.
+     */
+    public record Instances(@DefaultValue("true") boolean enabled, @DefaultValue("5s") Duration heartbeat) {
+
+        public Instances {
+            if (heartbeat != null && (heartbeat.toMillis() < 100 || heartbeat.compareTo(Duration.ofMinutes(5)) > 0)) {
+                throw new RmqInvalidArgumentException("rmq.instances.heartbeat", heartbeat, "must be between 100 ms"
+                        + " and 5 minutes");
             }
         }
     }

@@ -40,6 +40,9 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
  * &lt;prefix&gt;:{rmq-schedules}:&lt;name&gt;   HASH a periodic schedule's definition, latest firing taken, pause, latest outcome
+ * &lt;prefix&gt;:{rmq-instances}:live       ZSET running instance id -&gt; alive until (Redis ms)
+ * &lt;prefix&gt;:{rmq-instances}:&lt;id&gt;       STRING an instance's description (JSON), expiring with its entry in live
+ * &lt;prefix&gt;:{rmq-instances}:paused     HASH "listener:&lt;id&gt;" / "topic:&lt;name&gt;" -&gt; "&lt;since ms&gt;|&lt;by&gt;": cluster-wide pauses
  * </pre>
  */
 public final class RmqKeys {
@@ -91,6 +94,24 @@ public final class RmqKeys {
      */
     public byte[] schedule(String name) {
         return bytes(prefix + ":{rmq-schedules}:" + name);
+    }
+
+    /**
+     * The running instances (see docs/operations.md): the live list, each instance's description and the
+     * cluster-wide pauses, all under one hash tag so that one script does a heartbeat on a cluster.
+     */
+    public byte[] instancesLive() {
+        return bytes(prefix + ":{rmq-instances}:live");
+    }
+
+    /** One instance's description (instance ids are made of letters, digits, '.', '_' and '-'). */
+    public byte[] instance(String id) {
+        return bytes(prefix + ":{rmq-instances}:" + id);
+    }
+
+    /** The cluster-wide pauses of listeners and topics. */
+    public byte[] instancesPaused() {
+        return bytes(prefix + ":{rmq-instances}:paused");
     }
 
     /** The token bucket of a rate-limited topic. */

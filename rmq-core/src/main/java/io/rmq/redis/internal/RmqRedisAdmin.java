@@ -210,6 +210,30 @@ public final class RmqRedisAdmin {
         });
     }
 
+    /**
+     * A message in flight as stored in prepare.
+     *
+     * @param score          its prepare score: the lease token (deadline ms + k/1024) of a CONCURRENT delivery, the
+     *                       store score of an ORDERLY one
+     * @param failedAttempts failed attempts before this delivery
+     */
+    public record InFlightEntry(byte[] member, double score, int failedAttempts, Stored envelope) {
+    }
+
+    /** A page of a slot's prepare ZSET in score order (inflight_page.lua). */
+    public CompletableFuture<List<InFlightEntry>> inFlightPage(SlotKeys slot, long offset, int count) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.INFLIGHT_PAGE, ScriptOutputType.MULTI,
+                slot.all(), bytes(offset), bytes(count));
+        return reply.thenApply(items -> {
+            List<InFlightEntry> out = new ArrayList<>(items.size() / 4);
+            for (int i = 0; i + 3 < items.size(); i += 4) {
+                out.add(new InFlightEntry((byte[]) items.get(i), number(items.get(i + 1)),
+                        (int) number(items.get(i + 2)), Stored.of(items.get(i + 3))));
+            }
+            return out;
+        });
+    }
+
     /** Requeues the given members, or up to {@code limit} oldest when none are given. Returns how many moved. */
     public CompletableFuture<Long> deadRequeue(SlotKeys slot, boolean priority, int limit, List<byte[]> members) {
         byte[][] args = new byte[2 + members.size()][];

@@ -41,7 +41,10 @@ enum RmqScript {
     PURGE("purge.lua"),
     STATS("stats.lua"),
     SCHEDULE_REGISTER("schedule_register.lua"),
-    SCHEDULE_CLAIM("schedule_claim.lua");
+    SCHEDULE_CLAIM("schedule_claim.lua"),
+    INSTANCE_BEAT("instance_beat.lua"),
+    INSTANCE_LEAVE("instance_leave.lua"),
+    INFLIGHT_PAGE("inflight_page.lua");
 
     private static final String INCLUDE = "--#include ";
 

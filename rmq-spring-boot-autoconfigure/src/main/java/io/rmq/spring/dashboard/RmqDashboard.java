@@ -21,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * Every read and change goes through {@link RmqOperations}, like the Actuator endpoint's. Mutating routes are POSTs
  * and answer 403 while the dashboard is read-only. A message is named by {@code body} or, when it was sent with one, by
  * {@code id} (query parameter of {@code find}; JSON field of cancel, reschedule and the dead message's requeue and
- * delete).
+ * delete). Pauses: {@code listeners/{id}/pause|resume} are this instance's own; {@code listeners/{id}/pause-cluster|
+ * resume-cluster} and {@code topics/{t}/pause|resume} are cluster-wide (stored in Redis, honoured by every instance).
  */
 public class RmqDashboard {
 
@@ -227,6 +228,8 @@ public class RmqDashboard {
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "in-flight" -> Reply.ok(operations.inFlight(topic, longParam(query, "offset", 0),
+                                (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "find" -> Reply.ok(present(query.apply("id"))
                                 ? operations.findById(topic, query.apply("id"))
                                 : operations.find(topic, required(query.apply("body"), "body")));
@@ -236,6 +239,15 @@ public class RmqDashboard {
             }
             if (s.size() == 2 && s.get(0).equals("listeners")) {
                 return Reply.ok(operations.listener(s.get(1)));
+            }
+            if (s.size() == 1 && s.get(0).equals("instances")) {
+                return Reply.ok(operations.instances());
+            }
+            if (s.size() == 2 && s.get(0).equals("instances")) {
+                return Reply.ok(operations.instance(s.get(1)));
+            }
+            if (s.size() == 1 && s.get(0).equals("pauses")) {
+                return Reply.ok(operations.pauses());
             }
             return Reply.notFound();
         });
@@ -266,6 +278,8 @@ public class RmqDashboard {
                 return switch (s.get(2)) {
                     case "pause" -> Reply.ok(operations.pause(s.get(1)));
                     case "resume" -> Reply.ok(operations.resume(s.get(1)));
+                    case "pause-cluster" -> Reply.ok(operations.pauseListenerCluster(s.get(1), "dashboard"));
+                    case "resume-cluster" -> Reply.ok(operations.resumeListenerCluster(s.get(1)));
                     default -> Reply.notFound();
                 };
             }
@@ -284,6 +298,8 @@ public class RmqDashboard {
                             : operations.deleteDead(topic, slot(in), text(in, "body")));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
+                    case "pause" -> Reply.ok(operations.pauseTopicCluster(topic, "dashboard"));
+                    case "resume" -> Reply.ok(operations.resumeTopicCluster(topic));
                     case "cancel" -> Reply.ok(byId(in) ? operations.cancelById(topic, text(in, "id"))
                             : operations.cancel(topic, text(in, "body")));
                     case "reschedule" -> Reply.ok(Map.of("result", byId(in)

@@ -19,6 +19,12 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /actuator/rmq/listeners/{id}}: one listener;</li>
  * <li>{@code POST /actuator/rmq/listeners/{id}} with {@code {"action":"pause"}} or {@code "resume"};
  * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"requeue-dead"}} or {@code "purge-dead"}.</li>
+ * <li>{@code GET /actuator/rmq/instances}: the live instances; {@code GET /actuator/rmq/instances/{id}}: one, with
+ * the messages its busy handlers work on; {@code GET /actuator/rmq/pauses}: the cluster-wide pauses;
+ * {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=}: messages in flight;
+ * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"pause"}} or {@code "resume"}: cluster-wide, and
+ * {@code POST /actuator/rmq/listeners/{id}} with {@code "pause-cluster"} or {@code "resume-cluster"} (while
+ * {@code "pause"}/{@code "resume"} stay this instance's own).</li>
  * <li>{@code GET /actuator/rmq/schedules}: the schedules (next and last firing, outcome of the latest run, paused);
  * {@code GET /actuator/rmq/schedules/{name}}: one; {@code POST /actuator/rmq/schedules/{name}} with
  * {@code {"action":"pause"}} or {@code "resume"}: cluster-wide.</li>
@@ -46,13 +52,16 @@ public class RmqEndpoint {
         this.schedules = schedules;
     }
 
-    /** @param kind {@code schedules}: every schedule */
+    /** @param kind {@code schedules}: every schedule; {@code instances}: the live instances; {@code pauses}: the
+     *  cluster-wide pauses */
     @ReadOperation
     public @Nullable Object all(@Selector String kind) {
-        if (kind.equals("schedules")) {
-            return schedules == null ? java.util.List.of() : schedules.list();
-        }
-        return null;
+        return switch (kind) {
+            case "schedules" -> schedules == null ? java.util.List.of() : schedules.list();
+            case "instances" -> operations.instances();
+            case "pauses" -> operations.pauses();
+            default -> null;
+        };
     }
 
     @ReadOperation
@@ -67,8 +76,26 @@ public class RmqEndpoint {
             case "topics" -> operations.topic(name);
             case "listeners" -> operations.listener(name);
             case "schedules" -> schedules == null ? null : schedules.get(name);
+            case "instances" -> operations.instance(name);
             default -> null;
         };
+    }
+
+    /**
+     * {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=}: a page of the topic's messages in flight.
+     */
+    @ReadOperation
+    public @Nullable Object view(@Selector String kind, @Selector String name, @Selector String view,
+            @Nullable Long offset, @Nullable Integer limit) {
+        if (!kind.equals("topics") || !view.equals("in-flight")) {
+            return null;
+        }
+        try {
+            return operations.inFlight(name, offset == null ? 0 : offset, limit == null ? 20 : limit);
+        }
+        catch (RmqInvalidArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+        }
     }
 
     /**
@@ -82,12 +109,17 @@ public class RmqEndpoint {
             return switch (kind + " " + action) {
                 case "listeners pause" -> found(operations.pause(name), kind, name);
                 case "listeners resume" -> found(operations.resume(name), kind, name);
+                case "listeners pause-cluster" -> found(operations.pauseListenerCluster(name, "endpoint"), kind, name);
+                case "listeners resume-cluster" -> found(operations.resumeListenerCluster(name), kind, name);
+                case "topics pause" -> found(operations.pauseTopicCluster(name, "endpoint"), kind, name);
+                case "topics resume" -> found(operations.resumeTopicCluster(name), kind, name);
                 case "topics requeue-dead" -> operations.requeueAllDead(name);
                 case "topics purge-dead" -> operations.purgeDead(name);
                 case "schedules pause" -> found(schedules == null ? null : schedules.pause(name), kind, name);
                 case "schedules resume" -> found(schedules == null ? null : schedules.resume(name), kind, name);
                 default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for " + kind
-                        + " (listeners: pause, resume; topics: requeue-dead, purge-dead; schedules: pause, resume)",
+                        + " (listeners: pause, resume, pause-cluster, resume-cluster; topics: pause, resume, requeue-dead,"
+                        + " purge-dead; schedules: pause, resume)",
                         "Unknown action");
             };
         }

@@ -90,9 +90,12 @@ public class RmqOperations {
      * @param ownedSlots     ORDERLY: the slots it owns now; CONCURRENT: empty
      * @param suspendedSlots ORDERLY: owned slots waiting for their failed head's retry
      * @param watchdogRepairs stalls its watchdog found and repaired (0 when healthy)
+     * @param pausedHere     whether this instance's own pause is on ({@code listeners/{id}/pause})
+     * @param pausedCluster  whether a cluster-wide pause of the listener or its topic is on (stored in Redis)
      */
     public record ListenerView(String id, String topic, String mode, String state, int concurrency,
-            List<Integer> ownedSlots, List<Integer> suspendedSlots, long watchdogRepairs) {
+            List<Integer> ownedSlots, List<Integer> suspendedSlots, long watchdogRepairs, boolean pausedHere,
+            boolean pausedCluster) {
     }
 
     /**
@@ -207,7 +210,7 @@ public class RmqOperations {
     }
 
     public List<ListenerView> listeners() {
-        return registry.getListenerStates().stream().map(RmqOperations::listenerView).toList();
+        return registry.getListenerStates().stream().map(this::listenerView).toList();
     }
 
     /** One listener; null when there is none with this id. */
@@ -215,9 +218,11 @@ public class RmqOperations {
         return registry.getListenerContainer(id) == null ? null : listenerView(registry.getListenerState(id));
     }
 
-    private static ListenerView listenerView(RmqListenerState s) {
+    private ListenerView listenerView(RmqListenerState s) {
+        io.rmq.container.ListenerContainer container = registry.getListenerContainer(s.id());
         return new ListenerView(s.id(), s.topic(), s.mode().name(), s.status().name().toLowerCase(Locale.ROOT),
-                s.concurrency(), List.copyOf(s.ownedSlots()), List.copyOf(s.suspendedSlots()), s.stallsRepaired());
+                s.concurrency(), List.copyOf(s.ownedSlots()), List.copyOf(s.suspendedSlots()), s.stallsRepaired(),
+                container != null && container.isPausedHere(), container != null && container.isPausedCluster());
     }
 
     /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
@@ -454,6 +459,209 @@ public class RmqOperations {
                         + " (2030-01-01T09:00:00Z) or a delay (90s, 5m, PT1H)");
             }
         }
+    }
+
+    // ---------------------------------------------------------------- instances and cluster-wide pauses
+
+    /**
+     * A running RMQ instance as it last described itself in Redis (see docs/operations.md, "Instances and
+     * cluster-wide pause").
+     *
+     * @param busy       handler threads busy now
+     * @param lastSeenAt its latest heartbeat
+     * @param inFlight   {@link #instance(String)} only: the messages its busy handlers work on (else null, left out)
+     */
+    public record InstanceView(String id, String application, String host, long pid, String version,
+            Instant startedAt, Instant lastSeenAt, int busy, List<InstanceListenerView> listeners,
+            List<OwnedSlotView> ownedSlots,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+            @Nullable List<InFlightView> inFlight) {
+    }
+
+    /**
+     * A listener of an instance.
+     *
+     * @param state         running, paused or stopped
+     * @param busy          its handler threads busy now
+     * @param pausedHere    whether that instance's own pause is on
+     * @param pausedCluster whether a cluster-wide pause of the listener or its topic is on
+     */
+    public record InstanceListenerView(String id, String topic, String mode, String state, int concurrency, int busy,
+            boolean pausedHere, boolean pausedCluster) {
+    }
+
+    /** An ORDERLY slot an instance owns. */
+    public record OwnedSlotView(String topic, int slot) {
+    }
+
+    /**
+     * A message in flight.
+     *
+     * @param id            the id it was sent with, or null
+     * @param body          its body as text, only with {@code rmq.dashboard.show-bodies=true}, else null
+     * @param handle        base64 of the stored member (what write actions accept)
+     * @param since         when its handler started (that instance's clock), or null when no instance says it
+     *                      handles it (taken, not started yet; or its instance does not take part in the registry)
+     * @param leaseDeadline when its lease runs out unless extended; null for ORDERLY topics (their prepare score is
+     *                      the message's store score: the slot's ownership is the lease)
+     * @param instance      the instance whose handler works on it, or null when none says so
+     * @param attempt       which delivery this is (1 for the first)
+     */
+    public record InFlightView(int slot, @Nullable String id, @Nullable String body, String handle,
+            @Nullable Instant since, @Nullable Instant leaseDeadline, @Nullable String instance, int attempt) {
+    }
+
+    /** A page of messages in flight: slot by slot, soonest lease deadline first within a slot. */
+    public record InFlightPage(String topic, long offset, int limit, long total, List<InFlightView> messages) {
+    }
+
+    /**
+     * A cluster-wide pause.
+     *
+     * @param kind "listener" or "topic"
+     * @param by   an instance id, "dashboard" or "endpoint"
+     */
+    public record PauseView(String kind, String name, Instant since, String by) {
+    }
+
+    /** Whether views show message bodies as text ({@code rmq.dashboard.show-bodies}); off by default. */
+    private volatile boolean showBodies;
+
+    public void setShowBodies(boolean showBodies) {
+        this.showBodies = showBodies;
+    }
+
+    /** The live instances (every application on this Redis and key prefix), by id. */
+    public List<InstanceView> instances() {
+        return rmq.instances().list().stream().map(i -> instanceView(i, null)).toList();
+    }
+
+    /** One live instance with the messages its busy handlers work on; null when there is none with this id. */
+    public @Nullable InstanceView instance(String id) {
+        io.rmq.instances.RmqInstance instance = rmq.instances().get(id);
+        if (instance == null) {
+            return null;
+        }
+        // the instance names its messages by digest: find them in their topics' prepare sets for handle, deadline
+        Map<String, InFlightView> byDigest = new java.util.HashMap<>();
+        for (String topic : instance.handling().stream().map(io.rmq.instances.RmqInstance.Handling::topic)
+                .distinct().toList()) {
+            if (definition(topic) == null) {
+                continue;
+            }
+            Map<String, io.rmq.instances.RmqInstance.Handling> mine = new java.util.HashMap<>();
+            instance.handling().stream().filter(h -> h.topic().equals(topic)).forEach(h -> mine.put(h.digest(), h));
+            for (io.rmq.admin.InFlightMessage m : rmq.admin().inFlightMessages(topic, 0, MAX_PAGE)) {
+                String digest = io.rmq.instances.RmqInstances.digest(m.member());
+                io.rmq.instances.RmqInstance.Handling h = mine.get(digest);
+                if (h != null) {
+                    byDigest.put(topic + "\n" + digest, inFlightView(m, h, instance.id()));
+                }
+            }
+        }
+        List<InFlightView> inFlight = instance.handling().stream()
+                .map(h -> byDigest.get(h.topic() + "\n" + h.digest())).filter(java.util.Objects::nonNull).toList();
+        return instanceView(instance, inFlight);
+    }
+
+    private static InstanceView instanceView(io.rmq.instances.RmqInstance i, @Nullable List<InFlightView> inFlight) {
+        return new InstanceView(i.id(), i.application(), i.host(), i.pid(), i.version(), i.startedAt(),
+                i.lastSeenAt(), i.busy(), i.listeners().stream().map(l -> new InstanceListenerView(l.id(), l.topic(),
+                        l.mode(), l.state(), l.concurrency(), l.busy(), l.pausedHere(), l.pausedCluster())).toList(),
+                i.ownedSlots().stream().map(o -> new OwnedSlotView(o.topic(), o.slot())).toList(), inFlight);
+    }
+
+    /**
+     * A page of a topic's messages in flight, each with the instance whose handler works on it and since when
+     * (when an instance says so); null when the topic is not defined.
+     */
+    public @Nullable InFlightPage inFlight(String topic, long offset, int limit) {
+        if (definition(topic) == null) {
+            return null;
+        }
+        checkLimit(limit);
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
+        long total = rmq.admin().inFlightCount(topic);
+        List<io.rmq.admin.InFlightMessage> page = rmq.admin().inFlightMessages(topic, offset, limit);
+        Map<String, String> instanceByKey = new java.util.HashMap<>();
+        Map<String, io.rmq.instances.RmqInstance.Handling> handlingByKey = new java.util.HashMap<>();
+        if (!page.isEmpty()) {
+            for (io.rmq.instances.RmqInstance i : rmq.instances().list()) {
+                for (io.rmq.instances.RmqInstance.Handling h : i.handling()) {
+                    if (h.topic().equals(topic)) {
+                        String key = h.slot() + "\n" + h.digest();
+                        instanceByKey.put(key, i.id());
+                        handlingByKey.put(key, h);
+                    }
+                }
+            }
+        }
+        List<InFlightView> messages = new ArrayList<>(page.size());
+        for (io.rmq.admin.InFlightMessage m : page) {
+            String key = m.slot() + "\n" + io.rmq.instances.RmqInstances.digest(m.member());
+            messages.add(inFlightView(m, handlingByKey.get(key), instanceByKey.get(key)));
+        }
+        return new InFlightPage(topic, offset, limit, total, messages);
+    }
+
+    private InFlightView inFlightView(io.rmq.admin.InFlightMessage m,
+            io.rmq.instances.RmqInstance.@Nullable Handling handling, @Nullable String instance) {
+        return new InFlightView(m.slot(), m.id(), showBodies ? new String(m.body(), StandardCharsets.UTF_8) : null,
+                Base64.getEncoder().encodeToString(m.member()), handling == null ? null : handling.since(),
+                m.leaseDeadlineMillis() == null ? null : Instant.ofEpochMilli(m.leaseDeadlineMillis()), instance,
+                m.attempt());
+    }
+
+    /** The cluster-wide pauses of listeners and topics. */
+    public List<PauseView> pauses() {
+        return rmq.instances().pauses().stream().map(p -> new PauseView(p.kind(), p.name(), p.since(), p.by()))
+                .toList();
+    }
+
+    /**
+     * Pauses a topic on every instance (each within one heartbeat; this one at once), whatever its listeners' own
+     * pauses; null when the topic is not defined.
+     *
+     * @param by who pauses: "dashboard" or "endpoint"
+     */
+    public @Nullable Result pauseTopicCluster(String topic, String by) {
+        if (definition(topic) == null) {
+            return null;
+        }
+        return new Result("pause-cluster", topic, rmq.instances().pauseTopic(topic, by) ? 1 : 0);
+    }
+
+    /** Lifts a topic's cluster-wide pause; null when the topic is not defined. */
+    public @Nullable Result resumeTopicCluster(String topic) {
+        if (definition(topic) == null) {
+            return null;
+        }
+        return new Result("resume-cluster", topic, rmq.instances().resumeTopic(topic) ? 1 : 0);
+    }
+
+    /**
+     * Pauses a listener id on every instance; null when no listener has this id here nor on a live instance. A
+     * pause already there counts 0.
+     */
+    public @Nullable Result pauseListenerCluster(String id, String by) {
+        if (!knownListener(id)) {
+            return null;
+        }
+        return new Result("pause-cluster", id, rmq.instances().pauseListener(id, by) ? 1 : 0);
+    }
+
+    /** Lifts a listener's cluster-wide pause; null when it is unknown and not paused. */
+    public @Nullable Result resumeListenerCluster(String id) {
+        boolean known = knownListener(id);
+        boolean lifted = rmq.instances().resumeListener(id);
+        return !known && !lifted ? null : new Result("resume-cluster", id, lifted ? 1 : 0);
+    }
+
+    private boolean knownListener(String id) {
+        return registry.getListenerContainer(id) != null || rmq.instances().list().stream()
+                .anyMatch(i -> i.listeners().stream().anyMatch(l -> l.id().equals(id)));
     }
 
     private static void checkLimit(int limit) {

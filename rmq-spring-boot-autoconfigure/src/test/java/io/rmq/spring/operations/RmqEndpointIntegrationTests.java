@@ -38,7 +38,8 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
-                "management.endpoints.web.exposure.include=rmq", "management.endpoint.rmq.access=unrestricted"})
+                "management.endpoints.web.exposure.include=rmq", "management.endpoint.rmq.access=unrestricted",
+                "spring.application.name=ops-app"})
 abstract class RmqEndpointIntegrationTests {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -209,6 +210,54 @@ abstract class RmqEndpointIntegrationTests {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("sent-while-paused"));
         assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause\"}").statusCode())
+                .isEqualTo(400);
+    }
+
+    @Test
+    void theInstanceIsListedAndATopicIsPausedClusterWideApartFromTheListenersOwnPause() throws Exception {
+        // the listeners show from the first beat after they were made (at most one heartbeat, 5 s, after start-up)
+        await().atMost(Duration.ofSeconds(30)).until(() -> json(get("/actuator/rmq/instances")).size() == 1
+                && !json(get("/actuator/rmq/instances")).get(0).get("listeners").isEmpty());
+        JsonNode instance = json(get("/actuator/rmq/instances")).get(0);
+        assertThat(instance.get("application").asString()).isEqualTo("ops-app");
+        assertThat(instance.get("pid").asLong()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(instance.get("version").asString()).isNotBlank();
+        Instant.parse(instance.get("startedAt").asString());
+        Instant.parse(instance.get("lastSeenAt").asString());
+        JsonNode worker = named(instance.get("listeners"), "id", "ops-worker");
+        assertThat(worker.get("concurrency").asInt()).isEqualTo(2);
+        assertThat(worker.get("pausedCluster").asBoolean()).isFalse();
+        String id = instance.get("id").asString();
+        JsonNode one = json(get("/actuator/rmq/instances/" + id));
+        assertThat(one.get("inFlight").isArray()).isTrue();
+        assertThat(get("/actuator/rmq/instances/no-such-instance").statusCode()).isEqualTo(404);
+
+        JsonNode paused = json(post("/actuator/rmq/topics/ops-work", "{\"action\":\"pause\"}"));
+        assertThat(paused.get("count").asLong()).isEqualTo(1);
+        try {
+            JsonNode pause = json(get("/actuator/rmq/pauses")).get(0);
+            assertThat(pause.get("kind").asString()).isEqualTo("topic");
+            assertThat(pause.get("name").asString()).isEqualTo("ops-work");
+            assertThat(pause.get("by").asString()).isEqualTo("endpoint");
+            JsonNode listener = json(get("/actuator/rmq/listeners/ops-worker"));
+            assertThat(listener.get("pausedCluster").asBoolean()).as("applied here at once").isTrue();
+            assertThat(listener.get("pausedHere").asBoolean()).isFalse();
+            assertThat(listener.get("state").asString()).isEqualTo("paused");
+            template.send(OutgoingMessage.priority("ops-work", "sent-while-paused-cluster-wide", 5));
+            await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> true);
+            assertThat(handlers.worked).doesNotContain("sent-while-paused-cluster-wide");
+            JsonNode inFlight = json(get("/actuator/rmq/topics/ops-work/in-flight?limit=5"));
+            assertThat(inFlight.get("total").asLong()).isZero();
+            assertThat(inFlight.get("limit").asInt()).isEqualTo(5);
+            assertThat(get("/actuator/rmq/topics/ops-work/in-flight?limit=0").statusCode()).isEqualTo(400);
+            assertThat(get("/actuator/rmq/topics/no-such-topic/in-flight").statusCode()).isEqualTo(404);
+        }
+        finally {
+            json(post("/actuator/rmq/topics/ops-work", "{\"action\":\"resume\"}"));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("sent-while-paused-cluster-wide"));
+        assertThat(json(get("/actuator/rmq/pauses"))).isEmpty();
+        assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause-cluster\"}").statusCode())
                 .isEqualTo(400);
     }
 }

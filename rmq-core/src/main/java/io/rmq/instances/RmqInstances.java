@@ -1,0 +1,428 @@
+package io.rmq.instances;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.rmq.consumer.Delivery;
+import io.rmq.container.ListenerContainer;
+import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.observe.RmqInstrumentation;
+import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisInstances;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The instance registry of one engine: once {@linkplain #start started}, the engine says every heartbeat, in one
+ * script, that it is alive and what it runs (listeners with their state and busy handler threads, ORDERLY slots owned,
+ * the messages its busy handlers work on), and reads back the cluster-wide pauses, which it applies to its listener
+ * containers; on {@link #close()} it leaves. One that dies ages out after {@value #MISSED_BEATS} missed beats. Reads
+ * ({@link #list()}, {@link #pauses()}) and pause changes work whether this engine takes part or not.
+ * <p>
+ * Threads: the heartbeat runs on this registry's own thread ({@code rmq-instances}), which alone applies the pauses
+ * it read to the containers; {@link #start}, {@link #close} and the reads and changes run on callers' threads.
+ * {@code settings}, {@code id} and {@code startedAt} are written once by {@link #start}.
+ */
+public final class RmqInstances implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RmqInstances.class);
+
+    /** Beats an instance may miss before it is taken for gone (its entry and description expire). */
+    public static final int MISSED_BEATS = 3;
+
+    /** Most messages of busy handlers one description lists (it is rewritten every beat). */
+    public static final int MAX_HANDLING = 200;
+
+    private static final String VERSION = version();
+    /** Looked up once: a host name lookup may be slow. */
+    private static final String HOST = host();
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final RmqRedisInstances redis;
+    private final Supplier<Collection<ListenerContainer>> containers;
+    private final BusyHandlers busy = new BusyHandlers();
+
+    private volatile @Nullable InstanceSettings settings;
+    private volatile @Nullable String id;
+    private volatile long startedAt;
+    private volatile @Nullable ScheduledExecutorService beats;
+    /** The pauses the latest beat read (written by the heartbeat thread, read when a container is made). */
+    private volatile Map<String, String> knownPauses = Map.of();
+    private volatile boolean failing;
+
+    /**
+     * Made by the engine ({@code Rmq.instances()}); takes engine internals.
+     *
+     * @param containers the engine's listener containers now
+     */
+    public RmqInstances(RmqRedis redis, Supplier<Collection<ListenerContainer>> containers) {
+        this.redis = new RmqRedisInstances(redis);
+        this.containers = containers;
+    }
+
+    /**
+     * Registers this engine and beats every {@code settings.heartbeat()} until {@link #close()}. Idempotent: a second
+     * call keeps the first settings. Listener containers made before this call report no busy handlers (their
+     * consumers were made without the registry's bookkeeping); the Spring layer starts it before any listener.
+     */
+    public synchronized void start(InstanceSettings settings) {
+        if (beats != null) {
+            return;
+        }
+        this.settings = settings;
+        this.id = newId();
+        this.startedAt = System.currentTimeMillis();
+        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "rmq-instances");
+            thread.setDaemon(true);
+            return thread;
+        });
+        beats = executor;
+        long every = settings.heartbeat().toMillis();
+        executor.scheduleWithFixedDelay(this::beatSafely, 0, every, TimeUnit.MILLISECONDS);
+        log.info("RMQ instance {} of '{}' registers itself every {} ms", id, settings.application(), every);
+    }
+
+    /** Whether this engine takes part (started and not closed). */
+    public boolean isStarted() {
+        return beats != null;
+    }
+
+    /** This engine's id in the registry, or null until {@link #start}. */
+    public @Nullable String id() {
+        return id;
+    }
+
+    /**
+     * What the engine's consumers report handler calls to while the registry runs: the busy handlers, or
+     * {@link RmqInstrumentation#NONE} before {@link #start}.
+     */
+    public RmqInstrumentation consumerInstrumentation() {
+        return beats == null ? RmqInstrumentation.NONE : busy;
+    }
+
+    /** Applies the cluster-wide pauses known now to a new container (before it takes anything). */
+    public void adopt(ListenerContainer container) {
+        if (beats != null) {
+            apply(container, knownPauses);
+        }
+    }
+
+    /** Leaves the registry: no more beats, the entry and description deleted. */
+    @Override
+    public synchronized void close() {
+        ScheduledExecutorService executor = beats;
+        if (executor == null) {
+            return;
+        }
+        beats = null;
+        executor.shutdownNow();
+        try {
+            executor.awaitTermination(2, TimeUnit.SECONDS);
+            RedisGateway.await(redis.leave(id), "leaving the instance registry");
+            log.info("RMQ instance {} left the registry", id);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (RuntimeException ex) {
+            log.warn("RMQ instance {} could not leave the registry ({}); it ages out after {} missed beats", id,
+                    RedisGateway.describe(ex), MISSED_BEATS);
+        }
+    }
+
+    // ---------------------------------------------------------------- the heartbeat
+
+    private void beatSafely() {
+        try {
+            beat();
+            if (failing) {
+                failing = false;
+                log.info("RMQ instance {} beats again", id);
+            }
+        }
+        catch (RuntimeException ex) {
+            if (!failing) {
+                failing = true;
+                log.warn("RMQ instance {} could not send its heartbeat ({}); it retries every beat", id,
+                        RedisGateway.describe(ex));
+            }
+        }
+    }
+
+    private void beat() {
+        InstanceSettings s = settings;
+        long ttl = s.heartbeat().toMillis() * MISSED_BEATS;
+        String description = JSON.writeValueAsString(describe(s));
+        RmqRedisInstances.Beat beat = RedisGateway.await(redis.beat(id, description, ttl), "sending a heartbeat");
+        knownPauses = Map.copyOf(beat.pauses());
+        for (ListenerContainer container : containers.get()) {
+            apply(container, beat.pauses());
+        }
+    }
+
+    private static void apply(ListenerContainer container, Map<String, String> pauses) {
+        boolean paused = pauses.containsKey(listenerField(container.id()))
+                || pauses.containsKey(topicField(container.topic()));
+        if (container.isPausedCluster() != paused) {
+            try {
+                container.setPausedCluster(paused);
+            }
+            catch (UnsupportedOperationException ex) {
+                log.debug("RMQ listener '{}' cannot be paused cluster-wide", container.id());
+            }
+        }
+    }
+
+    /** Beats now (on the heartbeat thread) and waits for it, so a pause set here applies here at once. */
+    void beatNow() {
+        ScheduledExecutorService executor = beats;
+        if (executor == null) {
+            return;
+        }
+        try {
+            Future<?> done = executor.submit(this::beatSafely);
+            done.get(10, TimeUnit.SECONDS);
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            // closing
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+            log.debug("RMQ instance {}: an immediate heartbeat did not finish", id, ex);
+        }
+    }
+
+    /** The description published each beat (epoch ms for times, so any language reads it). */
+    record Description(String id, String application, String host, long pid, String version, long startedAt,
+            long heartbeatMillis, int busy, List<RmqInstance.Listener> listeners, List<RmqInstance.OwnedSlot> ownedSlots,
+            List<Handled> handling) {
+    }
+
+    /** A busy handler's message as published. */
+    record Handled(String listener, String topic, int slot, String digest, @Nullable String id, long since) {
+    }
+
+    private Description describe(InstanceSettings s) {
+        List<BusyHandlers.Call> calls = busy.now();
+        Map<String, Set<Thread>> threadsByListener = new HashMap<>();
+        Set<Thread> allThreads = new java.util.HashSet<>();
+        List<Handled> handling = new ArrayList<>();
+        for (BusyHandlers.Call call : calls) {
+            threadsByListener.computeIfAbsent(call.listener(), l -> new java.util.HashSet<>()).add(call.thread());
+            allThreads.add(call.thread());
+            if (handling.size() < MAX_HANDLING) {
+                Delivery d = call.delivery();
+                handling.add(new Handled(call.listener(), d.topic(), d.slot(), digest(d.member()), d.id(),
+                        call.since()));
+            }
+        }
+        List<RmqInstance.Listener> listeners = new ArrayList<>();
+        List<RmqInstance.OwnedSlot> owned = new ArrayList<>();
+        for (ListenerContainer c : containers.get()) {
+            String state = !c.isRunning() ? "stopped" : c.isPaused() ? "paused" : "running";
+            listeners.add(new RmqInstance.Listener(c.id(), c.topic(), c.mode().name(), state, c.concurrency(),
+                    threadsByListener.getOrDefault(c.id(), Set.of()).size(), c.isPausedHere(), c.isPausedCluster()));
+            for (int slot : new TreeSet<>(c.ownedSlots())) {
+                owned.add(new RmqInstance.OwnedSlot(c.topic(), slot));
+            }
+        }
+        return new Description(id, s.application(), HOST, ProcessHandle.current().pid(), VERSION, startedAt,
+                s.heartbeat().toMillis(), allThreads.size(), listeners, owned, handling);
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** The live instances (this one included once it has beaten), by id. */
+    public List<RmqInstance> list() {
+        Map<String, Long> live = RedisGateway.await(redis.live(), "reading the live instances");
+        List<String> ids = new ArrayList<>(live.keySet());
+        List<String> descriptions = RedisGateway.await(redis.descriptions(ids), "reading the instances");
+        List<RmqInstance> out = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i++) {
+            String json = descriptions.get(i);
+            if (json != null) { // else it expired: gone, not swept from the live list yet
+                RmqInstance instance = parse(json, live.get(ids.get(i)));
+                if (instance != null) {
+                    out.add(instance);
+                }
+            }
+        }
+        out.sort(java.util.Comparator.comparing(RmqInstance::id));
+        return out;
+    }
+
+    /** One live instance, or null when there is none with this id. */
+    public @Nullable RmqInstance get(String instanceId) {
+        checkId(instanceId);
+        return list().stream().filter(i -> i.id().equals(instanceId)).findFirst().orElse(null);
+    }
+
+    private static @Nullable RmqInstance parse(String json, long aliveUntil) {
+        try {
+            Description d = JSON.readValue(json, Description.class);
+            long lastSeen = aliveUntil - d.heartbeatMillis() * MISSED_BEATS;
+            List<RmqInstance.Handling> handling = d.handling() == null ? List.of() : d.handling().stream()
+                    .map(h -> new RmqInstance.Handling(h.listener(), h.topic(), h.slot(), h.digest(), h.id(),
+                            Instant.ofEpochMilli(h.since()))).toList();
+            return new RmqInstance(d.id(), d.application(), d.host(), d.pid(), d.version(),
+                    Instant.ofEpochMilli(d.startedAt()), Instant.ofEpochMilli(lastSeen), d.busy(),
+                    d.listeners() == null ? List.of() : List.copyOf(d.listeners()),
+                    d.ownedSlots() == null ? List.of() : List.copyOf(d.ownedSlots()), handling);
+        }
+        catch (RuntimeException ex) {
+            log.debug("RMQ skips an instance description it cannot read: {}", ex.toString());
+            return null;
+        }
+    }
+
+    // ---------------------------------------------------------------- cluster-wide pauses
+
+    /** The cluster-wide pauses, listeners first, then topics, each by name. */
+    public List<ClusterPause> pauses() {
+        List<ClusterPause> out = new ArrayList<>();
+        RedisGateway.await(redis.pauses(), "reading the cluster-wide pauses").forEach((field, value) -> {
+            int colon = field.indexOf(':');
+            int bar = value.indexOf('|');
+            if (colon > 0 && bar > 0) {
+                try {
+                    out.add(new ClusterPause(field.substring(0, colon), field.substring(colon + 1),
+                            Instant.ofEpochMilli(Long.parseLong(value.substring(0, bar))), value.substring(bar + 1)));
+                }
+                catch (NumberFormatException ex) {
+                    log.debug("RMQ skips a pause it cannot read: {} = {}", field, value);
+                }
+            }
+        });
+        out.sort(java.util.Comparator.comparing(ClusterPause::kind).thenComparing(ClusterPause::name));
+        return out;
+    }
+
+    /**
+     * Pauses every instance's listener with this id, cluster-wide (kept in Redis until {@link #resumeListener}):
+     * each instance honours it within one heartbeat, this one at once. False when it was paused already.
+     *
+     * @param by who pauses (shown with the pause)
+     */
+    public boolean pauseListener(String listenerId, String by) {
+        return pause(listenerField(checkName("listener", listenerId)), by);
+    }
+
+    /** Lifts the cluster-wide pause of a listener; false when there was none. */
+    public boolean resumeListener(String listenerId) {
+        return resume(listenerField(checkName("listener", listenerId)));
+    }
+
+    /** Pauses every listener of this topic on every instance, cluster-wide; as {@link #pauseListener}. */
+    public boolean pauseTopic(String topic, String by) {
+        return pause(topicField(checkName("topic", topic)), by);
+    }
+
+    /** Lifts the cluster-wide pause of a topic; false when there was none. */
+    public boolean resumeTopic(String topic) {
+        return resume(topicField(checkName("topic", topic)));
+    }
+
+    private boolean pause(String field, String by) {
+        String who = by == null || by.isBlank() ? "unknown" : by;
+        boolean fresh = RedisGateway.await(redis.pause(field, System.currentTimeMillis() + "|" + who),
+                "setting a cluster-wide pause");
+        beatNow();
+        return fresh;
+    }
+
+    private boolean resume(String field) {
+        boolean was = RedisGateway.await(redis.resume(field), "lifting a cluster-wide pause");
+        beatNow();
+        return was;
+    }
+
+    static String listenerField(String listenerId) {
+        return "listener:" + listenerId;
+    }
+
+    static String topicField(String topic) {
+        return "topic:" + topic;
+    }
+
+    private static String checkName(String field, String name) {
+        if (name == null || name.isEmpty() || name.length() > 200) {
+            throw new RmqInvalidArgumentException(field, name, "must be 1 to 200 characters");
+        }
+        return name;
+    }
+
+    /** Fails unless {@code instanceId} could be an instance id (letters, digits, '.', '_', '-'; 1 to 200). */
+    public static void checkId(String instanceId) {
+        if (instanceId == null || !instanceId.matches("[A-Za-z0-9._-]{1,200}")) {
+            throw new RmqInvalidArgumentException("instance", instanceId, "must be 1 to 200 letters, digits, '.',"
+                    + " '_' or '-'");
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /**
+     * What a description names a stored member by: base64url of the first 12 bytes of its SHA-256 (members may be
+     * whole bodies of up to the body limit; the in-flight view matches prepare's members to busy handlers by it).
+     */
+    public static String digest(byte[] member) {
+        try {
+            byte[] sha = MessageDigest.getInstance("SHA-256").digest(member);
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(sha, 12));
+        }
+        catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    private static String newId() {
+        String host = HOST.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9.-]", "-");
+        if (host.length() > 60) {
+            host = host.substring(0, 60);
+        }
+        return host + "-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static String host() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (Exception ex) {
+            String name = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+            int at = name.indexOf('@');
+            return at >= 0 ? name.substring(at + 1) : "unknown";
+        }
+    }
+
+    /** The RMQ version from the jar's manifest; "dev" when running from classes. */
+    private static String version() {
+        String v = RmqInstances.class.getPackage() == null ? null
+                : RmqInstances.class.getPackage().getImplementationVersion();
+        return v == null || v.isBlank() ? "dev" : v;
+    }
+
+}

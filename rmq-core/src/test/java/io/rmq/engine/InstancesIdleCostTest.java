@@ -1,0 +1,71 @@
+package io.rmq.engine;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import io.rmq.core.TopicType;
+import io.rmq.instances.InstanceSettings;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the instance registry costs an idle instance, counted with {@code INFO commandstats} on a standalone server
+ * (which counts the commands scripts run too): one script per heartbeat, running five commands (TIME,
+ * ZREMRANGEBYSCORE, ZADD, SET, HGETALL). Its own server, so other tests' commands do not count.
+ */
+@ParameterizedClass
+@EnumSource(value = RedisTopology.class, names = "STANDALONE")
+class InstancesIdleCostTest extends EngineTestSupport {
+
+    InstancesIdleCostTest(RedisTopology topology) {
+        super(topology);
+    }
+
+    @Test
+    void anIdleInstanceSendsOneScriptPerHeartbeat() throws Exception {
+        rmq.defineTopic("idle-fleet", TopicType.FIXED_TIME, 4);
+        Duration beat = Duration.ofMillis(500);
+        rmq.instances().start(new InstanceSettings("idle", beat));
+        Thread.sleep(1000);
+        Map<String, Long> before = commandStats();
+        long window = 10_000;
+        Thread.sleep(window);
+        Map<String, Long> after = commandStats();
+        Map<String, Long> diff = new HashMap<>();
+        after.forEach((cmd, calls) -> {
+            long d = calls - before.getOrDefault(cmd, 0L);
+            if (d > 0) {
+                diff.put(cmd, d);
+            }
+        });
+        diff.remove("info"); // ours: the reads of the figures and their connection's handshake
+        diff.remove("hello");
+        diff.remove("client");
+        long scripts = diff.getOrDefault("evalsha", 0L);
+        long all = diff.values().stream().mapToLong(Long::longValue).sum();
+        System.out.printf("[instances-idle-cost] heartbeat %d ms, window %d ms: %s; scripts/s %.2f, commands/s %.2f"
+                + " (scripts' commands included)%n", beat.toMillis(), window, diff, scripts * 1000.0 / window,
+                all * 1000.0 / window);
+        // 20 beats in 10 s; a loaded machine beats less, never more
+        assertThat(scripts).isBetween(1L, window / beat.toMillis() + 2);
+        assertThat(all).as("the script and its five commands per beat, nothing else").isLessThanOrEqualTo(scripts * 6);
+    }
+
+    private Map<String, Long> commandStats() {
+        String info = raw(c -> c.info("commandstats"));
+        Map<String, Long> out = new HashMap<>();
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("cmdstat_")) {
+                String name = line.substring(8, line.indexOf(':'));
+                String calls = line.substring(line.indexOf("calls=") + 6);
+                out.put(name, Long.parseLong(calls.substring(0, calls.indexOf(','))));
+            }
+        }
+        return out;
+    }
+}
