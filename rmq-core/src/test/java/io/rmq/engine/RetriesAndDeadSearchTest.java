@@ -191,6 +191,35 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
     }
 
     @Test
+    void theFailedHeadOfAnOrderlySlotListsItsLastErrorWhileHeldAndAfterItsOwnerStopped() {
+        rmq.defineTopic("ledger", TopicType.FIXED_TIME, 2);
+        io.rmq.container.ListenerContainer container = rmq.container("ledger", LONG_BACKOFF, String.class,
+                (String body, io.rmq.consumer.Delivery d) -> {
+                    throw new IllegalStateException("ledger refused " + body);
+                }, io.rmq.container.ContainerOptions.of("o-ledger", 1).withMode(io.rmq.core.ConsumeMode.ORDERLY)
+                        .withOwnershipTimeout(Duration.ofSeconds(3)));
+        try (LogCapture log = LogCapture.rmq().expecting("ledger refused")) {
+            container.start();
+            rmq.producer().send(OutgoingMessage.fixedTime("ledger", "entry-1", Instant.now()).withGroup("acct-1"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().retries("ledger", 0, 10).total() == 1);
+            assertThat(rmq.admin().retries("ledger", 0, 10).messages()).singleElement().satisfies(m -> {
+                assertThat(m.bodyAsString()).isEqualTo("entry-1");
+                assertThat(m.lastError()).isEqualTo("java.lang.IllegalStateException: ledger refused entry-1");
+                assertThat(m.nextAttemptAt()).isAfter(Instant.now().plus(Duration.ofMinutes(30)));
+            });
+            container.stop();
+            assertThat(log.warnings()).hasSize(1);
+        }
+        finally {
+            container.stop();
+        }
+        // a graceful stop puts the head back into store and keeps its retry time: still one retry, with its error
+        assertThat(rmq.admin().retries("ledger", 0, 10).messages()).singleElement()
+                .satisfies(m -> assertThat(m.lastError()).contains("ledger refused entry-1"));
+        assertThat(rmq.admin().stats("ledger").retrying()).isEqualTo(1);
+    }
+
+    @Test
     void aFailureRecordedByThePreviousEngineListsWithoutAnError() {
         LegacyScripts old = new LegacyScripts(client, redis(rmq).keys());
         try {
