@@ -51,10 +51,13 @@ if not is_priority and not ordered and redis.call('EXISTS', K_ATTEMPTS) == 1 the
     if cursor ~= '0' then capped = 1 end
 end
 
-table.sort(found, function(a, b)
-    if a[2] ~= b[2] then return a[2] < b[2] end
-    return a[1] < b[1]
-end)
+if want > 0 then
+    -- (a count alone needs no order: the sort is most of a large slot's cost)
+    table.sort(found, function(a, b)
+        if a[2] ~= b[2] then return a[2] < b[2] end
+        return a[1] < b[1]
+    end)
+end
 
 local out = { #found, capped, now }
 local members = {}
