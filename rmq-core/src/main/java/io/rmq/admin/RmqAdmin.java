@@ -32,6 +32,21 @@ public final class RmqAdmin {
 
     private static final int CHUNK = 1000;
 
+    /**
+     * Most failed messages {@link #retries} examines per slot and request (retry entries and attempt counts each): a
+     * failure storm costs one request a bounded amount of Redis work.
+     */
+    public static final int RETRIES_EXAMINED = 10_000;
+
+    /** Most dead messages one {@link #searchDead} request examines, all slots together. */
+    public static final int DEAD_SEARCH_EXAMINED = 10_000;
+
+    /** Most keys one {@link #redis()} examines to count RMQ's keys, all masters together. */
+    public static final int REDIS_KEYS_EXAMINED = io.rmq.redis.internal.RmqRedisServer.MAX_KEYS_EXAMINED;
+
+    /** Most messages one bulk requeue or delete names. */
+    public static final int MAX_SELECTION = 1000;
+
     private final RmqRedisAdmin redis;
     private final TopicRegistry topics;
     private final BodyCodec codec;
@@ -552,11 +567,7 @@ public final class RmqAdmin {
                     "reading dead messages of " + topicName);
             skip = 0;
             for (DeadEntry e : entries) {
-                Long priority = topic.type() == TopicType.PRIORITY && !e.priority().isEmpty()
-                        ? (long) Double.parseDouble(e.priority()) : null;
-                out.add(new DeadMessage(topicName, slot.slot(), payload(e.member(), e.envelope()),
-                        Instant.ofEpochMilli(e.diedAt()), e.attempts(), priority, e.lastError(),
-                        EnvelopeKeys.idOf(e.member()), e.envelope().headers()));
+                out.add(deadMessage(topic, slot.slot(), e));
             }
         }
         return out;
@@ -590,6 +601,169 @@ public final class RmqAdmin {
     /** Deletes every dead message of the topic; returns how many. */
     public long purgeDead(String topicName) {
         return drainEachSlot(topics.get(topicName), slot -> redis.deadDelete(slot, CHUNK, List.of()));
+    }
+
+    // ---------------------------------------------------------------- retries, dead search, bulk, Redis
+
+    /**
+     * A page of the topic's messages waiting for a retry (the ones {@link TopicStats#retrying()} counts): slot by slot,
+     * soonest next attempt first within a slot, each with its attempts and, when the engine noted it, its latest
+     * failure's reason and time. Bounded: at most {@link #RETRIES_EXAMINED} failed messages examined per slot.
+     *
+     * @param offset how many to skip
+     * @param limit  the most to return (1 to 1000)
+     */
+    public RetryPage retries(String topicName, long offset, int limit) {
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
+        if (limit < 1 || limit > 1000) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and 1000");
+        }
+        TopicDefinition topic = topics.get(topicName);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        SlotKeys[] slots = redis.keys().slots(topic);
+        // first each slot's count (pipelined: one round), then the pages of the slots the window covers
+        List<CompletableFuture<RmqRedisAdmin.Retries>> counts = new ArrayList<>(slots.length);
+        for (SlotKeys slot : slots) {
+            counts.add(redis.retries(slot, priority, 0, 0, RETRIES_EXAMINED));
+        }
+        RedisGateway.await(CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new)),
+                "counting the retries of " + topicName);
+        long total = 0;
+        boolean capped = false;
+        for (CompletableFuture<RmqRedisAdmin.Retries> count : counts) {
+            total += count.join().total();
+            capped |= count.join().capped();
+        }
+        List<RetryingMessage> out = new ArrayList<>(limit);
+        long skip = offset;
+        for (int i = 0; i < slots.length && out.size() < limit; i++) {
+            long inSlot = counts.get(i).join().total();
+            if (skip >= inSlot) {
+                skip -= inSlot;
+                continue;
+            }
+            RmqRedisAdmin.Retries page = RedisGateway.await(redis.retries(slots[i], priority, skip, limit - out.size(),
+                    RETRIES_EXAMINED), "reading the retries of " + topicName);
+            skip = 0;
+            for (RmqRedisAdmin.RetryEntry e : page.entries()) {
+                out.add(new RetryingMessage(topicName, i, payload(e.member(), e.envelope()), e.attempts(),
+                        Instant.ofEpochMilli(e.nextAttemptAt()), e.lastError(),
+                        e.failedAt() < 0 ? null : Instant.ofEpochMilli(e.failedAt()), EnvelopeKeys.idOf(e.member()),
+                        e.envelope().headers()));
+            }
+        }
+        return new RetryPage(List.copyOf(out), total, capped);
+    }
+
+    /**
+     * Searches the topic's dead messages: those whose last error contains {@code error} (ignoring the case of ASCII
+     * letters) and whose id (messages sent with one) or body (the others) starts with {@code prefix}; null or empty
+     * matches all. Slot by slot, oldest death first within a slot; at most {@link #DEAD_SEARCH_EXAMINED} dead messages
+     * examined per request ({@link DeadSearchPage#capped()} says when the search stopped there).
+     *
+     * @param offset how many matches to skip
+     * @param limit  the most to return (1 to 1000)
+     */
+    public DeadSearchPage searchDead(String topicName, @Nullable String error, @Nullable String prefix, long offset,
+            int limit) {
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
+        if (limit < 1 || limit > 1000) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and 1000");
+        }
+        TopicDefinition topic = topics.get(topicName);
+        SlotKeys[] slots = redis.keys().slots(topic);
+        String needle = error == null ? "" : asciiLowerCase(error);
+        byte[] start = prefix == null ? new byte[0] : prefix.getBytes(StandardCharsets.UTF_8);
+        List<DeadMessage> out = new ArrayList<>(limit);
+        long total = 0;
+        long scanned = 0;
+        long skip = offset;
+        boolean capped = false;
+        for (int i = 0; i < slots.length; i++) {
+            int budget = (int) (DEAD_SEARCH_EXAMINED - scanned);
+            RmqRedisAdmin.DeadSearch found = RedisGateway.await(redis.deadSearch(slots[i], needle, start, 0,
+                    Math.max(budget, 0), skip, limit - out.size()), "searching the dead messages of " + topicName);
+            scanned += found.examined();
+            total += found.matches();
+            skip = Math.max(0, skip - found.matches());
+            for (DeadEntry e : found.entries()) {
+                out.add(deadMessage(topic, i, e));
+            }
+            if (found.left() > 0) {
+                capped = true; // the budget ran out in this slot; later slots are not examined either
+                break;
+            }
+        }
+        return new DeadSearchPage(List.copyOf(out), total, scanned, capped);
+    }
+
+    private static String asciiLowerCase(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            out.append(c >= 'A' && c <= 'Z' ? (char) (c + 32) : c);
+        }
+        return out.toString();
+    }
+
+    private DeadMessage deadMessage(TopicDefinition topic, int slot, DeadEntry e) {
+        Long priority = topic.type() == TopicType.PRIORITY && !e.priority().isEmpty()
+                ? (long) Double.parseDouble(e.priority()) : null;
+        return new DeadMessage(topic.name(), slot, payload(e.member(), e.envelope()), Instant.ofEpochMilli(e.diedAt()),
+                e.attempts(), priority, e.lastError(), EnvelopeKeys.idOf(e.member()), e.envelope().headers());
+    }
+
+    /**
+     * Requeues a selection of dead messages of one topic (each named as in {@link #requeueDead(DeadMessage)}: by id or
+     * by body, with its slot), one script call per slot, pipelined. Returns how many were dead and came back.
+     */
+    public long requeueDead(String topicName, List<DeadMessage> selection) {
+        TopicDefinition topic = topics.get(topicName);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        return eachSlotOf(topic, selection, (slot, members) -> redis.deadRequeue(slot, priority, members.size(),
+                members), "requeueing dead messages of " + topicName);
+    }
+
+    /** Deletes a selection of dead messages of one topic (named as in {@link #requeueDead(String, List)}). */
+    public long deleteDead(String topicName, List<DeadMessage> selection) {
+        TopicDefinition topic = topics.get(topicName);
+        return eachSlotOf(topic, selection, (slot, members) -> redis.deadDelete(slot, members.size(), members),
+                "deleting dead messages of " + topicName);
+    }
+
+    private long eachSlotOf(TopicDefinition topic, List<DeadMessage> selection,
+            java.util.function.BiFunction<SlotKeys, List<byte[]>, CompletableFuture<Long>> action, String what) {
+        if (selection.size() > MAX_SELECTION) {
+            throw new RmqInvalidArgumentException("messages", selection.size() + " messages", "must be at most "
+                    + MAX_SELECTION + " per request");
+        }
+        java.util.Map<Integer, List<byte[]>> bySlot = new java.util.TreeMap<>();
+        for (DeadMessage message : selection) {
+            if (!message.topic().equals(topic.name())) {
+                throw new RmqInvalidArgumentException("topic", message.topic(), "must be " + topic.name()
+                        + " for every message of the selection");
+            }
+            slotKeys(topic, message.slot()); // checks the slot
+            bySlot.computeIfAbsent(message.slot(), s -> new ArrayList<>()).add(member(message.id(), message.body()));
+        }
+        List<CompletableFuture<Long>> done = new ArrayList<>(bySlot.size());
+        bySlot.forEach((slot, members) -> done.add(action.apply(redis.keys().slots(topic)[slot], members)));
+        RedisGateway.await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)), what);
+        return done.stream().mapToLong(CompletableFuture::join).sum();
+    }
+
+    /**
+     * The Redis RMQ uses: version, mode, memory, clients, the cluster's nodes, and how many keys carry RMQ's prefix
+     * (SCAN, at most {@link #REDIS_KEYS_EXAMINED} keys examined per call).
+     */
+    public RedisFigures redis() {
+        io.rmq.redis.internal.RmqRedisServer.Figures f = redis.server().figures();
+        return new RedisFigures(f.version(), f.mode(), f.usedMemory(), f.peakMemory(), f.clients(), f.rmqKeys(),
+                f.rmqKeysCapped(), f.nodes().stream().map(n -> new RedisFigures.Node(n.id(), n.address(), n.role(),
+                        n.slots(), n.state())).toList());
     }
 
     private long drainEachSlot(TopicDefinition topic, java.util.function.Function<SlotKeys, CompletableFuture<Long>> chunk) {

@@ -307,8 +307,10 @@ public class RmqAutoConfiguration {
     /** What the {@code rmq} Actuator endpoint and the dashboard show and do (no threads, no connection of its own). */
     @Bean
     @ConditionalOnMissingBean
-    public RmqOperations rmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
-        return new RmqOperations(rmq, registry);
+    public RmqOperations rmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry, RmqProperties properties) {
+        RmqOperations operations = new RmqOperations(rmq, registry);
+        operations.setShowBodies(properties.dashboard().showBodies());
+        return operations;
     }
 
     @Bean

@@ -194,9 +194,11 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param readOnly Whether the page only shows; when false it also requeues, deletes and purges dead messages,
      *                 cancels and reschedules waiting ones and pauses and resumes listeners (POSTs, CSRF-protected
      *                 when Spring Security is present; refused with 403 while read-only).
+     * @param showBodies Whether the views of messages waiting for a retry or in flight (page and rmq endpoint) show
+     *                   body text; off: they show a message's id and handle only (bodies may hold personal data).
      */
     public record Dashboard(@DefaultValue("false") boolean enabled, @DefaultValue("/rmq") String path,
-            @DefaultValue("true") boolean readOnly) {
+            @DefaultValue("true") boolean readOnly, @DefaultValue("false") boolean showBodies) {
 
         public Dashboard {
             if (path == null || !path.matches("(/[A-Za-z0-9._~-]+)+")) {

@@ -190,7 +190,7 @@ class RmqAutoConfigurationTest {
             assertThat(p.redis().disconnectedBehavior())
                     .isEqualTo(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
             assertThat(p.redis().settings()).isEqualTo(io.rmq.redis.RedisClientSettings.DEFAULT);
-            assertThat(p.dashboard()).isEqualTo(new RmqProperties.Dashboard(false, "/rmq", true));
+            assertThat(p.dashboard()).isEqualTo(new RmqProperties.Dashboard(false, "/rmq", true, false));
         });
     }
 

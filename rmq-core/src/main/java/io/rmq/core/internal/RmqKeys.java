@@ -33,6 +33,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:trace       HASH compact trace records of bodies whose envelope is a trace context alone, kept
  *                                         as msg keeps envelopes (a HASH of their own: a pop of a slot without ids or
  *                                         headers looks up nothing in msg, and consumers read these records themselves)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:errors      HASH body -&gt; "failed at (Redis ms)\nlast error" of a failed attempt, while the
+ *                                         body still has an attempt count (written by failures only; the ack forgets it)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms); the
@@ -50,7 +52,7 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
-            "context", "msg", "trace"};
+            "context", "msg", "trace", "errors"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
     /**
@@ -154,7 +156,7 @@ public final class RmqKeys {
     /**
      * The keys of one slot. Arrays are shared: do not modify.
      *
-     * @param all     the keys every slot script gets (KEYS[1..12])
+     * @param all     the keys every slot script gets (KEYS[1..13])
      * @param leasing {@code all} followed by the lease-seq and skipped keys: for the scripts that issue lease tokens
      *                or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep)
      */
@@ -220,13 +222,21 @@ public final class RmqKeys {
             return all[11];
         }
 
+        /**
+         * When and why a body's latest attempt failed ("failed at ms\nlast error"), kept while it has an attempt
+         * count (see note_error in _common.lua); absent for failures recorded by engines before it existed.
+         */
+        public byte[] errors() {
+            return all[12];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[12];
+            return leasing[13];
         }
 
         /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
         public byte[] skipped() {
-            return leasing[13];
+            return leasing[14];
         }
     }
 }

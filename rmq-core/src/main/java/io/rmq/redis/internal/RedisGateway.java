@@ -481,6 +481,35 @@ public final class RedisGateway implements AutoCloseable {
         return checks.stream().map(CompletableFuture::join).toList(); // in parallel, each within the timeout
     }
 
+    /**
+     * The commands of one node: standalone, the server (node null); a cluster, the node of the client's current view
+     * (a connection of its own, opened by Lettuce on first use). For reads that must reach every node (INFO, SCAN).
+     */
+    record NodeCommands(@Nullable RedisClusterNode node,
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands) {
+    }
+
+    /** Every node in the client's current view (masters and replicas); standalone, the one server. */
+    List<NodeCommands> nodeCommands() {
+        StatefulConnection<byte[], byte[]> current = connection;
+        if (!(current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection)) {
+            return List.of(new NodeCommands(null, CompletableFuture.completedFuture(commands)));
+        }
+        List<NodeCommands> out = new ArrayList<>();
+        for (RedisClusterNode node : ((RedisClusterClient) client).getPartitions()) {
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> reach;
+            try {
+                reach = clusterConnection.getConnectionAsync(node.getNodeId())
+                        .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
+            }
+            catch (RuntimeException ex) {
+                reach = CompletableFuture.failedFuture(ex);
+            }
+            out.add(new NodeCommands(node, reach));
+        }
+        return out;
+    }
+
     /** PING, then SCRIPT EXISTS (and SCRIPT LOAD of what is missing), within the timeout; never fails. */
     private static CompletableFuture<NodeCheck> checkNode(String name,
             CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> node, long timeoutMillis) {

@@ -46,6 +46,11 @@ public final class RmqRedisAdmin {
         return keys;
     }
 
+    /** The server figures (INFO, CLUSTER NODES, RMQ's key count) of the Redis behind this engine. */
+    public RmqRedisServer server() {
+        return new RmqRedisServer(redis);
+    }
+
     // ---------------------------------------------------------------- topics
 
     /** Sets the consume mode of a registered definition of the same type and slot amount, whatever it was. */
@@ -253,6 +258,82 @@ public final class RmqRedisAdmin {
             args[1 + i] = members.get(i);
         }
         return gateway.eval(RmqScript.DEAD_DELETE, ScriptOutputType.INTEGER, slot.all(), args);
+    }
+
+    /**
+     * A message waiting for its retry, as retries.lua lists it.
+     *
+     * @param nextAttemptAt Redis ms of its next attempt
+     * @param failedAt      Redis ms of the failure, or -1 when none was noted (failed under an engine before the errors
+     *                      HASH)
+     * @param lastError     the failure's reason (cut to 500 bytes), or null when none was noted
+     */
+    public record RetryEntry(byte[] member, long nextAttemptAt, int attempts, long failedAt,
+            @Nullable String lastError, Stored envelope) {
+    }
+
+    /**
+     * One slot's messages waiting for a retry (see retries.lua).
+     *
+     * @param total   how many the slot has (among those examined)
+     * @param capped  the bound stopped the walk: {@code total} and the page cover only what was examined
+     * @param entries the page asked for, soonest next attempt first
+     */
+    public record Retries(long total, boolean capped, List<RetryEntry> entries) {
+    }
+
+    /**
+     * A page of one slot's retries, soonest first (see retries.lua): {@code skip} of them skipped, at most
+     * {@code count} returned (0: only counted), at most {@code examine} retry entries and attempts fields examined.
+     */
+    public CompletableFuture<Retries> retries(SlotKeys slot, boolean priority, long skip, int count, int examine) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.RETRIES, ScriptOutputType.MULTI, slot.all(),
+                priority ? ONE : ZERO, bytes(skip), bytes(count), bytes(examine));
+        return reply.thenApply(items -> {
+            List<RetryEntry> out = new ArrayList<>((items.size() - 3) / 5);
+            for (int i = 3; i + 4 < items.size(); i += 5) {
+                String noted = string((byte[]) items.get(i + 3));
+                int newline = noted.indexOf('\n');
+                long failedAt = newline > 0 ? Long.parseLong(noted.substring(0, newline)) : -1;
+                out.add(new RetryEntry((byte[]) items.get(i), (long) number(items.get(i + 1)),
+                        (int) number(items.get(i + 2)), failedAt, newline > 0 ? noted.substring(newline + 1) : null,
+                        Stored.of(items.get(i + 4))));
+            }
+            return new Retries((long) number(items.get(0)), (long) number(items.get(1)) == 1, out);
+        });
+    }
+
+    /**
+     * Part of one slot's dead queue searched (see dead_search.lua).
+     *
+     * @param examined entries examined
+     * @param matches  matches among them
+     * @param left     entries after the last one examined
+     * @param entries  the matches asked for
+     */
+    public record DeadSearch(long examined, long matches, long left, List<DeadEntry> entries) {
+    }
+
+    /**
+     * Searches one slot's dead queue from rank {@code start}, examining at most {@code examine} entries: those whose
+     * last error contains {@code errorLowerCase} (ASCII letters folded) and whose id or body starts with
+     * {@code prefix} ('' matches all); {@code skip} matches skipped, at most {@code count} returned.
+     */
+    public CompletableFuture<DeadSearch> deadSearch(SlotKeys slot, String errorLowerCase, byte[] prefix, long start,
+            int examine, long skip, int count) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_SEARCH, ScriptOutputType.MULTI, slot.all(),
+                errorLowerCase.getBytes(java.nio.charset.StandardCharsets.UTF_8), prefix, bytes(start), bytes(examine),
+                bytes(skip), bytes(count));
+        return reply.thenApply(items -> {
+            List<DeadEntry> out = new ArrayList<>((items.size() - 3) / 4);
+            for (int i = 3; i + 3 < items.size(); i += 4) {
+                DeadInfo info = DeadInfo.parse(string((byte[]) items.get(i + 2)));
+                out.add(new DeadEntry((byte[]) items.get(i), (long) number(items.get(i + 1)), info.attempts(),
+                        info.priority(), info.lastError(), Stored.of(items.get(i + 3))));
+            }
+            return new DeadSearch((long) number(items.get(0)), (long) number(items.get(1)),
+                    (long) number(items.get(2)), out);
+        });
     }
 
     /**

@@ -40,6 +40,8 @@ enum RmqScript {
     BROWSE("browse.lua"),
     PURGE("purge.lua"),
     STATS("stats.lua"),
+    RETRIES("retries.lua"),
+    DEAD_SEARCH("dead_search.lua"),
     SCHEDULE_REGISTER("schedule_register.lua"),
     SCHEDULE_CLAIM("schedule_claim.lua"),
     INSTANCE_BEAT("instance_beat.lua"),

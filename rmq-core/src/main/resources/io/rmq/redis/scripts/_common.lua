@@ -1,14 +1,14 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..12]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace
+-- Slot keys always come in this order (KEYS[1..13]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace, errors
 --   (all under one hash tag {topic:slot})
 -- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
--- lease-seq key as KEYS[13] and its skipped key as KEYS[14] (the others have neither: K_SKIPPED is nil there).
+-- lease-seq key as KEYS[14] and its skipped key as KEYS[15] (the others have neither: K_SKIPPED is nil there).
 -- A member is a message's serialized body, or 0xFF followed by its id (a message sent with an id).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_MSG, K_TRACE, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
-    KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+    K_MSG, K_TRACE, K_ERRORS, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7],
+    KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
 
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
@@ -117,9 +117,31 @@ local function backoff_ms(failures, initial, multiplier, max, jitter, rnd)
     return math.floor(delay * (1 - jitter * rnd))
 end
 
--- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count.
+-- Longest error text the errors HASH keeps per body (bytes): it is kept for every message waiting for a retry, so a
+-- failure storm costs at most this much per message (dead-info, one per dead message, keeps the whole reason).
+local ERROR_BYTES = 500
+
+-- Keeps when and why `member`'s attempt failed ("now\nreason", the reason cut to ERROR_BYTES on a UTF-8 character
+-- boundary) while it waits for its retry: for the retries view. Written by failures only; every path that forgets the
+-- attempt count forgets it too (ack, bury, forget, cancel, purge, the ORDERLY settles).
+local function note_error(member, now, reason)
+    local text = reason or ''
+    if #text > ERROR_BYTES then
+        local cut = ERROR_BYTES
+        -- never half a character: back off over continuation bytes (10xxxxxx) to the start of the cut one
+        while cut > 0 and string.byte(text, cut + 1) >= 128 and string.byte(text, cut + 1) < 192 do
+            cut = cut - 1
+        end
+        text = string.sub(text, 1, cut)
+    end
+    redis.call('HSET', K_ERRORS, member, now .. '\n' .. text)
+end
+
+-- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count (and
+-- its noted error: dead-info holds the reason now).
 local function bury(member, now, failures, priority, reason)
     redis.call('HDEL', K_ATTEMPTS, member)
+    redis.call('HDEL', K_ERRORS, member)
     redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
     redis.call('ZADD', K_DEAD, now, member)
 end
@@ -305,6 +327,7 @@ end
 -- backs off in the retry ZSET its priority, and unless a copy is left anywhere its envelope.
 local function forget(member)
     redis.call('HDEL', K_ATTEMPTS, member)
+    redis.call('HDEL', K_ERRORS, member)
     if not redis.call('ZSCORE', K_RETRY, member) then
         redis.call('HDEL', K_PRIORITY, member)
     end
@@ -344,6 +367,7 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
         return 2
     end
     local due = now + (delay or backoff_ms(failures, initial, multiplier, max, jitter, rnd))
+    note_error(member, now, reason)
     if is_priority then
         if redis.call('ZSCORE', K_STORE, member) then
             -- a duplicate sent while this body was in flight waits in store and can be popped now

@@ -39,6 +39,7 @@ local function orderly_drop(member)
     redis.call('ZREM', K_PREPARE, member)
     redis.call('ZREM', K_RETRY, member)
     redis.call('HDEL', K_ATTEMPTS, member)
+    redis.call('HDEL', K_ERRORS, member)
     forget_envelopes({ member })
 end
 
@@ -63,6 +64,7 @@ local function orderly_fail(member, now, is_priority, max_retries, retry_at, rea
         bury(member, now, failures, priority, reason)
         return 2
     end
+    note_error(member, now, reason)
     redis.call('ZADD', K_RETRY, delay and now + delay or retry_at, member)
     return 1
 end

@@ -6,8 +6,8 @@
 -- announce_waiting and forget_skipped); it keeps the envelope stored for the member (see forget_envelopes in
 -- _common.lua).
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             lease-seq, skipped of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the trace-record
 --         fields of the members, one per member in argument order ('' for an id): the consumer read the records
 --         itself (see pop.lua, ARGV[13]) and names them, so that forgetting them needs no digest here
@@ -87,6 +87,7 @@ if #remove > 0 then
 end
 -- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, trace records, legacy
 -- contexts, skipped duplicates): usually none of it, which one EXISTS of all eight keys tells instead of one call each
+-- (a failure's noted error exists only beside its attempt count, so the errors HASH needs no place in it)
 if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE,
         K_SKIPPED) > 0 then
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
@@ -101,6 +102,10 @@ if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCEL
     -- most slots have no failures and no priorities to forget: skip the multi-member HDELs then
     if #forget > 0 and redis.call('EXISTS', K_ATTEMPTS) == 1 then
         redis.call('HDEL', K_ATTEMPTS, unpack(forget))
+        -- a failure's noted error lives only while its attempt count does (see note_error in _common.lua)
+        if redis.call('EXISTS', K_ERRORS) == 1 then
+            redis.call('HDEL', K_ERRORS, unpack(forget))
+        end
     end
     if #forget > 0 and redis.call('EXISTS', K_PRIORITY) == 1 then
         redis.call('HDEL', K_PRIORITY, unpack(forget))

@@ -4,8 +4,8 @@
 -- release at shutdown, hand-over of an ordered slot) it is dropped instead of being handed out again (see
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }
@@ -33,6 +33,7 @@ if not ordered and is_priority and redis.call('ZREM', K_RETRY, m) == 1 then
 end
 if in_flight == 0 and (waiting == 1 or retry_removed == 1) then
     redis.call('HDEL', K_ATTEMPTS, m)
+    redis.call('HDEL', K_ERRORS, m)
     redis.call('HDEL', K_PRIORITY, m)
 end
 -- the trace context goes with the last copy (an in-flight one keeps it until its delivery ends; a dead one keeps it)

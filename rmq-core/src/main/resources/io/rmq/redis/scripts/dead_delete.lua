@@ -1,8 +1,8 @@
 -- Deletes messages from the dead queue of one slot, with their details (and trace contexts, unless the body is also
 -- waiting or in flight).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: when no members follow, the most entries to delete (oldest first)
 -- ARGV[2..]: the members to delete
 -- Returns: the number deleted

@@ -2,8 +2,8 @@
 -- time-ordered topics due now, PRIORITY topics with the priority they had. A duplicate already waiting in store
 -- merges (time-ordered: the earlier time wins; PRIORITY: the waiting one keeps its priority).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: when no members follow, the most entries to requeue (oldest first)
 -- ARGV[3..]: the members to requeue (those not in dead are ignored)

@@ -2,8 +2,8 @@
 -- holds: those get one new lease token (see issue_lease in _common.lua: now + lease, raised above every token the
 -- slot issued before), which becomes their prepare score. The new token fences the old one.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             lease-seq, skipped of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, lease-seq, skipped of the slot
 -- ARGV[1]: lease in ms
 -- ARGV[2..]: member1, token1, member2, token2, ...   (tokens in 1/1024 ms, as pop.lua and this script reply them)
 -- Returns: array per member: the new token (1/1024 ms), or 0 when fenced (lease no longer held)

@@ -2,8 +2,8 @@
 -- the token still matches, and follows its action (see fail() in _common.lua): retried after its backoff or, past max
 -- retries, moved to dead with the reason; dead at once; dropped; or retried after a given delay.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             lease-seq, skipped of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: max retries (failures beyond this many go to dead)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)

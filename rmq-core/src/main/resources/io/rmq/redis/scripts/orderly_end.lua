@@ -3,8 +3,8 @@
 -- are dropped, and the owner key is deleted. Refused while an owner still holds the slot: a timed holder until its
 -- `until`, a leased one while it is in the live list given (or claimed with a list not older; see own.lua).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the Redis ms (membership's clock) at which the live list was read; ARGV[3..]: the live instance ids
 -- Returns: how many messages went back to store, or -1 when an owner still holds the slot

@@ -19,8 +19,8 @@
 -- attempt of each message that holder may have been handling (the first held one of each lane, unless it was waiting
 -- for its retry): a message that kills its consumer every time ends in dead instead of stopping its lane for ever.
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 'claim' or 'release'
 -- ARGV[2]: instance id
 -- ARGV[3]: the epoch this instance holds (0: none; a release with 0 gives up whatever epoch this instance holds); a

@@ -3,8 +3,8 @@
 -- suspended head is in flight (held by its owner) and stays. Trace contexts go with the bodies (unless a copy is
 -- still in flight or dead).
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the most entries to delete in this call
 -- Returns: the number deleted (less than ARGV[2]: the slot has no waiting messages left)
@@ -22,6 +22,7 @@ local function purge(key)
     for j, member in ipairs(members) do
         if not in_flight[j] and not redis.call('ZSCORE', K_RETRY, member) then
             redis.call('HDEL', K_ATTEMPTS, member)
+            redis.call('HDEL', K_ERRORS, member)
             redis.call('HDEL', K_PRIORITY, member)
         end
     end

@@ -4,8 +4,8 @@
 -- keeps its retry time and comes back with the new priority. A delivery in flight or a dead message is not changed.
 -- Wakes sleeping consumers when the message became its slot's first.
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- ARGV[3]: the new score (due ms or priority)

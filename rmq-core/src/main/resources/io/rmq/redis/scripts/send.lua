@@ -12,8 +12,8 @@
 -- envelope wins for every type: a merged send changes the due time by its type's rule but always delivers the newest
 -- payload and headers. A send without an envelope ('') leaves whatever is stored.
 --
--- KEYS[1..12]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace of
---             the slot (store, msg and trace are written)
+-- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors of the slot (store, msg and trace are written)
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)

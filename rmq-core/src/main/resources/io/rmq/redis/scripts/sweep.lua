@@ -2,8 +2,8 @@
 -- expired") and is retried after its backoff, or moved to dead past max retries. Atomic and idempotent: any
 -- consumer may run it at any time; an entry is moved once. (pop.lua runs the same sweep before it pops.)
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             lease-seq, skipped of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: max retries
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)

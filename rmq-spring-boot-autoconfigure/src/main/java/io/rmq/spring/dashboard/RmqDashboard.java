@@ -217,6 +217,9 @@ public class RmqDashboard {
             if (s.size() == 1 && s.get(0).equals("overview")) {
                 return Reply.ok(overview());
             }
+            if (s.size() == 1 && s.get(0).equals("redis")) {
+                return Reply.ok(operations.redis());
+            }
             if (s.size() >= 2 && s.get(0).equals("topics")) {
                 String topic = s.get(1);
                 if (s.size() == 2) {
@@ -224,8 +227,14 @@ public class RmqDashboard {
                 }
                 if (s.size() == 3) {
                     return switch (s.get(2)) {
-                        case "dead" -> Reply.ok(operations.dead(topic, longParam(query, "offset", 0),
-                                (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "dead" -> present(query.apply("error")) || present(query.apply("prefix"))
+                                ? topicReply(topic, () -> operations.dead(topic, longParam(query, "offset", 0),
+                                        intParam(query, "limit", DEFAULT_PAGE), query.apply("error"),
+                                        query.apply("prefix")))
+                                : Reply.ok(operations.dead(topic, longParam(query, "offset", 0),
+                                        (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "retries" -> topicReply(topic, () -> operations.retries(topic,
+                                longParam(query, "offset", 0), intParam(query, "limit", DEFAULT_PAGE)));
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "in-flight" -> Reply.ok(operations.inFlight(topic, longParam(query, "offset", 0),
@@ -296,6 +305,10 @@ public class RmqDashboard {
                     case "dead/delete" -> Reply.ok(byId(in)
                             ? operations.deleteDead(topic, slot(in), text(in, "id"), null)
                             : operations.deleteDead(topic, slot(in), text(in, "body")));
+                    case "dead/requeue-selected" -> Reply.ok(operations.requeueDeadSelected(topic,
+                            RmqOperations.selection(in.get("messages"))));
+                    case "dead/delete-selected" -> Reply.ok(operations.deleteDeadSelected(topic,
+                            RmqOperations.selection(in.get("messages"))));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
                     case "pause" -> Reply.ok(operations.pauseTopicCluster(topic, "dashboard"));
@@ -364,6 +377,22 @@ public class RmqDashboard {
         catch (NumberFormatException ex) {
             throw new RmqInvalidArgumentException(name, value, "must be a whole number");
         }
+    }
+
+    /** A topic's sub-resource: 404 naming the topic when there is no such topic. */
+    private Reply topicReply(String topic, java.util.function.Supplier<Object> read) {
+        if (!operations.isTopic(topic)) {
+            return Reply.error(404, "No topic '" + topic + "' (not defined here nor registered in Redis)");
+        }
+        return Reply.ok(read.get());
+    }
+
+    private static int intParam(Function<String, String> query, String name, int otherwise) {
+        long value = longParam(query, name, otherwise);
+        if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+            throw new RmqInvalidArgumentException(name, value, "must be between 1 and " + RmqOperations.MAX_PAGE);
+        }
+        return (int) value;
     }
 
     private static String required(@Nullable String value, String name) {

@@ -28,6 +28,11 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code GET /actuator/rmq/schedules}: the schedules (next and last firing, outcome of the latest run, paused);
  * {@code GET /actuator/rmq/schedules/{name}}: one; {@code POST /actuator/rmq/schedules/{name}} with
  * {@code {"action":"pause"}} or {@code "resume"}: cluster-wide.</li>
+ * <li>{@code GET /actuator/rmq/topics/{name}/retries} and {@code .../dead} (see {@link #part}); {@code POST
+ * /actuator/rmq/topics/{name}} with {@code {"action":"requeue-dead-selected"}} or {@code "delete-dead-selected"} and
+ * {@code "messages"}: the selection as a JSON array in a string, {@code "[{\"slot\":3,\"handle\":\"...\"}]"}
+ * (at most 200; Actuator reads a write request's fields as text); {@code GET /actuator/rmq/redis}:
+ * the Redis figures.</li>
  * </ul>
  * A read of a name that is not there answers 404; a write to it, or an unknown action, 400 with the reason.
  * <p>
@@ -53,13 +58,14 @@ public class RmqEndpoint {
     }
 
     /** @param kind {@code schedules}: every schedule; {@code instances}: the live instances; {@code pauses}: the
-     *  cluster-wide pauses */
+     *  cluster-wide pauses; {@code redis}: the Redis figures */
     @ReadOperation
     public @Nullable Object all(@Selector String kind) {
         return switch (kind) {
             case "schedules" -> schedules == null ? java.util.List.of() : schedules.list();
             case "instances" -> operations.instances();
             case "pauses" -> operations.pauses();
+            case "redis" -> operations.redis();
             default -> null;
         };
     }
@@ -82,16 +88,25 @@ public class RmqEndpoint {
     }
 
     /**
-     * {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=}: a page of the topic's messages in flight.
+     * A topic's sub-resource: {@code GET /actuator/rmq/topics/{name}/retries?offset=&limit=} (messages waiting for a
+     * retry), {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=} (messages in flight) and {@code GET /actuator/rmq/topics/{name}/dead?offset=&limit=&error=&prefix=} (dead messages, searched
+     * when {@code error} or {@code prefix} is given). 404 for an unknown topic or part; 400 for a bad page.
      */
     @ReadOperation
-    public @Nullable Object view(@Selector String kind, @Selector String name, @Selector String view,
-            @Nullable Long offset, @Nullable Integer limit) {
-        if (!kind.equals("topics") || !view.equals("in-flight")) {
+    public @Nullable Object part(@Selector String kind, @Selector String name, @Selector String part,
+            @Nullable Long offset, @Nullable Integer limit, @Nullable String error, @Nullable String prefix) {
+        if (!kind.equals("topics") || !operations.isTopic(name)) {
             return null;
         }
+        long from = offset == null ? 0 : offset;
+        int size = limit == null ? 20 : limit;
         try {
-            return operations.inFlight(name, offset == null ? 0 : offset, limit == null ? 20 : limit);
+            return switch (part) {
+                case "retries" -> operations.retries(name, from, size);
+                case "in-flight" -> operations.inFlight(name, from, size);
+                case "dead" -> operations.dead(name, from, size, error, prefix);
+                default -> null;
+            };
         }
         catch (RmqInvalidArgumentException ex) {
             throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
@@ -103,8 +118,18 @@ public class RmqEndpoint {
      * @param action listeners and schedules: {@code pause} or {@code resume}; topics: {@code requeue-dead} or
      *               {@code purge-dead}
      */
+    public Object act(String kind, String name, String action) {
+        return act(kind, name, action, null);
+    }
+
+    /**
+     * As {@link #act(String, String, String)}; {@code messages}: the selection of the {@code -selected} actions, a
+     * JSON array as text ({@code "[{\"slot\":3,\"handle\":\"...\"}]"}: Actuator reads a write request's fields as
+     * text).
+     */
     @WriteOperation
-    public Object act(@Selector String kind, @Selector String name, String action) {
+    public Object act(@Selector String kind, @Selector String name, String action,
+            @Nullable String messages) {
         try {
             return switch (kind + " " + action) {
                 case "listeners pause" -> found(operations.pause(name), kind, name);
@@ -115,17 +140,34 @@ public class RmqEndpoint {
                 case "topics resume" -> found(operations.resumeTopicCluster(name), kind, name);
                 case "topics requeue-dead" -> operations.requeueAllDead(name);
                 case "topics purge-dead" -> operations.purgeDead(name);
+                case "topics requeue-dead-selected" -> operations.requeueDeadSelected(name, selection(messages));
+                case "topics delete-dead-selected" -> operations.deleteDeadSelected(name, selection(messages));
                 case "schedules pause" -> found(schedules == null ? null : schedules.pause(name), kind, name);
                 case "schedules resume" -> found(schedules == null ? null : schedules.resume(name), kind, name);
                 default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for " + kind
                         + " (listeners: pause, resume, pause-cluster, resume-cluster; topics: pause, resume, requeue-dead,"
-                        + " purge-dead; schedules: pause, resume)",
+                        + " purge-dead, requeue-dead-selected, delete-dead-selected; schedules: pause, resume)",
                         "Unknown action");
             };
         }
         catch (RmqInvalidArgumentException | UnsupportedOperationException ex) {
             throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
         }
+    }
+
+    private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder()
+            .build();
+
+    private static java.util.List<RmqOperations.Selected> selection(@Nullable String messages) {
+        Object parsed;
+        try {
+            parsed = messages == null ? null : JSON.readValue(messages, Object.class);
+        }
+        catch (RuntimeException ex) {
+            throw new RmqInvalidArgumentException("messages", messages, "must be a JSON array of {slot, handle} or"
+                    + " {slot, id}, as text");
+        }
+        return RmqOperations.selection(parsed);
     }
 
     private static Object found(@Nullable Object result, String kind, String name) {

@@ -45,12 +45,26 @@ public class RmqOperations {
     /** How much of a header value the views show (a value may be up to {@code rmq.max-header-value-size} long). */
     public static final int HEADER_VALUE_CHARS = 200;
 
+    /** Most messages one bulk requeue or delete of dead messages may name. */
+    public static final int MAX_SELECTION = 200;
+
     private final Rmq rmq;
     private final RmqListenerEndpointRegistry registry;
+    /** rmq.dashboard.show-bodies: whether the retries and in-flight views show body text. */
+    private volatile boolean showBodies;
 
     public RmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
         this.rmq = rmq;
         this.registry = registry;
+    }
+
+    /** Whether the retries and in-flight views show body text ({@code rmq.dashboard.show-bodies}). */
+    public boolean showBodies() {
+        return showBodies;
+    }
+
+    public void setShowBodies(boolean showBodies) {
+        this.showBodies = showBodies;
     }
 
     // ---------------------------------------------------------------- the views
@@ -105,9 +119,10 @@ public class RmqOperations {
      * @param bodyBase64 the exact stored body (name it to requeue or delete a message without an id)
      * @param id         the id it was sent with (name it to requeue or delete this message), or null
      * @param headers    its headers, values cut to {@value #HEADER_VALUE_CHARS} characters
+     * @param handle     the member as stored (base64: the body, or 0xFF + the id): names it in a selection
      */
     public record DeadView(int slot, String body, String bodyBase64, String error, int attempts, Instant diedAt,
-            @Nullable Long priority, @Nullable String id, Map<String, String> headers) {
+            @Nullable Long priority, @Nullable String id, Map<String, String> headers, String handle) {
     }
 
     /** A page of dead messages: slot by slot, oldest death first within a slot. */
@@ -249,10 +264,14 @@ public class RmqOperations {
         required(topic);
         checkLimit(limit);
         long total = rmq.admin().deadCount(topic);
-        List<DeadView> page = rmq.admin().deadMessages(topic, offset, limit).stream().map(d -> new DeadView(d.slot(),
-                d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(), d.attempts(), d.diedAt(),
-                d.priority(), d.id(), shown(d.headers()))).toList();
+        List<DeadView> page = rmq.admin().deadMessages(topic, offset, limit).stream().map(RmqOperations::deadView)
+                .toList();
         return new DeadPage(topic, offset, limit, total, page);
+    }
+
+    private static DeadView deadView(DeadMessage d) {
+        return new DeadView(d.slot(), d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(),
+                d.attempts(), d.diedAt(), d.priority(), d.id(), shown(d.headers()), handle(d.id(), d.body()));
     }
 
     /** Requeues one dead message (its exact stored body, base64); count 0 when it was not dead (any more). */
@@ -305,6 +324,188 @@ public class RmqOperations {
             throw new RmqInvalidArgumentException("body", bodyBase64, "must not be empty");
         }
         return new DeadMessage(topic, slot, body, null, 0, null, null);
+    }
+
+    // ---------------------------------------------------------------- retries, dead search, selections, Redis
+
+    /**
+     * A message waiting for a retry.
+     *
+     * @param id            the id it was sent with, or null (its body is its identity)
+     * @param body          its body as text, only with {@code rmq.dashboard.show-bodies=true}; else null
+     * @param handle        the member as stored (base64): names the message in write requests
+     * @param attempt       attempts made so far, all failed (the next is {@code attempt + 1})
+     * @param nextAttemptAt when its backoff ends
+     * @param lastError     why its latest attempt failed (cut to 500 bytes), null when that failure was recorded by an
+     *                      engine that kept no reason for retries
+     * @param failedAt      when its latest attempt failed, null with {@code lastError}
+     */
+    public record RetryView(int slot, @Nullable String id, @Nullable String body, String handle, int attempt,
+            Instant nextAttemptAt, @Nullable String lastError, @Nullable Instant failedAt) {
+    }
+
+    /**
+     * A page of messages waiting for a retry: slot by slot, soonest next attempt first within a slot.
+     *
+     * @param capped a slot had more failed messages than one request examines (10,000 per slot): {@code total} and
+     *               the pages cover those examined
+     */
+    public record RetriesPage(String topic, long offset, int limit, long total, boolean capped,
+            List<RetryView> messages) {
+    }
+
+    /**
+     * A page of the dead messages that match a search.
+     *
+     * @param error   the error text looked for (case-insensitive), or null
+     * @param prefix  the id or body prefix looked for, or null
+     * @param total   matches among the dead messages examined
+     * @param scanned dead messages examined (at most 10,000 per request)
+     * @param capped  the search stopped at that bound: {@code total} is a lower bound
+     */
+    public record DeadSearchView(String topic, long offset, int limit, long total, @Nullable String error,
+            @Nullable String prefix, long scanned, boolean capped, List<DeadView> messages) {
+    }
+
+    /** A dead message named by a selection: its slot and its handle (base64 member) or id. */
+    public record Selected(int slot, @Nullable String handle, @Nullable String id) {
+    }
+
+    /** Whether a topic of this name is defined here or registered in Redis. */
+    public boolean isTopic(String name) {
+        return definition(name) != null;
+    }
+
+    /** A page of the topic's messages waiting for a retry (bodies only with show-bodies). */
+    public RetriesPage retries(String topic, long offset, int limit) {
+        required(topic);
+        checkLimit(limit);
+        checkOffset(offset);
+        io.rmq.admin.RetryPage page = rmq.admin().retries(topic, offset, limit);
+        boolean bodies = showBodies;
+        List<RetryView> messages = page.messages().stream().map(m -> new RetryView(m.slot(), m.id(),
+                bodies ? m.bodyAsString() : null, handle(m.id(), m.body()), m.attempts(), m.nextAttemptAt(),
+                m.lastError(), m.failedAt())).toList();
+        return new RetriesPage(topic, offset, limit, page.total(), page.capped(), messages);
+    }
+
+    /**
+     * Dead messages that match {@code error} (case-insensitive substring of the last error) and {@code prefix} (of the
+     * id, or of the body for messages without one); blank filters match all.
+     */
+    public DeadSearchView dead(String topic, long offset, int limit, @Nullable String error, @Nullable String prefix) {
+        required(topic);
+        checkLimit(limit);
+        checkOffset(offset);
+        String err = error == null || error.isEmpty() ? null : error;
+        String pre = prefix == null || prefix.isEmpty() ? null : prefix;
+        io.rmq.admin.DeadSearchPage page = rmq.admin().searchDead(topic, err, pre, offset, limit);
+        return new DeadSearchView(topic, offset, limit, page.total(), err, pre, page.scanned(), page.capped(),
+                page.messages().stream().map(RmqOperations::deadView).toList());
+    }
+
+    /** Requeues a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
+    public Result requeueDeadSelected(String topic, List<Selected> selection) {
+        required(topic);
+        return new Result("requeue-dead-selected", topic, rmq.admin().requeueDead(topic, selected(topic, selection)));
+    }
+
+    /** Deletes a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
+    public Result deleteDeadSelected(String topic, List<Selected> selection) {
+        required(topic);
+        return new Result("delete-dead-selected", topic, rmq.admin().deleteDead(topic, selected(topic, selection)));
+    }
+
+    /**
+     * A selection as JSON gives it ({@code [{"slot":3,"handle":"..."} or {"slot":3,"id":"..."}]}), checked: every
+     * problem names the entry, e.g. {@code messages[2].slot}.
+     */
+    public static List<Selected> selection(@Nullable Object messages) {
+        if (!(messages instanceof List<?> list) || list.isEmpty()) {
+            throw new RmqInvalidArgumentException("messages", messages, "must be a non-empty list of {slot, handle}"
+                    + " or {slot, id}");
+        }
+        if (list.size() > MAX_SELECTION) {
+            throw new RmqInvalidArgumentException("messages", list.size() + " entries", "must name at most "
+                    + MAX_SELECTION + " messages per request");
+        }
+        List<Selected> out = new ArrayList<>(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            String at = "messages[" + i + "]";
+            if (!(list.get(i) instanceof Map<?, ?> entry)) {
+                throw new RmqInvalidArgumentException(at, list.get(i), "must be an object {slot, handle} or {slot, id}");
+            }
+            Object slot = entry.get("slot");
+            int number;
+            if (slot instanceof Integer || slot instanceof Long || slot instanceof Short) {
+                number = ((Number) slot).intValue();
+            }
+            else {
+                try {
+                    number = Integer.parseInt(String.valueOf(slot));
+                }
+                catch (NumberFormatException ex) {
+                    throw new RmqInvalidArgumentException(at + ".slot", slot, "must be a slot number");
+                }
+            }
+            Object handle = entry.get("handle");
+            Object id = entry.get("id");
+            boolean hasHandle = handle != null && !handle.toString().isEmpty();
+            boolean hasId = id != null && !id.toString().isEmpty();
+            if (hasHandle == hasId) {
+                throw new RmqInvalidArgumentException(at, entry, "must name the message by exactly one of handle"
+                        + " and id");
+            }
+            out.add(new Selected(number, hasHandle ? handle.toString() : null, hasId ? id.toString() : null));
+        }
+        return out;
+    }
+
+    private List<DeadMessage> selected(String topic, List<Selected> selection) {
+        if (selection.size() > MAX_SELECTION) {
+            throw new RmqInvalidArgumentException("messages", selection.size() + " entries", "must name at most "
+                    + MAX_SELECTION + " messages per request");
+        }
+        List<DeadMessage> out = new ArrayList<>(selection.size());
+        for (int i = 0; i < selection.size(); i++) {
+            Selected s = selection.get(i);
+            if (s.id() != null) {
+                out.add(new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", s.id(), Map.of()));
+                continue;
+            }
+            byte[] member;
+            try {
+                member = Base64.getDecoder().decode(s.handle() == null ? "" : s.handle());
+            }
+            catch (IllegalArgumentException ex) {
+                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must be base64 (the"
+                        + " handle of a listed message)");
+            }
+            if (member.length == 0) {
+                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must not be empty");
+            }
+            String id = io.rmq.redis.internal.EnvelopeKeys.idOf(member);
+            out.add(id != null
+                    ? new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", id, Map.of())
+                    : new DeadMessage(topic, s.slot(), member, null, 0, null, null));
+        }
+        return out;
+    }
+
+    /** The member a message is stored as (0xFF + id, or its body), in base64: its handle in the views. */
+    static String handle(@Nullable String id, byte[] body) {
+        return Base64.getEncoder().encodeToString(id == null ? body : io.rmq.redis.internal.EnvelopeKeys.idMember(id));
+    }
+
+    /** The Redis RMQ uses: version, mode, memory, clients, RMQ's keys, cluster nodes. */
+    public io.rmq.admin.RedisFigures redis() {
+        return rmq.admin().redis();
+    }
+
+    private static void checkOffset(long offset) {
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
     }
 
     // ---------------------------------------------------------------- waiting messages
@@ -522,13 +723,6 @@ public class RmqOperations {
      * @param by   an instance id, "dashboard" or "endpoint"
      */
     public record PauseView(String kind, String name, Instant since, String by) {
-    }
-
-    /** Whether views show message bodies as text ({@code rmq.dashboard.show-bodies}); off by default. */
-    private volatile boolean showBodies;
-
-    public void setShowBodies(boolean showBodies) {
-        this.showBodies = showBodies;
     }
 
     /** The live instances (every application on this Redis and key prefix), by id. */
