@@ -381,11 +381,14 @@ function pauseOf(kind, name) {
   return (state.pauses || []).find((p) => p.kind === kind && p.name === name) || null;
 }
 
-function pausedEverywhere(kind, name) {
+/** A listener's cluster-wide pause: its own, or its whole topic's. */
+function pausedEverywhere(listener, topic) {
   if (state.pauses === null) return '—';
-  const p = pauseOf(kind, name);
-  return p ? h('span', {class: 'badge paused', title: 'since ' + time(p.since) + ' by ' + p.by}, 'paused everywhere')
-      : 'no';
+  const own = pauseOf('listener', listener);
+  const whole = pauseOf('topic', topic);
+  const badge = (p, text) => h('span', {class: 'badge paused', title: 'since ' + time(p.since) + ' by ' + p.by}, text);
+  if (!own && !whole) return 'no';
+  return [own ? badge(own, 'paused everywhere') : null, whole ? badge(whole, 'topic paused everywhere') : null];
 }
 
 /** Pause or resume a listener in every instance (its cluster-wide pause). */
@@ -405,7 +408,7 @@ function renderListeners(listeners) {
     h('td', {}, h('a', {href: topicAddress(l.topic)}, l.topic)),
     h('td', {}, l.mode),
     h('td', {}, h('span', {class: 'state badge ' + l.state}, l.state)),
-    h('td', {class: 'everywhere'}, pausedEverywhere('listener', l.id)),
+    h('td', {class: 'everywhere'}, pausedEverywhere(l.id, l.topic)),
     h('td', {class: 'num'}, num(l.concurrency)),
     h('td', {class: 'owned'}, l.mode === 'ORDERLY' ? slotChips(l.ownedSlots, l.suspendedSlots) : '—'),
     h('td', {class: 'num' + (l.watchdogRepairs > 0 ? ' alarm' : '')}, num(l.watchdogRepairs)),
