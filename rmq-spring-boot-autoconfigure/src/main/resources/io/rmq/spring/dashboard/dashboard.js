@@ -224,6 +224,8 @@ async function act(label, method, route, body, after) {
 
 function describe(result) {
   if (result == null) return 'done';
+  if (result.action === 'pause-cluster') return result.count ? 'paused everywhere' : 'was already paused everywhere';
+  if (result.action === 'resume-cluster') return result.count ? 'resumed everywhere' : 'was not paused everywhere';
   if (typeof result.count === 'number') return result.count + ' message' + (result.count === 1 ? '' : 's');
   if (result.state) return result.id + ' is ' + result.state;
   if (result.result) return result.result.toLowerCase().replace('_', ' ');
@@ -671,8 +673,10 @@ function selectedName(m) {
 }
 
 function pager(prefix, page) {
+  // capped: a slot held more than one request examines, so the total counts those examined
   $('#' + prefix + '-range').textContent = page.messages.length
-      ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + num(page.total) : 'none';
+      ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + (page.capped ? 'at least ' : '')
+        + num(page.total) : 'none';
   $('#' + prefix + '-prev').disabled = page.offset === 0;
   $('#' + prefix + '-next').disabled = page.offset + page.messages.length >= page.total;
 }
@@ -739,15 +743,16 @@ async function loadRetries() {
   pager('retries', page);
 }
 
-function inFlightRow(m, withTopic) {
+/** A message in flight: on a topic's page with its instance, on an instance's page with its topic (when known). */
+function inFlightRow(m, onInstancePage, withTopic) {
   return h('tr', {class: 'in-flight-row', 'data-slot': m.slot},
-    withTopic ? h('td', {}, m.topic ? h('a', {href: topicAddress(m.topic, 'in-flight')}, m.topic) : '—') : null,
+    withTopic ? h('td', {}, h('a', {href: topicAddress(m.topic, 'in-flight')}, m.topic)) : null,
     h('td', {class: 'num'}, m.slot),
     idCell(m.id),
     bodyCell(m.body),
     h('td', {class: 'time'}, when(m.since)),
     h('td', {class: 'time'}, when(m.leaseDeadline)),
-    withTopic ? null : h('td', {class: 'instance'}, m.instance
+    onInstancePage ? null : h('td', {class: 'instance'}, m.instance
         ? h('a', {href: instanceAddress(m.instance)}, m.instance) : 'unknown'),
     h('td', {class: 'num'}, num(m.attempt)));
 }
@@ -760,7 +765,7 @@ async function loadInFlight() {
     fill($('#in-flight tbody'), [], 7, 'The list of messages in flight is not available on this server.');
     return;
   }
-  fill($('#in-flight tbody'), page.messages.map((m) => inFlightRow(m, false)), 7, 'Nothing in flight.');
+  fill($('#in-flight tbody'), page.messages.map((m) => inFlightRow(m, false, false)), 7, 'Nothing in flight.');
   pager('in-flight', page);
 }
 
@@ -862,7 +867,11 @@ async function loadInstance() {
   $('#instance-slots').replaceChildren(...(byTopic.size ? [...byTopic].map(([topic, slots]) => h('p', {class: 'owned'},
       h('a', {href: topicAddress(topic)}, topic), ': ', slotChips(slots.sort((a, b) => a - b), [])))
       : [h('p', {class: 'hint'}, 'This instance owns no ORDERLY slot.')]));
-  fill($('#instance-in-flight tbody'), (instance.inFlight || []).map((m) => inFlightRow(m, true)), 7,
+  // the topic column only where the rows name their topic
+  const inFlight = instance.inFlight || [];
+  const withTopic = inFlight.some((m) => m.topic != null);
+  $('#instance-in-flight thead th:first-child').hidden = !withTopic;
+  fill($('#instance-in-flight tbody'), inFlight.map((m) => inFlightRow(m, true, withTopic)), withTopic ? 7 : 6,
       'Nothing in flight in this instance.');
 }
 
