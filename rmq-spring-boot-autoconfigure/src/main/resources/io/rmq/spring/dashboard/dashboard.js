@@ -383,20 +383,29 @@ function pauseOf(kind, name) {
   return (state.pauses || []).find((p) => p.kind === kind && p.name === name) || null;
 }
 
-/** A listener's cluster-wide pause: its own, or its whole topic's. */
-function pausedEverywhere(listener, topic) {
-  if (state.pauses === null) return '—';
-  const own = pauseOf('listener', listener);
-  const whole = pauseOf('topic', topic);
-  const badge = (p, text) => h('span', {class: 'badge paused', title: 'since ' + time(p.since) + ' by ' + p.by}, text);
+/** A listener's cluster-wide pause: its own, or its whole topic's (from the pauses, else the listener's flag). */
+function pausedEverywhere(l) {
+  const badge = (p, text) => h('span', {class: 'badge paused', title: p ? 'since ' + time(p.since) + ' by ' + p.by
+      : null}, text);
+  if (state.pauses === null) return l.pausedCluster == null ? '—' : l.pausedCluster ? badge(null, 'paused') : 'no';
+  const own = pauseOf('listener', l.id);
+  const whole = pauseOf('topic', l.topic);
   if (!own && !whole) return 'no';
-  return [own ? badge(own, 'paused everywhere') : null, whole ? badge(whole, 'topic paused everywhere') : null];
+  return [own ? badge(own, 'paused') : null, own && whole ? ' ' : null, whole ? badge(whole, 'topic paused') : null];
+}
+
+/** Whether the listener's own cluster-wide pause is on, or null when unknown. */
+function ownClusterPause(l) {
+  if (state.pauses !== null) return !!pauseOf('listener', l.id);
+  return l.pausedCluster == null ? null : l.pausedCluster;
 }
 
 /** Pause or resume a listener in every instance (its cluster-wide pause). */
-function clusterButton(listener) {
-  if (readOnly || state.pauses === null) return null;
-  return pauseOf('listener', listener)
+function clusterButton(l) {
+  const listener = l.id;
+  const paused = ownClusterPause(l);
+  if (readOnly || paused === null) return null;
+  return paused
       ? button('Resume everywhere', 'resume-cluster', () => act('Resume ' + listener + ' everywhere', 'POST',
           'listeners/' + enc(listener) + '/resume-cluster'), 'Lift the cluster-wide pause: every instance resumes')
       : button('Pause everywhere', 'pause-cluster', () => ask('Pause ' + listener + ' in every instance?',
@@ -410,16 +419,17 @@ function renderListeners(listeners) {
     h('td', {}, h('a', {href: topicAddress(l.topic)}, l.topic)),
     h('td', {}, l.mode),
     h('td', {}, h('span', {class: 'state badge ' + l.state}, l.state)),
-    h('td', {class: 'everywhere'}, pausedEverywhere(l.id, l.topic)),
+    h('td', {class: 'everywhere'}, pausedEverywhere(l)),
     h('td', {class: 'num'}, num(l.concurrency)),
     h('td', {class: 'owned'}, l.mode === 'ORDERLY' ? slotChips(l.ownedSlots, l.suspendedSlots) : '—'),
     h('td', {class: 'num' + (l.watchdogRepairs > 0 ? ' alarm' : '')}, num(l.watchdogRepairs)),
-    h('td', {class: 'actions'}, readOnly || l.state === 'stopped' ? null : [l.state === 'paused'
+    h('td', {class: 'actions'}, readOnly || l.state === 'stopped' ? null : [(l.pausedHere != null ? l.pausedHere
+        : l.state === 'paused')
         ? button('Resume here', 'resume', () => act('Resume ' + l.id + ' here', 'POST',
             'listeners/' + enc(l.id) + '/resume'), 'Resume in the instance serving this page')
         : button('Pause here', 'pause', () => act('Pause ' + l.id + ' here', 'POST',
             'listeners/' + enc(l.id) + '/pause'), 'Pause in the instance serving this page only'),
-      clusterButton(l.id)])));
+      clusterButton(l)])));
   fill($('#listeners tbody'), rows, 9, 'No listeners in this application.');
 }
 
