@@ -1,19 +1,37 @@
 // RMQ dashboard: plain JavaScript over the JSON routes under <base>/api. Everything that comes from messages
-// (bodies, ids, header names and values, errors) is inserted as text nodes (never as HTML), and the page's
-// Content-Security-Policy allows only this script.
+// (bodies, ids, header names and values, errors) and from instances is inserted as text nodes (never as HTML), and
+// the page's Content-Security-Policy allows only this script and its style sheet (charts are SVG elements styled
+// by classes, sizes set through the CSSOM, never style attributes).
+//
+// Addresses live in the URL fragment, so the server serves one page: #/ (overview), #/topics/<name>[/<tab>]
+// (tab: dead, retries, in-flight, waiting, find), #/instances/<id>. Back, forward and reload keep the view.
 'use strict';
 
 const base = document.querySelector('meta[name="rmq-base"]').content;
 const readOnly = document.querySelector('meta[name="rmq-read-only"]').content !== 'false';
 const REFRESH_MS = 2000;
+const REDIS_EVERY = 5;      // refreshes between two reads of the Redis figures
+const HISTORY_MS = 30000;   // between two reads of a topic's history
 const PAGE = 20;
+const TABS = ['dead', 'retries', 'in-flight', 'waiting', 'find'];
+/** rmq.delivery.lateness's buckets (MicrometerInstrumentation.LATENESS_BUCKETS): a percentile equal to one is a bound. */
+const LATENESS_BUCKETS = new Set([1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 3e4, 6e4, 3e5, 3.6e6]);
+/** More slots than this are drawn as a heat grid instead of bars. */
+const BAR_SLOTS = 64;
 
 const state = {
-  topic: null,        // selected topic name
-  tab: 'dead',
+  route: {view: 'overview'},
   deadOffset: 0,
-  waitingCursors: [null], // cursor of each page seen; the last is the current page's
-  previous: {},       // topic -> {at, sent, handled}, for rates
+  deadFilter: {error: '', prefix: ''},
+  deadSelected: new Map(),  // key -> how the message is named in requeue-selected / delete-selected
+  retriesOffset: 0,
+  inFlightOffset: 0,
+  waitingCursors: [null],   // cursor of each page seen; the last is the current page's
+  resolution: 'minute',
+  historyAt: 0,
+  refreshes: 0,
+  pauses: null,             // the cluster-wide pauses, null while unknown or not available
+  previous: {},             // topic -> {at, sent, handled}, for rates
   csrf: null,
 };
 
@@ -21,9 +39,19 @@ const state = {
 
 function h(tag, props, ...children) {
   const e = document.createElement(tag);
+  return build(e, props, children);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+function s(tag, props, ...children) {
+  return build(document.createElementNS(SVG, tag), props, children);
+}
+
+function build(e, props, children) {
   for (const [key, value] of Object.entries(props || {})) {
     if (value == null || value === false) continue;
-    if (key === 'class') e.className = value;
+    if (key === 'class') e.setAttribute('class', value);
     else if (key.startsWith('on')) e.addEventListener(key.slice(2), value);
     else e.setAttribute(key, value === true ? '' : String(value));
   }
@@ -35,9 +63,27 @@ function h(tag, props, ...children) {
 }
 
 const $ = (selector) => document.querySelector(selector);
+const enc = encodeURIComponent;
 
+/** Replaces a table's rows; the control that had the focus keeps it (tables are redrawn every refresh). */
 function fill(tbody, rows, columns, empty) {
+  const focused = focusIn(tbody);
   tbody.replaceChildren(...(rows.length ? rows : [h('tr', {class: 'empty'}, h('td', {colspan: columns}, empty))]));
+  if (focused) {
+    const row = [...tbody.rows].find((tr) => JSON.stringify(tr.dataset) === focused.row);
+    const control = row && row.querySelectorAll(FOCUSABLE)[focused.index];
+    if (control) control.focus();
+  }
+}
+
+const FOCUSABLE = 'a[href], button, input, select, textarea';
+
+/** Which row (by its data attributes) and which of its controls has the focus, or null. */
+function focusIn(tbody) {
+  const active = document.activeElement;
+  const tr = active && tbody.contains(active) ? active.closest('tr') : null;
+  if (!tr) return null;
+  return {row: JSON.stringify(tr.dataset), index: [...tr.querySelectorAll(FOCUSABLE)].indexOf(active)};
 }
 
 function num(n) {
@@ -53,11 +99,8 @@ function time(iso) {
 function relative(iso) {
   if (!iso) return '';
   const s = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
-  const a = Math.abs(s);
-  if (a < 2) return 'now';
-  const m = Math.round(a / 60);
-  const hours = Math.round(a / 3600);
-  const text = a < 60 ? a + 's' : m < 60 ? m + 'm' : hours < 48 ? hours + 'h' : Math.round(a / 86400) + 'd';
+  if (Math.abs(s) < 2) return 'now';
+  const text = duration(Math.abs(s) * 1000, true);
   return s >= 0 ? 'in ' + text : text + ' ago';
 }
 
@@ -67,8 +110,34 @@ function when(iso) {
   return [time(iso), h('span', {class: 'rel'}, relative(iso))];
 }
 
-function ms(v) {
-  return v == null ? '—' : v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US');
+function round(v) {
+  return v < 10 ? String(Math.round(v * 10) / 10) : Math.round(v).toLocaleString('en-US');
+}
+
+/** A duration in ms as people say it: "0.4 ms", "250 ms", "1.5 s", "11 min", "3 h", "2 d". */
+function duration(v, whole) {
+  if (v == null) return '—';
+  const r = whole ? (x) => Math.round(x).toLocaleString('en-US') : round;
+  if (v < 1000) return (whole ? Math.round(v) : round(v)) + ' ms';
+  if (v < 60e3) return r(v / 1e3) + ' s';
+  if (v < 3600e3) return r(v / 60e3) + ' min';
+  if (v < 48 * 3600e3) return r(v / 3600e3) + ' h';
+  return r(v / 86400e3) + ' d';
+}
+
+/** A lateness percentile: a histogram bucket's upper bound reads "≤ 1 h", a measured value "11 min". */
+function lateness(v) {
+  if (v == null) return '—';
+  return (LATENESS_BUCKETS.has(v) ? '≤ ' : '') + duration(v);
+}
+
+function bytes(n) {
+  if (n == null) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Number(n);
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return (i === 0 ? v : round(v)) + ' ' + units[i];
 }
 
 function notice(text, error) {
@@ -80,6 +149,28 @@ function notice(text, error) {
   notice.timer = setTimeout(() => { n.hidden = true; }, error ? 8000 : 4000);
 }
 
+/** Asks a yes/no question in a modal dialog (keyboard: focus starts on Cancel, Tab to OK, Escape cancels). */
+function ask(question, okLabel) {
+  const dialog = $('#confirm');
+  $('#confirm-text').textContent = question;
+  $('#confirm-ok').textContent = okLabel || 'OK';
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      dialog.removeEventListener('close', onClose);
+      if (dialog.open) dialog.close();
+      resolve(answer);
+    };
+    const onClose = () => done(false);
+    dialog.addEventListener('close', onClose);
+    $('#confirm-ok').onclick = () => done(true);
+    $('#confirm-cancel').onclick = () => done(false);
+    const before = document.activeElement;
+    dialog.showModal();
+    $('#confirm-cancel').focus();
+    dialog.addEventListener('close', () => { if (before && before.isConnected) before.focus(); }, {once: true});
+  });
+}
+
 async function api(method, route, body) {
   const headers = {'Accept': 'application/json'};
   if (method === 'POST') {
@@ -89,9 +180,8 @@ async function api(method, route, body) {
     }
     if (state.csrf.headerName) headers[state.csrf.headerName] = state.csrf.token;
   }
-  const response = await fetch(base + '/api/' + route, {
-    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const response = await fetch(base + '/api/' + route, {method, headers, credentials: 'same-origin',
+    body: method === 'POST' ? JSON.stringify(body || {}) : undefined});
   let data;
   try {
     data = await response.json();
@@ -100,12 +190,26 @@ async function api(method, route, body) {
   }
   if (!response.ok) {
     if (response.status === 403) state.csrf = null; // a stale token: fetch a fresh one next time
-    throw new Error((data && data.error) || ('HTTP ' + response.status));
+    const error = new Error((data && data.error) || ('HTTP ' + response.status));
+    error.status = response.status;
+    throw error;
   }
   return data;
 }
 
-const enc = encodeURIComponent;
+/** A GET whose route this server may not have (an older RMQ): null when it answers 404. */
+async function optional(route) {
+  try {
+    return await api('GET', route);
+  } catch (e) {
+    if (e.status === 404) return null;
+    throw e;
+  }
+}
+
+function unavailable(what) {
+  return h('p', {class: 'unavailable'}, what + ': not available on this server.');
+}
 
 async function act(label, method, route, body, after) {
   try {
@@ -120,6 +224,8 @@ async function act(label, method, route, body, after) {
 
 function describe(result) {
   if (result == null) return 'done';
+  if (result.action === 'pause-cluster') return result.count ? 'paused everywhere' : 'was already paused everywhere';
+  if (result.action === 'resume-cluster') return result.count ? 'resumed everywhere' : 'was not paused everywhere';
   if (typeof result.count === 'number') return result.count + ' message' + (result.count === 1 ? '' : 's');
   if (result.state) return result.id + ' is ' + result.state;
   if (result.result) return result.result.toLowerCase().replace('_', ' ');
@@ -129,6 +235,101 @@ function describe(result) {
         : 'not found';
   }
   return 'done';
+}
+
+function button(label, cls, onclick, title) {
+  return h('button', {type: 'button', class: cls, title, onclick}, label);
+}
+
+// ------------------------------------------------------------------ addresses
+
+function topicAddress(topic, tab) {
+  return '#/topics/' + enc(topic) + (tab && tab !== 'dead' ? '/' + tab : '');
+}
+
+function instanceAddress(id) {
+  return '#/instances/' + enc(id);
+}
+
+/** The view the URL fragment names (anything else is the overview). */
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '');
+  try {
+    if (parts[0] === 'topics' && parts[1]) {
+      const tab = TABS.includes(parts[2]) ? parts[2] : 'dead';
+      return {view: 'topic', topic: decodeURIComponent(parts[1]), tab};
+    }
+    if (parts[0] === 'instances' && parts[1]) {
+      return {view: 'instance', instance: decodeURIComponent(parts[1])};
+    }
+  } catch (e) {
+    // a malformed escape: the overview
+  }
+  return {view: 'overview'};
+}
+
+function route() {
+  const previous = state.route;
+  const next = parseRoute();
+  state.route = next;
+  const topicChanged = next.view === 'topic' && (previous.view !== 'topic' || previous.topic !== next.topic);
+  if (topicChanged) {
+    state.deadOffset = 0;
+    state.retriesOffset = 0;
+    state.inFlightOffset = 0;
+    state.waitingCursors = [null];
+    state.deadFilter = {error: '', prefix: ''};
+    state.deadSelected.clear();
+    $('#dead-error').value = '';
+    $('#dead-prefix').value = '';
+    $('#find-result').replaceChildren();
+    $('#slots').replaceChildren();
+    $('#history').replaceChildren();
+    state.historyAt = 0;
+  }
+  for (const view of ['overview', 'topic', 'instance']) {
+    $('#view-' + view).hidden = next.view !== view;
+  }
+  $('#topics-card').hidden = next.view === 'instance';
+  $('#topics-title').textContent = next.view === 'topic' ? 'Topic figures' : 'Topics';
+  $('#topics-hint').hidden = next.view === 'topic';
+  renderCrumbs();
+  if (next.view === 'topic') {
+    $('#topic-name').textContent = next.topic;
+    document.title = next.topic + ' · RMQ dashboard';
+    document.querySelectorAll('.tab').forEach((b) => {
+      const active = b.dataset.tab === next.tab;
+      b.classList.toggle('active', active);
+      if (active) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
+    });
+    document.querySelectorAll('.tab-pane').forEach((p) => { p.hidden = p.id !== 'tab-' + next.tab; });
+  } else if (next.view === 'instance') {
+    $('#instance-name').textContent = next.instance;
+    document.title = 'Instance ' + next.instance + ' · RMQ dashboard';
+  } else {
+    document.title = 'RMQ dashboard';
+  }
+  // a keyboard user lands on the new view's heading, not on the link that led there
+  if (previous.view !== next.view || topicChanged || previous.instance !== next.instance) {
+    const heading = next.view === 'topic' ? $('#topic-heading') : next.view === 'instance'
+        ? $('#instance-heading') : null;
+    if (heading && document.activeElement && document.activeElement !== document.body) heading.focus();
+  }
+  refresh();
+  if (next.view === 'topic') loadTab().catch((e) => notice(e.message, true));
+}
+
+function renderCrumbs() {
+  const r = state.route;
+  const parts = [h('a', {href: '#/'}, 'Overview')];
+  if (r.view === 'topic') {
+    parts.push(' › ', h('a', {href: topicAddress(r.topic), 'aria-current': r.tab === 'dead' ? 'page' : null},
+        'Topic ' + r.topic));
+    if (r.tab !== 'dead') parts.push(' › ', h('span', {'aria-current': 'page'}, r.tab.replace('-', ' ')));
+  } else if (r.view === 'instance') {
+    parts.push(' › ', h('span', {'aria-current': 'page'}, 'Instance ' + r.instance));
+  }
+  $('#crumbs').replaceChildren(...parts);
 }
 
 // ------------------------------------------------------------------ overview
@@ -146,16 +347,18 @@ function rate(topic, meters, now) {
 }
 
 function rateText(v) {
-  return v == null ? '—' : v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US');
+  return v == null ? '—' : round(v);
 }
 
 function renderTopics(overview) {
   const now = Date.now();
-  const rows = overview.topics.map(({topic: t, meters: m}) => {
+  const only = state.route.view === 'topic' ? state.route.topic : null;
+  const rows = overview.topics.filter(({topic: t}) => only === null || t.name === only).map(({topic: t, meters: m}) => {
     const r = rate(t.name, m, now);
-    return h('tr', {'data-topic': t.name, class: 'clickable' + (t.name === state.topic ? ' selected' : ''),
-        onclick: () => select(t.name)},
-      h('td', {class: 'name'}, t.name),
+    const address = topicAddress(t.name);
+    return h('tr', {'data-topic': t.name, class: 'clickable' + (t.name === only ? ' selected' : ''),
+        onclick: (e) => { if (!e.target.closest('a')) location.hash = address; }},
+      h('td', {class: 'name'}, h('a', {href: address}, t.name)),
       h('td', {}, h('span', {class: 'type'}, t.type)),
       h('td', {class: 'num'}, num(t.slots)),
       h('td', {class: 'mode'}, t.mode || '—'),
@@ -163,53 +366,161 @@ function renderTopics(overview) {
       h('td', {class: 'num in-flight'}, num(t.inFlight)),
       h('td', {class: 'num retrying'}, num(t.retrying)),
       h('td', {class: 'num dead' + (t.dead > 0 ? ' alarm' : '')}, num(t.dead)),
-      h('td', {class: 'oldest-due'}, when(t.oldestDue)),
+      h('td', {class: 'oldest-due', title: t.oldestDue ? time(t.oldestDue) : null}, t.oldestDue
+          ? relative(t.oldestDue) : '—'),
       h('td', {class: 'num sent-rate'}, overview.meters ? rateText(r.sent) : '—'),
       h('td', {class: 'num handled-rate'}, overview.meters ? rateText(r.handled) : '—'),
-      h('td', {class: 'num lateness'}, m && m.latenessP50 != null
-          ? ms(m.latenessP50) + ' / ' + ms(m.latenessP90) + ' / ' + ms(m.latenessP99) : '—'));
+      h('td', {class: 'num lateness', title: m && m.latenessP99 != null ? 'p50 ' + m.latenessP50 + ' ms, p90 '
+          + m.latenessP90 + ' ms, p99 ' + m.latenessP99 + ' ms' : null}, m && m.latenessP50 != null
+          ? lateness(m.latenessP50) + ' / ' + lateness(m.latenessP90) + ' / ' + lateness(m.latenessP99) : '—'));
   });
-  fill($('#topics tbody'), rows, 12, 'No topics yet: define one (rmq.topics.*) or add an @RmqListener.');
+  fill($('#topics tbody'), rows, 12, only !== null ? 'No topic ' + only + ' in this application.'
+      : 'No topics yet: define one (rmq.topics.*) or add an @RmqListener.');
+}
+
+/** The cluster-wide pause of a listener or topic, or null (also while the pauses are unknown). */
+function pauseOf(kind, name) {
+  return (state.pauses || []).find((p) => p.kind === kind && p.name === name) || null;
+}
+
+/** A listener's cluster-wide pause: its own, or its whole topic's (from the pauses, else the listener's flag). */
+function pausedEverywhere(l) {
+  const badge = (p, text) => h('span', {class: 'badge paused', title: p ? 'since ' + time(p.since) + ' by ' + p.by
+      : null}, text);
+  if (state.pauses === null) return l.pausedCluster == null ? '—' : l.pausedCluster ? badge(null, 'paused') : 'no';
+  const own = pauseOf('listener', l.id);
+  const whole = pauseOf('topic', l.topic);
+  if (!own && !whole) return 'no';
+  return [own ? badge(own, 'paused') : null, own && whole ? ' ' : null, whole ? badge(whole, 'topic paused') : null];
+}
+
+/** Whether the listener's own cluster-wide pause is on, or null when unknown. */
+function ownClusterPause(l) {
+  if (state.pauses !== null) return !!pauseOf('listener', l.id);
+  return l.pausedCluster == null ? null : l.pausedCluster;
+}
+
+/** Pause or resume a listener in every instance (its cluster-wide pause). */
+function clusterButton(l) {
+  const listener = l.id;
+  const paused = ownClusterPause(l);
+  if (readOnly || paused === null) return null;
+  return paused
+      ? button('Resume everywhere', 'resume-cluster', () => act('Resume ' + listener + ' everywhere', 'POST',
+          'listeners/' + enc(listener) + '/resume-cluster'), 'Lift the cluster-wide pause: every instance resumes')
+      : button('Pause everywhere', 'pause-cluster', () => ask('Pause ' + listener + ' in every instance?',
+          'Pause everywhere').then((ok) => ok && act('Pause ' + listener + ' everywhere', 'POST',
+          'listeners/' + enc(listener) + '/pause-cluster')), 'Every instance stops taking messages for it');
 }
 
 function renderListeners(listeners) {
   const rows = listeners.map((l) => h('tr', {'data-listener': l.id},
     h('td', {class: 'name'}, l.id),
-    h('td', {}, l.topic),
+    h('td', {}, h('a', {href: topicAddress(l.topic)}, l.topic)),
     h('td', {}, l.mode),
     h('td', {}, h('span', {class: 'state badge ' + l.state}, l.state)),
+    h('td', {class: 'everywhere'}, pausedEverywhere(l)),
     h('td', {class: 'num'}, num(l.concurrency)),
-    h('td', {class: 'owned'}, l.mode === 'ORDERLY'
-        ? (l.ownedSlots.length ? l.ownedSlots.map((s) => h('span', {
-            class: 'slot-chip' + (l.suspendedSlots.includes(s) ? ' suspended' : ''),
-            title: l.suspendedSlots.includes(s) ? 'suspended until its head\'s retry' : 'owned'}, s)) : 'none')
-        : '—'),
+    h('td', {class: 'owned'}, l.mode === 'ORDERLY' ? slotChips(l.ownedSlots, l.suspendedSlots) : '—'),
     h('td', {class: 'num' + (l.watchdogRepairs > 0 ? ' alarm' : '')}, num(l.watchdogRepairs)),
-    h('td', {class: 'actions'}, readOnly || l.state === 'stopped' ? null : l.state === 'paused'
-        ? h('button', {type: 'button', class: 'resume', onclick: () => act('Resume ' + l.id, 'POST',
-            'listeners/' + enc(l.id) + '/resume')}, 'Resume')
-        : h('button', {type: 'button', class: 'pause', onclick: () => act('Pause ' + l.id, 'POST',
-            'listeners/' + enc(l.id) + '/pause')}, 'Pause'))));
-  fill($('#listeners tbody'), rows, 8, 'No listeners in this application.');
+    h('td', {class: 'actions'}, readOnly || l.state === 'stopped' ? null : [(l.pausedHere != null ? l.pausedHere
+        : l.state === 'paused')
+        ? button('Resume here', 'resume', () => act('Resume ' + l.id + ' here', 'POST',
+            'listeners/' + enc(l.id) + '/resume'), 'Resume in the instance serving this page')
+        : button('Pause here', 'pause', () => act('Pause ' + l.id + ' here', 'POST',
+            'listeners/' + enc(l.id) + '/pause'), 'Pause in the instance serving this page only'),
+      clusterButton(l)])));
+  fill($('#listeners tbody'), rows, 9, 'No listeners in this application.');
+}
+
+function slotChips(owned, suspended) {
+  if (!owned || !owned.length) return 'none';
+  const held = new Set(suspended || []);
+  return owned.map((slot) => h('span', {class: 'slot-chip' + (held.has(slot) ? ' suspended' : ''),
+      title: held.has(slot) ? 'suspended until its head\'s retry' : 'owned'}, slot));
 }
 
 function renderSchedules(schedules) {
-  const when = (t) => t ? new Date(t).toLocaleString() : '—';
+  const at = (t) => t ? new Date(t).toLocaleString() : '—';
   const rows = (schedules || []).map((sc) => h('tr', {'data-schedule': sc.name},
     h('td', {class: 'name'}, sc.name),
     h('td', {}, sc.definition),
     h('td', {}, h('span', {class: 'state badge ' + (sc.paused ? 'paused' : 'running')},
         sc.conflict ? 'conflict' : sc.paused ? 'paused' : 'running')),
-    h('td', {}, when(sc.nextFiring)),
-    h('td', {}, when(sc.lastFiring)),
+    h('td', {}, at(sc.nextFiring)),
+    h('td', {}, at(sc.lastFiring)),
     h('td', {class: sc.outcome === 'failure' ? 'alarm' : '', title: sc.error || ''},
-        sc.outcome ? sc.outcome + ' at ' + when(sc.outcomeAt) + (sc.error ? ': ' + sc.error : '') : '—'),
+        sc.outcome ? sc.outcome + ' at ' + at(sc.outcomeAt) + (sc.error ? ': ' + sc.error : '') : '—'),
     h('td', {class: 'actions'}, readOnly ? null : sc.paused
-        ? h('button', {type: 'button', class: 'resume', onclick: () => act('Resume schedule ' + sc.name, 'POST',
-            'schedules/' + enc(sc.name) + '/resume')}, 'Resume')
-        : h('button', {type: 'button', class: 'pause', onclick: () => act('Pause schedule ' + sc.name, 'POST',
-            'schedules/' + enc(sc.name) + '/pause')}, 'Pause'))));
+        ? button('Resume', 'resume', () => act('Resume schedule ' + sc.name, 'POST',
+            'schedules/' + enc(sc.name) + '/resume'))
+        : button('Pause', 'pause', () => act('Pause schedule ' + sc.name, 'POST',
+            'schedules/' + enc(sc.name) + '/pause')))));
   fill($('#schedules tbody'), rows, 7, 'No schedules in this application.');
+}
+
+function renderInstances(instances) {
+  const card = $('#instances-card');
+  card.querySelector('.unavailable')?.remove();
+  $('#instances').hidden = instances === null;
+  if (instances === null) {
+    card.append(unavailable('The list of instances'));
+    return;
+  }
+  const rows = instances.map((i) => h('tr', {'data-instance': i.id, class: 'clickable',
+      onclick: (e) => { if (!e.target.closest('a')) location.hash = instanceAddress(i.id); }},
+    h('td', {class: 'name'}, h('a', {href: instanceAddress(i.id)}, i.id)),
+    h('td', {}, i.application || '—'),
+    h('td', {}, i.host || '—'),
+    h('td', {class: 'num'}, i.pid == null ? '—' : String(i.pid)),
+    h('td', {}, i.version || '—'),
+    h('td', {class: 'time'}, when(i.startedAt)),
+    h('td', {class: 'time'}, relative(i.lastSeenAt) || '—'),
+    h('td', {class: 'num busy'}, num(i.busy)),
+    h('td', {class: 'num'}, num((i.listeners || []).length)),
+    h('td', {class: 'num'}, num((i.ownedSlots || []).length))));
+  fill($('#instances tbody'), rows, 10, 'No instance has registered.');
+}
+
+function renderPauses(pauses) {
+  const card = $('#pauses-card');
+  card.querySelector('.unavailable')?.remove();
+  $('#pauses').hidden = pauses === null;
+  if (pauses === null) {
+    card.append(unavailable('Cluster-wide pauses'));
+    return;
+  }
+  const rows = pauses.map((p) => h('tr', {'data-pause': p.kind + ':' + p.name},
+    h('td', {}, p.kind),
+    h('td', {class: 'name'}, p.kind === 'topic' ? h('a', {href: topicAddress(p.name)}, p.name) : p.name),
+    h('td', {class: 'time'}, when(p.since)),
+    h('td', {}, p.by || '—'),
+    h('td', {class: 'actions'}, readOnly ? null : button('Resume everywhere', 'resume-cluster',
+        () => act('Resume ' + p.name + ' everywhere', 'POST', p.kind === 'topic'
+            ? 'topics/' + enc(p.name) + '/resume' : 'listeners/' + enc(p.name) + '/resume-cluster')))));
+  fill($('#pauses tbody'), rows, 5, 'Nothing is paused cluster-wide.');
+}
+
+function renderRedis(redis) {
+  const card = $('#redis-card');
+  card.querySelector('.unavailable')?.remove();
+  if (redis === null) {
+    $('#redis').replaceChildren();
+    $('#redis-nodes').hidden = true;
+    card.append(unavailable('Redis figures'));
+    return;
+  }
+  const facts = [
+    ['Version', redis.version], ['Mode', redis.mode], ['Memory used', bytes(redis.usedMemory)],
+    ['Memory peak', bytes(redis.peakMemory)], ['Clients', num(redis.clients)],
+    ['RMQ keys', (redis.rmqKeysCapped ? '≥ ' : '') + num(redis.rmqKeys)],
+  ];
+  $('#redis').replaceChildren(...facts.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v == null ? '—' : v))));
+  const nodes = redis.nodes || [];
+  $('#redis-nodes').hidden = nodes.length === 0;
+  fill($('#redis-nodes tbody'), nodes.map((n) => h('tr', {},
+    h('td', {}, h('code', {}, n.id)), h('td', {}, n.address), h('td', {}, n.role), h('td', {}, n.slots || '—'),
+    h('td', {class: n.state && !/^(ok|connected|online)$/i.test(n.state) ? 'alarm' : ''}, n.state))), 5, '');
 }
 
 // ------------------------------------------------------------------ one topic
@@ -217,42 +528,126 @@ function renderSchedules(schedules) {
 function renderSlots(topic) {
   const slots = topic.perSlot || [];
   const parts = ['waiting', 'inFlight', 'retrying', 'dead'];
-  const max = Math.max(1, ...slots.map((s) => parts.reduce((sum, p) => sum + s[p], 0)));
-  const bars = slots.map((s) => h('div', {class: 'slot', 'data-slot': s.slot,
-      title: 'slot ' + s.slot + ': ' + s.waiting + ' waiting, ' + s.inFlight + ' in flight, ' + s.retrying
-          + ' retrying, ' + s.dead + ' dead'},
+  const total = (sl) => parts.reduce((sum, p) => sum + sl[p], 0);
+  const max = Math.max(1, ...slots.map(total));
+  const titleOf = (sl) => 'slot ' + sl.slot + ': ' + sl.waiting + ' waiting, ' + sl.inFlight + ' in flight, '
+      + sl.retrying + ' retrying, ' + sl.dead + ' dead';
+  const legend = h('div', {class: 'legend'}, 'Per slot (', h('i', {class: 'waiting'}), ' waiting · ',
+      h('i', {class: 'inFlight'}), ' in flight · ', h('i', {class: 'retrying'}), ' retrying · ', h('i', {class: 'dead'}),
+      ' dead)');
+  if (slots.length > BAR_SLOTS) {
+    // a heat grid: one cell per slot, darker for more messages, outlined red where some are dead
+    // 32 cells a row, each row labelled with its first slot
+    const cells = slots.flatMap((sl, i) => [i % 32 === 0 ? h('div', {class: 'row-label', 'aria-hidden': 'true'}, sl.slot)
+        : null, h('div', {class: 'slot heat heat-' + Math.ceil(5 * total(sl) / max) + (sl.dead > 0 ? ' has-dead' : ''),
+        'data-slot': sl.slot, title: titleOf(sl), role: 'img', 'aria-label': titleOf(sl)})]);
+    const dead = slots.filter((sl) => sl.dead > 0).map((sl) => sl.slot);
+    $('#slots').replaceChildren(h('div', {class: 'legend'}, slots.length + ' slots, darker for more messages (at most '
+        + num(max) + ' in one slot); outlined: has dead messages. Hover a cell for its figures.'),
+      h('div', {class: 'heat-grid'}, cells),
+      h('p', {class: 'hint'}, dead.length ? 'Slots with dead messages: ' + dead.join(', ') : 'No slot has dead messages.'));
+    return;
+  }
+  const bars = slots.map((sl) => h('div', {class: 'slot', 'data-slot': sl.slot, title: titleOf(sl)},
     h('div', {class: 'bar'}, parts.map((p) => h('span', {class: p}))),
-    h('div', {class: 'label'}, String(s.slot)),
-    h('div', {class: 'figures'}, parts.map((p) => s[p]).join('·'))));
+    h('div', {class: 'label'}, String(sl.slot)),
+    h('div', {class: 'figures'}, parts.map((p) => sl[p]).join('·'))));
   // heights set through the CSSOM (allowed under the page's CSP, unlike style attributes)
-  slots.forEach((s, i) => {
+  slots.forEach((sl, i) => {
     bars[i].querySelectorAll('.bar span').forEach((span, j) => {
-      span.style.height = (100 * s[parts[j]] / max) + '%';
+      span.style.height = (100 * sl[parts[j]] / max) + '%';
     });
   });
-  $('#slots').replaceChildren(
-    h('div', {class: 'legend'}, 'Per slot (', h('i', {class: 'waiting'}), ' waiting · ', h('i', {class: 'inFlight'}),
-      ' in flight · ', h('i', {class: 'retrying'}), ' retrying · ', h('i', {class: 'dead'}), ' dead)'),
-    h('div', {class: 'slot-bars'}, bars));
+  $('#slots').replaceChildren(legend, h('div', {class: 'slot-bars' + (slots.length > 16 ? ' many' : '')}, bars));
 }
 
 async function loadTopic() {
-  if (!state.topic) return;
-  const topic = await api('GET', 'topics/' + enc(state.topic));
+  const name = state.route.topic;
+  const topic = await api('GET', 'topics/' + enc(name));
+  if (state.route.topic !== name) return;
   $('#topic-name').textContent = topic.name + ' — ' + topic.type + ', ' + topic.slots + ' slot'
       + (topic.slots === 1 ? '' : 's') + (topic.mode ? ', ' + topic.mode : '');
   $('#waiting-score').textContent = topic.type === 'PRIORITY' ? 'Priority' : 'Due';
   renderSlots(topic);
+  const paused = pauseOf('topic', name);
+  $('#topic-paused').hidden = !paused;
+  $('#topic-paused').title = paused ? 'since ' + time(paused.since) + ' by ' + paused.by : '';
+  $('#topic-pause').hidden = state.pauses === null || !!paused;
+  $('#topic-resume').hidden = state.pauses === null || !paused;
 }
 
+// ------------------------------------------------------------------ history charts
+
+const SERIES = [['sent', 'Sent'], ['handled', 'Handled'], ['failed', 'Failed'], ['dead', 'Dead']];
+
+function hhmm(iso) {
+  return new Date(iso).toISOString().slice(11, 16);
+}
+
+/** One series as bars in an SVG (classes give the colours; no style attributes under the CSP). */
+function chart(history, key, label) {
+  const points = history.points || [];
+  const W = 300, H = 110, left = 34, top = 8, bottom = 18, width = W - left - 4, height = H - top - bottom;
+  const max = Math.max(1, ...points.map((p) => p[key] || 0));
+  const sum = points.reduce((a, p) => a + (p[key] || 0), 0);
+  const step = points.length ? width / points.length : width;
+  const unit = history.resolution === 'hour' ? 'hour' : 'minute';
+  const bars = points.map((p, i) => {
+    const v = p[key] || 0;
+    const hgt = v === 0 ? 0 : Math.max(1, height * v / max);
+    return s('rect', {class: 'col ' + key, x: (left + i * step + 0.5).toFixed(2), y: (top + height - hgt).toFixed(2),
+      width: Math.max(0.5, step - 1).toFixed(2), height: hgt.toFixed(2)},
+      s('title', {}, hhmm(p.at) + ' UTC: ' + num(v) + ' ' + label.toLowerCase()));
+  });
+  const span = history.resolution === 'hour' ? 'the last day' : 'the last hour';
+  const svg = s('svg', {class: 'chart', viewBox: '0 0 ' + W + ' ' + H, width: '100%', role: 'img',
+      'aria-label': label + ': ' + num(sum) + ' in ' + span + ', at most ' + num(max) + ' per ' + unit},
+    s('line', {class: 'axis', x1: left, y1: top + height + 0.5, x2: W - 4, y2: top + height + 0.5}),
+    s('line', {class: 'grid', x1: left, y1: top + 0.5, x2: W - 4, y2: top + 0.5}),
+    s('text', {class: 'tick', x: left - 4, y: top + 4, 'text-anchor': 'end'}, num(max)),
+    s('text', {class: 'tick', x: left - 4, y: top + height, 'text-anchor': 'end'}, '0'),
+    points.length ? s('text', {class: 'tick', x: left, y: H - 5}, hhmm(points[0].at)) : null,
+    points.length ? s('text', {class: 'tick', x: W - 4, y: H - 5, 'text-anchor': 'end'},
+        hhmm(points[points.length - 1].at) + ' UTC') : null,
+    bars);
+  return h('figure', {class: 'chart-box', 'data-series': key},
+    h('figcaption', {}, h('i', {class: 'swatch ' + key}), label, h('span', {class: 'sum'}, num(sum) + ' in ' + span)),
+    svg);
+}
+
+async function loadHistory(force) {
+  const name = state.route.topic;
+  if (!force && Date.now() - state.historyAt < HISTORY_MS) return;
+  state.historyAt = Date.now();
+  const history = await optional('topics/' + enc(name) + '/history?resolution=' + state.resolution);
+  if (state.route.topic !== name) return;
+  if (history === null) {
+    $('#history').replaceChildren(unavailable('History'));
+    return;
+  }
+  $('#history').replaceChildren(...SERIES.map(([key, label]) => chart(history, key, label)));
+}
+
+function setResolution(resolution) {
+  state.resolution = resolution;
+  document.querySelectorAll('[data-resolution]').forEach((b) =>
+      b.setAttribute('aria-pressed', String(b.dataset.resolution === resolution)));
+  loadHistory(true).catch((e) => notice(e.message, true));
+}
+
+// ------------------------------------------------------------------ message tables
+
 function bodyCell(text) {
+  if (text == null) return h('td', {class: 'body muted', title: 'bodies are shown with rmq.dashboard.show-bodies=true'},
+      '—');
   const short = text.length > 80 ? text.slice(0, 80) + '…' : text;
   const full = h('pre', {class: 'body-full', hidden: true}, text);
   const cell = h('td', {class: 'body'}, h('code', {class: 'body-text'}, short));
   if (text.length > 80 || text.includes('\n')) {
-    cell.append(' ', h('button', {type: 'button', class: 'link inspect', onclick: (e) => {
+    cell.append(' ', h('button', {type: 'button', class: 'link inspect', 'aria-expanded': 'false', onclick: (e) => {
       full.hidden = !full.hidden;
       e.target.textContent = full.hidden ? 'inspect' : 'hide';
+      e.target.setAttribute('aria-expanded', String(!full.hidden));
     }}, 'inspect'));
   }
   cell.append(full);
@@ -261,6 +656,10 @@ function bodyCell(text) {
 
 function idCell(id) {
   return h('td', {class: 'id'}, id != null ? h('code', {class: 'id-text'}, id) : '—');
+}
+
+function errorCell(error) {
+  return h('td', {class: 'error'}, error ? h('code', {}, error) : '—');
 }
 
 /** Every header name with its value (the server cuts long values), as text. */
@@ -276,33 +675,116 @@ function deadName(m) {
   return m.id != null ? {slot: m.slot, id: m.id} : {slot: m.slot, body: m.bodyBase64};
 }
 
+/** What names a dead message in requeue-selected and delete-selected: its handle, else its id. */
+function selectedName(m) {
+  if (m.handle != null) return {slot: m.slot, handle: m.handle};
+  if (m.id != null) return {slot: m.slot, id: m.id};
+  return {slot: m.slot, handle: m.bodyBase64}; // a message without an id is stored as its body
+}
+
+function pager(prefix, page) {
+  // capped: a slot held more than one request examines, so the total counts those examined
+  $('#' + prefix + '-range').textContent = page.messages.length
+      ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + (page.capped ? 'at least ' : '')
+        + num(page.total) : 'none';
+  $('#' + prefix + '-prev').disabled = page.offset === 0;
+  $('#' + prefix + '-next').disabled = page.offset + page.messages.length >= page.total;
+}
+
+function updateSelection() {
+  const n = state.deadSelected.size;
+  $('#dead-selected').textContent = n ? n + ' selected' : '';
+  $('#dead-requeue-selected').disabled = n === 0;
+  $('#dead-delete-selected').disabled = n === 0;
+  const boxes = [...document.querySelectorAll('#dead tbody input.select')];
+  $('#dead-select-all').checked = boxes.length > 0 && boxes.every((b) => b.checked);
+}
+
 async function loadDead() {
-  const page = await api('GET', 'topics/' + enc(state.topic) + '/dead?offset=' + state.deadOffset + '&limit=' + PAGE);
-  const rows = page.messages.map((m) => h('tr', {class: 'dead-row', 'data-slot': m.slot},
+  const topic = state.route.topic;
+  const f = state.deadFilter;
+  const page = await api('GET', 'topics/' + enc(topic) + '/dead?offset=' + state.deadOffset + '&limit=' + PAGE
+      + (f.error ? '&error=' + enc(f.error) : '') + (f.prefix ? '&prefix=' + enc(f.prefix) : ''));
+  if (state.route.topic !== topic) return;
+  const rows = page.messages.map((m, i) => {
+    const key = JSON.stringify(selectedName(m));
+    return h('tr', {class: 'dead-row', 'data-slot': m.slot},
+      readOnly ? null : h('td', {class: 'select'}, h('input', {type: 'checkbox', class: 'select',
+        'aria-label': 'Select dead message ' + (page.offset + i + 1), checked: state.deadSelected.has(key),
+        onchange: (e) => {
+          if (e.target.checked) state.deadSelected.set(key, selectedName(m)); else state.deadSelected.delete(key);
+          updateSelection();
+        }})),
+      h('td', {class: 'num'}, m.slot),
+      idCell(m.id),
+      bodyCell(m.body),
+      headersCell(m.headers),
+      errorCell(m.error),
+      h('td', {class: 'num'}, m.attempts),
+      h('td', {class: 'time'}, when(m.diedAt)),
+      h('td', {class: 'actions'}, readOnly ? null : [
+        button('Requeue', 'requeue', () => act('Requeue', 'POST', 'topics/' + enc(topic) + '/dead/requeue',
+            deadName(m))),
+        button('Delete', 'delete danger', () => ask('Delete this dead message for good?', 'Delete')
+            .then((ok) => ok && act('Delete', 'POST', 'topics/' + enc(topic) + '/dead/delete', deadName(m))))]));
+  });
+  fill($('#dead tbody'), rows, readOnly ? 8 : 9, f.error || f.prefix ? 'No dead message matches.' : 'No dead messages.');
+  pager('dead', page);
+  updateSelection();
+}
+
+async function loadRetries() {
+  const topic = state.route.topic;
+  const page = await optional('topics/' + enc(topic) + '/retries?offset=' + state.retriesOffset + '&limit=' + PAGE);
+  if (state.route.topic !== topic) return;
+  if (page === null) {
+    fill($('#retries tbody'), [], 7, 'The list of retries is not available on this server.');
+    return;
+  }
+  const rows = page.messages.map((m) => h('tr', {class: 'retry-row', 'data-slot': m.slot},
     h('td', {class: 'num'}, m.slot),
     idCell(m.id),
     bodyCell(m.body),
-    headersCell(m.headers),
-    h('td', {class: 'error'}, h('code', {}, m.error || '')),
-    h('td', {class: 'num'}, m.attempts),
-    h('td', {class: 'time'}, when(m.diedAt)),
-    h('td', {class: 'actions'}, readOnly ? null : [
-      h('button', {type: 'button', class: 'requeue', onclick: () => act('Requeue', 'POST',
-          'topics/' + enc(state.topic) + '/dead/requeue', deadName(m))}, 'Requeue'),
-      h('button', {type: 'button', class: 'delete danger', onclick: () => confirm('Delete this dead message for good?')
-          && act('Delete', 'POST', 'topics/' + enc(state.topic) + '/dead/delete', deadName(m))},
-          'Delete')])));
-  fill($('#dead tbody'), rows, 8, 'No dead messages.');
-  $('#dead-range').textContent = page.messages.length
-      ? (page.offset + 1) + '–' + (page.offset + page.messages.length) + ' of ' + num(page.total) : 'none';
-  $('#dead-prev').disabled = page.offset === 0;
-  $('#dead-next').disabled = page.offset + page.messages.length >= page.total;
+    h('td', {class: 'num'}, num(m.attempt)),
+    h('td', {class: 'time'}, when(m.nextAttemptAt)),
+    errorCell(m.lastError),
+    h('td', {class: 'time'}, when(m.failedAt))));
+  fill($('#retries tbody'), rows, 7, 'Nothing waits for a retry.');
+  pager('retries', page);
+}
+
+/** A message in flight: on a topic's page with its instance, on an instance's page with its topic (when known). */
+function inFlightRow(m, onInstancePage, withTopic) {
+  return h('tr', {class: 'in-flight-row', 'data-slot': m.slot},
+    withTopic ? h('td', {}, h('a', {href: topicAddress(m.topic, 'in-flight')}, m.topic)) : null,
+    h('td', {class: 'num'}, m.slot),
+    idCell(m.id),
+    bodyCell(m.body),
+    h('td', {class: 'time'}, when(m.since)),
+    h('td', {class: 'time'}, when(m.leaseDeadline)),
+    onInstancePage ? null : h('td', {class: 'instance'}, m.instance
+        ? h('a', {href: instanceAddress(m.instance)}, m.instance) : 'unknown'),
+    h('td', {class: 'num'}, num(m.attempt)));
+}
+
+async function loadInFlight() {
+  const topic = state.route.topic;
+  const page = await optional('topics/' + enc(topic) + '/in-flight?offset=' + state.inFlightOffset + '&limit=' + PAGE);
+  if (state.route.topic !== topic) return;
+  if (page === null) {
+    fill($('#in-flight tbody'), [], 7, 'The list of messages in flight is not available on this server.');
+    return;
+  }
+  fill($('#in-flight tbody'), page.messages.map((m) => inFlightRow(m, false, false)), 7, 'Nothing in flight.');
+  pager('in-flight', page);
 }
 
 async function loadWaiting() {
+  const topic = state.route.topic;
   const cursor = state.waitingCursors[state.waitingCursors.length - 1];
-  const page = await api('GET', 'topics/' + enc(state.topic) + '/waiting?limit=' + PAGE
+  const page = await api('GET', 'topics/' + enc(topic) + '/waiting?limit=' + PAGE
       + (cursor ? '&cursor=' + enc(cursor) : ''));
+  if (state.route.topic !== topic) return;
   const first = (state.waitingCursors.length - 1) * PAGE;
   const rows = page.messages.map((m, i) => h('tr', {class: 'waiting-row'},
     h('td', {class: 'num'}, first + i + 1),
@@ -321,29 +803,12 @@ async function loadWaiting() {
 }
 
 async function loadTab() {
-  if (!state.topic) return;
-  if (state.tab === 'dead') await loadDead();
-  if (state.tab === 'waiting') await loadWaiting();
-}
-
-function select(topic) {
-  if (state.topic !== topic) {
-    state.topic = topic;
-    state.deadOffset = 0;
-    state.waitingCursors = [null];
-    $('#find-result').replaceChildren();
-  }
-  $('#topic').hidden = false;
-  document.querySelectorAll('#topics tr[data-topic]').forEach((tr) => tr.classList.toggle('selected',
-      tr.dataset.topic === topic));
-  Promise.all([loadTopic(), loadTab()]).catch((e) => notice(e.message, true));
-}
-
-function showTab(tab) {
-  state.tab = tab;
-  document.querySelectorAll('.tab').forEach((b) => b.classList.toggle('active', b.dataset.tab === tab));
-  document.querySelectorAll('.tab-pane').forEach((p) => { p.hidden = p.id !== 'tab-' + tab; });
-  loadTab().catch((e) => notice(e.message, true));
+  if (state.route.view !== 'topic') return;
+  const tab = state.route.tab;
+  if (tab === 'dead') await loadDead();
+  if (tab === 'retries') await loadRetries();
+  if (tab === 'in-flight') await loadInFlight();
+  if (tab === 'waiting') await loadWaiting();
 }
 
 function renderFind(r) {
@@ -362,19 +827,96 @@ function renderFind(r) {
   $('#find-result').replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))]));
 }
 
+// ------------------------------------------------------------------ one instance
+
+async function loadInstance() {
+  const id = state.route.instance;
+  let instance;
+  try {
+    instance = await api('GET', 'instances/' + enc(id));
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    instance = null;
+  }
+  if (state.route.instance !== id) return;
+  $('#instance-unknown').hidden = instance !== null;
+  $('#instance-details').hidden = instance === null;
+  if (instance === null) {
+    $('#instance-facts').replaceChildren();
+    return;
+  }
+  const facts = [
+    ['Application', instance.application], ['Host', instance.host], ['Pid', instance.pid],
+    ['RMQ version', instance.version], ['Started', when(instance.startedAt)],
+    ['Last seen', relative(instance.lastSeenAt) || '—'], ['Busy handler threads', num(instance.busy)],
+  ];
+  $('#instance-facts').replaceChildren(...facts.map(([k, v]) => h('div', {}, h('dt', {}, k),
+      h('dd', {}, v == null ? '—' : v))));
+  const rows = (instance.listeners || []).map((l) => h('tr', {'data-listener': l.id},
+    h('td', {class: 'name'}, l.id),
+    h('td', {}, h('a', {href: topicAddress(l.topic)}, l.topic)),
+    h('td', {}, l.mode),
+    h('td', {}, h('span', {class: 'state badge ' + l.state}, l.state)),
+    h('td', {class: 'num'}, num(l.concurrency)),
+    h('td', {class: 'num'}, num(l.busy)),
+    h('td', {class: 'paused-here'}, l.pausedHere ? h('span', {class: 'badge paused'}, 'paused here') : 'no'),
+    h('td', {class: 'paused-cluster'}, l.pausedCluster ? h('span', {class: 'badge paused'}, 'paused everywhere')
+        : 'no'),
+    h('td', {class: 'actions'}, readOnly ? null : l.pausedCluster
+        ? button('Resume everywhere', 'resume-cluster', () => act('Resume ' + l.id + ' everywhere', 'POST',
+            'listeners/' + enc(l.id) + '/resume-cluster'))
+        : button('Pause everywhere', 'pause-cluster', () => ask('Pause ' + l.id + ' in every instance?',
+            'Pause everywhere').then((ok) => ok && act('Pause ' + l.id + ' everywhere', 'POST',
+            'listeners/' + enc(l.id) + '/pause-cluster'))))));
+  fill($('#instance-listeners tbody'), rows, 9, 'No listeners in this instance.');
+  const byTopic = new Map();
+  for (const o of instance.ownedSlots || []) {
+    if (!byTopic.has(o.topic)) byTopic.set(o.topic, []);
+    byTopic.get(o.topic).push(o.slot);
+  }
+  $('#instance-slots').replaceChildren(...(byTopic.size ? [...byTopic].map(([topic, slots]) => h('p', {class: 'owned'},
+      h('a', {href: topicAddress(topic)}, topic), ': ', slotChips(slots.sort((a, b) => a - b), [])))
+      : [h('p', {class: 'hint'}, 'This instance owns no ORDERLY slot.')]));
+  // the topic column only where the rows name their topic
+  const inFlight = instance.inFlight || [];
+  const withTopic = inFlight.some((m) => m.topic != null);
+  $('#instance-in-flight thead th:first-child').hidden = !withTopic;
+  fill($('#instance-in-flight tbody'), inFlight.map((m) => inFlightRow(m, true, withTopic)), withTopic ? 7 : 6,
+      'Nothing in flight in this instance.');
+}
+
 // ------------------------------------------------------------------ refresh loop
 
 let refreshing = false;
 
+let refreshAgain = false;
+
 async function refresh() {
-  if (refreshing) return;
+  if (refreshing) {
+    refreshAgain = true; // the view changed while reading: read again once this read is over
+    return;
+  }
   refreshing = true;
+  const r = state.route;
   try {
-    const overview = await api('GET', 'overview');
+    const readRedis = r.view === 'overview' && state.refreshes++ % REDIS_EVERY === 0;
+    const [overview, instances, pauses, redis] = await Promise.all([
+      api('GET', 'overview'),
+      r.view === 'overview' ? optional('instances') : undefined,
+      optional('pauses'),
+      readRedis ? optional('redis') : undefined,
+    ]);
+    state.pauses = pauses;
     renderTopics(overview);
-    renderListeners(overview.listeners);
-    renderSchedules(overview.schedules);
-    if (state.topic) await loadTopic();
+    if (r.view === 'overview') {
+      renderListeners(overview.listeners);
+      renderSchedules(overview.schedules);
+      renderInstances(instances);
+      renderPauses(pauses);
+      if (readRedis) renderRedis(redis);
+    }
+    if (r.view === 'topic') await Promise.all([loadTopic(), loadHistory(false)]);
+    if (r.view === 'instance') await loadInstance();
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     $('#updated').classList.remove('stale');
   } catch (e) {
@@ -382,7 +924,18 @@ async function refresh() {
     $('#updated').classList.add('stale');
   } finally {
     refreshing = false;
+    if (refreshAgain) {
+      refreshAgain = false;
+      refresh();
+    }
   }
+}
+
+function page(offsetKey, delta, load) {
+  return () => {
+    state[offsetKey] = Math.max(0, state[offsetKey] + delta);
+    load().catch((e) => notice(e.message, true));
+  };
 }
 
 function init() {
@@ -391,20 +944,64 @@ function init() {
   $('#footer-mode').textContent = readOnly
       ? 'Read-only: set rmq.dashboard.read-only=false to requeue, delete, cancel, reschedule, pause and resume.' : '';
   document.body.classList.toggle('read-only', readOnly);
-  $('#refresh').addEventListener('click', () => { refresh(); loadTab().catch(() => {}); });
-  document.querySelectorAll('.tab').forEach((b) => b.addEventListener('click', () => showTab(b.dataset.tab)));
-  $('#dead-prev').addEventListener('click', () => {
-    state.deadOffset = Math.max(0, state.deadOffset - PAGE);
-    loadDead().catch((e) => notice(e.message, true));
+  $('#refresh').addEventListener('click', () => {
+    state.historyAt = 0;
+    state.refreshes = 0;
+    refresh();
+    loadTab().catch(() => {});
   });
-  $('#dead-next').addEventListener('click', () => {
-    state.deadOffset += PAGE;
-    loadDead().catch((e) => notice(e.message, true));
+  document.querySelectorAll('.tab').forEach((b) => b.addEventListener('click', () => {
+    location.hash = topicAddress(state.route.topic, b.dataset.tab);
+  }));
+  document.querySelectorAll('[data-resolution]').forEach((b) => b.addEventListener('click',
+      () => setResolution(b.dataset.resolution)));
+  $('#dead-prev').addEventListener('click', page('deadOffset', -PAGE, loadDead));
+  $('#dead-next').addEventListener('click', page('deadOffset', PAGE, loadDead));
+  $('#retries-prev').addEventListener('click', page('retriesOffset', -PAGE, loadRetries));
+  $('#retries-next').addEventListener('click', page('retriesOffset', PAGE, loadRetries));
+  $('#in-flight-prev').addEventListener('click', page('inFlightOffset', -PAGE, loadInFlight));
+  $('#in-flight-next').addEventListener('click', page('inFlightOffset', PAGE, loadInFlight));
+  const search = () => {
+    state.deadFilter = {error: $('#dead-error').value.trim(), prefix: $('#dead-prefix').value};
+    state.deadOffset = 0;
+    state.deadSelected.clear();
+    loadDead().catch((e) => notice('Search failed: ' + e.message, true));
+  };
+  $('#dead-search').addEventListener('click', search);
+  for (const input of ['#dead-error', '#dead-prefix']) {
+    $(input).addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); search(); } });
+  }
+  $('#dead-clear').addEventListener('click', () => {
+    $('#dead-error').value = '';
+    $('#dead-prefix').value = '';
+    search();
   });
-  $('#dead-requeue-all').addEventListener('click', () => confirm('Requeue every dead message of ' + state.topic + '?')
-      && act('Requeue all', 'POST', 'topics/' + enc(state.topic) + '/dead/requeue-all'));
-  $('#dead-purge').addEventListener('click', () => confirm('Delete every dead message of ' + state.topic + ' for good?')
-      && act('Purge', 'POST', 'topics/' + enc(state.topic) + '/dead/purge'));
+  $('#dead-select-all').addEventListener('change', (e) => {
+    document.querySelectorAll('#dead tbody input.select').forEach((box) => {
+      if (box.checked !== e.target.checked) box.click();
+    });
+  });
+  const bulk = (action, label) => () => {
+    const messages = [...state.deadSelected.values()];
+    const topic = state.route.topic;
+    ask(label + ' ' + messages.length + ' selected dead message' + (messages.length === 1 ? '' : 's') + ' of '
+        + topic + '?', label).then((ok) => ok && act(label + ' selected', 'POST', 'topics/' + enc(topic) + '/dead/'
+        + action, {messages}, () => { state.deadSelected.clear(); }));
+  };
+  $('#dead-requeue-selected').addEventListener('click', bulk('requeue-selected', 'Requeue'));
+  $('#dead-delete-selected').addEventListener('click', bulk('delete-selected', 'Delete'));
+  $('#dead-requeue-all').addEventListener('click', () => ask('Requeue every dead message of ' + state.route.topic
+      + '?', 'Requeue all').then((ok) => ok && act('Requeue all', 'POST', 'topics/' + enc(state.route.topic)
+      + '/dead/requeue-all')));
+  $('#dead-purge').addEventListener('click', () => ask('Delete every dead message of ' + state.route.topic
+      + ' for good?', 'Purge').then((ok) => ok && act('Purge', 'POST', 'topics/' + enc(state.route.topic)
+      + '/dead/purge')));
+  $('#topic-pause').addEventListener('click', () => ask('Pause topic ' + state.route.topic
+      + ' in every instance (no listener takes its messages until resumed)?', 'Pause everywhere')
+      .then((ok) => ok && act('Pause ' + state.route.topic + ' everywhere', 'POST', 'topics/'
+      + enc(state.route.topic) + '/pause')));
+  $('#topic-resume').addEventListener('click', () => act('Resume ' + state.route.topic + ' everywhere', 'POST',
+      'topics/' + enc(state.route.topic) + '/resume'));
   $('#waiting-first').addEventListener('click', () => {
     state.waitingCursors = [null];
     loadWaiting().catch((e) => notice(e.message, true));
@@ -417,18 +1014,19 @@ function init() {
   const findBy = () => $('#find-by').value === 'id' ? 'id' : 'body';
   $('#find-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    api('GET', 'topics/' + enc(state.topic) + '/find?' + findBy() + '=' + enc($('#find-body').value))
+    api('GET', 'topics/' + enc(state.route.topic) + '/find?' + findBy() + '=' + enc($('#find-body').value))
         .then(renderFind).catch((err) => notice('Find failed: ' + err.message, true));
   });
-  $('#cancel').addEventListener('click', () => act('Cancel', 'POST', 'topics/' + enc(state.topic) + '/cancel',
+  $('#cancel').addEventListener('click', () => act('Cancel', 'POST', 'topics/' + enc(state.route.topic) + '/cancel',
       {[findBy()]: $('#find-body').value}));
-  $('#reschedule').addEventListener('click', () => act('Reschedule', 'POST', 'topics/' + enc(state.topic)
+  $('#reschedule').addEventListener('click', () => act('Reschedule', 'POST', 'topics/' + enc(state.route.topic)
       + '/reschedule', {[findBy()]: $('#find-body').value, when: $('#when').value}));
   if (!readOnly) {
     fetch(base + '/api/csrf', {credentials: 'same-origin'}).then((r) => r.json())
         .then((t) => { state.csrf = t; }).catch(() => {});
   }
-  refresh();
+  window.addEventListener('hashchange', route);
+  route();
   setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
 }
 

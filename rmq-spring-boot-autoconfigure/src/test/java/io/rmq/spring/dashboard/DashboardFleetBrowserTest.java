@@ -1,0 +1,343 @@
+package io.rmq.spring.dashboard;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.rmq.Rmq;
+import io.rmq.producer.OutgoingMessage;
+import io.rmq.spring.RmqTemplate;
+import io.rmq.spring.operations.OpsTestApplication;
+import io.rmq.test.LogCapture;
+import io.rmq.test.RedisServersExtension;
+import io.rmq.test.RedisTopology;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The dashboard's addresses and layout as an operator of a fleet uses them, in headless Chromium at 1,280 pixels: a
+ * topic's and an instance's own address (opened directly, back, forward, reload), topics of 32 and 256 slots without
+ * a horizontal scroll bar, lateness as a duration, keyboard-only use (Tab, Enter, Escape in the confirm dialog), and
+ * a second application instance in another JVM ({@link DashboardAppJvm}) on the same Redis. Screenshots go to
+ * {@code target/dashboard-screenshots/1*.png}.
+ */
+@ExtendWith(RedisServersExtension.class)
+@DirtiesContext
+@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+                "rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
+                "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256",
+                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
+class DashboardFleetBrowserTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+    private static final int WIDTH = 1280;
+    private static final String PREFIX = "fleet-" + UUID.randomUUID();
+
+    static WebDriver browser;
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    RmqTemplate template;
+
+    @Autowired
+    Rmq rmq;
+
+    @Autowired
+    OpsTestApplication.Handlers handlers;
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        RedisTopology.STANDALONE.springProperties(PREFIX).forEach((k, v) -> registry.add(k, () -> v));
+    }
+
+    /**
+     * What another instance of this application needs to join the same fleet: the same Redis, key prefix, topics and
+     * dashboard settings (for {@link DashboardAppJvm#start}).
+     */
+    static Map<String, String> sameFleet() {
+        Map<String, String> properties = new LinkedHashMap<>(RedisTopology.STANDALONE.springProperties(PREFIX));
+        for (String pair : List.of("rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
+                "rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
+                "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256",
+                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false", "spring.main.banner-mode=off")) {
+            int eq = pair.indexOf('=');
+            properties.put(pair.substring(0, eq), pair.substring(eq + 1));
+        }
+        return properties;
+    }
+
+    @BeforeAll
+    static void startBrowser() {
+        browser = Browser.start();
+    }
+
+    @AfterAll
+    static void quitBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    @BeforeEach
+    void window() {
+        browser.manage().window().setSize(new Dimension(WIDTH, 1400));
+    }
+
+    private String url(String fragment) {
+        return "http://localhost:" + port + "/rmq" + fragment;
+    }
+
+    private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
+        return new WebDriverWait(browser, PATIENCE).ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+                .ignoring(org.openqa.selenium.NoSuchElementException.class).until(condition::apply);
+    }
+
+    private Object js(String script, Object... args) {
+        return ((JavascriptExecutor) browser).executeScript(script, args);
+    }
+
+    private String fragment() {
+        return (String) js("return location.hash");
+    }
+
+    private String activeId() {
+        return (String) js("return document.activeElement && document.activeElement.id");
+    }
+
+    /** The page is no wider than the window: no horizontal scroll bar. */
+    private void assertFitsTheWindow(String page) {
+        Number scrollWidth = (Number) js("return document.documentElement.scrollWidth");
+        Number innerWidth = (Number) js("return window.innerWidth");
+        assertThat(innerWidth.intValue()).as("window width").isLessThanOrEqualTo(WIDTH);
+        assertThat(scrollWidth.intValue()).as(page + ": page width within the %d px window", innerWidth.intValue())
+                .isLessThanOrEqualTo(innerWidth.intValue());
+    }
+
+    private void waitForTopicPage(String topic, int slots) {
+        waitUntil(d -> d.findElement(By.id("view-topic")).isDisplayed()
+                && d.findElement(By.id("topic-name")).getText().startsWith(topic + " — ")
+                && d.findElements(By.cssSelector("#slots .slot")).size() == slots);
+    }
+
+    private String activeTab() {
+        return browser.findElement(By.cssSelector(".tab.active")).getAttribute("data-tab");
+    }
+
+    @Test
+    void aTopicHasAnAddressThatWorksWithBackForwardAndReload() {
+        // opened directly, as a colleague would open a link
+        browser.get(url("#/topics/fleet-32/dead"));
+        waitForTopicPage("fleet-32", 32);
+        assertThat(activeTab()).isEqualTo("dead");
+        assertThat(browser.getTitle()).startsWith("fleet-32");
+        assertThat(browser.findElements(By.cssSelector("#topics tr[data-topic]"))).as("the topic's own figures")
+                .hasSize(1);
+
+        browser.findElement(By.cssSelector("button[data-tab='retries']")).click();
+        waitUntil(d -> fragment().equals("#/topics/fleet-32/retries") && activeTab().equals("retries")
+                && d.findElement(By.id("tab-retries")).isDisplayed());
+        browser.navigate().refresh();
+        waitForTopicPage("fleet-32", 32);
+        assertThat(activeTab()).as("reload keeps the view").isEqualTo("retries");
+
+        browser.navigate().back();
+        waitUntil(d -> fragment().equals("#/topics/fleet-32/dead") && activeTab().equals("dead")
+                && d.findElement(By.id("tab-dead")).isDisplayed());
+
+        browser.findElement(By.cssSelector("#crumbs a[href='#/']")).click();
+        waitUntil(d -> d.findElement(By.id("view-overview")).isDisplayed()
+                && d.findElements(By.cssSelector("#topics tr[data-topic]")).size() > 3);
+        browser.findElement(By.cssSelector("#topics tr[data-topic='fleet-256'] td.name a")).click();
+        waitForTopicPage("fleet-256", 256);
+        assertThat(fragment()).isEqualTo("#/topics/fleet-256");
+
+        browser.navigate().back();
+        waitUntil(d -> d.findElement(By.id("view-overview")).isDisplayed() && fragment().equals("#/"));
+        browser.navigate().forward();
+        waitForTopicPage("fleet-256", 256);
+
+        // a name that needs escaping in the address, and one that does not exist
+        browser.get(url("#/topics/" + "no%20such%2Ftopic"));
+        waitUntil(d -> d.findElement(By.cssSelector("#topics tbody tr.empty")).getText()
+                .contains("No topic no such/topic"));
+    }
+
+    @Test
+    void topicsOf32And256SlotsFitA1280PixelWindow() {
+        Instant later = Instant.now().plusSeconds(3600);
+        for (int i = 0; i < 400; i++) {
+            template.send(OutgoingMessage.fixedTime("fleet-256", "{\"n\":" + i + "}", later.plusSeconds(i)));
+            if (i < 100) {
+                template.send(OutgoingMessage.fixedTime("fleet-32", "{\"n\":" + i + "}", later.plusSeconds(i)));
+            }
+        }
+        browser.get(url(""));
+        waitUntil(d -> d.findElement(By.cssSelector("#topics tr[data-topic='fleet-256'] td.waiting")).getText()
+                .equals("400"));
+        assertFitsTheWindow("overview");
+        Browser.screenshot(browser, "10-overview");
+
+        browser.get(url("#/topics/fleet-32"));
+        waitForTopicPage("fleet-32", 32);
+        waitUntil(d -> d.findElements(By.cssSelector("#history figure.chart-box, #history .unavailable")).size() > 0);
+        int perSlot = 0;
+        for (WebElement figures : browser.findElements(By.cssSelector("#slots .slot .figures"))) {
+            perSlot += Integer.parseInt(figures.getText().split("·")[0]);
+        }
+        assertThat(perSlot).as("every waiting message in one of the 32 bars").isEqualTo(100);
+        assertFitsTheWindow("topic of 32 slots");
+        Browser.screenshot(browser, "11-topic-32-slots");
+
+        browser.get(url("#/topics/fleet-256"));
+        waitForTopicPage("fleet-256", 256);
+        assertThat(browser.findElements(By.cssSelector("#slots .heat-grid .slot.heat"))).as("a heat grid")
+                .hasSize(256);
+        String title = browser.findElement(By.cssSelector("#slots .slot[data-slot='255']")).getAttribute("title");
+        assertThat(title).matches("slot 255: \\d+ waiting, 0 in flight, 0 retrying, 0 dead");
+        assertFitsTheWindow("topic of 256 slots");
+        Browser.screenshot(browser, "12-topic-256-slots");
+    }
+
+    @Test
+    void latenessReadsAsADuration() {
+        // handled about 11 minutes after it fell due: the p50/p90/p99 bucket bound is one hour
+        template.send(OutgoingMessage.fixedTime("ops-ordered", "late", Instant.now().minus(Duration.ofMinutes(11))));
+        browser.get(url(""));
+        String lateness = waitUntil(d -> {
+            String text = d.findElement(By.cssSelector("#topics tr[data-topic='ops-ordered'] td.lateness")).getText();
+            return text.equals("—") ? null : text;
+        });
+        assertThat(lateness).isEqualTo("≤ 1 h / ≤ 1 h / ≤ 1 h");
+        assertThat(browser.findElement(By.id("topics")).getText()).doesNotContain("3,600,000");
+    }
+
+    @Test
+    void everyControlWorksFromTheKeyboard() {
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            handlers.failing = true;
+            template.send(OutgoingMessage.fixedTime("ops-failing", "{\"keyboard\":1}", Instant.now()));
+            await().atMost(PATIENCE).until(() -> rmq.admin().deadCount("ops-failing") == 1);
+            browser.get(url(""));
+            waitUntil(d -> d.findElement(By.cssSelector("#topics tr[data-topic='ops-failing'] td.dead")).getText()
+                    .equals("1"));
+
+            // Tab from the header's Refresh button to the topic's link, then Enter opens its page
+            js("document.getElementById('refresh').focus()");
+            Actions keys = new Actions(browser);
+            for (int i = 0; i < 40 && !"ops-failing".equals(js(
+                    "return document.activeElement.closest('tr') && document.activeElement.closest('tr').dataset.topic"));
+                    i++) {
+                keys.sendKeys(Keys.TAB).perform();
+            }
+            assertThat(js("return document.activeElement.tagName")).isEqualTo("A");
+            assertThat((String) js("return getComputedStyle(document.activeElement).outlineStyle"))
+                    .as("focus is visible").isEqualTo("solid");
+            keys.sendKeys(Keys.ENTER).perform();
+            waitUntil(d -> fragment().equals("#/topics/ops-failing")
+                    && d.findElements(By.cssSelector("#dead tr.dead-row")).size() == 1);
+
+            // a tab button answers Space, the next one Enter
+            browser.findElement(By.cssSelector("button[data-tab='retries']")).sendKeys(Keys.SPACE);
+            waitUntil(d -> fragment().equals("#/topics/ops-failing/retries"));
+            browser.findElement(By.cssSelector("button[data-tab='dead']")).sendKeys(Keys.ENTER);
+            waitUntil(d -> fragment().equals("#/topics/ops-failing")
+                    && d.findElements(By.cssSelector("#dead tr.dead-row")).size() == 1);
+
+            // Purge: its dialog starts on Cancel; Escape closes it and changes nothing
+            js("document.getElementById('dead-requeue-all').focus()");
+            keys.sendKeys(Keys.TAB).perform();
+            assertThat(activeId()).isEqualTo("dead-purge");
+            keys.sendKeys(Keys.ENTER).perform();
+            waitUntil(d -> d.findElement(By.id("confirm")).isDisplayed());
+            assertThat(activeId()).isEqualTo("confirm-cancel");
+            keys.sendKeys(Keys.ESCAPE).perform();
+            waitUntil(d -> !d.findElement(By.id("confirm")).isDisplayed());
+            assertThat(rmq.admin().deadCount("ops-failing")).isEqualTo(1);
+            assertThat(activeId()).as("focus goes back to the button").isEqualTo("dead-purge");
+
+            // again, Tab to OK and Enter: purged
+            keys.sendKeys(Keys.ENTER).perform();
+            waitUntil(d -> d.findElement(By.id("confirm")).isDisplayed());
+            keys.sendKeys(Keys.TAB).perform();
+            assertThat(activeId()).isEqualTo("confirm-ok");
+            Browser.screenshot(browser, "13-keyboard-confirm");
+            keys.sendKeys(Keys.ENTER).perform();
+            waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Purge: 1 message"));
+            await().atMost(PATIENCE).until(() -> rmq.admin().deadCount("ops-failing") == 0);
+            waitUntil(d -> d.findElements(By.cssSelector("#dead tr.dead-row")).isEmpty());
+            assertThat(log.warnings()).as("the one failure caused on purpose").hasSize(1);
+        }
+    }
+
+    @Test
+    void anInstanceHasAnAddressAndASecondInstanceInAnotherJvmServesTheSameTopics(@TempDir Path dir)
+            throws Exception {
+        try (DashboardAppJvm second = DashboardAppJvm.start(dir, sameFleet(), Duration.ofSeconds(120))) {
+            template.send(OutgoingMessage.fixedTime("ops-backlog", "{\"from\":\"first\"}",
+                    Instant.now().plusSeconds(3600)));
+            // the second instance's page, opened at the topic's address, shows what the first one sent
+            browser.get(second.url("/rmq#/topics/ops-backlog/waiting"));
+            waitUntil(d -> d.findElements(By.cssSelector("#waiting tr.waiting-row .body-text")).stream()
+                    .anyMatch(e -> e.getText().equals("{\"from\":\"first\"}")));
+            assertFitsTheWindow("topic page of the second instance");
+
+            // the instances list (where the server has it) leads to each instance's own address
+            browser.get(second.url("/rmq#/"));
+            waitUntil(d -> !d.findElements(By.cssSelector("#instances tr[data-instance], #instances-card .unavailable"))
+                    .isEmpty());
+            boolean listed = !browser.findElements(By.cssSelector("#instances tr[data-instance]")).isEmpty();
+            assertFitsTheWindow("overview");
+            Browser.screenshot(browser, "14-overview-second-instance");
+            if (listed) {
+                // both instances, each with its own address
+                waitUntil(d -> d.findElements(By.cssSelector("#instances tr[data-instance]")).size() == 2);
+                String id = browser.findElements(By.cssSelector("#instances tr[data-instance]")).get(0)
+                        .getAttribute("data-instance");
+                browser.findElement(By.cssSelector("#instances tr[data-instance] td.name a")).click();
+                waitUntil(d -> d.findElement(By.id("view-instance")).isDisplayed()
+                        && d.findElement(By.id("instance-facts")).getText().toLowerCase().contains("host"));
+                assertThat(fragment()).isEqualTo("#/instances/" + id);
+            }
+            else {
+                // a server without the instances route (an older RMQ) says so quietly
+                assertThat(browser.findElement(By.cssSelector("#instances-card .unavailable")).getText())
+                        .contains("not available");
+                browser.get(second.url("/rmq#/instances/" + second.pid()));
+                waitUntil(d -> d.findElement(By.id("view-instance")).isDisplayed()
+                        && d.findElement(By.id("instance-unknown")).getText().startsWith("Not known here"));
+            }
+            assertFitsTheWindow("instance page");
+            Browser.screenshot(browser, "15-instance");
+        }
+    }
+}
