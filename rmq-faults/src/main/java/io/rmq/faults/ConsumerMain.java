@@ -48,7 +48,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * was handed out after a cancel returned. A message sent with an id is recorded by its id (the payload changes with
  * every send that merges into it); with {@code versions true}, every consumer also writes
  * {@code id,v,payload,attempt} per handled message to {@code <record>.versions} ({@code v}: the message's header of
- * that name), for the checks that the newest payload of each id arrived, with its own headers.
+ * that name), for the checks that the newest payload of each id arrived, with its own headers. With
+ * {@code instances-ms}, the engine takes part in the instance registry (application {@code fault-consumer}) with that
+ * heartbeat: it lists itself and honours cluster-wide pauses.
  * <p>
  * Every consumer talks to Redis as an application does: through RMQ's own client ({@link RmqRedisClient}) with
  * {@link RedisClientSettings#DEFAULT RMQ's default settings} (connect timeout 5 s, command timeout 10 s, reconnect delay
@@ -82,6 +84,11 @@ public final class ConsumerMain {
                 : new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
                 new RetryPolicy(1000, BackoffPolicy.fixed(Duration.ofMillis(100))));
+        if (options.containsKey("instances-ms")) {
+            // before the container is made, so its busy handlers are reported and the known pauses adopted
+            rmq.instances().start(new io.rmq.instances.InstanceSettings("fault-consumer",
+                    Duration.ofMillis(Long.parseLong(options.get("instances-ms")))));
+        }
         CuratorFramework curator = null;
         SlotCoordinator coordinator = rmq.slotCoordinator();
         if (options.containsKey("zookeeper")) {

@@ -238,6 +238,18 @@ final class FaultRun implements AutoCloseable {
         }
     }
 
+    /** Sends these bodies at once, due now (one batch, on the calling thread); they count as accepted. */
+    void sendNow(List<String> bodies) {
+        sender.producer().sendBatch(bodies.stream()
+                .map(body -> io.rmq.producer.OutgoingMessage.rangeMerge(topic, body, Duration.ofMillis(1))).toList());
+        accepted.addAll(bodies);
+    }
+
+    /** The test side's view of the instance registry of the run's prefix (this engine does not take part). */
+    io.rmq.instances.RmqInstances instances() {
+        return sender.instances();
+    }
+
     void awaitSent(Duration timeout) throws InterruptedException {
         if (sending == null) {
             return; // sent by sendSpread
