@@ -40,6 +40,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{&lt;topic&gt;}:rate             HASH (rate-limited topics) token bucket: tokens, at
  * &lt;prefix&gt;:topics                       HASH topic -&gt; "TYPE:slotAmount[:MODE]" (MODE: consume mode)
  * &lt;prefix&gt;:{rmq-schedules}:&lt;name&gt;   HASH a periodic schedule's definition, latest firing taken, pause, latest outcome
+ * &lt;prefix&gt;:{rmq-history}:&lt;topic&gt;    HASH a topic's counts per minute (last 61) and hour (last 25): sent, handled,
+ *                                         failed, dead (see history_flush.lua)
  * </pre>
  */
 public final class RmqKeys {
@@ -91,6 +93,14 @@ public final class RmqKeys {
      */
     public byte[] schedule(String name) {
         return bytes(prefix + ":{rmq-schedules}:" + name);
+    }
+
+    /**
+     * The history of a topic (counts per minute and per hour): one hash per topic, all under one hash tag, so that one
+     * script call flushes every topic's counts, also on a cluster.
+     */
+    public byte[] history(String topic) {
+        return bytes(prefix + ":{rmq-history}:" + topic);
     }
 
     /** The token bucket of a rate-limited topic. */

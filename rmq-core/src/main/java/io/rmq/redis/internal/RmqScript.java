@@ -41,7 +41,9 @@ enum RmqScript {
     PURGE("purge.lua"),
     STATS("stats.lua"),
     SCHEDULE_REGISTER("schedule_register.lua"),
-    SCHEDULE_CLAIM("schedule_claim.lua");
+    SCHEDULE_CLAIM("schedule_claim.lua"),
+    HISTORY_FLUSH("history_flush.lua"),
+    HISTORY_READ("history_read.lua");
 
     private static final String INCLUDE = "--#include ";
 
