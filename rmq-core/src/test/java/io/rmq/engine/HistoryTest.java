@@ -174,6 +174,33 @@ class HistoryTest extends EngineTestSupport {
         assertThat(after.getOrDefault("hset", 0L)).isEqualTo(before.getOrDefault("hset", 0L));
     }
 
+    /**
+     * A write that fails keeps its counts for the next one: here the script fails because the history key holds a
+     * string (WRONGTYPE), which fails every write until it is deleted, as an outage would, on both topologies.
+     */
+    @Test
+    void countsAWriteCouldNotStoreGoWithTheNextWrite() {
+        byte[] key = redis(rmq).keys().history("kept");
+        raw(c -> c.set(key, "not a hash".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        try (LogCapture log = LogCapture.of("io.rmq.observe").expecting("could not write the history counts")) {
+            Rmq engine = counting();
+            engine.defineTopic("kept", TopicType.FIXED_TIME, 2);
+            for (int i = 0; i < 3; i++) {
+                engine.producer().send(OutgoingMessage.fixedTime("kept", "before-" + i, Instant.now()));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> !log.messages().isEmpty());
+            for (int i = 0; i < 2; i++) {
+                engine.producer().send(OutgoingMessage.fixedTime("kept", "during-" + i, Instant.now()));
+            }
+            await().pollDelay(FLUSH.multipliedBy(3)).atMost(Duration.ofSeconds(30)).until(() -> true);
+            raw(c -> c.del(key));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(totals(rmq.admin().history("kept", Resolution.MINUTE))[0]).isEqualTo(5));
+            assertThat(log.messages()).as("one line per outage, not per failed write").hasSize(1);
+            assertThat(log.messages().get(0)).contains("1 topic(s)").contains("WRONGTYPE");
+        }
+    }
+
     @Test
     void aBadResolutionIsRefusedNamingIt() {
         assertThatThrownBy(() -> Resolution.parse("second")).isInstanceOf(RmqInvalidArgumentException.class)

@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /actuator/rmq/listeners/{id}}: one listener;</li>
  * <li>{@code POST /actuator/rmq/listeners/{id}} with {@code {"action":"pause"}} or {@code "resume"};
  * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"requeue-dead"}} or {@code "purge-dead"}.</li>
+ * <li>{@code GET /actuator/rmq/topics/{name}/history?resolution=minute|hour}: the topic's sent, handled, failed and
+ * dead counts per minute over the last hour (the default) or per hour over the last day;</li>
  * <li>{@code GET /actuator/rmq/schedules}: the schedules (next and last firing, outcome of the latest run, paused);
  * {@code GET /actuator/rmq/schedules/{name}}: one; {@code POST /actuator/rmq/schedules/{name}} with
  * {@code {"action":"pause"}} or {@code "resume"}: cluster-wide.</li>
@@ -69,6 +71,27 @@ public class RmqEndpoint {
             case "schedules" -> schedules == null ? null : schedules.get(name);
             default -> null;
         };
+    }
+
+    /**
+     * A part of one topic (or other named thing); a name or part that is not there answers 404, a bad parameter 400.
+     *
+     * @param kind       {@code topics}
+     * @param part       {@code history}
+     * @param resolution history: {@code minute} (default) or {@code hour}
+     */
+    @ReadOperation
+    public @Nullable Object part(@Selector String kind, @Selector String name, @Selector String part,
+            @Nullable String resolution) {
+        try {
+            return switch (kind + " " + part) {
+                case "topics history" -> operations.history(name, resolution);
+                default -> null;
+            };
+        }
+        catch (RmqInvalidArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+        }
     }
 
     /**
