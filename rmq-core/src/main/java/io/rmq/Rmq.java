@@ -273,14 +273,18 @@ public final class Rmq implements AutoCloseable {
      */
     public static Rmq create(AbstractRedisClient client, Options options) {
         RedisGateway gateway = RedisGateway.connect(client);
+        Rmq rmq = null;
         try {
             gateway.loadScripts();
-            Rmq rmq = new Rmq(client, gateway, options);
+            rmq = new Rmq(client, gateway, options);
             rmq.redis.checkPermissions();
             rmq.topicsInRedis = true;
             return rmq;
         }
         catch (RuntimeException ex) {
+            if (rmq != null && rmq.history != null) {
+                rmq.history.close(); // its thread; nothing was counted yet
+            }
             gateway.close();
             throw ex;
         }
