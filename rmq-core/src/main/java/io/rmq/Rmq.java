@@ -45,6 +45,8 @@ import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
 import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.observe.RmqInstrumentation;
+import io.rmq.observe.internal.HistoryCounter;
+import io.rmq.observe.internal.HistoryFlusher;
 
 /**
  * The RMQ engine, usable without Spring: one Redis connection, the topic registry, a producer, consumers and the
@@ -77,11 +79,18 @@ public final class Rmq implements AutoCloseable {
      *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
      *                     senders store comes from the instrumentation's {@code SendScope.context()}.
      * @param limits       the sizes of message ids and headers ({@link MessageLimits#DEFAULT} for null)
+     * @param historyFlushInterval how often the engine adds what it counted (sent, handled, failed, dead per topic) to
+     *                     the history in Redis ({@link io.rmq.admin.RmqAdmin#history}); {@link Duration#ZERO}: no
+     *                     history is counted or written; null: {@link #DEFAULT_HISTORY_FLUSH_INTERVAL}
      */
     public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-            RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits) {
+            RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits,
+            Duration historyFlushInterval) {
 
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+        /** How often an engine writes its history counts unless told otherwise. */
+        public static final Duration DEFAULT_HISTORY_FLUSH_INTERVAL = Duration.ofSeconds(10);
 
         public static final Options DEFAULT = new Options(RmqKeys.DEFAULT_PREFIX, DEFAULT_MAX_BODY_BYTES, new BodyCodec());
 
@@ -102,6 +111,19 @@ public final class Rmq implements AutoCloseable {
             if (limits == null) {
                 limits = MessageLimits.DEFAULT;
             }
+            if (historyFlushInterval == null) {
+                historyFlushInterval = DEFAULT_HISTORY_FLUSH_INTERVAL;
+            }
+            if (historyFlushInterval.isNegative() || !historyFlushInterval.isZero()
+                    && historyFlushInterval.toMillis() < 10) {
+                throw new RmqInvalidArgumentException("historyFlushInterval", historyFlushInterval, "must be at least"
+                        + " 10 ms, or zero for no history");
+            }
+        }
+
+        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
+                RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits) {
+            this(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits, null);
         }
 
         public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
@@ -118,20 +140,24 @@ public final class Rmq implements AutoCloseable {
         }
 
         public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
         }
 
         public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
         }
 
         public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
         }
 
         /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
         public Options withInstrumentation(RmqInstrumentation instrumentation) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
         }
 
         /**
@@ -139,12 +165,22 @@ public final class Rmq implements AutoCloseable {
          * send scopes decide what senders store.
          */
         public Options withPropagateContext(boolean propagateContext) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
+        }
+
+        /**
+         * With the history written every {@code interval} ({@link Duration#ZERO}: no history counted or written).
+         */
+        public Options withHistoryFlushInterval(Duration interval) {
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    interval);
         }
 
         /** With the sizes message ids and headers may have. */
         public Options withLimits(MessageLimits limits) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits);
+            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
+                    historyFlushInterval);
         }
     }
 
@@ -163,6 +199,8 @@ public final class Rmq implements AutoCloseable {
     private final java.util.Set<ListenerContainer> containers = java.util.Collections.synchronizedSet(
             java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
     private final io.rmq.instances.RmqInstances instances;
+    /** Writes the history counts; null when the history is off. */
+    private final @Nullable HistoryFlusher history;
 
     /** First and longest wait between two attempts of {@link #connectLazily} to reach Redis. */
     static final long FIRST_RETRY_MILLIS = 250;
@@ -205,7 +243,8 @@ public final class Rmq implements AutoCloseable {
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        this.instrumentation = RmqInstrumentation.guarded(options.instrumentation());
+        HistoryCounter counts = options.historyFlushInterval().isZero() ? null : new HistoryCounter();
+        this.instrumentation = instrumentation(options.instrumentation(), counts);
         this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
                 options.limits(), instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
@@ -213,6 +252,8 @@ public final class Rmq implements AutoCloseable {
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
         this.instances = new io.rmq.instances.RmqInstances(redis, this::containers);
+        this.history = counts == null ? null
+                : new HistoryFlusher(counts, redisAdmin.history(), options.historyFlushInterval());
     }
 
     private java.util.Collection<ListenerContainer> containers() {
@@ -229,6 +270,20 @@ public final class Rmq implements AutoCloseable {
     }
 
     /**
+     * The application's instrumentation, guarded, beside the history's counts. The counts alone are not wrapped: they
+     * never throw, and a composite allocates scopes per send and per delivery.
+     */
+    private static RmqInstrumentation instrumentation(RmqInstrumentation application, @Nullable HistoryCounter counts) {
+        if (counts == null) {
+            return RmqInstrumentation.guarded(application);
+        }
+        if (application == null || application == RmqInstrumentation.NONE) {
+            return counts;
+        }
+        return RmqInstrumentation.composite(List.of(application, counts));
+    }
+
+    /**
      * Connects to Redis through a Lettuce {@code RedisClient} (standalone or Sentinel) or {@code RedisClusterClient}
      * and loads the scripts. The client stays the caller's, used as it is configured: {@link #close()} closes only
      * RMQ's connection. {@link io.rmq.redis.RmqRedisClient} builds a client with RMQ's own settings (reconnect, calls
@@ -236,14 +291,18 @@ public final class Rmq implements AutoCloseable {
      */
     public static Rmq create(AbstractRedisClient client, Options options) {
         RedisGateway gateway = RedisGateway.connect(client);
+        Rmq rmq = null;
         try {
             gateway.loadScripts();
-            Rmq rmq = new Rmq(client, gateway, options);
+            rmq = new Rmq(client, gateway, options);
             rmq.redis.checkPermissions();
             rmq.topicsInRedis = true;
             return rmq;
         }
         catch (RuntimeException ex) {
+            if (rmq != null && rmq.history != null) {
+                rmq.history.close(); // its thread; nothing was counted yet
+            }
             gateway.close();
             throw ex;
         }
@@ -546,6 +605,9 @@ public final class Rmq implements AutoCloseable {
         Thread thread = connector;
         if (thread != null) {
             thread.interrupt();
+        }
+        if (history != null) {
+            history.close(); // writes what was counted since the last interval, while the connection is open
         }
         wakeUps.close();
         gateway.close();

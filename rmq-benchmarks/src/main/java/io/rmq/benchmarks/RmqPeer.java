@@ -154,6 +154,11 @@ public final class RmqPeer {
             parts.add(new TraceparentPerSend());
             options = options.withPropagateContext(true);
         }
+        // --history-flush-ms 0: no history counted or written (the engine's default: every 10 s)
+        int historyMillis = args.intOption("history-flush-ms", -1);
+        if (historyMillis >= 0) {
+            options = options.withHistoryFlushInterval(java.time.Duration.ofMillis(historyMillis));
+        }
         return options.withInstrumentation(io.rmq.observe.RmqInstrumentation.composite(parts));
     }
 

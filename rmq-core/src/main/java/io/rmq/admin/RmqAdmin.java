@@ -490,6 +490,29 @@ public final class RmqAdmin {
         topics.redefined(registered);
     }
 
+    // ---------------------------------------------------------------- history
+
+    /**
+     * What the topic's senders and consumers counted over the last hour (per minute) or day (per hour); see
+     * {@link TopicHistory}. An unknown topic, or one no engine counted anything for, has zeros only.
+     */
+    public TopicHistory history(String topicName, TopicHistory.Resolution resolution) {
+        TopicDefinition.validateName(topicName);
+        io.rmq.redis.internal.RmqRedisHistory.Reading reading = RedisGateway.await(redis.history().read(topicName),
+                "reading the history of topic " + topicName);
+        java.util.Map<Long, long[]> stored = resolution == TopicHistory.Resolution.MINUTE ? reading.minutes()
+                : reading.hours();
+        long current = Math.floorDiv(reading.now(), resolution.millis());
+        long first = current - resolution.points() + 1;
+        List<TopicHistory.Point> points = new ArrayList<>(resolution.points());
+        for (long n = first; n <= current; n++) {
+            long[] c = stored.getOrDefault(n, new long[4]);
+            points.add(new TopicHistory.Point(Instant.ofEpochMilli(n * resolution.millis()), c[0], c[1], c[2], c[3]));
+        }
+        return new TopicHistory(topicName, resolution, Instant.ofEpochMilli(first * resolution.millis()),
+                Instant.ofEpochMilli((current + 1) * resolution.millis()), List.copyOf(points));
+    }
+
     public long deadCount(String topic) {
         return stats(topic).dead();
     }

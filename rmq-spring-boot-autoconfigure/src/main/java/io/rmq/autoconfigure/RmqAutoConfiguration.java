@@ -139,7 +139,8 @@ public class RmqAutoConfiguration {
                 .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))
                 .withPropagateContext(properties.observation().enabled()
                         && properties.observation().propagateContext())
-                .withLimits(properties.messageLimits());
+                .withLimits(properties.messageLimits())
+                .withHistoryFlushInterval(properties.history().engineInterval());
         Rmq rmq;
         try {
             // Redis reachable: connect now, so that a conflict with Redis's topic registry fails start-up

@@ -55,6 +55,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
  * @param producer        What RmqTemplate adds to the messages it sends.
  * @param template        What RmqTemplate's sends do inside Spring transactions.
+ * @param history         The per-topic history (sent, handled, failed, dead per minute and per hour) each instance adds
+ *                        to Redis, read by the dashboard and the rmq endpoint.
  * @param schedules       Periodic messages by schedule name, fired once per firing across every instance: each sends
  *                        its payload to its topic at every firing (@RmqScheduled methods are the other kind). A name
  *                        with dots goes in brackets: rmq.schedules[nightly.report].cron.
@@ -71,7 +73,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue("256B") DataSize maxIdSize, @DefaultValue("1KB") DataSize maxHeaderValueSize,
         @DefaultValue("8KB") DataSize maxHeadersSize, @DefaultValue("32") int maxHeaders,
         @DefaultValue Producer producer, @DefaultValue Template template, Map<String, Schedule> schedules,
-        @DefaultValue Instances instances) {
+        @DefaultValue Instances instances, @DefaultValue History history) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
@@ -225,6 +227,29 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
                 throw new RmqInvalidArgumentException("rmq.instances.heartbeat", heartbeat, "must be between 100 ms"
                         + " and 5 minutes");
             }
+        }
+    }
+
+    /**
+     * The history of each topic: every instance counts what it sends, handles, fails and buries, and adds its counts to
+     * Redis once per flush interval (one script call for all topics, none when it counted nothing).
+     *
+     * @param enabled       Whether this instance counts and writes history (reading it works either way).
+     * @param flushInterval How often the counts are added to Redis: they are filed under the minute and hour of that
+     *                      write (Redis's clock), so a count lands up to this long after it happened.
+     */
+    public record History(@DefaultValue("true") boolean enabled, @DefaultValue("10s") Duration flushInterval) {
+
+        public History {
+            if (flushInterval != null && flushInterval.toMillis() < 10) {
+                throw new RmqInvalidArgumentException("rmq.history.flush-interval", flushInterval,
+                        "must be at least 10ms");
+            }
+        }
+
+        /** The engine's flush interval: zero when the history is off. */
+        public Duration engineInterval() {
+            return enabled ? flushInterval : Duration.ZERO;
         }
     }
 

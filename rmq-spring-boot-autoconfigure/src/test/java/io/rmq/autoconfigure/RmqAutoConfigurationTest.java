@@ -50,6 +50,19 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void theHistoryIsWrittenEveryTenSecondsByDefaultAndTheFlushIntervalAndSwitchAreHonoured() {
+        runner.run(context -> assertThat(context.getBean(Rmq.class).options().historyFlushInterval())
+                .isEqualTo(java.time.Duration.ofSeconds(10)));
+        runner.withPropertyValues("rmq.history.flush-interval=2s").run(context -> assertThat(
+                context.getBean(Rmq.class).options().historyFlushInterval()).isEqualTo(java.time.Duration.ofSeconds(2)));
+        runner.withPropertyValues("rmq.history.enabled=false").run(context -> assertThat(
+                context.getBean(Rmq.class).options().historyFlushInterval()).as("nothing counted or written").isZero());
+        runner.withPropertyValues("rmq.history.flush-interval=1ms").run(context -> assertThat(context)
+                .getFailure().rootCause().hasMessageContaining("rmq.history.flush-interval")
+                .hasMessageContaining("at least 10ms"));
+    }
+
+    @Test
     void rmqEnabledFalseTurnsItOff() {
         runner.withPropertyValues("rmq.enabled=false").run(context -> {
             assertThat(context).hasNotFailed();

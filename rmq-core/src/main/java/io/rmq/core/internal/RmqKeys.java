@@ -45,6 +45,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{rmq-instances}:live       ZSET running instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{rmq-instances}:&lt;id&gt;       STRING an instance's description (JSON), expiring with its entry in live
  * &lt;prefix&gt;:{rmq-instances}:paused     HASH "listener:&lt;id&gt;" / "topic:&lt;name&gt;" -&gt; "&lt;since ms&gt;|&lt;by&gt;": cluster-wide pauses
+ * &lt;prefix&gt;:{rmq-history}:&lt;topic&gt;    HASH a topic's counts per minute (last 61) and hour (last 25): sent, handled,
+ *                                         failed, dead (see history_flush.lua)
  * </pre>
  */
 public final class RmqKeys {
@@ -114,6 +116,14 @@ public final class RmqKeys {
     /** The cluster-wide pauses of listeners and topics. */
     public byte[] instancesPaused() {
         return bytes(prefix + ":{rmq-instances}:paused");
+    }
+
+    /**
+     * The history of a topic (counts per minute and per hour): one hash per topic, all under one hash tag, so that one
+     * script call flushes every topic's counts, also on a cluster.
+     */
+    public byte[] history(String topic) {
+        return bytes(prefix + ":{rmq-history}:" + topic);
     }
 
     /** The token bucket of a rate-limited topic. */

@@ -35,11 +35,18 @@ public final class RmqRedisAdmin {
     private final RmqRedis redis;
     private final RedisGateway gateway;
     private final RmqKeys keys;
+    private final RmqRedisHistory history;
 
     public RmqRedisAdmin(RmqRedis redis) {
         this.redis = redis;
         this.gateway = redis.gateway();
         this.keys = redis.keys();
+        this.history = new RmqRedisHistory(redis);
+    }
+
+    /** The topics' history counts (reads for the admin, writes for the engine's flusher). */
+    public RmqRedisHistory history() {
+        return history;
     }
 
     public RmqKeys keys() {

@@ -46,7 +46,9 @@ enum RmqScript {
     SCHEDULE_CLAIM("schedule_claim.lua"),
     INSTANCE_BEAT("instance_beat.lua"),
     INSTANCE_LEAVE("instance_leave.lua"),
-    INFLIGHT_PAGE("inflight_page.lua");
+    INFLIGHT_PAGE("inflight_page.lua"),
+    HISTORY_FLUSH("history_flush.lua"),
+    HISTORY_READ("history_read.lua");
 
     private static final String INCLUDE = "--#include ";
 

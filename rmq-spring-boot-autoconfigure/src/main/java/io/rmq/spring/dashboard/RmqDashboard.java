@@ -239,6 +239,7 @@ public class RmqDashboard {
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "in-flight" -> Reply.ok(operations.inFlight(topic, longParam(query, "offset", 0),
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "history" -> Reply.ok(operations.history(topic, query.apply("resolution")));
                         case "find" -> Reply.ok(present(query.apply("id"))
                                 ? operations.findById(topic, query.apply("id"))
                                 : operations.find(topic, required(query.apply("body"), "body")));

@@ -25,6 +25,8 @@ import org.jspecify.annotations.Nullable;
  * {@code POST /actuator/rmq/topics/{name}} with {@code {"action":"pause"}} or {@code "resume"}: cluster-wide, and
  * {@code POST /actuator/rmq/listeners/{id}} with {@code "pause-cluster"} or {@code "resume-cluster"} (while
  * {@code "pause"}/{@code "resume"} stay this instance's own).</li>
+ * <li>{@code GET /actuator/rmq/topics/{name}/history?resolution=minute|hour}: the topic's sent, handled, failed and
+ * dead counts per minute over the last hour (the default) or per hour over the last day;</li>
  * <li>{@code GET /actuator/rmq/schedules}: the schedules (next and last firing, outcome of the latest run, paused);
  * {@code GET /actuator/rmq/schedules/{name}}: one; {@code POST /actuator/rmq/schedules/{name}} with
  * {@code {"action":"pause"}} or {@code "resume"}: cluster-wide.</li>
@@ -89,12 +91,15 @@ public class RmqEndpoint {
 
     /**
      * A topic's sub-resource: {@code GET /actuator/rmq/topics/{name}/retries?offset=&limit=} (messages waiting for a
-     * retry), {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=} (messages in flight) and {@code GET /actuator/rmq/topics/{name}/dead?offset=&limit=&error=&prefix=} (dead messages, searched
-     * when {@code error} or {@code prefix} is given). 404 for an unknown topic or part; 400 for a bad page.
+     * retry), {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=} (messages in flight),
+     * {@code GET /actuator/rmq/topics/{name}/dead?offset=&limit=&error=&prefix=} (dead messages, searched when
+     * {@code error} or {@code prefix} is given) and {@code GET /actuator/rmq/topics/{name}/history?resolution=} (counts
+     * per {@code minute}, the default, or {@code hour}). 404 for an unknown topic or part; 400 for a bad page.
      */
     @ReadOperation
     public @Nullable Object part(@Selector String kind, @Selector String name, @Selector String part,
-            @Nullable Long offset, @Nullable Integer limit, @Nullable String error, @Nullable String prefix) {
+            @Nullable Long offset, @Nullable Integer limit, @Nullable String error, @Nullable String prefix,
+            @Nullable String resolution) {
         if (!kind.equals("topics") || !operations.isTopic(name)) {
             return null;
         }
@@ -105,6 +110,7 @@ public class RmqEndpoint {
                 case "retries" -> operations.retries(name, from, size);
                 case "in-flight" -> operations.inFlight(name, from, size);
                 case "dead" -> operations.dead(name, from, size, error, prefix);
+                case "history" -> operations.history(name, resolution);
                 default -> null;
             };
         }

@@ -17,6 +17,7 @@ import io.rmq.admin.DeadMessage;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.RmqAdmin;
+import io.rmq.admin.TopicHistory;
 import io.rmq.admin.TopicStats;
 import io.rmq.admin.WaitingMessage;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -163,6 +164,19 @@ public class RmqOperations {
             Map<String, String> headers) {
     }
 
+    /**
+     * What a topic's senders and consumers did over the last hour or day (see {@link TopicHistory}).
+     *
+     * @param resolution {@code minute} (60 points, the last hour) or {@code hour} (24 points, the last day)
+     * @param from       the start of the first point
+     * @param to         the end of the last point (the current minute or hour, still filling)
+     * @param points     oldest first: {@code at} (the point's start), {@code sent}, {@code handled}, {@code failed}
+     *                   (handler failures, retried or not), {@code dead} (of those, moved to the dead queue)
+     */
+    public record HistoryView(String topic, String resolution, Instant from, Instant to,
+            List<TopicHistory.Point> points) {
+    }
+
     /** What a change did: {@code count} messages (or 1/0 for one message or listener). */
     public record Result(String action, String target, long count) {
     }
@@ -256,6 +270,22 @@ public class RmqOperations {
         }
         registry.resume(id);
         return listener(id);
+    }
+
+    // ---------------------------------------------------------------- history
+
+    /**
+     * The topic's history at {@code resolution} ({@code minute}, the default, or {@code hour}; anything else is refused
+     * naming it); null when no such topic is defined here or registered in Redis.
+     */
+    public @Nullable HistoryView history(String topic, @Nullable String resolution) {
+        TopicHistory.Resolution r = TopicHistory.Resolution.parse(resolution == null || resolution.isBlank()
+                ? "minute" : resolution);
+        if (definition(topic) == null) {
+            return null;
+        }
+        TopicHistory history = rmq.admin().history(topic, r);
+        return new HistoryView(history.topic(), r.label(), history.from(), history.to(), history.points());
     }
 
     // ---------------------------------------------------------------- dead messages

@@ -39,7 +39,7 @@ import static org.awaitility.Awaitility.await;
         properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
                 "management.endpoints.web.exposure.include=rmq", "management.endpoint.rmq.access=unrestricted",
-                "spring.application.name=ops-app"})
+                "spring.application.name=ops-app", "rmq.history.flush-interval=200ms"})
 abstract class RmqEndpointIntegrationTests {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -56,6 +56,9 @@ abstract class RmqEndpointIntegrationTests {
 
     @Autowired
     OpsTestApplication.Handlers handlers;
+
+    @Autowired
+    RmqOperations operations;
 
     static void redis(DynamicPropertyRegistry registry, RedisTopology topology) {
         topology.springProperties("ops-" + topology.name().toLowerCase() + "-" + UUID.randomUUID())
@@ -259,5 +262,69 @@ abstract class RmqEndpointIntegrationTests {
         assertThat(json(get("/actuator/rmq/pauses"))).isEmpty();
         assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause-cluster\"}").statusCode())
                 .isEqualTo(400);
+    }
+
+    /** Sums of sent, handled, failed and dead over the points of a history as the endpoint shows it. */
+    private long[] totals(String topic, String resolution) throws Exception {
+        JsonNode history = json(get("/actuator/rmq/topics/" + topic + "/history?resolution=" + resolution));
+        long[] out = new long[4];
+        for (JsonNode point : history.get("points")) {
+            out[0] += point.get("sent").asLong();
+            out[1] += point.get("handled").asLong();
+            out[2] += point.get("failed").asLong();
+            out[3] += point.get("dead").asLong();
+        }
+        return out;
+    }
+
+    @Test
+    void aTopicsHistoryCountsWhatWasSentHandledFailedAndBuried() throws Exception {
+        long[] workBefore = totals("ops-work", "minute");
+        long[] failingBefore = totals("ops-failing", "hour");
+        try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            for (int i = 0; i < 3; i++) {
+                template.send(OutgoingMessage.priority("ops-work", "history-work-" + i, 1));
+            }
+            for (int i = 0; i < 2; i++) {
+                template.send(OutgoingMessage.fixedTime("ops-failing", "history-dead-" + i, Instant.now()));
+            }
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                long[] work = totals("ops-work", "minute");
+                assertThat(work[0] - workBefore[0]).as("sent").isGreaterThanOrEqualTo(3);
+                assertThat(work[1] - workBefore[1]).as("handled").isGreaterThanOrEqualTo(3);
+                long[] failing = totals("ops-failing", "hour");
+                assertThat(failing[0] - failingBefore[0]).as("sent").isGreaterThanOrEqualTo(2);
+                assertThat(failing[2] - failingBefore[2]).as("failed").isGreaterThanOrEqualTo(2);
+                assertThat(failing[3] - failingBefore[3]).as("dead (max retries 0: every failure)")
+                        .isEqualTo(failing[2] - failingBefore[2]);
+            });
+            assertThat(log.warnings()).hasSizeGreaterThanOrEqualTo(2);
+        }
+        JsonNode minutes = json(get("/actuator/rmq/topics/ops-work/history"));
+        assertThat(minutes.get("topic").asString()).isEqualTo("ops-work");
+        assertThat(minutes.get("resolution").asString()).as("the default").isEqualTo("minute");
+        assertThat(minutes.get("points")).hasSize(60);
+        assertThat(Duration.between(Instant.parse(minutes.get("from").asString()),
+                Instant.parse(minutes.get("to").asString()))).isEqualTo(Duration.ofHours(1));
+        assertThat(Instant.parse(minutes.get("points").get(0).get("at").asString()))
+                .isEqualTo(Instant.parse(minutes.get("from").asString()));
+        assertThat(json(get("/actuator/rmq/topics/ops-work/history?resolution=hour")).get("points")).hasSize(24);
+
+        // the reason is in Boot's error body only with server.error.include-message; the dashboard's shows it below
+        assertThat(get("/actuator/rmq/topics/ops-work/history?resolution=second").statusCode()).isEqualTo(400);
+        assertThat(get("/actuator/rmq/topics/no-such-topic/history").statusCode()).isEqualTo(404);
+        assertThat(get("/actuator/rmq/topics/ops-work/no-such-part").statusCode()).isEqualTo(404);
+
+        // the dashboard's route answers the same through the same operations
+        io.rmq.spring.dashboard.RmqDashboard dashboard = new io.rmq.spring.dashboard.RmqDashboard(operations, "/rmq",
+                true, null);
+        io.rmq.spring.dashboard.RmqDashboard.Reply reply = dashboard.get("topics/ops-work/history",
+                name -> name.equals("resolution") ? "hour" : null);
+        assertThat(reply.status()).isEqualTo(200);
+        assertThat(((RmqOperations.HistoryView) reply.body()).points()).hasSize(24);
+        io.rmq.spring.dashboard.RmqDashboard.Reply bad = dashboard.get("topics/ops-work/history", name -> "weekly");
+        assertThat(bad.status()).isEqualTo(400);
+        assertThat(bad.body().toString()).contains("resolution").contains("weekly").contains("minute or hour");
+        assertThat(dashboard.get("topics/no-such-topic/history", name -> null).status()).isEqualTo(404);
     }
 }
