@@ -251,7 +251,7 @@ public final class Rmq implements AutoCloseable {
         this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
-        this.instances = new io.rmq.instances.RmqInstances(redis, this::containers);
+        this.instances = io.rmq.instances.internal.InstancesFactory.SEAM.get().create(redis, this::containers);
         this.history = counts == null ? null
                 : new HistoryFlusher(counts, redisAdmin.history(), options.historyFlushInterval());
     }

@@ -71,12 +71,16 @@ public final class RmqInstances implements AutoCloseable {
     private volatile Map<String, String> knownPauses = Map.of();
     private volatile boolean failing;
 
+    static {
+        io.rmq.instances.internal.InstancesFactory.SEAM.register(RmqInstances::new);
+    }
+
     /**
      * Made by the engine ({@code Rmq.instances()}); takes engine internals.
      *
      * @param containers the engine's listener containers now
      */
-    public RmqInstances(RmqRedis redis, Supplier<Collection<ListenerContainer>> containers) {
+    RmqInstances(RmqRedis redis, Supplier<Collection<ListenerContainer>> containers) {
         this.redis = new RmqRedisInstances(redis);
         this.containers = containers;
     }

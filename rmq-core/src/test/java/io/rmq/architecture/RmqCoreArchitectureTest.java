@@ -38,6 +38,7 @@ class RmqCoreArchitectureTest {
             List.of("io.rmq.producer.."),
             List.of("io.rmq.admin.."),
             List.of("io.rmq.container.."),
+            List.of("io.rmq.instances.."),
             List.of("io.rmq", "io.rmq.internal.."),
             List.of("io.rmq.micrometer.."));
 
