@@ -5,6 +5,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.rmq.spring.RmqTemplate;
 import io.rmq.test.LogCapture;
@@ -17,6 +19,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.test.annotation.DirtiesContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -97,6 +101,42 @@ class SampleOperationsTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> rmq.stats(SampleDriver.ORDER_TOPIC).dead() >= 1);
         assertThat(get(base + "/rmq/api/topics/" + SampleDriver.ORDER_TOPIC + "/dead?offset=0&limit=10").body())
                 .contains("does not exist in this shop");
+    }
+
+    @Test
+    void theSampleDashboardListsItsOwnInstanceWithItsListenersAndTheRedisItUses() throws Exception {
+        String api = "http://localhost:" + port + "/rmq/api/";
+        JsonMapper json = JsonMapper.builder().build();
+
+        HttpResponse<String> instances = get(api + "instances");
+        assertThat(instances.statusCode()).as(instances.body()).isEqualTo(200);
+        String pid = String.valueOf(ProcessHandle.current().pid());
+        JsonNode self = null;
+        for (JsonNode instance : json.readTree(instances.body())) {
+            if (instance.get("pid").asString().equals(pid)) {
+                self = instance;
+            }
+        }
+        assertThat(self).as("this JVM (pid %s) in %s", pid, instances.body()).isNotNull();
+        assertThat(self.get("application").asString()).isEqualTo("rmq-samples");
+        List<String> listeners = new ArrayList<>();
+        self.get("listeners").forEach(l -> listeners.add(l.get("id").asString() + "@" + l.get("topic").asString()));
+        // its five @RmqListener methods and the listener that runs its schedule (order-stats)
+        assertThat(listeners).containsExactlyInAnyOrder("picture-render@picture-render",
+                "merchant-tasks@merchant-tasks", "order-timeout@order-timeout", "customer-notifier@order-closed",
+                "ledger@ledger", "rmq-schedule.order-stats@rmq-schedule.order-stats");
+        // its own page answers too
+        HttpResponse<String> own = get(api + "instances/" + java.net.URLEncoder.encode(self.get("id").asString(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+        assertThat(json.readTree(own.body()).get("inFlight").isArray()).isTrue();
+
+        HttpResponse<String> redis = get(api + "redis");
+        assertThat(redis.statusCode()).as(redis.body()).isEqualTo(200);
+        JsonNode figures = json.readTree(redis.body());
+        assertThat(figures.get("mode").asString()).isEqualTo("standalone");
+        assertThat(figures.get("version").asString()).matches("\\d+\\.\\d+\\.\\d+.*");
+        assertThat(figures.get("rmqKeys").asLong()).as("the sample's topics have keys").isPositive();
     }
 
     private HttpResponse<String> post(String url, String json) throws Exception {

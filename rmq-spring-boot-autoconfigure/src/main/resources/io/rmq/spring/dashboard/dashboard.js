@@ -977,9 +977,12 @@ function init() {
     search();
   });
   $('#dead-select-all').addEventListener('change', (e) => {
+    // read once: each box's click updates the selection, which sets this box back until every row is checked
+    const wanted = e.target.checked;
     document.querySelectorAll('#dead tbody input.select').forEach((box) => {
-      if (box.checked !== e.target.checked) box.click();
+      if (box.checked !== wanted) box.click();
     });
+    e.target.checked = wanted;
   });
   const bulk = (action, label) => () => {
     const messages = [...state.deadSelected.values()];

@@ -119,6 +119,20 @@ class DashboardBrowserTest {
     }
 
     /** Clicks what {@code locator} finds once it is there and clickable (the tables are redrawn every 2 s). */
+    /** Types into a field once it can take keys (a tab's pane shows after the address change the click made). */
+    private void type(By locator, String text) {
+        waitUntil(d -> {
+            try {
+                d.findElement(locator).sendKeys(text);
+                return true;
+            }
+            catch (org.openqa.selenium.StaleElementReferenceException | org.openqa.selenium.NoSuchElementException
+                    | org.openqa.selenium.ElementNotInteractableException ex) {
+                return false;
+            }
+        });
+    }
+
     private void click(By locator) {
         waitUntil(d -> {
             try {
@@ -216,7 +230,8 @@ class DashboardBrowserTest {
         waitForCell("ops-later", "waiting", "3");
         click(By.cssSelector("#topics tr[data-topic='ops-later'] td.name"));
         click(By.cssSelector("button[data-tab='find']"));
-        browser.findElement(By.id("find-body")).sendKeys("{\"invoice\":2}");
+        // the tab shows after the address changes (hashchange comes after the click returns)
+        type(By.id("find-body"), "{\"invoice\":2}");
         click(By.id("find"));
         waitUntil(d -> d.findElement(By.id("find-result")).getText().contains("yes, due"));
         Browser.screenshot(browser, "07-found");
