@@ -470,8 +470,18 @@ public final class Rmq implements AutoCloseable {
         }
         return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
                 new DeadLetters(), options.logBodyChars(),
-                RmqInstrumentation.composite(List.of(instrumentation, instances.consumerInstrumentation())),
+                consumerInstrumentation(),
                 options.propagateContext()));
+    }
+
+    /**
+     * The engine's instrumentation, beside the registry's busy handlers while the registry runs (no composite around
+     * a lone part: a composite allocates scopes per delivery).
+     */
+    private RmqInstrumentation consumerInstrumentation() {
+        RmqInstrumentation busy = instances.consumerInstrumentation();
+        return busy == RmqInstrumentation.NONE ? instrumentation : RmqInstrumentation.composite(
+                List.of(instrumentation, busy));
     }
 
     /**

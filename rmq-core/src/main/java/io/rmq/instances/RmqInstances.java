@@ -54,6 +54,9 @@ public final class RmqInstances implements AutoCloseable {
     /** Most messages of busy handlers one description lists (it is rewritten every beat). */
     public static final int MAX_HANDLING = 200;
 
+    /** How long {@link #start} waits for the first heartbeat's answer (the pauses to apply to listeners made next). */
+    static final long FIRST_BEAT_WAIT_MILLIS = 2000;
+
     private static final String VERSION = version();
     /** Looked up once: a host name lookup may be slow. */
     private static final String HOST = host();
@@ -104,8 +107,20 @@ public final class RmqInstances implements AutoCloseable {
         });
         beats = executor;
         long every = settings.heartbeat().toMillis();
-        executor.scheduleWithFixedDelay(this::beatSafely, 0, every, TimeUnit.MILLISECONDS);
+        Future<?> first = executor.submit(this::beatSafely);
+        executor.scheduleWithFixedDelay(this::beatSafely, every, every, TimeUnit.MILLISECONDS);
         log.info("RMQ instance {} of '{}' registers itself every {} ms", id, settings.application(), every);
+        // the first beat is waited for (briefly), so that listeners made next start with the cluster-wide pauses
+        // applied; with Redis unreachable they learn them from the first beat that gets through
+        try {
+            first.get(FIRST_BEAT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+            log.debug("RMQ instance {}: first heartbeat not answered yet ({})", id, ex.toString());
+        }
     }
 
     /** Whether this engine takes part (started and not closed). */

@@ -238,7 +238,7 @@ public class RmqDashboard {
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
                                 (int) longParam(query, "limit", DEFAULT_PAGE)));
                         case "in-flight" -> Reply.ok(operations.inFlight(topic, longParam(query, "offset", 0),
-                                (int) longParam(query, "limit", DEFAULT_PAGE)));
+                                intParam(query, "limit", DEFAULT_PAGE)));
                         case "history" -> Reply.ok(operations.history(topic, query.apply("resolution")));
                         case "find" -> Reply.ok(present(query.apply("id"))
                                 ? operations.findById(topic, query.apply("id"))

@@ -84,9 +84,18 @@ public class RmqEndpoint {
             case "topics" -> operations.topic(name);
             case "listeners" -> operations.listener(name);
             case "schedules" -> schedules == null ? null : schedules.get(name);
-            case "instances" -> operations.instance(name);
+            case "instances" -> instance(name);
             default -> null;
         };
+    }
+
+    private @Nullable Object instance(String id) {
+        try {
+            return operations.instance(id);
+        }
+        catch (RmqInvalidArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+        }
     }
 
     /**

@@ -862,12 +862,8 @@ async function loadInstance() {
     h('td', {class: 'paused-here'}, l.pausedHere ? h('span', {class: 'badge paused'}, 'paused here') : 'no'),
     h('td', {class: 'paused-cluster'}, l.pausedCluster ? h('span', {class: 'badge paused'}, 'paused everywhere')
         : 'no'),
-    h('td', {class: 'actions'}, readOnly ? null : l.pausedCluster
-        ? button('Resume everywhere', 'resume-cluster', () => act('Resume ' + l.id + ' everywhere', 'POST',
-            'listeners/' + enc(l.id) + '/resume-cluster'))
-        : button('Pause everywhere', 'pause-cluster', () => ask('Pause ' + l.id + ' in every instance?',
-            'Pause everywhere').then((ok) => ok && act('Pause ' + l.id + ' everywhere', 'POST',
-            'listeners/' + enc(l.id) + '/pause-cluster'))))));
+    // the listener's own cluster-wide pause decides the button: a topic's pause is lifted on the topic's page
+    h('td', {class: 'actions'}, clusterButton(l))));
   fill($('#instance-listeners tbody'), rows, 9, 'No listeners in this instance.');
   const byTopic = new Map();
   for (const o of instance.ownedSlots || []) {

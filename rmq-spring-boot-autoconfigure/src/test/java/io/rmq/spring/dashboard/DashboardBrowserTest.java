@@ -39,7 +39,7 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
                 "rmq.topics.ops-later.type=FIXED_TIME", "rmq.topics.ops-later.slot-amount=2",
                 "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})

@@ -48,7 +48,7 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
                 "rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
                 "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256",
@@ -319,9 +319,13 @@ class DashboardFleetBrowserTest {
                     String.valueOf(ProcessHandle.current().pid()));
             assertFitsTheWindow("overview");
             Browser.screenshot(browser, "14-overview-second-instance");
-            String id = browser.findElements(By.cssSelector("#instances tr[data-instance]")).get(0)
-                    .getAttribute("data-instance");
-            browser.findElement(By.cssSelector("#instances tr[data-instance] td.name a")).click();
+            // read in one script and clicked by id: the table is redrawn every 2 s
+            String id = (String) js("return document.querySelector('#instances tr[data-instance]')"
+                    + ".getAttribute('data-instance')");
+            waitUntil(d -> {
+                d.findElement(By.cssSelector("#instances tr[data-instance='" + id + "'] td.name a")).click();
+                return true;
+            });
             waitUntil(d -> d.findElement(By.id("view-instance")).isDisplayed()
                     && d.findElement(By.id("instance-facts")).getText().toLowerCase().contains("host"));
             assertThat(fragment()).isEqualTo("#/instances/" + id);

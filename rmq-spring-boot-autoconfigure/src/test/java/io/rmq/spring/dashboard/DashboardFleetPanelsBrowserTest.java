@@ -44,7 +44,7 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(RedisServersExtension.class)
 @DirtiesContext
 @SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
                 "rmq.instances.heartbeat=1s", "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
 class DashboardFleetPanelsBrowserTest {
@@ -174,10 +174,14 @@ class DashboardFleetPanelsBrowserTest {
             Browser.screenshot(browser, "20-overview-two-instances");
 
             // the second instance's page, opened from its row
-            WebElement row = browser.findElements(By.cssSelector("#instances tr[data-instance]")).stream()
-                    .filter(r -> r.getText().contains(String.valueOf(second.pid()))).findFirst().orElseThrow();
-            String id = row.getAttribute("data-instance");
-            row.findElement(By.cssSelector("td.name a")).click();
+            // read in one script: the table is redrawn every 2 s, so an element found earlier may be gone
+            String id = (String) js("const r = [...document.querySelectorAll('#instances tr[data-instance]')].find("
+                    + "r => r.textContent.includes('" + second.pid() + "')); return r && r.getAttribute('data-instance');");
+            assertThat(id).isNotNull();
+            waitUntil(d -> {
+                d.findElement(By.cssSelector("#instances tr[data-instance='" + id + "'] td.name a")).click();
+                return true;
+            });
             waitUntil(d -> d.findElement(By.id("view-instance")).isDisplayed() && !d.findElements(
                     By.cssSelector("#instance-listeners tr[data-listener='ops-worker']")).isEmpty());
             assertThat((String) js("return decodeURIComponent(location.hash)")).isEqualTo("#/instances/" + id);
@@ -199,8 +203,11 @@ class DashboardFleetPanelsBrowserTest {
                     .doesNotContain("sent-while-paused-everywhere");
             Browser.screenshot(browser, "22-overview-paused-everywhere");
 
-            browser.findElement(By.cssSelector("#pauses tr[data-pause='listener:ops-worker'] button.resume-cluster"))
-                    .click();
+            waitUntil(d -> {
+                d.findElement(By.cssSelector("#pauses tr[data-pause='listener:ops-worker'] button.resume-cluster"))
+                        .click();
+                return true;
+            });
             waitUntil(d -> d.findElements(By.cssSelector("#pauses tr[data-pause]")).isEmpty());
             // handled by one of the two instances: the topic's waiting count drops to 0
             waitUntil(d -> d.findElement(By.cssSelector("#topics tr[data-topic='ops-work'] td.waiting")).getText()
@@ -310,6 +317,43 @@ class DashboardFleetPanelsBrowserTest {
         finally {
             handlers.failing = true;
         }
+    }
+
+    @Test
+    void aTopicsHistoryIsDrawnPerMinuteAndPerHourWithWhatWasSentAndHandled() {
+        long sentBefore = sentInTheLastHour("ops-work");
+        for (int i = 0; i < 5; i++) {
+            template.send(OutgoingMessage.priority("ops-work", "history-" + i, 1));
+        }
+        await().atMost(PATIENCE).until(() -> handlers.worked.containsAll(
+                java.util.stream.IntStream.range(0, 5).mapToObj(i -> "history-" + i).toList()));
+        // written by the next flush (1 s here): the page's chart says what the route says
+        await().atMost(PATIENCE).until(() -> sentInTheLastHour("ops-work") >= sentBefore + 5);
+
+        load("#/topics/ops-work");
+        waitUntil(d -> d.findElements(By.cssSelector("#history figure.chart-box")).size() == 4);
+        assertThat(browser.findElements(By.cssSelector("#history svg.chart rect.col.sent"))).hasSize(60);
+        String sent = browser.findElement(By.cssSelector("#history figure[data-series=sent] svg")).getDomAttribute(
+                "aria-label");
+        long shown = Long.parseLong(sent.replaceAll("^Sent: ([0-9,]+) in the last hour.*$", "$1").replace(",", ""));
+        assertThat(shown).as(sent).isGreaterThanOrEqualTo(sentBefore + 5);
+        assertThat(browser.findElement(By.cssSelector("#history figure[data-series=handled] .sum")).getText())
+                .matches("[0-9,]+ in the last hour").isNotEqualTo("0 in the last hour");
+        assertFitsTheWindow("history per minute");
+        Browser.screenshot(browser, "29-history-minute");
+
+        WebElement hour = browser.findElement(By.id("history-hour"));
+        hour.sendKeys(Keys.ENTER);
+        waitUntil(d -> d.findElements(By.cssSelector("#history svg.chart rect.col.sent")).size() == 24);
+        assertThat(hour.getDomAttribute("aria-pressed")).isEqualTo("true");
+        assertThat(browser.findElement(By.cssSelector("#history figure[data-series=sent] .sum")).getText())
+                .endsWith("in the last day");
+        Browser.screenshot(browser, "30-history-hour");
+    }
+
+    private long sentInTheLastHour(String topic) {
+        return rmq.admin().history(topic, io.rmq.admin.TopicHistory.Resolution.MINUTE).points().stream()
+                .mapToLong(io.rmq.admin.TopicHistory.Point::sent).sum();
     }
 
     @Test
