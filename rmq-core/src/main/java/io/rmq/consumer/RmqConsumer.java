@@ -45,8 +45,11 @@ public final class RmqConsumer {
     /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
     private final boolean readContexts;
     private final RmqInstrumentation instrumentation;
-    /** False with {@link RmqInstrumentation#NONE}: no clock reads for lateness. */
-    private final boolean instrumented;
+    /**
+     * False with {@link RmqInstrumentation#NONE} or an instrumentation that is not {@link RmqInstrumentation#timed()}:
+     * no clock reads for lateness.
+     */
+    private final boolean timed;
     private final DeliveryHandler handling;
     private final Settlement settlement;
 
@@ -85,7 +88,7 @@ public final class RmqConsumer {
     RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, Parts parts) {
         this.readContexts = parts.readContexts();
         this.instrumentation = parts.instrumentation();
-        this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
+        this.timed = this.instrumentation != RmqInstrumentation.NONE && this.instrumentation.timed();
         this.logBodyChars = parts.logBodyChars();
         this.redis = redis;
         this.topic = topic;
@@ -107,10 +110,14 @@ public final class RmqConsumer {
 
     /**
      * How late {@code delivery} is now, for {@link RmqInstrumentation#handleStarted}: Redis's clock (estimated from
-     * its pop's reply and the local time since) minus its due time; {@link Long#MIN_VALUE} for PRIORITY topics.
+     * its pop's reply and the local time since) minus its due time; {@link Long#MIN_VALUE} for PRIORITY topics; 0
+     * when the instrumentation is not {@link RmqInstrumentation#timed()} (no clock read).
      */
     public long latenessMillis(Delivery delivery) {
-        return priority ? Long.MIN_VALUE : delivery.redisNowEstimate() - (long) delivery.score();
+        if (priority) {
+            return Long.MIN_VALUE;
+        }
+        return timed ? delivery.redisNowEstimate() - (long) delivery.score() : 0;
     }
 
     /** The slot numbers of the topic, 0 to slotAmount - 1. */
@@ -230,8 +237,8 @@ public final class RmqConsumer {
     /** The leased deliveries of one pop, each fenced by the pop's token. */
     private List<Delivery> deliveriesOf(PopResult result) {
         List<Delivery> deliveries = new ArrayList<>(result.messages().size());
-        // for the lateness the instrumentation is told (a clock read per pop, only when there is one)
-        long received = !instrumented || result.messages().isEmpty() ? 0 : System.nanoTime();
+        // for the lateness the instrumentation is told (a clock read per pop, only when it is timed)
+        long received = !timed || result.messages().isEmpty() ? 0 : System.nanoTime();
         for (Popped popped : result.messages()) {
             deliveries.add(new Delivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
                     result.token(), true, logBodyChars, result.redisNow(), received, popped.envelope(),
@@ -588,7 +595,7 @@ public final class RmqConsumer {
                 failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
-                    long received = !instrumented || step.messages().isEmpty() ? 0 : System.nanoTime();
+                    long received = !timed || step.messages().isEmpty() ? 0 : System.nanoTime();
                     for (Popped popped : step.messages()) {
                         deliveries.add(new Delivery(keys, popped.member(), popped.score(), popped.attempt(), epoch,
                                 false, logBodyChars, step.redisNow(), received, popped.envelope(), null));

@@ -48,8 +48,11 @@ final class Settlement {
     /** Sends the bodies of messages that died here to the dead-letter topic, if one is set. */
     private final @Nullable DeadLetterForwarder deadLetters;
     private final RmqInstrumentation instrumentation;
-    /** False with {@link RmqInstrumentation#NONE}: no clock reads for operation timings. */
-    private final boolean instrumented;
+    /**
+     * False with {@link RmqInstrumentation#NONE} or an instrumentation that is not {@link RmqInstrumentation#timed()}:
+     * no clock reads, no operation reports (outcomes still reach the handle scopes).
+     */
+    private final boolean timed;
 
     Settlement(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings,
             @Nullable DeadLetterForwarder deadLetters, RmqInstrumentation instrumentation) {
@@ -59,17 +62,17 @@ final class Settlement {
         this.priority = topic.type() == TopicType.PRIORITY;
         this.deadLetters = deadLetters;
         this.instrumentation = instrumentation;
-        this.instrumented = instrumentation != RmqInstrumentation.NONE;
+        this.timed = instrumentation != RmqInstrumentation.NONE && instrumentation.timed();
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
                 (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
     }
 
     /**
-     * Reports one Redis call ({@code operation} ack, nack, extend) when it ends; with NONE, the call as it is
-     * (the clock read at the start is the caller's: {@code System.nanoTime()} only when instrumented).
+     * Reports one Redis call ({@code operation} ack, nack, extend) when it ends; untimed, the call as it is
+     * (the clock read at the start is the caller's: {@code System.nanoTime()} only when timed).
      */
     private <R> CompletableFuture<R> timed(String operation, CompletableFuture<R> call) {
-        if (!instrumented) {
+        if (!timed) {
             return call;
         }
         long started = System.nanoTime();

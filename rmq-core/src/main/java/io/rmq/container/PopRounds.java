@@ -54,6 +54,8 @@ final class PopRounds {
     private final long commandTimeoutMillis;
     private final RmqInstrumentation instrumentation;
     private final boolean instrumented;
+    /** Whether the instrumentation is {@link RmqInstrumentation#timed()}: pops are timed and reported as operations. */
+    private final boolean timed;
 
     /** Messages asked for by pops not yet finished: they take room in the buffer before they arrive. */
     private final AtomicInteger requested = new AtomicInteger();
@@ -74,6 +76,7 @@ final class PopRounds {
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
+        this.timed = instrumented && instrumentation.timed();
     }
 
     /** A new run; before the poller starts. */
@@ -105,7 +108,7 @@ final class PopRounds {
             limiter.giveBack(free - perSlot * slots.length);
         }
         long sent = System.currentTimeMillis();
-        long sentNanos = instrumented ? System.nanoTime() : 0;
+        long sentNanos = timed ? System.nanoTime() : 0;
         Handoff round = new Handoff(buffer, slots.length);
         for (int slot : slots) {
             Pop pop = new Pop(slot, perSlot, sent, consumer.nodeOf(slot), requested, events);
@@ -142,9 +145,11 @@ final class PopRounds {
         }
     }
 
-    /** One slot's pop answered (or failed): {@code popped} / {@code popFailed} and {@code operation("receive")}. */
+    /**
+     * One slot's pop answered (or failed): {@code popped} / {@code popFailed} and, timed, {@code operation("receive")}.
+     */
     private void reportPop(int slot, PollResult result, Throwable error, long sentNanos) {
-        long nanos = System.nanoTime() - sentNanos;
+        long nanos = timed ? System.nanoTime() - sentNanos : 0;
         Throwable failure = RedisGateway.unwrap(error);
         if (failure == null) {
             instrumentation.popped(id, topic, slot, result.deliveries().size(), nanos);
@@ -152,7 +157,9 @@ final class PopRounds {
         else {
             instrumentation.popFailed(id, topic, slot, failure);
         }
-        instrumentation.operation("receive", topic, nanos, failure);
+        if (timed) {
+            instrumentation.operation("receive", topic, nanos, failure);
+        }
     }
 
     /**

@@ -34,6 +34,8 @@ final class SlotStepSender {
     /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
     private final RmqInstrumentation instrumentation;
     private final boolean instrumented;
+    /** Whether the instrumentation is {@link RmqInstrumentation#timed()}: steps are timed and reported as operations. */
+    private final boolean timed;
     /** Estimated Redis clock minus local clock (from each step's reply). */
     private volatile long clockOffset;
 
@@ -45,6 +47,7 @@ final class SlotStepSender {
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
+        this.timed = instrumented && instrumentation.timed();
     }
 
     /** Estimated Redis clock minus local clock: a Redis time minus this is local. */
@@ -66,7 +69,7 @@ final class SlotStepSender {
                     failure.outcome().decision()));
         }
         long sent = System.currentTimeMillis();
-        long sentNanos = instrumented ? System.nanoTime() : 0;
+        long sentNanos = timed ? System.nanoTime() : 0;
         LaneStep step;
         try {
             step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked,
@@ -76,7 +79,7 @@ final class SlotStepSender {
         catch (RuntimeException ex) {
             slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
             if (instrumented) {
-                reportStep(s.slot, wanted, report, 0, ex, System.nanoTime() - sentNanos);
+                reportStep(s.slot, wanted, report, 0, ex, timed ? System.nanoTime() - sentNanos : 0);
             }
             throw ex;
         }
@@ -84,7 +87,7 @@ final class SlotStepSender {
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;
         s.suspendedUntil = step.suspendedLanes() > 0 ? Math.max(1, step.earliestRetry() - clockOffset) : 0;
-        long nanos = instrumented ? System.nanoTime() - sentNanos : 0;
+        long nanos = timed ? System.nanoTime() - sentNanos : 0;
         int fresh = 0;
         try {
             settled(report, step);
@@ -133,7 +136,7 @@ final class SlotStepSender {
     /**
      * Reports one step: a step that takes messages is this listener's pop of the slot ({@code popped} /
      * {@code popFailed}, {@code operation("receive")}, its settlements included); one that only settles is an
-     * {@code ack} (or a {@code nack} when it reports a failure).
+     * {@code ack} (or a {@code nack} when it reports a failure). Operations are reported only when timed.
      */
     private void reportStep(int slot, int wanted, StepReport report, int fresh, Throwable error, long nanos) {
         Throwable failure = RedisGateway.unwrap(error);
@@ -145,9 +148,11 @@ final class SlotStepSender {
             else {
                 instrumentation.popFailed(id, topic, slot, failure);
             }
-            instrumentation.operation("receive", topic, nanos, failure);
+            if (timed) {
+                instrumentation.operation("receive", topic, nanos, failure);
+            }
         }
-        else {
+        else if (timed) {
             instrumentation.operation(report.failures.isEmpty() ? "ack" : "nack", topic, nanos, failure);
         }
     }

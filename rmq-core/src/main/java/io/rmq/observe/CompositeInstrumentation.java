@@ -19,9 +19,22 @@ final class CompositeInstrumentation implements RmqInstrumentation {
     private static final Logger log = LoggerFactory.getLogger(CompositeInstrumentation.class);
 
     private final RmqInstrumentation[] parts;
+    /** Whether any part is timed (asked once: a part's answer does not change). */
+    private final boolean timed;
 
     private CompositeInstrumentation(RmqInstrumentation[] parts) {
         this.parts = parts;
+        boolean any = false;
+        for (RmqInstrumentation part : parts) {
+            try {
+                any |= part.timed();
+            }
+            catch (RuntimeException ex) {
+                failed(part, "timed", ex);
+                any = true; // the engine's default: measure
+            }
+        }
+        this.timed = any;
     }
 
     static RmqInstrumentation of(List<? extends RmqInstrumentation> parts) {
@@ -51,6 +64,11 @@ final class CompositeInstrumentation implements RmqInstrumentation {
                 failed(part, method, ex);
             }
         }
+    }
+
+    @Override
+    public boolean timed() {
+        return timed;
     }
 
     @Override

@@ -19,7 +19,23 @@ public interface RmqInstrumentation {
 
     /** Records nothing. */
     RmqInstrumentation NONE = new RmqInstrumentation() {
+        @Override
+        public boolean timed() {
+            return false;
+        }
     };
+
+    /**
+     * Whether this instrumentation uses the durations and lateness the engine measures ({@code nanos},
+     * {@code latenessMillis}) and its {@link #operation} reports. False lets the engine skip its clock reads on the
+     * hot paths: it then passes 0 for durations and lateness (still {@link Long#MIN_VALUE} for PRIORITY topics) and
+     * reports no {@link #operation} (that report is a timing), while every other event and every scope is called as
+     * with a timed one. The engine asks once, when it builds its producer and consumers; a composite is timed if any
+     * of its parts is. Default true.
+     */
+    default boolean timed() {
+        return true;
+    }
 
     // ---------------------------------------------------------------- producing
 
@@ -135,7 +151,7 @@ public interface RmqInstrumentation {
      * {@code ack}, {@code nack}, {@code extend}; {@code error} null on success. May run on a Lettuce thread. One per
      * Redis call: a script call or a pipelined group (single sends or acks to one slot that go out together are one);
      * an ORDERLY step that takes messages is a {@code receive} (its settlements ride along), one that only settles an
-     * {@code ack} or a {@code nack}.
+     * {@code ack} or a {@code nack}. Not called when the engine's instrumentation is not {@link #timed()}.
      */
     default void operation(String operation, String topic, long nanos, @Nullable Throwable error) {
     }

@@ -48,6 +48,11 @@ public final class RmqProducer {
     private final RmqInstrumentation instrumentation;
     /** False with {@link RmqInstrumentation#NONE}: no clock read, no scope per send. */
     private final boolean instrumented;
+    /**
+     * False also when the instrumentation is not {@link RmqInstrumentation#timed()}: the send scopes still end on each
+     * send's outcome, but no clock is read and no {@code operation("send")} reported.
+     */
+    private final boolean timed;
     /** Learns the mode of topics known here without one, for grouped sends to them (see {@link #encode}). */
     private final ModeLookups modes;
 
@@ -61,6 +66,7 @@ public final class RmqProducer {
         this.limits = limits == null ? MessageLimits.DEFAULT : limits;
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
+        this.timed = instrumented && this.instrumentation.timed();
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
@@ -151,7 +157,7 @@ public final class RmqProducer {
             // chunks go out as native commands written together; with them, a send.lua call per chunk
             List<RmqRedis.BatchPart> parts = new ArrayList<>(bySlot.size());
             List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
-            long started = instrumented ? System.nanoTime() : 0;
+            long started = timed ? System.nanoTime() : 0;
             bySlot.forEach((slot, group) -> {
                 for (int from = 0; from < group.size(); from += CHUNK) {
                     List<Encoded> chunk = group.subList(from, Math.min(group.size(), from + CHUNK));
@@ -172,7 +178,7 @@ public final class RmqProducer {
                 List<CompletableFuture<Long>> written = redis.sendBatch(parts);
                 for (int i = 0; i < written.size(); i++) {
                     SlotKeys slot = partSlots.get(i);
-                    record(sends, slot, instrumented ? timed(written.get(i), slot.topic(), started) : written.get(i),
+                    record(sends, slot, timed ? timed(written.get(i), slot.topic(), started) : written.get(i),
                             writes);
                 }
             }
@@ -239,10 +245,10 @@ public final class RmqProducer {
     /** Single sends: send.lua reports per message whether it merged. */
     private CompletableFuture<List<Long>> write(SlotKeys slot, List<Encoded> group) {
         TopicType type = group.get(0).type;
-        long started = instrumented ? System.nanoTime() : 0;
+        long started = timed ? System.nanoTime() : 0;
         CompletableFuture<List<Long>> written = redis.send(slot, type == TopicType.RANGE_MERGE,
                 type == TopicType.PRIORITY, members(group), parameters(group), contexts(group));
-        return instrumented ? timed(written, slot.topic(), started) : written;
+        return timed ? timed(written, slot.topic(), started) : written;
     }
 
     private static void record(Map<String, TopicSend> sends, SlotKeys slot, CompletableFuture<Long> write,
@@ -256,10 +262,10 @@ public final class RmqProducer {
     /** A batch's chunk whose messages carry envelopes: send.lua writes messages and envelopes atomically. */
     private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group, List<byte[]> contexts) {
         TopicType type = group.get(0).type;
-        long started = instrumented ? System.nanoTime() : 0;
+        long started = timed ? System.nanoTime() : 0;
         CompletableFuture<Long> written = redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
                 members(group), parameters(group), contexts).thenApply(RmqProducer::added);
-        return instrumented ? timed(written, slot.topic(), started) : written;
+        return timed ? timed(written, slot.topic(), started) : written;
     }
 
     /** Reports one Redis call of a send ({@code operation("send")}: one per script call or batch ZADD). */

@@ -20,6 +20,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.BackoffPolicy;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
@@ -115,6 +116,36 @@ class HistoryTest extends EngineTestSupport {
         TopicHistory hours = rmq.admin().history("hist", Resolution.HOUR);
         assertThat(hours.points()).hasSize(24);
         assertThat(Duration.between(hours.from(), hours.to())).isEqualTo(Duration.ofDays(1));
+    }
+
+    /**
+     * An ORDERLY listener settles through its slot's steps, not through acks and nacks: its handled, failed and dead
+     * messages are counted too (here too the counts are the engine's only instrumentation, which reads no clock).
+     */
+    @Test
+    void anOrderlyListenersHandlesFailuresAndDeathsAreCounted() {
+        Rmq engine = counting();
+        engine.defineTopic("hist-o", TopicType.FIXED_TIME, 2);
+        for (int i = 0; i < 4; i++) {
+            engine.producer().send(OutgoingMessage.fixedTime("hist-o", "ok-" + i, Instant.now()));
+        }
+        engine.producer().send(OutgoingMessage.fixedTime("hist-o", "bad-0", Instant.now()));
+        ConsumerSettings settings = new ConsumerSettings(8, Duration.ofSeconds(5),
+                new RetryPolicy(1, BackoffPolicy.fixed(Duration.ofMillis(50))));
+        ListenerContainer container = engine.container("hist-o", settings, String.class, (String body, Delivery d) -> {
+            if (body.startsWith("bad")) {
+                throw new IllegalStateException("fails on purpose");
+            }
+        }, ContainerOptions.of("hist-o", 1).withMode(ConsumeMode.ORDERLY).withOwnershipTimeout(Duration.ofSeconds(3)));
+        try (LogCapture failures = LogCapture.of("io.rmq").expecting("fails on purpose", "moved to the dead queue")) {
+            container.start();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    totals(engine.admin().history("hist-o", Resolution.MINUTE)))
+                    .as("sent, handled, failed, dead over the last hour").containsExactly(5, 4, 2, 1));
+        }
+        finally {
+            container.stop();
+        }
     }
 
     @Test
