@@ -63,7 +63,17 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     private final OrderlySlots slots;
     /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
-    private final PauseFlags pauses = new PauseFlags();
+    private final PauseFlags pauses = new PauseFlags(new PauseFlags.Taking() {
+        @Override
+        public void pause() {
+            pauseTaking();
+        }
+
+        @Override
+        public void resume() {
+            resumeTaking();
+        }
+    });
     private final SlotStepSender sender;
     private final SlotOwnership ownership;
     private final HandlerThreads handlers;
@@ -189,46 +199,27 @@ public final class OrderlyListenerContainer implements ListenerContainer {
      */
     @Override
     public void pause() {
-        synchronized (pauses) {
-            pauses.here = true;
-            pauseTaking();
-        }
+        pauses.pauseHere();
     }
 
     @Override
     public void resume() {
-        synchronized (pauses) {
-            pauses.here = false;
-            if (!pauses.cluster) {
-                resumeTaking();
-            }
-        }
+        pauses.resumeHere();
     }
 
     @Override
     public void setPausedCluster(boolean paused) {
-        synchronized (pauses) {
-            if (pauses.cluster == paused) {
-                return; // told on every heartbeat: only a change does something
-            }
-            pauses.cluster = paused;
-            if (paused) {
-                pauseTaking();
-            }
-            else if (!pauses.here) {
-                resumeTaking();
-            }
-        }
+        pauses.setCluster(paused);
     }
 
     @Override
     public boolean isPausedHere() {
-        return pauses.here;
+        return pauses.here();
     }
 
     @Override
     public boolean isPausedCluster() {
-        return pauses.cluster;
+        return pauses.cluster();
     }
 
     private void pauseTaking() {

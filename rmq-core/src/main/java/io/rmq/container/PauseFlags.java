@@ -8,6 +8,53 @@ package io.rmq.container;
  */
 final class PauseFlags {
 
-    volatile boolean here;
-    volatile boolean cluster;
+    /** How a container stops and starts taking (each container its own way; called under this object's monitor). */
+    interface Taking {
+
+        /** Stops taking; returns once nothing more is taken. */
+        void pause();
+
+        void resume();
+    }
+
+    private final Taking taking;
+    private volatile boolean here;
+    private volatile boolean cluster;
+
+    PauseFlags(Taking taking) {
+        this.taking = taking;
+    }
+
+    synchronized void pauseHere() {
+        here = true;
+        taking.pause();
+    }
+
+    synchronized void resumeHere() {
+        here = false;
+        if (!cluster) {
+            taking.resume();
+        }
+    }
+
+    synchronized void setCluster(boolean paused) {
+        if (cluster == paused) {
+            return; // told on every heartbeat: only a change does something
+        }
+        cluster = paused;
+        if (paused) {
+            taking.pause();
+        }
+        else if (!here) {
+            taking.resume();
+        }
+    }
+
+    boolean here() {
+        return here;
+    }
+
+    boolean cluster() {
+        return cluster;
+    }
 }

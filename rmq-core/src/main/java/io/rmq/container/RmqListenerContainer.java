@@ -62,7 +62,17 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private final RunFlags flags = new RunFlags();
     /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
-    private final PauseFlags pauses = new PauseFlags();
+    private final PauseFlags pauses = new PauseFlags(new PauseFlags.Taking() {
+        @Override
+        public void pause() {
+            pauseTaking();
+        }
+
+        @Override
+        public void resume() {
+            resumeTaking();
+        }
+    });
     /** What was fetched and not yet settled, and its leases' extension. */
     private final LeaseKeeper leases;
     private final HandoffBuffer buffer;
@@ -173,46 +183,27 @@ public final class RmqListenerContainer implements ListenerContainer {
      */
     @Override
     public void pause() {
-        synchronized (pauses) {
-            pauses.here = true;
-            pauseTaking();
-        }
+        pauses.pauseHere();
     }
 
     @Override
     public void resume() {
-        synchronized (pauses) {
-            pauses.here = false;
-            if (!pauses.cluster) {
-                resumeTaking();
-            }
-        }
+        pauses.resumeHere();
     }
 
     @Override
     public void setPausedCluster(boolean paused) {
-        synchronized (pauses) {
-            if (pauses.cluster == paused) {
-                return; // told on every heartbeat: only a change does something
-            }
-            pauses.cluster = paused;
-            if (paused) {
-                pauseTaking();
-            }
-            else if (!pauses.here) {
-                resumeTaking();
-            }
-        }
+        pauses.setCluster(paused);
     }
 
     @Override
     public boolean isPausedHere() {
-        return pauses.here;
+        return pauses.here();
     }
 
     @Override
     public boolean isPausedCluster() {
-        return pauses.cluster;
+        return pauses.cluster();
     }
 
     private void pauseTaking() {
