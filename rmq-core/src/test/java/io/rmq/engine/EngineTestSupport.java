@@ -3,9 +3,14 @@ package io.rmq.engine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
@@ -90,5 +95,35 @@ abstract class EngineTestSupport {
         if (rmqClient != null) {
             rmqClient.close();
         }
+    }
+
+    /** Calls per command, summed over every master, from INFO commandstats. */
+    Map<String, Long> commandCalls() {
+        List<String> infos = new ArrayList<>();
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            try (StatefulRedisClusterConnection<String, String> connection = cluster.connect()) {
+                for (RedisClusterNode node : cluster.getPartitions()) {
+                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                        infos.add(connection.getConnection(node.getNodeId()).sync().info("commandstats"));
+                    }
+                }
+            }
+        }
+        else {
+            try (StatefulRedisConnection<String, String> connection = ((io.lettuce.core.RedisClient) client).connect()) {
+                infos.add(connection.sync().info("commandstats"));
+            }
+        }
+        Map<String, Long> calls = new TreeMap<>();
+        for (String info : infos) {
+            for (String line : info.split("\r?\n")) {
+                if (line.startsWith("cmdstat_")) {
+                    String command = line.substring(8, line.indexOf(':'));
+                    String value = line.substring(line.indexOf("calls=") + 6);
+                    calls.merge(command, Long.parseLong(value.substring(0, value.indexOf(','))), Long::sum);
+                }
+            }
+        }
+        return calls;
     }
 }

@@ -5,13 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.rmq.Rmq;
 import io.rmq.admin.TopicHistory;
 import io.rmq.admin.TopicHistory.Resolution;
@@ -251,35 +245,5 @@ class HistoryTest extends EngineTestSupport {
             out[3] += p.dead();
         }
         return out;
-    }
-
-    /** Calls per command, summed over every master, from INFO commandstats. */
-    private Map<String, Long> commandCalls() {
-        List<String> infos = new ArrayList<>();
-        if (client instanceof RedisClusterClient cluster) {
-            try (StatefulRedisClusterConnection<String, String> connection = cluster.connect()) {
-                for (RedisClusterNode node : cluster.getPartitions()) {
-                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-                        infos.add(connection.getConnection(node.getNodeId()).sync().info("commandstats"));
-                    }
-                }
-            }
-        }
-        else {
-            try (StatefulRedisConnection<String, String> connection = ((RedisClient) client).connect()) {
-                infos.add(connection.sync().info("commandstats"));
-            }
-        }
-        Map<String, Long> calls = new TreeMap<>();
-        for (String info : infos) {
-            for (String line : info.split("\r?\n")) {
-                if (line.startsWith("cmdstat_")) {
-                    String command = line.substring(8, line.indexOf(':'));
-                    String value = line.substring(line.indexOf("calls=") + 6);
-                    calls.merge(command, Long.parseLong(value.substring(0, value.indexOf(','))), Long::sum);
-                }
-            }
-        }
-        return calls;
     }
 }

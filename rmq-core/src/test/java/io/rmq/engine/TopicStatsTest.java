@@ -7,11 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.rmq.admin.TopicStats;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -146,35 +141,5 @@ class TopicStatsTest extends EngineTestSupport {
         // inside the script, per slot: TIME, 3 ZCARD, EXISTS owner, ZRANGEBYSCORE retry, EXISTS attempts, ZRANGE
         assertThat(delta.getOrDefault("zcard", 0L)).isEqualTo(48);
         assertThat(delta.keySet()).containsOnly("evalsha", "time", "zcard", "exists", "zrangebyscore", "zrange");
-    }
-
-    /** Calls per command, summed over every master, from INFO commandstats. */
-    private Map<String, Long> commandCalls() {
-        List<String> infos = new ArrayList<>();
-        if (client instanceof RedisClusterClient cluster) {
-            try (StatefulRedisClusterConnection<String, String> connection = cluster.connect()) {
-                for (RedisClusterNode node : cluster.getPartitions()) {
-                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-                        infos.add(connection.getConnection(node.getNodeId()).sync().info("commandstats"));
-                    }
-                }
-            }
-        }
-        else {
-            try (StatefulRedisConnection<String, String> connection = ((RedisClient) client).connect()) {
-                infos.add(connection.sync().info("commandstats"));
-            }
-        }
-        Map<String, Long> calls = new TreeMap<>();
-        for (String info : infos) {
-            for (String line : info.split("\r?\n")) {
-                if (line.startsWith("cmdstat_")) {
-                    String command = line.substring(8, line.indexOf(':'));
-                    String value = line.substring(line.indexOf("calls=") + 6);
-                    calls.merge(command, Long.parseLong(value.substring(0, value.indexOf(','))), Long::sum);
-                }
-            }
-        }
-        return calls;
     }
 }
