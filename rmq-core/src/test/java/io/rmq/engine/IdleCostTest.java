@@ -44,6 +44,9 @@ class IdleCostTest extends EngineTestSupport {
 
     private static final int SLOTS = 16;
 
+    /** How long the idle figures are counted: 2+ idle checks (every 4 s) and 10 ORDERLY heartbeats (every 1 s). */
+    private static final int WINDOW_SECONDS = 10;
+
     IdleCostTest(RedisTopology topology) {
         super(topology);
     }
@@ -69,20 +72,20 @@ class IdleCostTest extends EngineTestSupport {
         container.start();
         try {
             Thread.sleep(1000); // the start-up poll of every slot
-            List<String> seen = monitor(Duration.ofSeconds(20), () -> { });
+            List<String> seen = monitor(Duration.ofSeconds(WINDOW_SECONDS), () -> { });
             List<String> all = seen.stream().filter(line -> line.contains(prefix + ":")).toList();
             List<String> beats = all.stream().filter(line -> line.contains("}:consumers")).toList();
             List<String> ours = all.stream().filter(line -> !line.contains("}:consumers")).toList();
-            // 20 s window, a heartbeat every 2.5 s (half the default ownership timeout); a loaded machine beats less
-            assertThat(beats).as("heartbeats of the idle listener over 20 s: %s", beats)
-                    .hasSizeLessThanOrEqualTo((20_000 / 2_500 + 1) * 4)
+            // a heartbeat every 2.5 s (half the default ownership timeout); a loaded machine beats less
+            assertThat(beats).as("heartbeats of the idle listener over %d s: %s", WINDOW_SECONDS, beats)
+                    .hasSizeLessThanOrEqualTo((WINDOW_SECONDS * 1000 / 2_500 + 1) * 4)
                     .filteredOn(line -> line.contains("\"EVALSHA\"")).isNotEmpty();
             assertThat(ours).as("no script runs while the listener is idle").noneMatch(
                     line -> line.contains("\"EVALSHA\"") || line.contains("\"EVAL\"") || line.contains(" lua]"));
             assertThat(ours).as("the idle check ran").anyMatch(line -> line.contains("\"EXISTS\""));
-            long checks = 20 / maxIdle.toSeconds() + 1; // 20 s window; a loaded machine makes fewer, never more
+            long checks = WINDOW_SECONDS / maxIdle.toSeconds() + 1; // a loaded machine makes fewer, never more
             long perCheck = topology == RedisTopology.STANDALONE ? 1 : SLOTS;
-            assertThat(ours).as("commands of the idle listener over 20 s: %s", ours).hasSizeLessThanOrEqualTo(
+            assertThat(ours).as("commands of the idle listener over %d s: %s", WINDOW_SECONDS, ours).hasSizeLessThanOrEqualTo(
                     (int) (checks * perCheck));
             assertThat(container.stallsRepaired()).isZero();
 
@@ -120,7 +123,7 @@ class IdleCostTest extends EngineTestSupport {
             io.rmq.container.OrderlyListenerContainer orderly = (io.rmq.container.OrderlyListenerContainer) container;
             await().atMost(Duration.ofSeconds(30)).until(() -> orderly.ownedSlots().size() == SLOTS);
             Thread.sleep(1000); // the first step of every slot
-            int seconds = 20;
+            int seconds = WINDOW_SECONDS;
             List<String> seen = monitor(Duration.ofSeconds(seconds), () -> { });
             // the listener's commands: those on its keys, and those its scripts run (TIME has no key)
             List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":") || line.contains(" lua]"))
