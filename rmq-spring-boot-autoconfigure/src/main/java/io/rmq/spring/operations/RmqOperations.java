@@ -1,32 +1,16 @@
 package io.rmq.spring.operations;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 
 import io.rmq.Rmq;
-import io.rmq.admin.BrowsePage;
 import io.rmq.admin.CancelResult;
-import io.rmq.admin.DeadMessage;
-import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
-import io.rmq.admin.RmqAdmin;
 import io.rmq.admin.TopicHistory;
-import io.rmq.admin.TopicStats;
-import io.rmq.admin.WaitingMessage;
-import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
-import io.rmq.internal.RmqInternals;
-import io.rmq.redis.internal.RedisGateway;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
-import io.rmq.spring.listener.RmqListenerState;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,6 +21,12 @@ import org.jspecify.annotations.Nullable;
  * where a change must name the exact stored body (a dead message without an id) it also travels as base64. A message
  * sent with an id shows its id, and is named by it; every message shows its headers (values cut to
  * {@value #HEADER_VALUE_CHARS} characters).
+ * <p>
+ * This class is the front: it holds the records the views return and the {@code show-bodies} switch, and hands
+ * each call to the package's class that does that job ({@code TopicOperations}, {@code DeadLetterOperations},
+ * {@code RetryOperations}, {@code WaitingOperations}, {@code FleetOperations}); those share {@code TopicLookup} for
+ * topic names and {@code Views} for how messages are shown. The switch is written by configuration and read by any
+ * request thread, hence volatile; nothing else here changes after construction.
  */
 public class RmqOperations {
 
@@ -50,13 +40,23 @@ public class RmqOperations {
     public static final int MAX_SELECTION = 200;
 
     private final Rmq rmq;
-    private final RmqListenerEndpointRegistry registry;
     /** rmq.dashboard.show-bodies: whether the retries and in-flight views show body text. */
     private volatile boolean showBodies;
+    private final TopicLookup topicLookup;
+    private final TopicOperations topics;
+    private final DeadLetterOperations deadLetters;
+    private final RetryOperations retries;
+    private final WaitingOperations waiting;
+    private final FleetOperations fleet;
 
     public RmqOperations(Rmq rmq, RmqListenerEndpointRegistry registry) {
         this.rmq = rmq;
-        this.registry = registry;
+        this.topicLookup = new TopicLookup(rmq);
+        this.topics = new TopicOperations(rmq, registry, topicLookup);
+        this.deadLetters = new DeadLetterOperations(rmq, topicLookup);
+        this.retries = new RetryOperations(rmq, topicLookup, () -> showBodies);
+        this.waiting = new WaitingOperations(rmq, topicLookup);
+        this.fleet = new FleetOperations(rmq, registry, topicLookup, () -> showBodies);
     }
 
     /** Whether the retries and in-flight views show body text ({@code rmq.dashboard.show-bodies}). */
@@ -181,183 +181,6 @@ public class RmqOperations {
     public record Result(String action, String target, long count) {
     }
 
-    // ---------------------------------------------------------------- topics and listeners
-
-    public Overview overview() {
-        List<TopicView> topics = new ArrayList<>();
-        for (TopicDefinition topic : topicDefinitions().values()) {
-            topics.add(topicView(topic, false));
-        }
-        return new Overview(List.copyOf(topics), listeners());
-    }
-
-    /** Every topic defined here or registered in Redis (under this key prefix), by name. */
-    public Map<String, TopicDefinition> topicDefinitions() {
-        // Redis's registry is the cluster-wide truth (it knows the consume mode); local definitions not registered
-        // yet (Redis was down at start) are shown too
-        Map<String, TopicDefinition> all = new TreeMap<>(rmq.topics().all());
-        all.putAll(RedisGateway.await(RmqInternals.redisAdmin(rmq).topics(), "reading the registered topics"));
-        return all;
-    }
-
-    /** One topic with its sizes per slot; null when no such topic is defined here or registered in Redis. */
-    public @Nullable TopicView topic(String name) {
-        TopicDefinition topic = definition(name);
-        return topic == null ? null : topicView(topic, true);
-    }
-
-    private @Nullable TopicDefinition definition(String name) {
-        try {
-            TopicDefinition.validateName(name);
-            TopicDefinition registered = RedisGateway.await(RmqInternals.redis(rmq).topic(name),
-                    "reading topic " + name);
-            return registered != null ? registered : rmq.topics().all().get(name);
-        }
-        catch (RmqInvalidArgumentException ex) {
-            return null; // not a topic name at all
-        }
-    }
-
-    private TopicDefinition required(String name) {
-        TopicDefinition topic = definition(name);
-        if (topic == null) {
-            throw new RmqInvalidArgumentException("topic", name, "is not defined here nor registered in Redis");
-        }
-        return topic;
-    }
-
-    private TopicView topicView(TopicDefinition topic, boolean perSlot) {
-        TopicStats stats = rmq.admin().stats(topic.name());
-        List<SlotView> slots = null;
-        if (perSlot) {
-            slots = stats.slots().stream().map(s -> new SlotView(s.slot(), s.waiting(), s.inFlight(), s.retrying(),
-                    s.dead())).toList();
-        }
-        return new TopicView(topic.name(), topic.type(), topic.slotAmount(),
-                topic.mode() == null ? null : topic.mode().name(), stats.waiting(), stats.inFlight(), stats.retrying(),
-                stats.dead(), stats.oldestDue(), slots);
-    }
-
-    public List<ListenerView> listeners() {
-        return registry.getListenerStates().stream().map(this::listenerView).toList();
-    }
-
-    /** One listener; null when there is none with this id. */
-    public @Nullable ListenerView listener(String id) {
-        return registry.getListenerContainer(id) == null ? null : listenerView(registry.getListenerState(id));
-    }
-
-    private ListenerView listenerView(RmqListenerState s) {
-        io.rmq.container.ListenerContainer container = registry.getListenerContainer(s.id());
-        return new ListenerView(s.id(), s.topic(), s.mode().name(), s.status().name().toLowerCase(Locale.ROOT),
-                s.concurrency(), List.copyOf(s.ownedSlots()), List.copyOf(s.suspendedSlots()), s.stallsRepaired(),
-                container != null && container.isPausedHere(), container != null && container.isPausedCluster());
-    }
-
-    /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
-    public @Nullable ListenerView pause(String id) {
-        if (registry.getListenerContainer(id) == null) {
-            return null;
-        }
-        registry.pause(id);
-        return listener(id);
-    }
-
-    /** Lets a paused listener take messages again; null when there is none. */
-    public @Nullable ListenerView resume(String id) {
-        if (registry.getListenerContainer(id) == null) {
-            return null;
-        }
-        registry.resume(id);
-        return listener(id);
-    }
-
-    // ---------------------------------------------------------------- history
-
-    /**
-     * The topic's history at {@code resolution} ({@code minute}, the default, or {@code hour}; anything else is refused
-     * naming it); null when no such topic is defined here or registered in Redis.
-     */
-    public @Nullable HistoryView history(String topic, @Nullable String resolution) {
-        TopicHistory.Resolution r = TopicHistory.Resolution.parse(resolution == null || resolution.isBlank()
-                ? "minute" : resolution);
-        if (definition(topic) == null) {
-            return null;
-        }
-        TopicHistory history = rmq.admin().history(topic, r);
-        return new HistoryView(history.topic(), r.label(), history.from(), history.to(), history.points());
-    }
-
-    // ---------------------------------------------------------------- dead messages
-
-    public DeadPage dead(String topic, long offset, int limit) {
-        required(topic);
-        checkLimit(limit);
-        long total = rmq.admin().deadCount(topic);
-        List<DeadView> page = rmq.admin().deadMessages(topic, offset, limit).stream().map(RmqOperations::deadView)
-                .toList();
-        return new DeadPage(topic, offset, limit, total, page);
-    }
-
-    private static DeadView deadView(DeadMessage d) {
-        return new DeadView(d.slot(), d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(),
-                d.attempts(), d.diedAt(), d.priority(), d.id(), shown(d.headers()), handle(d.id(), d.body()));
-    }
-
-    /** Requeues one dead message (its exact stored body, base64); count 0 when it was not dead (any more). */
-    public Result requeueDead(String topic, int slot, String bodyBase64) {
-        return requeueDead(topic, slot, null, bodyBase64);
-    }
-
-    /**
-     * Requeues one dead message, named by its id when it was sent with one, else by its exact stored body (base64);
-     * count 0 when it was not dead (any more).
-     */
-    public Result requeueDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
-        boolean done = rmq.admin().requeueDead(deadMessage(topic, slot, id, bodyBase64));
-        return new Result("requeue-dead", topic, done ? 1 : 0);
-    }
-
-    public Result deleteDead(String topic, int slot, String bodyBase64) {
-        return deleteDead(topic, slot, null, bodyBase64);
-    }
-
-    /** Deletes one dead message, named as in {@link #requeueDead(String, int, String, String)}. */
-    public Result deleteDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
-        boolean done = rmq.admin().deleteDead(deadMessage(topic, slot, id, bodyBase64));
-        return new Result("delete-dead", topic, done ? 1 : 0);
-    }
-
-    public Result requeueAllDead(String topic) {
-        required(topic);
-        return new Result("requeue-dead", topic, rmq.admin().requeueAllDead(topic));
-    }
-
-    public Result purgeDead(String topic) {
-        required(topic);
-        return new Result("purge-dead", topic, rmq.admin().purgeDead(topic));
-    }
-
-    private DeadMessage deadMessage(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
-        required(topic);
-        if (id != null && !id.isEmpty()) {
-            return new DeadMessage(topic, slot, new byte[0], Instant.EPOCH, 0, null, "", id, Map.of());
-        }
-        byte[] body;
-        try {
-            body = Base64.getDecoder().decode(bodyBase64 == null ? "" : bodyBase64);
-        }
-        catch (IllegalArgumentException ex) {
-            throw new RmqInvalidArgumentException("body", bodyBase64, "must be base64 (the bodyBase64 of a dead message)");
-        }
-        if (body.length == 0) {
-            throw new RmqInvalidArgumentException("body", bodyBase64, "must not be empty");
-        }
-        return new DeadMessage(topic, slot, body, null, 0, null, null);
-    }
-
-    // ---------------------------------------------------------------- retries, dead search, selections, Redis
-
     /**
      * A message waiting for a retry.
      *
@@ -400,299 +223,6 @@ public class RmqOperations {
     /** A dead message named by a selection: its slot and its handle (base64 member) or id. */
     public record Selected(int slot, @Nullable String handle, @Nullable String id) {
     }
-
-    /** Whether a topic of this name is defined here or registered in Redis. */
-    public boolean isTopic(String name) {
-        return definition(name) != null;
-    }
-
-    /** A page of the topic's messages waiting for a retry (bodies only with show-bodies). */
-    public RetriesPage retries(String topic, long offset, int limit) {
-        required(topic);
-        checkLimit(limit);
-        checkOffset(offset);
-        io.rmq.admin.RetryPage page = rmq.admin().retries(topic, offset, limit);
-        boolean bodies = showBodies;
-        List<RetryView> messages = page.messages().stream().map(m -> new RetryView(m.slot(), m.id(),
-                bodies ? m.bodyAsString() : null, handle(m.id(), m.body()), m.attempts(), m.nextAttemptAt(),
-                m.lastError(), m.failedAt())).toList();
-        return new RetriesPage(topic, offset, limit, page.total(), page.capped(), messages);
-    }
-
-    /**
-     * Dead messages that match {@code error} (case-insensitive substring of the last error) and {@code prefix} (of the
-     * id, or of the body for messages without one); blank filters match all.
-     */
-    public DeadSearchView dead(String topic, long offset, int limit, @Nullable String error, @Nullable String prefix) {
-        required(topic);
-        checkLimit(limit);
-        checkOffset(offset);
-        String err = error == null || error.isEmpty() ? null : error;
-        String pre = prefix == null || prefix.isEmpty() ? null : prefix;
-        io.rmq.admin.DeadSearchPage page = rmq.admin().searchDead(topic, err, pre, offset, limit);
-        return new DeadSearchView(topic, offset, limit, page.total(), err, pre, page.scanned(), page.capped(),
-                page.messages().stream().map(RmqOperations::deadView).toList());
-    }
-
-    /** Requeues a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
-    public Result requeueDeadSelected(String topic, List<Selected> selection) {
-        required(topic);
-        return new Result("requeue-dead-selected", topic, rmq.admin().requeueDead(topic, selected(topic, selection)));
-    }
-
-    /** Deletes a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
-    public Result deleteDeadSelected(String topic, List<Selected> selection) {
-        required(topic);
-        return new Result("delete-dead-selected", topic, rmq.admin().deleteDead(topic, selected(topic, selection)));
-    }
-
-    /**
-     * A selection as JSON gives it ({@code [{"slot":3,"handle":"..."} or {"slot":3,"id":"..."}]}), checked: every
-     * problem names the entry, e.g. {@code messages[2].slot}.
-     */
-    public static List<Selected> selection(@Nullable Object messages) {
-        if (!(messages instanceof List<?> list) || list.isEmpty()) {
-            throw new RmqInvalidArgumentException("messages", messages, "must be a non-empty list of {slot, handle}"
-                    + " or {slot, id}");
-        }
-        if (list.size() > MAX_SELECTION) {
-            throw new RmqInvalidArgumentException("messages", list.size() + " entries", "must name at most "
-                    + MAX_SELECTION + " messages per request");
-        }
-        List<Selected> out = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            String at = "messages[" + i + "]";
-            if (!(list.get(i) instanceof Map<?, ?> entry)) {
-                throw new RmqInvalidArgumentException(at, list.get(i), "must be an object {slot, handle} or {slot, id}");
-            }
-            Object slot = entry.get("slot");
-            int number;
-            if (slot instanceof Integer || slot instanceof Long || slot instanceof Short) {
-                number = ((Number) slot).intValue();
-            }
-            else {
-                try {
-                    number = Integer.parseInt(String.valueOf(slot));
-                }
-                catch (NumberFormatException ex) {
-                    throw new RmqInvalidArgumentException(at + ".slot", slot, "must be a slot number");
-                }
-            }
-            Object handle = entry.get("handle");
-            Object id = entry.get("id");
-            boolean hasHandle = handle != null && !handle.toString().isEmpty();
-            boolean hasId = id != null && !id.toString().isEmpty();
-            if (hasHandle == hasId) {
-                throw new RmqInvalidArgumentException(at, entry, "must name the message by exactly one of handle"
-                        + " and id");
-            }
-            out.add(new Selected(number, hasHandle ? handle.toString() : null, hasId ? id.toString() : null));
-        }
-        return out;
-    }
-
-    private List<DeadMessage> selected(String topic, List<Selected> selection) {
-        if (selection.size() > MAX_SELECTION) {
-            throw new RmqInvalidArgumentException("messages", selection.size() + " entries", "must name at most "
-                    + MAX_SELECTION + " messages per request");
-        }
-        List<DeadMessage> out = new ArrayList<>(selection.size());
-        for (int i = 0; i < selection.size(); i++) {
-            Selected s = selection.get(i);
-            if (s.id() != null) {
-                out.add(new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", s.id(), Map.of()));
-                continue;
-            }
-            byte[] member;
-            try {
-                member = Base64.getDecoder().decode(s.handle() == null ? "" : s.handle());
-            }
-            catch (IllegalArgumentException ex) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must be base64 (the"
-                        + " handle of a listed message)");
-            }
-            if (member.length == 0) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must not be empty");
-            }
-            String id = io.rmq.redis.internal.EnvelopeKeys.idOf(member);
-            out.add(id != null
-                    ? new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", id, Map.of())
-                    : new DeadMessage(topic, s.slot(), member, null, 0, null, null));
-        }
-        return out;
-    }
-
-    /** The member a message is stored as (0xFF + id, or its body), in base64: its handle in the views. */
-    static String handle(@Nullable String id, byte[] body) {
-        return Base64.getEncoder().encodeToString(id == null ? body : io.rmq.redis.internal.EnvelopeKeys.idMember(id));
-    }
-
-    /** The Redis RMQ uses: version, mode, memory, clients, RMQ's keys, cluster nodes. */
-    public io.rmq.admin.RedisFigures redis() {
-        return rmq.admin().redis();
-    }
-
-    private static void checkOffset(long offset) {
-        if (offset < 0) {
-            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
-        }
-    }
-
-    // ---------------------------------------------------------------- waiting messages
-
-    /**
-     * A page of waiting messages in taking order.
-     *
-     * @param cursor null for the first page, else the {@code next} of the previous page
-     */
-    public WaitingPage waiting(String topic, @Nullable String cursor, int limit) {
-        TopicDefinition definition = required(topic);
-        checkLimit(limit);
-        BrowsePage page = rmq.admin().browse(topic, decodeCursor(cursor), limit);
-        boolean priority = definition.type() == TopicType.PRIORITY;
-        List<WaitingView> messages = new ArrayList<>(page.messages().size());
-        for (WaitingMessage m : page.messages()) {
-            messages.add(new WaitingView(m.slot(), m.bodyAsString(), priority ? null : Instant.ofEpochMilli((long) m.score()),
-                    priority ? (long) m.score() : null, m.failedAttempts(), m.id(), shown(m.headers())));
-        }
-        return new WaitingPage(topic, messages, encodeCursor(page.next()));
-    }
-
-    /** The browse cursor as one opaque URL-safe string: score, slot, tie and the member. */
-    static @Nullable String encodeCursor(BrowsePage.@Nullable Cursor cursor) {
-        if (cursor == null) {
-            return null;
-        }
-        String raw = Double.doubleToRawLongBits(cursor.score()) + ":" + cursor.slot() + ":" + cursor.tie() + ":"
-                + Base64.getEncoder().encodeToString(cursor.member());
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(StandardCharsets.UTF_8));
-    }
-
-    static BrowsePage.@Nullable Cursor decodeCursor(@Nullable String cursor) {
-        if (cursor == null || cursor.isEmpty()) {
-            return null;
-        }
-        try {
-            String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split(":", 4);
-            return new BrowsePage.Cursor(Double.longBitsToDouble(Long.parseLong(parts[0])), Integer.parseInt(parts[1]),
-                    Base64.getDecoder().decode(parts[3]), Long.parseLong(parts[2]));
-        }
-        catch (RuntimeException ex) {
-            throw new RmqInvalidArgumentException("cursor", cursor, "is not the next cursor of a waiting page");
-        }
-    }
-
-    // ---------------------------------------------------------------- by body or by id
-
-    /** Where the message with this body (as text, exactly as stored) is. */
-    public FindView find(String topic, String body) {
-        TopicDefinition definition = required(topic);
-        return findView(definition, rmq.admin().find(topic, body));
-    }
-
-    /** Where the message sent with this id is. */
-    public FindView findById(String topic, String id) {
-        TopicDefinition definition = required(topic);
-        return findView(definition, rmq.admin().findById(topic, id));
-    }
-
-    private static FindView findView(TopicDefinition definition, MessageStatus s) {
-        boolean priority = definition.type() == TopicType.PRIORITY;
-        Double score = s.waitingScore();
-        return new FindView(definition.name(), s.slot(), s.bodyAsString(), s.isWaiting(),
-                score == null || priority ? null : Instant.ofEpochMilli(score.longValue()),
-                score == null || !priority ? null : score.longValue(), s.inFlight(), s.retryAt(), s.failedAttempts(),
-                s.diedAt(), s.deadReason(), s.cancelled(), s.id(), shown(s.headers()));
-    }
-
-    public CancelResult cancel(String topic, String body) {
-        required(topic);
-        return rmq.admin().cancel(topic, body);
-    }
-
-    public CancelResult cancelById(String topic, String id) {
-        required(topic);
-        return rmq.admin().cancelById(topic, id);
-    }
-
-    /**
-     * A new due time (time types) or priority (PRIORITY) for a waiting message.
-     *
-     * @param when PRIORITY: a whole number; time types: {@code now}, an ISO-8601 instant
-     *             ({@code 2030-01-01T09:00:00Z}) or a delay from now ({@code 90s}, {@code 5m}, {@code PT1H})
-     */
-    public RescheduleResult reschedule(String topic, String body, String when) {
-        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritize(t, body, priority),
-                (t, dueAt) -> rmq.admin().reschedule(t, body, dueAt));
-    }
-
-    /** As {@link #reschedule(String, String, String)}, for the message sent with this id. */
-    public RescheduleResult rescheduleById(String topic, String id, String when) {
-        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritizeById(t, id, priority),
-                (t, dueAt) -> rmq.admin().rescheduleById(t, id, dueAt));
-    }
-
-    private RescheduleResult reschedule(String topic, String when,
-            java.util.function.BiFunction<String, Long, RescheduleResult> reprioritize,
-            java.util.function.BiFunction<String, Instant, RescheduleResult> reschedule) {
-        TopicDefinition definition = required(topic);
-        if (when == null || when.isBlank()) {
-            throw new RmqInvalidArgumentException("when", when, "must be set");
-        }
-        String value = when.trim();
-        if (definition.type() == TopicType.PRIORITY) {
-            long priority;
-            try {
-                priority = Long.parseLong(value);
-            }
-            catch (NumberFormatException ex) {
-                throw new RmqInvalidArgumentException("when", when, "must be a whole number: " + topic
-                        + " is a PRIORITY topic");
-            }
-            return reprioritize.apply(topic, priority);
-        }
-        return reschedule.apply(topic, dueAt(value));
-    }
-
-    /** Headers as the views show them: every name, values cut to {@link #HEADER_VALUE_CHARS} characters. */
-    static Map<String, String> shown(Map<String, String> headers) {
-        if (headers.isEmpty()) {
-            return Map.of();
-        }
-        Map<String, String> out = new java.util.LinkedHashMap<>(headers.size() * 2);
-        headers.forEach((name, value) -> out.put(name, cut(value)));
-        return java.util.Collections.unmodifiableMap(out);
-    }
-
-    private static String cut(String value) {
-        if (value.length() <= HEADER_VALUE_CHARS) {
-            return value;
-        }
-        int end = Character.isHighSurrogate(value.charAt(HEADER_VALUE_CHARS - 1)) ? HEADER_VALUE_CHARS - 1
-                : HEADER_VALUE_CHARS; // never half a character
-        return value.substring(0, end) + "…";
-    }
-
-    private static Instant dueAt(String value) {
-        if (value.equalsIgnoreCase("now")) {
-            return Instant.now();
-        }
-        try {
-            return Instant.parse(value);
-        }
-        catch (RuntimeException notAnInstant) {
-            try {
-                Duration delay = org.springframework.boot.convert.DurationStyle.detectAndParse(value);
-                return Instant.now().plus(delay);
-            }
-            catch (RuntimeException notADuration) {
-                throw new RmqInvalidArgumentException("when", value, "must be now, an ISO-8601 instant"
-                        + " (2030-01-01T09:00:00Z) or a delay (90s, 5m, PT1H)");
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- instances and cluster-wide pauses
 
     /**
      * A running RMQ instance as it last described itself in Redis (see docs/operations.md, "Instances and
@@ -755,44 +285,184 @@ public class RmqOperations {
     public record PauseView(String kind, String name, Instant since, String by) {
     }
 
+    // ---------------------------------------------------------------- topics and listeners
+
+    public Overview overview() {
+        return topics.overview();
+    }
+
+    /** Every topic defined here or registered in Redis (under this key prefix), by name. */
+    public Map<String, TopicDefinition> topicDefinitions() {
+        return topicLookup.topicDefinitions();
+    }
+
+    /** One topic with its sizes per slot; null when no such topic is defined here or registered in Redis. */
+    public @Nullable TopicView topic(String name) {
+        return topics.topic(name);
+    }
+
+    /** Whether a topic of this name is defined here or registered in Redis. */
+    public boolean isTopic(String name) {
+        return topicLookup.definition(name) != null;
+    }
+
+    public List<ListenerView> listeners() {
+        return topics.listeners();
+    }
+
+    /** One listener; null when there is none with this id. */
+    public @Nullable ListenerView listener(String id) {
+        return topics.listener(id);
+    }
+
+    /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
+    public @Nullable ListenerView pause(String id) {
+        return topics.pause(id);
+    }
+
+    /** Lets a paused listener take messages again; null when there is none. */
+    public @Nullable ListenerView resume(String id) {
+        return topics.resume(id);
+    }
+
+    // ---------------------------------------------------------------- history
+
+    /**
+     * The topic's history at {@code resolution} ({@code minute}, the default, or {@code hour}; anything else is refused
+     * naming it); null when no such topic is defined here or registered in Redis.
+     */
+    public @Nullable HistoryView history(String topic, @Nullable String resolution) {
+        return topics.history(topic, resolution);
+    }
+
+    /** The Redis RMQ uses: version, mode, memory, clients, RMQ's keys, cluster nodes. */
+    public io.rmq.admin.RedisFigures redis() {
+        return rmq.admin().redis();
+    }
+
+    // ---------------------------------------------------------------- dead messages
+
+    public DeadPage dead(String topic, long offset, int limit) {
+        return deadLetters.dead(topic, offset, limit);
+    }
+
+    /** Requeues one dead message (its exact stored body, base64); count 0 when it was not dead (any more). */
+    public Result requeueDead(String topic, int slot, String bodyBase64) {
+        return requeueDead(topic, slot, null, bodyBase64);
+    }
+
+    /**
+     * Requeues one dead message, named by its id when it was sent with one, else by its exact stored body (base64);
+     * count 0 when it was not dead (any more).
+     */
+    public Result requeueDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
+        return deadLetters.requeueDead(topic, slot, id, bodyBase64);
+    }
+
+    public Result deleteDead(String topic, int slot, String bodyBase64) {
+        return deleteDead(topic, slot, null, bodyBase64);
+    }
+
+    /** Deletes one dead message, named as in {@link #requeueDead(String, int, String, String)}. */
+    public Result deleteDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
+        return deadLetters.deleteDead(topic, slot, id, bodyBase64);
+    }
+
+    public Result requeueAllDead(String topic) {
+        return deadLetters.requeueAllDead(topic);
+    }
+
+    public Result purgeDead(String topic) {
+        return deadLetters.purgeDead(topic);
+    }
+
+    /**
+     * Dead messages that match {@code error} (case-insensitive substring of the last error) and {@code prefix} (of the
+     * id, or of the body for messages without one); blank filters match all.
+     */
+    public DeadSearchView dead(String topic, long offset, int limit, @Nullable String error, @Nullable String prefix) {
+        return deadLetters.dead(topic, offset, limit, error, prefix);
+    }
+
+    /** Requeues a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
+    public Result requeueDeadSelected(String topic, List<Selected> selection) {
+        return deadLetters.requeueDeadSelected(topic, selection);
+    }
+
+    /** Deletes a selection of dead messages (at most {@value #MAX_SELECTION}); count: how many were dead. */
+    public Result deleteDeadSelected(String topic, List<Selected> selection) {
+        return deadLetters.deleteDeadSelected(topic, selection);
+    }
+
+    /**
+     * A selection as JSON gives it ({@code [{"slot":3,"handle":"..."} or {"slot":3,"id":"..."}]}), checked: every
+     * problem names the entry, e.g. {@code messages[2].slot}.
+     */
+    public static List<Selected> selection(@Nullable Object messages) {
+        return DeadLetterOperations.selection(messages);
+    }
+
+    // ---------------------------------------------------------------- retries
+
+    /** A page of the topic's messages waiting for a retry (bodies only with show-bodies). */
+    public RetriesPage retries(String topic, long offset, int limit) {
+        return retries.retries(topic, offset, limit);
+    }
+
+    // ---------------------------------------------------------------- waiting messages, by body or by id
+
+    /**
+     * A page of waiting messages in taking order.
+     *
+     * @param cursor null for the first page, else the {@code next} of the previous page
+     */
+    public WaitingPage waiting(String topic, @Nullable String cursor, int limit) {
+        return waiting.waiting(topic, cursor, limit);
+    }
+
+    /** Where the message with this body (as text, exactly as stored) is. */
+    public FindView find(String topic, String body) {
+        return waiting.find(topic, body);
+    }
+
+    /** Where the message sent with this id is. */
+    public FindView findById(String topic, String id) {
+        return waiting.findById(topic, id);
+    }
+
+    public CancelResult cancel(String topic, String body) {
+        return waiting.cancel(topic, body);
+    }
+
+    public CancelResult cancelById(String topic, String id) {
+        return waiting.cancelById(topic, id);
+    }
+
+    /**
+     * A new due time (time types) or priority (PRIORITY) for a waiting message.
+     *
+     * @param when PRIORITY: a whole number; time types: {@code now}, an ISO-8601 instant
+     *             ({@code 2030-01-01T09:00:00Z}) or a delay from now ({@code 90s}, {@code 5m}, {@code PT1H})
+     */
+    public RescheduleResult reschedule(String topic, String body, String when) {
+        return waiting.reschedule(topic, body, when);
+    }
+
+    /** As {@link #reschedule(String, String, String)}, for the message sent with this id. */
+    public RescheduleResult rescheduleById(String topic, String id, String when) {
+        return waiting.rescheduleById(topic, id, when);
+    }
+
+    // ---------------------------------------------------------------- instances, in flight, cluster-wide pauses
+
     /** The live instances (every application on this Redis and key prefix), by id. */
     public List<InstanceView> instances() {
-        return rmq.instances().list().stream().map(i -> instanceView(i, null)).toList();
+        return fleet.instances();
     }
 
     /** One live instance with the messages its busy handlers work on; null when there is none with this id. */
     public @Nullable InstanceView instance(String id) {
-        io.rmq.instances.RmqInstance instance = rmq.instances().get(id);
-        if (instance == null) {
-            return null;
-        }
-        // the instance names its messages by digest: find them in their topics' prepare sets for handle, deadline
-        Map<String, InFlightView> byDigest = new java.util.HashMap<>();
-        for (String topic : instance.handling().stream().map(io.rmq.instances.RmqInstance.Handling::topic)
-                .distinct().toList()) {
-            if (definition(topic) == null) {
-                continue;
-            }
-            Map<String, io.rmq.instances.RmqInstance.Handling> mine = new java.util.HashMap<>();
-            instance.handling().stream().filter(h -> h.topic().equals(topic)).forEach(h -> mine.put(h.digest(), h));
-            for (io.rmq.admin.InFlightMessage m : rmq.admin().inFlightMessages(topic, 0, MAX_PAGE)) {
-                String digest = io.rmq.instances.RmqInstances.digest(m.member());
-                io.rmq.instances.RmqInstance.Handling h = mine.get(digest);
-                if (h != null) {
-                    byDigest.put(topic + "\n" + digest, inFlightView(m, h, instance.id()));
-                }
-            }
-        }
-        List<InFlightView> inFlight = instance.handling().stream()
-                .map(h -> byDigest.get(h.topic() + "\n" + h.digest())).filter(java.util.Objects::nonNull).toList();
-        return instanceView(instance, inFlight);
-    }
-
-    private static InstanceView instanceView(io.rmq.instances.RmqInstance i, @Nullable List<InFlightView> inFlight) {
-        return new InstanceView(i.id(), i.application(), i.host(), i.pid(), i.version(), i.startedAt(),
-                i.lastSeenAt(), i.busy(), i.listeners().stream().map(l -> new InstanceListenerView(l.id(), l.topic(),
-                        l.mode(), l.state(), l.concurrency(), l.busy(), l.pausedHere(), l.pausedCluster())).toList(),
-                i.ownedSlots().stream().map(o -> new OwnedSlotView(o.topic(), o.slot())).toList(), inFlight);
+        return fleet.instance(id);
     }
 
     /**
@@ -800,48 +470,12 @@ public class RmqOperations {
      * (when an instance says so); null when the topic is not defined.
      */
     public @Nullable InFlightPage inFlight(String topic, long offset, int limit) {
-        if (definition(topic) == null) {
-            return null;
-        }
-        checkLimit(limit);
-        if (offset < 0) {
-            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
-        }
-        long total = rmq.admin().inFlightCount(topic);
-        List<io.rmq.admin.InFlightMessage> page = rmq.admin().inFlightMessages(topic, offset, limit);
-        Map<String, String> instanceByKey = new java.util.HashMap<>();
-        Map<String, io.rmq.instances.RmqInstance.Handling> handlingByKey = new java.util.HashMap<>();
-        if (!page.isEmpty()) {
-            for (io.rmq.instances.RmqInstance i : rmq.instances().list()) {
-                for (io.rmq.instances.RmqInstance.Handling h : i.handling()) {
-                    if (h.topic().equals(topic)) {
-                        String key = h.slot() + "\n" + h.digest();
-                        instanceByKey.put(key, i.id());
-                        handlingByKey.put(key, h);
-                    }
-                }
-            }
-        }
-        List<InFlightView> messages = new ArrayList<>(page.size());
-        for (io.rmq.admin.InFlightMessage m : page) {
-            String key = m.slot() + "\n" + io.rmq.instances.RmqInstances.digest(m.member());
-            messages.add(inFlightView(m, handlingByKey.get(key), instanceByKey.get(key)));
-        }
-        return new InFlightPage(topic, offset, limit, total, messages);
-    }
-
-    private InFlightView inFlightView(io.rmq.admin.InFlightMessage m,
-            io.rmq.instances.RmqInstance.@Nullable Handling handling, @Nullable String instance) {
-        return new InFlightView(m.slot(), m.id(), showBodies ? new String(m.body(), StandardCharsets.UTF_8) : null,
-                Base64.getEncoder().encodeToString(m.member()), handling == null ? null : handling.since(),
-                m.leaseDeadlineMillis() == null ? null : Instant.ofEpochMilli(m.leaseDeadlineMillis()), instance,
-                m.attempt());
+        return fleet.inFlight(topic, offset, limit);
     }
 
     /** The cluster-wide pauses of listeners and topics. */
     public List<PauseView> pauses() {
-        return rmq.instances().pauses().stream().map(p -> new PauseView(p.kind(), p.name(), p.since(), p.by()))
-                .toList();
+        return fleet.pauses();
     }
 
     /**
@@ -851,18 +485,12 @@ public class RmqOperations {
      * @param by who pauses: "dashboard" or "endpoint"
      */
     public @Nullable Result pauseTopicCluster(String topic, String by) {
-        if (definition(topic) == null) {
-            return null;
-        }
-        return new Result("pause-cluster", topic, rmq.instances().pauseTopic(topic, by) ? 1 : 0);
+        return fleet.pauseTopicCluster(topic, by);
     }
 
     /** Lifts a topic's cluster-wide pause; null when the topic is not defined. */
     public @Nullable Result resumeTopicCluster(String topic) {
-        if (definition(topic) == null) {
-            return null;
-        }
-        return new Result("resume-cluster", topic, rmq.instances().resumeTopic(topic) ? 1 : 0);
+        return fleet.resumeTopicCluster(topic);
     }
 
     /**
@@ -870,27 +498,11 @@ public class RmqOperations {
      * pause already there counts 0.
      */
     public @Nullable Result pauseListenerCluster(String id, String by) {
-        if (!knownListener(id)) {
-            return null;
-        }
-        return new Result("pause-cluster", id, rmq.instances().pauseListener(id, by) ? 1 : 0);
+        return fleet.pauseListenerCluster(id, by);
     }
 
     /** Lifts a listener's cluster-wide pause; null when it is unknown and not paused. */
     public @Nullable Result resumeListenerCluster(String id) {
-        boolean known = knownListener(id);
-        boolean lifted = rmq.instances().resumeListener(id);
-        return !known && !lifted ? null : new Result("resume-cluster", id, lifted ? 1 : 0);
-    }
-
-    private boolean knownListener(String id) {
-        return registry.getListenerContainer(id) != null || rmq.instances().list().stream()
-                .anyMatch(i -> i.listeners().stream().anyMatch(l -> l.id().equals(id)));
-    }
-
-    private static void checkLimit(int limit) {
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and " + MAX_PAGE);
-        }
+        return fleet.resumeListenerCluster(id);
     }
 }

@@ -1,0 +1,53 @@
+package io.rmq.spring.operations;
+
+import java.util.Base64;
+import java.util.Map;
+
+import io.rmq.core.RmqInvalidArgumentException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What every view shares: how headers and handles are shown, and the checks of page arguments. Static and stateless,
+ * so any thread calls it.
+ */
+final class Views {
+
+    private Views() {
+    }
+
+    /** Headers as the views show them: every name, values cut to {@link RmqOperations#HEADER_VALUE_CHARS} characters. */
+    static Map<String, String> shown(Map<String, String> headers) {
+        if (headers.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, String> out = new java.util.LinkedHashMap<>(headers.size() * 2);
+        headers.forEach((name, value) -> out.put(name, cut(value)));
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
+    private static String cut(String value) {
+        int max = RmqOperations.HEADER_VALUE_CHARS;
+        if (value.length() <= max) {
+            return value;
+        }
+        int end = Character.isHighSurrogate(value.charAt(max - 1)) ? max - 1 : max; // never half a character
+        return value.substring(0, end) + "…";
+    }
+
+    /** The member a message is stored as (0xFF + id, or its body), in base64: its handle in the views. */
+    static String handle(@Nullable String id, byte[] body) {
+        return Base64.getEncoder().encodeToString(id == null ? body : io.rmq.redis.internal.EnvelopeKeys.idMember(id));
+    }
+
+    static void checkLimit(int limit) {
+        if (limit < 1 || limit > RmqOperations.MAX_PAGE) {
+            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and " + RmqOperations.MAX_PAGE);
+        }
+    }
+
+    static void checkOffset(long offset) {
+        if (offset < 0) {
+            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
+        }
+    }
+}
