@@ -418,17 +418,14 @@ public final class RmqPeer {
         AtomicInteger handled = new AtomicInteger();
         java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong();
         RmqListenerContainer container = container(rmq, topic, Payload.class, args.concurrency(),
-                (Payload p, io.rmq.consumer.Delivery d) -> {
-                    readContext(d);
-                    handled.incrementAndGet();
-                    last.set(epochMicros());
-                });
+                sharedHandler(handled, last));
         java.io.BufferedReader stdin = new java.io.BufferedReader(
                 new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
         System.out.println("READY");
         System.out.flush();
         awaitLine(stdin, "GO");
         long start = epochMicros();
+        long compileAtGo = compileMillis();
         container.start();
         CountDownLatch stop = new CountDownLatch(1);
         Thread stopper = new Thread(() -> {
@@ -464,8 +461,29 @@ public final class RmqPeer {
         stop.await(args.seconds(), TimeUnit.SECONDS);
         int count = handled.get();
         long lastHandled = last.get();
+        long compiled = compileAtGo < 0 ? -1 : compileMillis() - compileAtGo;
         container.stop();
-        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d}", count, start, lastHandled);
+        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d,\"compileMs\":%d}", count, start,
+                lastHandled, compiled);
+    }
+
+    /**
+     * The scaling workload's listener, made in one place: its warm-up ({@link #sharedWarmUp}) runs the same handler
+     * class as the measured container, so the JIT's type profile at GO is the measured one's (a different lambda
+     * made the handler call megamorphic and C2 recompile it after GO).
+     */
+    static MessageHandler<Payload> sharedHandler(AtomicInteger handled, java.util.concurrent.atomic.AtomicLong last) {
+        return (Payload p, io.rmq.consumer.Delivery d) -> {
+            readContext(d);
+            handled.incrementAndGet();
+            last.set(epochMicros());
+        };
+    }
+
+    /** Total time the JIT has spent compiling in this JVM so far, in ms (wall time of compiles); -1 where unknown. */
+    static long compileMillis() {
+        var jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
     }
 
     private static void awaitLine(java.io.BufferedReader in, String expected) throws java.io.IOException {
@@ -569,6 +587,10 @@ public final class RmqPeer {
         if (args.warmupSeconds() <= 0 || List.of("fill", "idle", "ordered-consume", "takeover").contains(args.workload())) {
             return;
         }
+        if (args.workload().equals("consume-shared")) {
+            sharedWarmUp(rmq, client, args);
+            return;
+        }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(args.warmupSeconds());
         int rounds = 0;
         if (args.workload().equals("delay")) {
@@ -606,7 +628,71 @@ public final class RmqPeer {
             }
             container.stop();
         }
-        String pattern = rmq.options().keyPrefix() + ":{bench*-warmup:*";
+        deleteWarmUpKeys(rmq, client, rmq.options().keyPrefix() + ":{bench*-warmup:*", WARM_QUEUE, WARM_DELAYED);
+        System.err.println("rmq-peer: warmed up in " + rounds + " round(s)");
+    }
+
+    /** Messages per round of the scaling workload's warm-up: enough for full 64-message pops of every slot. */
+    static final int SHARED_WARMUP_BACKLOG = 20_000;
+
+    /**
+     * The scaling workload's warm-up ({@code consume-shared}): the measured shape, so that the JIT has compiled what
+     * GO runs before GO. For {@code --warmup-seconds}, rounds of a backlog of {@link #SHARED_WARMUP_BACKLOG} messages
+     * consumed by a container with the measured listener class ({@link #sharedHandler}), plus one-at-a-time sends
+     * when this process sends in the measured phase ({@code --produce true}); then it waits until the JIT has gone
+     * quiet (under 25 ms of compiling in a second; at most {@code --jit-quiet-seconds}, default 30). Each process
+     * warms up on a topic of its own, so the processes' warm-ups do not take each other's messages. Why (issue 32,
+     * measured): after the trickle warm-up of the other workloads, each consumer JVM compiled ~350 methods with C2
+     * after GO (3–5 s of a core), paid once per JVM, which read as CPU per message growing with the number of JVMs.
+     */
+    static void sharedWarmUp(Rmq rmq, AbstractRedisClient client, PeerArgs args) throws InterruptedException {
+        String topic = "bench-" + ProcessHandle.current().pid() + "-warmup";
+        rmq.defineTopic(topic, TopicType.RANGE_MERGE, 16);
+        boolean produce = Boolean.parseBoolean(args.option("produce", "false"));
+        AtomicInteger handled = new AtomicInteger();
+        RmqListenerContainer container = container(rmq, topic, Payload.class, args.concurrency(),
+                sharedHandler(handled, new java.util.concurrent.atomic.AtomicLong()));
+        long started = System.nanoTime();
+        long deadline = started + TimeUnit.SECONDS.toNanos(args.warmupSeconds());
+        int rounds = 0;
+        container.start();
+        try {
+            while (System.nanoTime() < deadline) {
+                int before = handled.get();
+                // the same bodies every round: the last round's were consumed, so none merges with a waiting one
+                produceBatch(rmq, topic, SHARED_WARMUP_BACKLOG);
+                if (produce) {
+                    produceSingle(rmq, topic, WARMUP_ROUND);
+                }
+                long roundEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (handled.get() - before < SHARED_WARMUP_BACKLOG && System.nanoTime() < roundEnd) {
+                    Thread.sleep(5);
+                }
+                rounds++;
+            }
+        }
+        finally {
+            container.stop();
+        }
+        long quietFrom = System.nanoTime();
+        long quietDeadline = quietFrom + TimeUnit.SECONDS.toNanos(args.intOption("jit-quiet-seconds", 30));
+        long compiled = compileMillis();
+        while (compiled >= 0 && System.nanoTime() < quietDeadline) {
+            Thread.sleep(1000);
+            long now = compileMillis();
+            if (now - compiled < 25) {
+                break;
+            }
+            compiled = now;
+        }
+        deleteWarmUpKeys(rmq, client, rmq.options().keyPrefix() + ":{" + topic + "*", topic);
+        System.err.printf(Locale.ROOT, "rmq-peer: warmed up in %d round(s) of %,d messages, %.1f s; the JIT quiet after"
+                + " %.1f s more (%,d ms of compiling so far)%n", rounds, SHARED_WARMUP_BACKLOG,
+                (quietFrom - started) / 1e9, (System.nanoTime() - quietFrom) / 1e9, compileMillis());
+    }
+
+    /** Deletes the warm-up's keys ({@code pattern}, KEYS on every master) and their topics' definitions. */
+    private static void deleteWarmUpKeys(Rmq rmq, AbstractRedisClient client, String pattern, String... warmTopics) {
         String topics = rmq.options().keyPrefix() + ":topics";
         if (client instanceof RedisClusterClient cluster) {
             try (var connection = cluster.connect()) {
@@ -615,7 +701,7 @@ public final class RmqPeer {
                 if (!keys.isEmpty()) {
                     redis.del(keys.toArray(String[]::new));
                 }
-                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
+                redis.hdel(topics, warmTopics);
             }
         }
         else {
@@ -625,10 +711,9 @@ public final class RmqPeer {
                 if (!keys.isEmpty()) {
                     redis.del(keys.toArray(String[]::new));
                 }
-                redis.hdel(topics, WARM_QUEUE, WARM_DELAYED);
+                redis.hdel(topics, warmTopics);
             }
         }
-        System.err.println("rmq-peer: warmed up in " + rounds + " round(s)");
     }
 
     static String idle(Rmq rmq, PeerArgs args) throws InterruptedException {

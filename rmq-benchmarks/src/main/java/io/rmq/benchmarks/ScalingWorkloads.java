@@ -38,8 +38,10 @@ import io.rmq.test.TestRedisServers;
  * topic's slots fall on its masters ({@link SlotSpread}). Runs on the thread that calls {@link #run}.
  *
  * <p>Options: {@code --topology standalone,cluster --masters 3,6 --slots 16 --consumer-jvms 1,2 --runs 2 --w1 200000
- * --warmup-seconds 3 --cap-seconds 90}. Each master count is a topology of its own in the rotation ({@code --masters}
- * applies to {@code cluster}; default 3); the order of the topologies alternates between runs.
+ * --warmup-seconds 3 --jit-quiet-seconds 30 --cap-seconds 90} (each consumer JVM warms up on a backlog of its own,
+ * then waits at most {@code --jit-quiet-seconds} for its JIT to go quiet: {@code RmqPeer.sharedWarmUp}). Each master
+ * count is a topology of its own in the rotation ({@code --masters} applies to {@code cluster}; default 3); the order
+ * of the topologies alternates between runs.
  */
 final class ScalingWorkloads {
 
@@ -67,7 +69,8 @@ final class ScalingWorkloads {
 
     /** One measurement of a figure; {@code masterCores}: each master's Redis cores, in the topology's order. */
     record Sample(double rate, long count, double redisMicrosPerMessage, double redisCores,
-            double clientMicrosPerMessage, double busyCores, double load1, List<Double> masterCores) {
+            double clientMicrosPerMessage, double compileMicrosPerMessage, double busyCores, double load1,
+            List<Double> masterCores) {
     }
 
     /** Long enough that a master busy on a loaded machine is never suspected by the others (no replicas anyway). */
@@ -278,6 +281,7 @@ final class ScalingWorkloads {
             for (int i = 0; i < jvms; i++) {
                 List<String> command = peerCommand("consume-shared", topology);
                 command.addAll(List.of("--seconds", Integer.toString(cap), "--warmup-seconds", Integer.toString(warmup),
+                        "--jit-quiet-seconds", Integer.toString(main.intOption("jit-quiet-seconds", 30)),
                         "--produce", Boolean.toString(workload.equals(W1C) && i == 0)));
                 consumers.add(new Consumer(new ProcessBuilder(command).redirectErrorStream(true).start()));
             }
@@ -309,6 +313,7 @@ final class ScalingWorkloads {
             double load1 = load1();
             consumers.forEach(c -> c.send("STOP"));
             long count = 0;
+            long compileMillis = 0;
             long start = Long.MAX_VALUE;
             long last = 0;
             for (int i = 0; i < consumers.size(); i++) {
@@ -321,6 +326,8 @@ final class ScalingWorkloads {
                 }
                 Map<String, String> r = BenchmarkMain.parse(line);
                 count += (long) BenchmarkMain.number(r, "count");
+                double compiled = BenchmarkMain.number(r, "compileMs");
+                compileMillis = compiled >= 0 && compileMillis >= 0 ? compileMillis + (long) compiled : -1;
                 last = Math.max(last, (long) BenchmarkMain.number(r, "last"));
                 long started = (long) BenchmarkMain.number(r, "start");
                 // W1C: the clock starts at the first send (consumer 0 sends); W1B: at the first GO
@@ -341,11 +348,12 @@ final class ScalingWorkloads {
             double busyCores = BenchmarkMain.busyCores(statBefore, statAfter);
             Sample sample = new Sample(count / ((last - start) / 1e6), count, redisSeconds * 1e6 / count,
                     redisSeconds / wallSeconds, clientTicks < 0 ? Double.NaN : clientTicks * 1e6 / TICKS / count,
-                    busyCores, load1, List.copyOf(masterCores));
+                    compileMillis < 0 ? Double.NaN : compileMillis * 1e3 / count, busyCores, load1,
+                    List.copyOf(masterCores));
             BenchmarkMain.log(String.format(Locale.ROOT, "  %,.0f msgs/s (%d msgs), Redis %.2f µs/msg (%.2f cores: %s),"
-                    + " consumer JVMs %.1f µs/msg, machine %.2f cores busy, load %.2f", sample.rate(), count,
-                    sample.redisMicrosPerMessage(), sample.redisCores(), perMaster(List.of(sample)),
-                    sample.clientMicrosPerMessage(), busyCores, load1));
+                    + " consumer JVMs %.1f µs/msg (compiling %.1f), machine %.2f cores busy, load %.2f", sample.rate(),
+                    count, sample.redisMicrosPerMessage(), sample.redisCores(), perMaster(List.of(sample)),
+                    sample.clientMicrosPerMessage(), sample.compileMicrosPerMessage(), busyCores, load1));
             return sample;
         }
         finally {
@@ -440,7 +448,10 @@ final class ScalingWorkloads {
                 + " per message handled (W1C: sending included), and in cores (CPU seconds per second), also per"
                 + " master in the order of the slot spread. Consumer JVMs'"
                 + " CPU: user + system time of the consumer processes (all threads, the sender's included) per"
-                + " message. Machine:"
+                + " message; compiling: the JIT's compile time in those processes over the same phase"
+                + " (CompilationMXBean: wall time of compiles, near their CPU where cores are spare, above it on an"
+                + " oversubscribed machine), per message: a cost paid once per process start that a short run reads"
+                + " as CPU per message. Machine:"
                 + " cores busy during the figure (/proc/stat, all processes, steal not counted) and the 1-minute load average after"
                 + " it.%n%n", version, clusterMasters.isEmpty() ? "standalone: one redis-server"
                         : "cluster: " + clusters + " masters, each master count its own cluster started for the run,"
@@ -460,8 +471,9 @@ final class ScalingWorkloads {
             out.append(".\n\n");
         }
         out.append("| figure | consumer JVMs | topology | masters | slots per master | msgs/s | Redis CPU µs/msg"
-                + " | Redis cores | Redis cores per master | consumer JVMs' CPU µs/msg | machine cores busy"
-                + " | load 1 min |\n| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n");
+                + " | Redis cores | Redis cores per master | consumer JVMs' CPU µs/msg | compiling µs/msg"
+                + " | machine cores busy | load 1 min |\n| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | --- | ---: |"
+                + " ---: | ---: | ---: |\n");
         List<Figure> figures = new ArrayList<>(samples.keySet());
         figures.sort(Comparator.comparing(Figure::workload).thenComparing(Figure::jvms)
                 .thenComparing(Figure::masters).thenComparing(Figure::topology, Comparator.reverseOrder()));
@@ -476,6 +488,7 @@ final class ScalingWorkloads {
                     .append(two(list.stream().map(Sample::redisCores).toList())).append(" | ")
                     .append(perMaster(list)).append(" | ")
                     .append(two(list.stream().map(Sample::clientMicrosPerMessage).toList())).append(" | ")
+                    .append(two(list.stream().map(Sample::compileMicrosPerMessage).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::busyCores).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::load1).toList())).append(" |\n");
         }
