@@ -646,8 +646,9 @@ public final class RmqPeer {
      * after GO (3–5 s of a core), paid once per JVM, which read as CPU per message growing with the number of JVMs.
      */
     static void sharedWarmUp(Rmq rmq, AbstractRedisClient client, PeerArgs args) throws InterruptedException {
-        String topic = "bench-" + ProcessHandle.current().pid() + "-warmup";
-        rmq.defineTopic(topic, TopicType.RANGE_MERGE, 16);
+        String topic = sharedWarmUpTopic(ProcessHandle.current().pid(),
+                java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 20));
+        rmq.defineTopic(topic, TopicType.RANGE_MERGE, args.intOption("slots", 16)); // the measured topic's slots
         boolean produce = Boolean.parseBoolean(args.option("produce", "false"));
         AtomicInteger handled = new AtomicInteger();
         RmqListenerContainer container = container(rmq, topic, Payload.class, args.concurrency(),
@@ -669,6 +670,9 @@ public final class RmqPeer {
                     Thread.sleep(5);
                 }
                 rounds++;
+                if (handled.get() - before < SHARED_WARMUP_BACKLOG) {
+                    break; // a round not consumed in 30 s: the next one's bodies would merge with it and never add up
+                }
             }
         }
         finally {
@@ -685,10 +689,23 @@ public final class RmqPeer {
             }
             compiled = now;
         }
-        deleteWarmUpKeys(rmq, client, rmq.options().keyPrefix() + ":{" + topic + "*", topic);
+        deleteWarmUpKeys(rmq, client, sharedWarmUpKeys(rmq.options().keyPrefix(), topic), topic);
         System.err.printf(Locale.ROOT, "rmq-peer: warmed up in %d round(s) of %,d messages, %.1f s; the JIT quiet after"
                 + " %.1f s more (%,d ms of compiling so far)%n", rounds, SHARED_WARMUP_BACKLOG,
                 (quietFrom - started) / 1e9, (System.nanoTime() - quietFrom) / 1e9, compileMillis());
+    }
+
+    /**
+     * A scaling consumer's own warm-up topic: by pid and a random part (processes in separate PID namespaces may
+     * share a pid).
+     */
+    static String sharedWarmUpTopic(long pid, int random) {
+        return "bench-" + pid + "-" + Integer.toString(random, 36) + "-warmup";
+    }
+
+    /** The KEYS pattern of every key of that topic ({@code {topic:slot}...} and {@code {topic}:...}), and no other's. */
+    static String sharedWarmUpKeys(String prefix, String topic) {
+        return prefix + ":{" + topic + "[:}]*";
     }
 
     /** Deletes the warm-up's keys ({@code pattern}, KEYS on every master) and their topics' definitions. */

@@ -286,7 +286,9 @@ final class ScalingWorkloads {
                 consumers.add(new Consumer(new ProcessBuilder(command).redirectErrorStream(true).start()));
             }
             for (Consumer consumer : consumers) {
-                if (!consumer.ready.await(warmup * 3L + 120, TimeUnit.SECONDS) || !consumer.process.isAlive()) {
+                // the warm-up, a last round of up to 30 s past it and the wait for a quiet JIT (RmqPeer.sharedWarmUp)
+                long readyWithin = warmup * 3L + main.intOption("jit-quiet-seconds", 30) + 150;
+                if (!consumer.ready.await(readyWithin, TimeUnit.SECONDS) || !consumer.process.isAlive()) {
                     consumer.logTail();
                     notes.add(workload + ", " + topology.label() + ", " + jvms + " JVM(s): a consumer did not start");
                     return null;

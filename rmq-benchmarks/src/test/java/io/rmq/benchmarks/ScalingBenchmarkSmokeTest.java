@@ -92,6 +92,42 @@ class ScalingBenchmarkSmokeTest {
         }
     }
 
+    /**
+     * Each consumer JVM's warm-up topic is its own, and its clean-up pattern (Redis's KEYS, on a real server) names its
+     * keys and no other's.
+     */
+    @Test
+    void aWarmUpTopicAndItsKeyPatternAreThisProcesssOwn() {
+        String topic = RmqPeer.sharedWarmUpTopic(12, 35);
+        assertThat(topic).isEqualTo("bench-12-z-warmup").isNotEqualTo(RmqPeer.sharedWarmUpTopic(12, 36))
+                .isNotEqualTo(RmqPeer.sharedWarmUpTopic(123, 35));
+        List<String> ours = List.of("kp:{bench-12-z-warmup:0}", "kp:{bench-12-z-warmup:15}:prepare",
+                "kp:{bench-12-z-warmup}:consumers");
+        List<String> others = List.of("kp:{bench-12-z-warmup2:0}", "kp:{bench-12-zz-warmup:0}", "kp:{bench:0}",
+                "kp:{bench-123-z-warmup:0}", "other:{bench-12-z-warmup:0}", "kp:{bench-warmup:0}");
+        RedisEndpoint redis = TestRedisServers.standalone();
+        RedisClient client = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
+        try (var connection = client.connect()) {
+            var commands = connection.sync();
+            for (String key : ours) {
+                commands.set(key, "1");
+            }
+            for (String key : others) {
+                commands.set(key, "1");
+            }
+            try {
+                assertThat(commands.keys(RmqPeer.sharedWarmUpKeys("kp", topic))).containsExactlyInAnyOrderElementsOf(ours);
+            }
+            finally {
+                commands.del(ours.toArray(String[]::new));
+                commands.del(others.toArray(String[]::new));
+            }
+        }
+        finally {
+            client.shutdown();
+        }
+    }
+
     @Test
     void eachMasterCountIsATopologyOfItsOwnStandaloneStaysSelectableAndSlotsArePowersOfTwo() {
         assertThat(ScalingWorkloads.topologies(Map.of())).containsExactly(Topology.STANDALONE, Topology.cluster(3));

@@ -288,7 +288,7 @@ public class RmqOperations {
     // ---------------------------------------------------------------- topics and listeners
 
     public Overview overview() {
-        return topics.overview();
+        return topics.overview(topicDefinitions(), listeners());
     }
 
     /** Every topic defined here or registered in Redis (under this key prefix), by name. */
@@ -317,12 +317,12 @@ public class RmqOperations {
 
     /** Stops the listener taking messages (what it has in hand is finished); null when there is none. */
     public @Nullable ListenerView pause(String id) {
-        return topics.pause(id);
+        return topics.pause(id) ? listener(id) : null;
     }
 
     /** Lets a paused listener take messages again; null when there is none. */
     public @Nullable ListenerView resume(String id) {
-        return topics.resume(id);
+        return topics.resume(id) ? listener(id) : null;
     }
 
     // ---------------------------------------------------------------- history

@@ -3,6 +3,7 @@ package io.rmq.spring.operations;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import io.rmq.Rmq;
 import io.rmq.admin.TopicHistory;
@@ -33,12 +34,13 @@ final class TopicOperations {
         this.topics = topics;
     }
 
-    Overview overview() {
+    /** The overview of {@code definitions} and {@code listeners} (the facade's, so that a subclass's answers count). */
+    Overview overview(Map<String, TopicDefinition> definitions, List<ListenerView> listeners) {
         List<TopicView> views = new ArrayList<>();
-        for (TopicDefinition topic : topics.topicDefinitions().values()) {
+        for (TopicDefinition topic : definitions.values()) {
             views.add(topicView(topic, false));
         }
-        return new Overview(List.copyOf(views), listeners());
+        return new Overview(List.copyOf(views), listeners);
     }
 
     @Nullable TopicView topic(String name) {
@@ -84,19 +86,21 @@ final class TopicOperations {
                 container != null && container.isPausedHere(), container != null && container.isPausedCluster());
     }
 
-    @Nullable ListenerView pause(String id) {
+    /** Pauses the listener; false when there is none with this id. */
+    boolean pause(String id) {
         if (registry.getListenerContainer(id) == null) {
-            return null;
+            return false;
         }
         registry.pause(id);
-        return listener(id);
+        return true;
     }
 
-    @Nullable ListenerView resume(String id) {
+    /** Resumes the listener; false when there is none with this id. */
+    boolean resume(String id) {
         if (registry.getListenerContainer(id) == null) {
-            return null;
+            return false;
         }
         registry.resume(id);
-        return listener(id);
+        return true;
     }
 }
