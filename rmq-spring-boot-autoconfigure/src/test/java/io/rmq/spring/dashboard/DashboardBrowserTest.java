@@ -5,29 +5,16 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
-import io.rmq.Rmq;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.operations.OpsTestApplication;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
-import io.rmq.test.RedisTopology;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.support.ui.ExpectedConditions;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -36,56 +23,17 @@ import static org.awaitility.Awaitility.await;
  * The dashboard as a person uses it: a real Servlet application on a random port, a real Redis with real messages, the
  * page in headless Chromium. Screenshots go to {@code target/dashboard-screenshots/}.
  */
-@ExtendWith(RedisServersExtension.class)
-@DirtiesContext
-@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
-                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
-                "rmq.topics.ops-later.type=FIXED_TIME", "rmq.topics.ops-later.slot-amount=2",
-                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
-class DashboardBrowserTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
-
-    static WebDriver browser;
-
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    RmqTemplate template;
-
-    @Autowired
-    Rmq rmq;
-
-    @Autowired
-    OpsTestApplication.Handlers handlers;
+@TestPropertySource(properties = {"rmq.topics.ops-later.type=FIXED_TIME", "rmq.topics.ops-later.slot-amount=2"})
+class DashboardBrowserTest extends BrowserTestSupport {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties("browser-" + UUID.randomUUID())
-                .forEach((k, v) -> registry.add(k, () -> v));
-    }
-
-    @BeforeAll
-    static void startBrowser() {
-        browser = Browser.start();
-    }
-
-    @AfterAll
-    static void quitBrowser() {
-        if (browser != null) {
-            browser.quit();
-        }
+        useRedis(registry, "browser-" + UUID.randomUUID());
     }
 
     private void open() {
-        browser.get("http://localhost:" + port + "/rmq");
+        browser.get(url(""));
         waitUntil(d -> !d.findElements(By.cssSelector("#topics tr[data-topic]")).isEmpty());
-    }
-
-    private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
-        return new WebDriverWait(browser, PATIENCE).until(condition::apply);
     }
 
     private String cell(String topic, String column) {
@@ -118,7 +66,6 @@ class DashboardBrowserTest {
         });
     }
 
-    /** Clicks what {@code locator} finds once it is there and clickable (the tables are redrawn every 2 s). */
     /** Types into a field once it can take keys (a tab's pane shows after the address change the click made). */
     private void type(By locator, String text) {
         waitUntil(d -> {
@@ -133,6 +80,7 @@ class DashboardBrowserTest {
         });
     }
 
+    /** Clicks what {@code locator} finds once it is there and clickable (the tables are redrawn every 2 s). */
     private void click(By locator) {
         waitUntil(d -> {
             try {

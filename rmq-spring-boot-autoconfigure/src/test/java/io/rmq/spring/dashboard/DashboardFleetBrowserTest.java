@@ -3,37 +3,23 @@ package io.rmq.spring.dashboard;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
-import io.rmq.Rmq;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.operations.OpsTestApplication;
 import io.rmq.test.LogCapture;
-import io.rmq.test.RedisServersExtension;
-import io.rmq.test.RedisTopology;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
-import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.interactions.Actions;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -45,37 +31,16 @@ import static org.awaitility.Awaitility.await;
  * a second application instance in another JVM ({@link DashboardAppJvm}) on the same Redis. Screenshots go to
  * {@code target/dashboard-screenshots/1*.png}.
  */
-@ExtendWith(RedisServersExtension.class)
-@DirtiesContext
-@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
-                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
-                "rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
-                "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256",
-                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
-class DashboardFleetBrowserTest {
+@TestPropertySource(properties = {"rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
+        "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256"})
+class DashboardFleetBrowserTest extends BrowserTestSupport {
 
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
     private static final int WIDTH = 1280;
     private static final String PREFIX = "fleet-" + UUID.randomUUID();
 
-    static WebDriver browser;
-
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    RmqTemplate template;
-
-    @Autowired
-    Rmq rmq;
-
-    @Autowired
-    OpsTestApplication.Handlers handlers;
-
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties(PREFIX).forEach((k, v) -> registry.add(k, () -> v));
+        useRedis(registry, PREFIX);
     }
 
     /**
@@ -83,54 +48,20 @@ class DashboardFleetBrowserTest {
      * dashboard settings (for {@link DashboardAppJvm#start}).
      */
     static Map<String, String> sameFleet() {
-        Map<String, String> properties = new LinkedHashMap<>(RedisTopology.STANDALONE.springProperties(PREFIX));
-        for (String pair : List.of("rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
+        return sameFleet(PREFIX, "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
                 "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
                 "rmq.topics.fleet-32.type=FIXED_TIME", "rmq.topics.fleet-32.slot-amount=32",
                 "rmq.topics.fleet-256.type=FIXED_TIME", "rmq.topics.fleet-256.slot-amount=256",
-                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false", "spring.main.banner-mode=off")) {
-            int eq = pair.indexOf('=');
-            properties.put(pair.substring(0, eq), pair.substring(eq + 1));
-        }
-        return properties;
+                "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false", "spring.main.banner-mode=off");
     }
 
-    @BeforeAll
-    static void startBrowser() {
-        browser = Browser.start();
-    }
-
-    @AfterAll
-    static void quitBrowser() {
-        if (browser != null) {
-            browser.quit();
-        }
-    }
-
-    @BeforeEach
-    void window() {
-        browser.manage().window().setSize(new Dimension(WIDTH, 1400));
-    }
-
-    private String url(String fragment) {
-        return "http://localhost:" + port + "/rmq" + fragment;
-    }
-
-    private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
-        return new WebDriverWait(browser, PATIENCE).ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-                .ignoring(org.openqa.selenium.NoSuchElementException.class).until(condition::apply);
-    }
-
-    private Object js(String script, Object... args) {
-        return ((JavascriptExecutor) browser).executeScript(script, args);
+    @Override
+    Optional<Dimension> windowSize() {
+        return Optional.of(new Dimension(WIDTH, 1400));
     }
 
     private String fragment() {
         return (String) js("return location.hash");
-    }
-
-    private String activeId() {
-        return (String) js("return document.activeElement && document.activeElement.id");
     }
 
     /** The page is no wider than the window: no horizontal scroll bar. */

@@ -3,35 +3,22 @@ package io.rmq.spring.dashboard;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.UUID;
 
-import io.rmq.Rmq;
 import io.rmq.admin.RedisFigures;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.operations.OpsTestApplication;
-import io.rmq.test.RedisServersExtension;
-import io.rmq.test.RedisTopology;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
-import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
-import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.interactions.Actions;
-import org.openqa.selenium.support.ui.WebDriverWait;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -41,64 +28,19 @@ import static org.awaitility.Awaitility.await;
  * errors, dead search, selections, Redis figures), in headless Chromium at 1,280 pixels, with a second instance in
  * another JVM. Screenshots go to {@code target/dashboard-screenshots/2*.png}.
  */
-@ExtendWith(RedisServersExtension.class)
-@DirtiesContext
-@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"rmq.history.flush-interval=1s", "rmq.topics.ops-backlog.type=FIXED_TIME", "rmq.topics.ops-backlog.slot-amount=4",
-                "rmq.listeners.ops-orderly.mode=ORDERLY", "rmq.coordination.ownership-timeout=2s",
-                "rmq.instances.heartbeat=1s", "rmq.dashboard.enabled=true", "rmq.dashboard.read-only=false"})
-class DashboardFleetPanelsBrowserTest {
+@TestPropertySource(properties = "rmq.instances.heartbeat=1s")
+class DashboardFleetPanelsBrowserTest extends BrowserTestSupport {
 
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
     private static final String PREFIX = "panels-" + UUID.randomUUID();
-
-    static WebDriver browser;
-
-    @LocalServerPort
-    int port;
-
-    @Autowired
-    RmqTemplate template;
-
-    @Autowired
-    Rmq rmq;
-
-    @Autowired
-    OpsTestApplication.Handlers handlers;
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        RedisTopology.STANDALONE.springProperties(PREFIX).forEach((k, v) -> registry.add(k, () -> v));
+        useRedis(registry, PREFIX);
     }
 
-    @BeforeAll
-    static void startBrowser() {
-        browser = Browser.start();
-    }
-
-    @AfterAll
-    static void quitBrowser() {
-        if (browser != null) {
-            browser.quit();
-        }
-    }
-
-    @BeforeEach
-    void window() {
-        browser.manage().window().setSize(new Dimension(1280, 1400));
-    }
-
-    private String url(String fragment) {
-        return "http://localhost:" + port + "/rmq" + fragment;
-    }
-
-    private <T> T waitUntil(java.util.function.Function<WebDriver, T> condition) {
-        return new WebDriverWait(browser, PATIENCE).ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-                .ignoring(org.openqa.selenium.NoSuchElementException.class).until(condition::apply);
-    }
-
-    private Object js(String script) {
-        return ((JavascriptExecutor) browser).executeScript(script);
+    @Override
+    Optional<Dimension> windowSize() {
+        return Optional.of(new Dimension(1280, 1400));
     }
 
     private void assertFitsTheWindow(String page) {
@@ -114,10 +56,6 @@ class DashboardFleetPanelsBrowserTest {
         browser.get("about:blank");
         browser.get(url(fragment));
         new Actions(browser).moveToLocation(1, 1).perform();
-    }
-
-    private String activeId() {
-        return (String) js("return document.activeElement && document.activeElement.id");
     }
 
     /** Focuses a button, presses Enter, then in the confirm dialog (which starts on Cancel) Tab to OK: left open. */
@@ -156,15 +94,10 @@ class DashboardFleetPanelsBrowserTest {
 
     @Test
     void twoInstancesAreListedAndAListenerIsPausedEverywhereFromAnInstancePage(@TempDir Path dir) throws Exception {
-        java.util.Map<String, String> fleet = new java.util.LinkedHashMap<>(
-                RedisTopology.STANDALONE.springProperties(PREFIX));
-        fleet.put("rmq.topics.ops-backlog.type", "FIXED_TIME");
-        fleet.put("rmq.topics.ops-backlog.slot-amount", "4");
-        fleet.put("rmq.listeners.ops-orderly.mode", "ORDERLY");
-        fleet.put("rmq.coordination.ownership-timeout", "2s");
-        fleet.put("rmq.instances.heartbeat", "1s");
-        fleet.put("rmq.dashboard.enabled", "true");
-        fleet.put("rmq.dashboard.read-only", "false");
+        java.util.Map<String, String> fleet = sameFleet(PREFIX, "rmq.topics.ops-backlog.type=FIXED_TIME",
+                "rmq.topics.ops-backlog.slot-amount=4", "rmq.listeners.ops-orderly.mode=ORDERLY",
+                "rmq.coordination.ownership-timeout=2s", "rmq.instances.heartbeat=1s", "rmq.dashboard.enabled=true",
+                "rmq.dashboard.read-only=false");
         try (DashboardAppJvm second = DashboardAppJvm.start(dir, fleet, Duration.ofSeconds(120))) {
             browser.get(url("#/"));
             waitUntil(d -> d.findElements(By.cssSelector("#instances tr[data-instance]")).size() == 2);
