@@ -69,7 +69,7 @@ final class ScalingWorkloads {
 
     /** One measurement of a figure; {@code masterCores}: each master's Redis cores, in the topology's order. */
     record Sample(double rate, long count, double redisMicrosPerMessage, double redisCores,
-            double clientMicrosPerMessage, double compileMicrosPerMessage, double busyCores, double load1,
+            double clientMicrosPerMessage, double jitMicrosPerMessage, double busyCores, double load1,
             List<Double> masterCores) {
     }
 
@@ -301,13 +301,20 @@ final class ScalingWorkloads {
             Map<RedisEndpoint, Double> cpuBefore = redisCpu(topology);
             long[] statBefore = BenchmarkMain.procStat();
             long clientBefore = processTicks(consumers);
+            CompilerTicks jit = new CompilerTicks(consumers.stream().map(c -> c.process.pid()).toList());
             long wallBefore = System.nanoTime();
             consumers.forEach(c -> c.send("GO"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(cap);
+            long nextJitSample = System.nanoTime();
             while (consumers.stream().mapToLong(c -> c.handled).sum() < n && System.nanoTime() < deadline
                     && consumers.stream().allMatch(c -> c.process.isAlive())) {
+                if (System.nanoTime() >= nextJitSample) {
+                    jit.sample();
+                    nextJitSample = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(250);
+                }
                 Thread.sleep(10);
             }
+            jit.sample();
             long wallAfter = System.nanoTime();
             Map<RedisEndpoint, Double> cpuAfter = redisCpu(topology);
             long[] statAfter = BenchmarkMain.procStat();
@@ -315,7 +322,6 @@ final class ScalingWorkloads {
             double load1 = load1();
             consumers.forEach(c -> c.send("STOP"));
             long count = 0;
-            long compileMillis = 0;
             long start = Long.MAX_VALUE;
             long last = 0;
             for (int i = 0; i < consumers.size(); i++) {
@@ -328,8 +334,6 @@ final class ScalingWorkloads {
                 }
                 Map<String, String> r = BenchmarkMain.parse(line);
                 count += (long) BenchmarkMain.number(r, "count");
-                double compiled = BenchmarkMain.number(r, "compileMs");
-                compileMillis = compiled >= 0 && compileMillis >= 0 ? compileMillis + (long) compiled : -1;
                 last = Math.max(last, (long) BenchmarkMain.number(r, "last"));
                 long started = (long) BenchmarkMain.number(r, "start");
                 // W1C: the clock starts at the first send (consumer 0 sends); W1B: at the first GO
@@ -350,12 +354,13 @@ final class ScalingWorkloads {
             double busyCores = BenchmarkMain.busyCores(statBefore, statAfter);
             Sample sample = new Sample(count / ((last - start) / 1e6), count, redisSeconds * 1e6 / count,
                     redisSeconds / wallSeconds, clientTicks < 0 ? Double.NaN : clientTicks * 1e6 / TICKS / count,
-                    compileMillis < 0 ? Double.NaN : compileMillis * 1e3 / count, busyCores, load1,
+                    jit.ticks() < 0 ? Double.NaN : jit.ticks() * 1e6 / TICKS / count, busyCores, load1,
                     List.copyOf(masterCores));
             BenchmarkMain.log(String.format(Locale.ROOT, "  %,.0f msgs/s (%d msgs), Redis %.2f µs/msg (%.2f cores: %s),"
-                    + " consumer JVMs %.1f µs/msg (compiling %.1f), machine %.2f cores busy, load %.2f", sample.rate(),
-                    count, sample.redisMicrosPerMessage(), sample.redisCores(), perMaster(List.of(sample)),
-                    sample.clientMicrosPerMessage(), sample.compileMicrosPerMessage(), busyCores, load1));
+                    + " consumer JVMs %.1f µs/msg (JIT compiler threads %.1f), machine %.2f cores busy, load %.2f",
+                    sample.rate(), count, sample.redisMicrosPerMessage(), sample.redisCores(),
+                    perMaster(List.of(sample)), sample.clientMicrosPerMessage(), sample.jitMicrosPerMessage(), busyCores,
+                    load1));
             return sample;
         }
         finally {
@@ -450,10 +455,9 @@ final class ScalingWorkloads {
                 + " per message handled (W1C: sending included), and in cores (CPU seconds per second), also per"
                 + " master in the order of the slot spread. Consumer JVMs'"
                 + " CPU: user + system time of the consumer processes (all threads, the sender's included) per"
-                + " message; compiling: the JIT's compile time in those processes over the same phase"
-                + " (CompilationMXBean: wall time of compiles, near their CPU where cores are spare, above it on an"
-                + " oversubscribed machine), per message: a cost paid once per process start that a short run reads"
-                + " as CPU per message. Machine:"
+                + " message; of which JIT: the CPU of those processes' JIT compiler threads (/proc/<pid>/task, sampled"
+                + " every 250 ms) over the same phase, per message: a cost paid once per process start that a short"
+                + " run reads as CPU per message. Machine:"
                 + " cores busy during the figure (/proc/stat, all processes, steal not counted) and the 1-minute load average after"
                 + " it.%n%n", version, clusterMasters.isEmpty() ? "standalone: one redis-server"
                         : "cluster: " + clusters + " masters, each master count its own cluster started for the run,"
@@ -473,7 +477,7 @@ final class ScalingWorkloads {
             out.append(".\n\n");
         }
         out.append("| figure | consumer JVMs | topology | masters | slots per master | msgs/s | Redis CPU µs/msg"
-                + " | Redis cores | Redis cores per master | consumer JVMs' CPU µs/msg | compiling µs/msg"
+                + " | Redis cores | Redis cores per master | consumer JVMs' CPU µs/msg | of which JIT µs/msg"
                 + " | machine cores busy | load 1 min |\n| --- | ---: | --- | ---: | --- | ---: | ---: | ---: | --- | ---: |"
                 + " ---: | ---: | ---: |\n");
         List<Figure> figures = new ArrayList<>(samples.keySet());
@@ -490,7 +494,7 @@ final class ScalingWorkloads {
                     .append(two(list.stream().map(Sample::redisCores).toList())).append(" | ")
                     .append(perMaster(list)).append(" | ")
                     .append(two(list.stream().map(Sample::clientMicrosPerMessage).toList())).append(" | ")
-                    .append(two(list.stream().map(Sample::compileMicrosPerMessage).toList())).append(" | ")
+                    .append(two(list.stream().map(Sample::jitMicrosPerMessage).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::busyCores).toList())).append(" | ")
                     .append(two(list.stream().map(Sample::load1).toList())).append(" |\n");
         }
