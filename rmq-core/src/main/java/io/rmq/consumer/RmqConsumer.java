@@ -45,10 +45,7 @@ public final class RmqConsumer {
     /** Whether pops ask for the trace contexts stored beside the messages (propagation on). */
     private final boolean readContexts;
     private final RmqInstrumentation instrumentation;
-    /**
-     * False with {@link RmqInstrumentation#NONE} or an instrumentation that is not {@link RmqInstrumentation#timed()}:
-     * no clock reads for lateness.
-     */
+    /** False for an instrumentation that is not {@link RmqInstrumentation#timed()} (NONE): no lateness clock reads. */
     private final boolean timed;
     private final DeliveryHandler handling;
     private final Settlement settlement;
@@ -88,7 +85,7 @@ public final class RmqConsumer {
     RmqConsumer(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings, Parts parts) {
         this.readContexts = parts.readContexts();
         this.instrumentation = parts.instrumentation();
-        this.timed = this.instrumentation != RmqInstrumentation.NONE && this.instrumentation.timed();
+        this.timed = this.instrumentation.timed(); // NONE is not timed
         this.logBodyChars = parts.logBodyChars();
         this.redis = redis;
         this.topic = topic;

@@ -49,8 +49,8 @@ final class Settlement {
     private final @Nullable DeadLetterForwarder deadLetters;
     private final RmqInstrumentation instrumentation;
     /**
-     * False with {@link RmqInstrumentation#NONE} or an instrumentation that is not {@link RmqInstrumentation#timed()}:
-     * no clock reads, no operation reports (outcomes still reach the handle scopes).
+     * False for an instrumentation that is not {@link RmqInstrumentation#timed()} (NONE among them): no clock reads,
+     * no operation reports (outcomes still reach the handle scopes).
      */
     private final boolean timed;
 
@@ -62,7 +62,7 @@ final class Settlement {
         this.priority = topic.type() == TopicType.PRIORITY;
         this.deadLetters = deadLetters;
         this.instrumentation = instrumentation;
-        this.timed = instrumentation != RmqInstrumentation.NONE && instrumentation.timed();
+        this.timed = instrumentation.timed(); // NONE is not timed
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
                 (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
     }

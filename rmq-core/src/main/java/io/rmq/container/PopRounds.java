@@ -76,7 +76,7 @@ final class PopRounds {
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
-        this.timed = instrumented && instrumentation.timed();
+        this.timed = instrumentation.timed(); // NONE is not timed
     }
 
     /** A new run; before the poller starts. */

@@ -47,7 +47,7 @@ final class SlotStepSender {
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
-        this.timed = instrumented && instrumentation.timed();
+        this.timed = instrumentation.timed(); // NONE is not timed
     }
 
     /** Estimated Redis clock minus local clock: a Redis time minus this is local. */

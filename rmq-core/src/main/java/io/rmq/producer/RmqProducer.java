@@ -66,7 +66,7 @@ public final class RmqProducer {
         this.limits = limits == null ? MessageLimits.DEFAULT : limits;
         this.instrumentation = instrumentation == null ? RmqInstrumentation.NONE : instrumentation;
         this.instrumented = this.instrumentation != RmqInstrumentation.NONE;
-        this.timed = instrumented && this.instrumentation.timed();
+        this.timed = this.instrumentation.timed(); // NONE is not timed
         this.redis = redis;
         this.topics = topics;
         this.codec = codec;
