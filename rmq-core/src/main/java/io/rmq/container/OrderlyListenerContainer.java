@@ -63,17 +63,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     private final OrderlySlots slots;
     /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
-    private final PauseFlags pauses = new PauseFlags(new PauseFlags.Taking() {
-        @Override
-        public void pause() {
-            pauseTaking();
-        }
-
-        @Override
-        public void resume() {
-            resumeTaking();
-        }
-    });
+    private final PauseFlags pauses = new PauseFlags(this::pauseTaking, this::resumeTaking);
     private final SlotStepSender sender;
     private final SlotOwnership ownership;
     private final HandlerThreads handlers;

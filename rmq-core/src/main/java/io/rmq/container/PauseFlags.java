@@ -8,32 +8,26 @@ package io.rmq.container;
  */
 final class PauseFlags {
 
-    /** How a container stops and starts taking (each container its own way; called under this object's monitor). */
-    interface Taking {
-
-        /** Stops taking; returns once nothing more is taken. */
-        void pause();
-
-        void resume();
-    }
-
-    private final Taking taking;
+    /** How the container stops taking (returns once nothing more is taken) and starts again; run under this monitor. */
+    private final Runnable stopTaking;
+    private final Runnable startTaking;
     private volatile boolean here;
     private volatile boolean cluster;
 
-    PauseFlags(Taking taking) {
-        this.taking = taking;
+    PauseFlags(Runnable stopTaking, Runnable startTaking) {
+        this.stopTaking = stopTaking;
+        this.startTaking = startTaking;
     }
 
     synchronized void pauseHere() {
         here = true;
-        taking.pause();
+        stopTaking.run();
     }
 
     synchronized void resumeHere() {
         here = false;
         if (!cluster) {
-            taking.resume();
+            startTaking.run();
         }
     }
 
@@ -43,10 +37,10 @@ final class PauseFlags {
         }
         cluster = paused;
         if (paused) {
-            taking.pause();
+            stopTaking.run();
         }
         else if (!here) {
-            taking.resume();
+            startTaking.run();
         }
     }
 

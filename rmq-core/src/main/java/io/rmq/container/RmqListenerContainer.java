@@ -62,17 +62,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private final RunFlags flags = new RunFlags();
     /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
-    private final PauseFlags pauses = new PauseFlags(new PauseFlags.Taking() {
-        @Override
-        public void pause() {
-            pauseTaking();
-        }
-
-        @Override
-        public void resume() {
-            resumeTaking();
-        }
-    });
+    private final PauseFlags pauses = new PauseFlags(this::pauseTaking, this::resumeTaking);
     /** What was fetched and not yet settled, and its leases' extension. */
     private final LeaseKeeper leases;
     private final HandoffBuffer buffer;
