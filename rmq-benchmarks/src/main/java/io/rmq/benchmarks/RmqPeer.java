@@ -425,7 +425,6 @@ public final class RmqPeer {
         System.out.flush();
         awaitLine(stdin, "GO");
         long start = epochMicros();
-        long compileAtGo = compileMillis();
         container.start();
         CountDownLatch stop = new CountDownLatch(1);
         Thread stopper = new Thread(() -> {
@@ -461,10 +460,8 @@ public final class RmqPeer {
         stop.await(args.seconds(), TimeUnit.SECONDS);
         int count = handled.get();
         long lastHandled = last.get();
-        long compiled = compileAtGo < 0 ? -1 : compileMillis() - compileAtGo;
         container.stop();
-        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d,\"compileMs\":%d}", count, start,
-                lastHandled, compiled);
+        return String.format(Locale.ROOT, "{\"count\":%d,\"start\":%d,\"last\":%d}", count, start, lastHandled);
     }
 
     /**
