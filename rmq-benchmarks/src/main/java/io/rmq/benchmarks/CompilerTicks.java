@@ -45,6 +45,12 @@ final class CompilerTicks {
         return compilerThreads.values().stream().mapToLong(s -> s.last() - s.first()).sum();
     }
 
+    /** utime + stime, in clock ticks, of a {@code /proc/<pid>/stat} or {@code /proc/<pid>/task/<tid>/stat} line. */
+    static long ticks(String stat) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15: utime, stime
+    }
+
     private void read(boolean atStart) {
         for (long pid : pids) {
             Path tasks = Path.of("/proc", Long.toString(pid), "task");
@@ -75,8 +81,7 @@ final class CompilerTicks {
         if (!name.startsWith("C1 CompilerThre") && !name.startsWith("C2 CompilerThre")) {
             return;
         }
-        String[] f = stat.substring(close + 2).trim().split("\\s+");
-        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15: utime, stime
+        long ticks = ticks(stat);
         String key = pid + "/" + task.getFileName();
         Seen seen = compilerThreads.get(key);
         compilerThreads.put(key, seen == null ? new Seen(atStart ? ticks : 0, ticks) : new Seen(seen.first(), ticks));

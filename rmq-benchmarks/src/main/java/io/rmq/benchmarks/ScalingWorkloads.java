@@ -411,9 +411,8 @@ final class ScalingWorkloads {
         long ticks = 0;
         for (Consumer consumer : consumers) {
             try {
-                String stat = Files.readString(Path.of("/proc", Long.toString(consumer.process.pid()), "stat"));
-                String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
-                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14 and 15: utime, stime
+                ticks += CompilerTicks.ticks(
+                        Files.readString(Path.of("/proc", Long.toString(consumer.process.pid()), "stat")));
             }
             catch (IOException | RuntimeException ex) {
                 return -1;
