@@ -19,6 +19,7 @@ import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.CoordinatorFactory;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.core.internal.RmqKeys;
 import io.rmq.core.RmqUnavailableException;
 import io.rmq.core.TopicConflictException;
@@ -204,6 +205,8 @@ public final class Rmq implements AutoCloseable {
 
     /** First and longest wait between two attempts of {@link #connectLazily} to reach Redis. */
     static final long FIRST_RETRY_MILLIS = 250;
+    /** The connect loop's name as a background task (logs, and tests that make it fail). */
+    private static final String CONNECT_TASK = "connect loop";
     static final long MAX_RETRY_MILLIS = 5_000;
 
     /**
@@ -326,7 +329,22 @@ public final class Rmq implements AutoCloseable {
         return rmq;
     }
 
+    /**
+     * The connect loop under the guard every background task has: an Error thrown by an attempt (or after one) is
+     * logged and the loop starts over after a pause, instead of ending the thread and leaving the engine unconnected.
+     */
     private void connectInBackground() {
+        BackgroundTask loop = BackgroundTask.of(CONNECT_TASK, this::connectUntilReached);
+        long delay = FIRST_RETRY_MILLIS;
+        while (!closed && !loop.runOnce()) {
+            if (!pause(delay)) {
+                return;
+            }
+            delay = Math.min(delay * 2, MAX_RETRY_MILLIS);
+        }
+    }
+
+    private void connectUntilReached() {
         long started = System.nanoTime();
         long delay = FIRST_RETRY_MILLIS;
         int attempts = 0;

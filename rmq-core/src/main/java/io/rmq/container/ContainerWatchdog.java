@@ -61,6 +61,11 @@ final class ContainerWatchdog {
         this.instrumentation = instrumentation;
     }
 
+    /** The watchdog of container {@code id} as a background task (logs, and tests that make it fail). */
+    static String task(String id) {
+        return "watchdog of listener container '" + id + "'";
+    }
+
     /** Adds a check, before {@link #start}. */
     void add(Check check) {
         checks.add(check);
@@ -69,7 +74,7 @@ final class ContainerWatchdog {
     void start() {
         lastCheckMillis = System.currentTimeMillis();
         stopped = false;
-        schedule = Timeouts.every(EVERY_MILLIS, () -> round(System.currentTimeMillis()));
+        schedule = Timeouts.every(task(id), EVERY_MILLIS, () -> round(System.currentTimeMillis()));
     }
 
     /** No check runs after this returns, but one under way may end. */

@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -47,6 +48,8 @@ import tools.jackson.databind.json.JsonMapper;
 public final class RmqInstances implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RmqInstances.class);
+    /** The heartbeat's name as a background task (logs, and tests that make it fail). */
+    private static final String HEARTBEAT_TASK = "instance heartbeat";
 
     /** Beats an instance may miss before it is taken for gone (its entry and description expire). */
     public static final int MISSED_BEATS = 3;
@@ -73,6 +76,8 @@ public final class RmqInstances implements AutoCloseable {
     /** The pauses the latest beat read (written by the heartbeat thread, read when a container is made). */
     private volatile Map<String, String> knownPauses = Map.of();
     private volatile boolean failing;
+    /** The heartbeat under the guard every background task has (an Error in a beat ends no schedule). */
+    private final BackgroundTask heartbeat = BackgroundTask.of(HEARTBEAT_TASK, this::beatSafely);
 
     static {
         io.rmq.instances.internal.InstancesFactory.SEAM.register(RmqInstances::new);
@@ -107,8 +112,8 @@ public final class RmqInstances implements AutoCloseable {
         });
         beats = executor;
         long every = settings.heartbeat().toMillis();
-        Future<?> first = executor.submit(this::beatSafely);
-        executor.scheduleWithFixedDelay(this::beatSafely, every, every, TimeUnit.MILLISECONDS);
+        Future<?> first = executor.submit(heartbeat::runOnce);
+        executor.scheduleWithFixedDelay(heartbeat.runnable(), every, every, TimeUnit.MILLISECONDS);
         log.info("RMQ instance {} of '{}' registers itself every {} ms", id, settings.application(), every);
         // the first beat is waited for (briefly), so that listeners made next start with the cluster-wide pauses
         // applied; with Redis unreachable they learn them from the first beat that gets through
@@ -221,7 +226,7 @@ public final class RmqInstances implements AutoCloseable {
             return;
         }
         try {
-            Future<?> done = executor.submit(this::beatSafely);
+            Future<?> done = executor.submit(heartbeat::runOnce);
             done.get(10, TimeUnit.SECONDS);
         }
         catch (java.util.concurrent.RejectedExecutionException ex) {

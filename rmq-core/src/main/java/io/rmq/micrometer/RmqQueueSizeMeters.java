@@ -21,6 +21,7 @@ import io.rmq.admin.TopicStats;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.redis.internal.RedisGateway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,8 @@ import org.slf4j.LoggerFactory;
 public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RmqQueueSizeMeters.class);
+    /** The refresh's name as a background task (logs, and tests that make it fail). */
+    private static final String TASK = "queue-size gauges";
 
     /** The states of {@code rmq.messages}, in the order of {@link TopicSizes#values}. */
     private static final String[] STATES = {"waiting", "in_flight", "retrying", "dead"};
@@ -99,7 +102,7 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
-        schedule.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        schedule.scheduleWithFixedDelay(BackgroundTask.of(TASK, this::refresh).runnable(), 0, interval.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** One round: gauges for new topics and containers, then every topic's sizes from Redis. */

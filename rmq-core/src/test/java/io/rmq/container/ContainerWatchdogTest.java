@@ -4,12 +4,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.test.LogCapture;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The watchdog both container modes share, driven round by round (no timer): checks run each round, a JVM pause
@@ -68,6 +70,25 @@ class ContainerWatchdogTest {
             watchdog.round(12_000);
             assertThat(seen).containsExactly("after paused@10000", "after@11000", "after@12000");
             assertThat(log.messages()).hasSize(2).allMatch(m -> m.contains("'dog'") && m.contains("'jobs'"));
+        }
+    }
+
+    @Test
+    void itsScheduleOutlivesARunThatThrowsAnError() {
+        String task = ContainerWatchdog.task("dog");
+        watchdog.add(recording("on-schedule"));
+        try (LogCapture log = LogCapture.of(BackgroundTask.class.getName()).expecting("'" + task + "'")) {
+            BackgroundTask.failNextRun(task, new AssertionError("thrown on purpose by the test"));
+            watchdog.start(); // on the timer every engine of the JVM shares, once a second
+            await().atMost(Duration.ofSeconds(20)).until(() -> !BackgroundTask.injectionPending(task)
+                    && seen.size() >= 2);
+            assertThat(log.messages()).containsExactly("RMQ background task '" + task
+                    + "' failed; it keeps its schedule and runs again", "RMQ background task '" + task
+                    + "' runs again");
+        }
+        finally {
+            watchdog.stop();
+            BackgroundTask.clearInjection(task);
         }
     }
 

@@ -71,8 +71,12 @@ public final class Timeouts {
         return WHEEL.newTimeout(timeout -> task.run(), millis, TimeUnit.MILLISECONDS);
     }
 
-    /** Runs {@code task} every {@code millis} on the timer thread (short, non-blocking, and catching its errors). */
-    public static ScheduledFuture<?> every(long millis, Runnable task) {
-        return TIMER.scheduleWithFixedDelay(task, millis, millis, TimeUnit.MILLISECONDS);
+    /**
+     * Runs {@code task} every {@code millis} on the timer thread (short and non-blocking), guarded as the background
+     * task {@code name}: nothing it throws ends its schedule, nor the timer thread every engine of the JVM shares.
+     */
+    public static ScheduledFuture<?> every(String name, long millis, Runnable task) {
+        return TIMER.scheduleWithFixedDelay(BackgroundTask.of(name, task).runnable(), millis, millis,
+                TimeUnit.MILLISECONDS);
     }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisHistory;
 
@@ -27,6 +28,9 @@ import io.rmq.redis.internal.RmqRedisHistory;
 public final class HistoryFlusher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(HistoryFlusher.class);
+
+    /** The flush's name as a background task (logs, and tests that make it fail). */
+    public static final String TASK = "history flush";
 
     /** Longest a write is waited for (a shorter interval waits that long). */
     private static final long MAX_WAIT_MILLIS = 5_000;
@@ -52,17 +56,9 @@ public final class HistoryFlusher implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        thread.scheduleWithFixedDelay(this::flushQuietly, intervalMillis, intervalMillis, TimeUnit.MILLISECONDS);
-    }
-
-    private void flushQuietly() {
-        try {
-            flush(Math.min(intervalMillis, MAX_WAIT_MILLIS));
-        }
-        catch (RuntimeException ex) {
-            // never lets the schedule die: the counts stay pending for the next interval
-            log.warn("RMQ history flush failed unexpectedly: {}", ex.toString());
-        }
+        // the guard never lets the schedule die: counts taken stay pending for the next interval
+        thread.scheduleWithFixedDelay(BackgroundTask.of(TASK, () -> flush(Math.min(intervalMillis, MAX_WAIT_MILLIS)))
+                .runnable(), intervalMillis, intervalMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Takes the counts and writes them with what is pending; false when there was nothing to write. */

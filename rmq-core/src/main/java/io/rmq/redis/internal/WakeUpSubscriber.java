@@ -51,6 +51,8 @@ public final class WakeUpSubscriber implements AutoCloseable {
     /** How long a subscription may stay disconnected before it is replaced by one on another node. */
     static final long REPLACE_AFTER_MILLIS = 3000;
     private static final long CHECK_EVERY_MILLIS = 1000;
+    /** The check's name as a background task (logs, and tests that make it fail). */
+    public static final String CHECK_TASK = "wake-up check";
 
     private static final Logger log = LoggerFactory.getLogger(WakeUpSubscriber.class);
 
@@ -95,7 +97,7 @@ public final class WakeUpSubscriber implements AutoCloseable {
             if (reachable.getAsBoolean()) {
                 connection = subscribe();
             }
-            check = Timeouts.every(CHECK_EVERY_MILLIS, this::check);
+            check = Timeouts.every(CHECK_TASK, CHECK_EVERY_MILLIS, this::check);
         }
     }
 

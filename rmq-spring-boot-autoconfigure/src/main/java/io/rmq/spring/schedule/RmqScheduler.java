@@ -18,6 +18,7 @@ import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.RmqUnavailableException;
+import io.rmq.core.internal.BackgroundTask;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
@@ -40,6 +41,8 @@ public class RmqScheduler implements SmartLifecycle {
 
     /** How often each instance registers its definitions again and queues the next firings. */
     static final long TOP_UP_SECONDS = 10;
+    /** The top-up's name as a background task (logs, and tests that make it fail). */
+    static final String TOP_UP_TASK = "schedule top-up";
 
     /** How long a definition stays held after the last instance holding it said so: three top-ups. */
     static final Duration LIVENESS = Duration.ofSeconds(3 * TOP_UP_SECONDS);
@@ -135,7 +138,7 @@ public class RmqScheduler implements SmartLifecycle {
             return;
         }
         ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(threads("rmq-schedules"));
-        executor.scheduleWithFixedDelay(this::topUpAll, TOP_UP_SECONDS, TOP_UP_SECONDS, TimeUnit.SECONDS);
+        executor.scheduleWithFixedDelay(BackgroundTask.of(TOP_UP_TASK, this::topUpAll).runnable(), TOP_UP_SECONDS, TOP_UP_SECONDS, TimeUnit.SECONDS);
         timer = executor;
     }
 

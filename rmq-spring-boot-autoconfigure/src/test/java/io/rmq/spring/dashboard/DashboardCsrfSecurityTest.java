@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -104,6 +105,17 @@ class DashboardCsrfSecurityTest {
         registry.getListenerContainer("ops-worker").resume();
     }
 
+    /**
+     * Clicks the element {@code by} finds, finding it again when the page redrew its table between the find and the
+     * click (it redraws every few seconds; on a loaded machine the find and the click can straddle a redraw).
+     */
+    private static void clickAsRedrawn(WebDriverWait wait, By by) {
+        wait.ignoring(StaleElementReferenceException.class).until(d -> {
+            d.findElement(by).click();
+            return true;
+        });
+    }
+
     @Test
     void thePageSendsTheTokenWithItsPosts() {
         WebDriver browser = Browser.start();
@@ -117,11 +129,11 @@ class DashboardCsrfSecurityTest {
             WebDriverWait wait = new WebDriverWait(browser, java.time.Duration.ofSeconds(30));
             wait.until(d -> !d.findElements(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.pause"))
                     .isEmpty());
-            browser.findElement(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.pause")).click();
+            clickAsRedrawn(wait, By.cssSelector("#listeners tr[data-listener='ops-worker'] button.pause"));
             wait.until(d -> registry.getListenerContainer("ops-worker").isPaused());
             wait.until(d -> !d.findElements(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.resume"))
                     .isEmpty());
-            browser.findElement(By.cssSelector("#listeners tr[data-listener='ops-worker'] button.resume")).click();
+            clickAsRedrawn(wait, By.cssSelector("#listeners tr[data-listener='ops-worker'] button.resume"));
             wait.until(d -> !registry.getListenerContainer("ops-worker").isPaused());
         }
         finally {
