@@ -242,12 +242,13 @@ public final class Rmq implements AutoCloseable {
     private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
         this.gateway = gateway;
         this.options = options;
-        this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()));
+        HistoryCounter counts = options.historyFlushInterval().isZero() ? null : new HistoryCounter();
+        this.instrumentation = instrumentation(options.instrumentation(), counts);
+        RmqInstrumentation reports = instrumentation;
+        this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()), reports::deadTrimmed);
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        HistoryCounter counts = options.historyFlushInterval().isZero() ? null : new HistoryCounter();
-        this.instrumentation = instrumentation(options.instrumentation(), counts);
         this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
                 options.limits(), instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);

@@ -506,8 +506,9 @@ public final class RmqAdmin {
         long first = current - resolution.points() + 1;
         List<TopicHistory.Point> points = new ArrayList<>(resolution.points());
         for (long n = first; n <= current; n++) {
-            long[] c = stored.getOrDefault(n, new long[4]);
-            points.add(new TopicHistory.Point(Instant.ofEpochMilli(n * resolution.millis()), c[0], c[1], c[2], c[3]));
+            long[] c = stored.getOrDefault(n, new long[io.rmq.redis.internal.RmqRedisHistory.KINDS]);
+            points.add(new TopicHistory.Point(Instant.ofEpochMilli(n * resolution.millis()), c[0], c[1], c[2], c[3],
+                    c[4]));
         }
         return new TopicHistory(topicName, resolution, Instant.ofEpochMilli(first * resolution.millis()),
                 Instant.ofEpochMilli((current + 1) * resolution.millis()), List.copyOf(points));

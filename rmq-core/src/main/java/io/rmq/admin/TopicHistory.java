@@ -29,8 +29,15 @@ public record TopicHistory(String topic, Resolution resolution, Instant from, In
      * @param handled deliveries handled and acknowledged
      * @param failed  deliveries whose handler failed (then retried, dead or dropped)
      * @param dead    of those, the ones moved to the dead queue
+     * @param trimmed dead messages deleted by the dead-letter retention (the oldest, beyond the topic's most count or
+     *                older than its longest age; see {@code DeadLetterRetention})
      */
-    public record Point(Instant at, long sent, long handled, long failed, long dead) {
+    public record Point(Instant at, long sent, long handled, long failed, long dead, long trimmed) {
+
+        /** A point without trims. */
+        public Point(Instant at, long sent, long handled, long failed, long dead) {
+            this(at, sent, handled, failed, dead, 0);
+        }
     }
 
     /** How fine a history is. */

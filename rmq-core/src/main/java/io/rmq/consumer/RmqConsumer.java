@@ -11,6 +11,8 @@ import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 
 import io.rmq.core.BodyCodec;
+import io.rmq.core.DeadLetterRetention;
+import io.rmq.core.RetryPolicy;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
@@ -38,6 +40,8 @@ public final class RmqConsumer {
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final SlotKeys[] slots;
+    /** The settings' retry policy with the dead-letter count bound as one slot's share: what the scripts apply. */
+    private final RetryPolicy slotRetry;
     private final int[] allSlots;
     private final boolean priority;
     /** How much of a body log lines show (0: none; bodies may hold personal data). */
@@ -91,6 +95,7 @@ public final class RmqConsumer {
         this.topic = topic;
         this.settings = settings;
         this.slots = redis.keys().slots(topic);
+        this.slotRetry = perSlot(settings.retry(), slots.length);
         this.allSlots = new int[slots.length];
         for (int i = 0; i < allSlots.length; i++) {
             allSlots[i] = i;
@@ -148,7 +153,7 @@ public final class RmqConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, settings.retry(), readContexts));
+            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, slotRetry, readContexts));
         }
         // handle, not thenApply: one failed slot must not hide what the other slots already leased
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
@@ -208,7 +213,7 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, settings.retry(), readContexts,
+        return redis.pop(slots[slot], priority, batch, leaseMillis, slotRetry, readContexts,
                 settings.lookAhead().toMillis()).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
@@ -346,7 +351,7 @@ public final class RmqConsumer {
     public CompletableFuture<long[]> sweepAsync(int[] slotNumbers) {
         List<CompletableFuture<long[]>> sweeps = new ArrayList<>(slotNumbers.length);
         for (int slot : slotNumbers) {
-            sweeps.add(redis.sweep(slots[slot], priority, settings.retry(), 1000));
+            sweeps.add(redis.sweep(slots[slot], priority, slotRetry, 1000));
         }
         return CompletableFuture.allOf(sweeps.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long[] total = new long[2];
@@ -587,7 +592,7 @@ public final class RmqConsumer {
                     Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
                     FailureDecision.actionOf(failure.decision())));
         }
-        return redis.orderlyNext(keys, epoch, priority, batch, settings.retry(), resync, serial,
+        return redis.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
                 Settlement.bodies(acked),
                 failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
@@ -614,7 +619,17 @@ public final class RmqConsumer {
     CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
             long decidedEpoch, RmqRedis.@org.jspecify.annotations.Nullable Beat live) {
         return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
-                settings.retry().maxRetries(), live);
+                slotRetry, live);
+    }
+
+    /**
+     * {@code retry} as one of {@code slotAmount} slots applies it: a script sees one slot's dead queue, so each keeps
+     * its share of the topic's dead-letter count bound (rounded up); the age bound is the topic's.
+     */
+    static RetryPolicy perSlot(RetryPolicy retry, int slotAmount) {
+        DeadLetterRetention retention = retry.deadLetters();
+        return retry.withDeadLetters(
+                new DeadLetterRetention(retention.maxCountPerSlot(slotAmount), retention.maxAge()));
     }
 
     /** This consumer's handle on the topic's cluster-wide rate limit. */

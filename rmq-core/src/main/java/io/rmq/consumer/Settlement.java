@@ -13,6 +13,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.rmq.consumer.RmqConsumer.Outcome;
+import io.rmq.core.RetryPolicy;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.internal.Timeouts;
 import io.rmq.core.TopicDefinition;
@@ -43,6 +44,8 @@ final class Settlement {
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final boolean priority;
+    /** The retry policy as the slots' scripts apply it (RmqConsumer#perSlot). */
+    private final RetryPolicy slotRetry;
     /** Acks to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Delivery, Long> acks;
     /** Sends the bodies of messages that died here to the dead-letter topic, if one is set. */
@@ -60,6 +63,7 @@ final class Settlement {
         this.topic = topic;
         this.settings = settings;
         this.priority = topic.type() == TopicType.PRIORITY;
+        this.slotRetry = RmqConsumer.perSlot(settings.retry(), topic.slotAmount());
         this.deadLetters = deadLetters;
         this.instrumentation = instrumentation;
         this.timed = instrumentation.timed(); // NONE is not timed
@@ -306,7 +310,7 @@ final class Settlement {
     }
 
     CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        return timed("nack", redis.nack(delivery.slotKeys(), priority, settings.retry(), List.of(delivery.member()),
+        return timed("nack", redis.nack(delivery.slotKeys(), priority, slotRetry, List.of(delivery.member()),
                 List.of(delivery.token()), List.of(Reasons.truncate(reason)),
                 List.of(FailureDecision.actionOf(decision)))).thenApply(codes -> NackOutcome.of(codes.get(0)));
     }

@@ -34,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code rmq.orderly.takeovers} (counter; listener): slots taken from an instance that had not released them</li>
  * <li>{@code rmq.ratelimit.wait} (timer; listener), {@code rmq.watchdog.repairs} (counter; listener),
  * {@code rmq.receive.failures} (counter; listener, {@code error.type})</li>
+ * <li>{@code rmq.dead.trimmed} (counter): dead messages the dead-letter retention deleted (beyond the topic's most
+ * count or older than its longest age), counted by the instance whose burial trimmed them</li>
  * </ul>
  * Meters are created on first use and cached: per topic, per (listener, topic), per outcome (an array by ordinal) and
  * per exception class, so an event costs a map lookup by an existing key (no string building) and the meter's own
@@ -53,6 +55,8 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
     private final MeterRegistry registry;
     private final ConcurrentHashMap<String, TopicMeters> topics = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ListenerKey, ListenerMeters> listeners = new ConcurrentHashMap<>();
+    /** {@code rmq.dead.trimmed} by topic: created at a topic's first trim (most topics never have one). */
+    private final ConcurrentHashMap<String, Counter> deadTrimmed = new ConcurrentHashMap<>();
 
     public MicrometerInstrumentation(MeterRegistry registry) {
         this.registry = registry;
@@ -169,6 +173,14 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
     @Override
     public void slotTakenOver(String listenerId, String topic, int slot) {
         listener(listenerId, topic).takeovers.increment();
+    }
+
+    @Override
+    public void deadTrimmed(String topic, int slot, long messages) {
+        deadTrimmed.computeIfAbsent(topic, t -> Counter.builder("rmq.dead.trimmed").description("Dead messages the"
+                + " dead-letter retention deleted (beyond the topic's most count or older than its longest age)")
+                .tags(Tags.of("messaging.system", SYSTEM, "messaging.destination.name", t)).register(registry))
+                .increment(messages);
     }
 
     // ---------------------------------------------------------------- meters, resolved once

@@ -191,4 +191,9 @@ final class CompositeInstrumentation implements RmqInstrumentation {
     public void slotTakenOver(String listenerId, String topic, int slot) {
         each("slotTakenOver", part -> part.slotTakenOver(listenerId, topic, slot));
     }
+
+    @Override
+    public void deadTrimmed(String topic, int slot, long messages) {
+        each("deadTrimmed", part -> part.deadTrimmed(topic, slot, messages));
+    }
 }

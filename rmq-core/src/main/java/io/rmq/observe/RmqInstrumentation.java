@@ -168,6 +168,14 @@ public interface RmqInstrumentation {
     default void slotTakenOver(String listenerId, String topic, int slot) {
     }
 
+    /**
+     * The dead-letter retention ({@code RetryPolicy#deadLetters}) deleted {@code messages} of the oldest dead messages
+     * of a slot of {@code topic}, in a script of this engine that moved a message to the dead queue (a failure, a lease
+     * expiry, an ORDERLY failure or take-over). May run on a Lettuce thread.
+     */
+    default void deadTrimmed(String topic, int slot, long messages) {
+    }
+
     // ---------------------------------------------------------------- composition
 
     /**

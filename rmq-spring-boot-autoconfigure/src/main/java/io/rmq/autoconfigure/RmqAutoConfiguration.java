@@ -269,6 +269,10 @@ public class RmqAutoConfiguration {
                 });
         factory.setDefaultErrorHandler(errorHandler.getIfUnique());
         factory.setContainerCustomizers(customizers.orderedStream().toList());
+        factory.setDeadLettersByTopic(topic -> {
+            RmqProperties.Topic definition = topics.get(topic);
+            return definition == null ? null : definition.deadLetters(consumer.deadLetters());
+        });
         return factory;
     }
 

@@ -11,6 +11,7 @@ import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.PayloadMapping;
 import io.rmq.core.RateLimit;
+import io.rmq.core.DeadLetterRetention;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
@@ -76,7 +77,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         @DefaultValue Instances instances, @DefaultValue History history) {
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
-    public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit");
+    public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit", "dead-letter-max-count",
+            "dead-letter-max-age");
 
     /**
      * Checks every value whose rule binding cannot express (binding already rejects what does not convert), so that
@@ -184,6 +186,20 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         }
         catch (RmqInvalidArgumentException ex) {
             throw new RmqInvalidArgumentException(property + ".rate-limit", ex.getValue(), ex.getRule());
+        }
+        checkDeadLetters(property + ".dead-letter-max-count", topic.deadLetterMaxCount(),
+                property + ".dead-letter-max-age", topic.deadLetterMaxAge());
+    }
+
+    /** A dead-letter bound that is set must be zero (no bound) or positive; named by its property. */
+    static void checkDeadLetters(String countProperty, @Nullable Long count, String ageProperty, @Nullable Duration age) {
+        if (count != null && count < 0) {
+            throw new RmqInvalidArgumentException(countProperty, count, "must be zero (keep every dead message) or"
+                    + " positive");
+        }
+        if (age != null && age.isNegative()) {
+            throw new RmqInvalidArgumentException(ageProperty, age, "must be zero (keep dead messages however old) or"
+                    + " positive");
         }
     }
 
@@ -422,8 +438,19 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param slotAmount How many sorted sets the topic is split into (a power of two).
      * @param rateLimit  Most messages all consumers of the topic together handle, cluster-wide (enforced in
      *                   Redis), e.g. 500/s, 3000/m or 50/100ms; empty: no limit.
+     * @param deadLetterMaxCount Most dead messages the topic keeps (0: all); unset:
+     *                   rmq.consumer.dead-letter-max-count. When a message dies, the oldest beyond it are deleted.
+     * @param deadLetterMaxAge Longest a dead message of the topic is kept (0: for ever); unset:
+     *                   rmq.consumer.dead-letter-max-age. When a message dies, older ones are deleted.
      */
-    public record Topic(@Nullable TopicType type, @DefaultValue("16") int slotAmount, @Nullable String rateLimit) {
+    public record Topic(@Nullable TopicType type, @DefaultValue("16") int slotAmount, @Nullable String rateLimit,
+            @Nullable Long deadLetterMaxCount, @Nullable Duration deadLetterMaxAge) {
+
+        /** The topic's dead-letter retention: its own bounds where set, else {@code defaults}'. */
+        public DeadLetterRetention deadLetters(DeadLetterRetention defaults) {
+            return new DeadLetterRetention(deadLetterMaxCount != null ? deadLetterMaxCount : defaults.maxCount(),
+                    deadLetterMaxAge != null ? deadLetterMaxAge : defaults.maxAge());
+        }
     }
 
     /**
@@ -435,6 +462,11 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param maxRetries  Retries after the first attempt; the failure after the last one moves the message to the
      *                    dead queue.
      * @param backoff     Wait before each retry.
+     * @param deadLetterMaxCount Most dead messages a topic keeps (0: all); when a message dies, the oldest beyond it
+     *                    are deleted with it (each of the topic's slots keeps its share, rounded up). A topic's own
+     *                    rmq.topics.<name>.dead-letter-max-count wins.
+     * @param deadLetterMaxAge Longest a dead message is kept (0: for ever); when a message dies, dead messages older
+     *                    than this are deleted. A topic's own rmq.topics.<name>.dead-letter-max-age wins.
      * @param maxIdle     Longest an idle listener sleeps before checking every slot again (one EXISTS; slots that
      *                    hold anything are popped); new messages normally wake it at once.
      * @param commandTimeout Longest a listener waits for a Redis reply (a pop, a lease extension) before it gives up
@@ -456,10 +488,21 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     public record Consumer(@DefaultValue("1") int concurrency, @DefaultValue("64") int batchSize,
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
             @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout,
-            @DefaultValue("0ms") Duration lookAhead, @DefaultValue("strict") PayloadMapping payloadMapping) {
+            @DefaultValue("0ms") Duration lookAhead, @DefaultValue("strict") PayloadMapping payloadMapping,
+            @DefaultValue("10000") long deadLetterMaxCount, @DefaultValue("30d") Duration deadLetterMaxAge) {
+
+        public Consumer {
+            checkDeadLetters("rmq.consumer.dead-letter-max-count", deadLetterMaxCount,
+                    "rmq.consumer.dead-letter-max-age", deadLetterMaxAge);
+        }
 
         public RetryPolicy retryPolicy() {
-            return new RetryPolicy(maxRetries, backoff.policy());
+            return new RetryPolicy(maxRetries, backoff.policy(), deadLetters());
+        }
+
+        /** The dead-letter retention of topics that set none of their own. */
+        public DeadLetterRetention deadLetters() {
+            return new DeadLetterRetention(deadLetterMaxCount, deadLetterMaxAge);
         }
 
         /** The listener defaults as engine settings; a bad value fails naming its property. */

@@ -111,7 +111,14 @@ final class TopicEntries {
             String rateLimit = keys.containsKey("rate-limit")
                     ? binder.bind(keys.get("rate-limit"), Bindable.of(String.class)).orElse(null)
                     : bound == null ? null : bound.rateLimit();
-            topics.put(name, new RmqProperties.Topic(type, slotAmount, rateLimit));
+            Long deadLetterMaxCount = keys.containsKey("dead-letter-max-count")
+                    ? binder.bind(keys.get("dead-letter-max-count"), Bindable.of(Long.class)).orElse(null)
+                    : bound == null ? null : bound.deadLetterMaxCount();
+            java.time.Duration deadLetterMaxAge = keys.containsKey("dead-letter-max-age")
+                    ? binder.bind(keys.get("dead-letter-max-age"), Bindable.of(java.time.Duration.class)).orElse(null)
+                    : bound == null ? null : bound.deadLetterMaxAge();
+            topics.put(name, new RmqProperties.Topic(type, slotAmount, rateLimit, deadLetterMaxCount,
+                    deadLetterMaxAge));
         });
         topics.forEach(RmqProperties::check);
         return topics;

@@ -139,6 +139,47 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void deadLetterRetentionDefaultsTo10000And30DaysAndATopicEntryOverridesIt() {
+        runner.withPropertyValues("rmq.consumer.dead-letter-max-age=7d", "rmq.topics.orders.dlt.type=FIXED_TIME",
+                "rmq.topics.orders.dlt.dead-letter-max-count=0", "rmq.topics[audit].type=PRIORITY",
+                "rmq.topics[audit].dead-letter-max-age=1h").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RmqListenerContainerFactory factory = context.getBean(RmqListenerContainerFactory.class);
+                    assertThat(factory.getDefaultSettings().retry().deadLetters())
+                            .isEqualTo(new io.rmq.core.DeadLetterRetention(10_000, Duration.ofDays(7)));
+                    assertThat(factory.deadLetters("orders.dlt"))
+                            .isEqualTo(new io.rmq.core.DeadLetterRetention(0, Duration.ofDays(7)));
+                    assertThat(factory.deadLetters("audit"))
+                            .isEqualTo(new io.rmq.core.DeadLetterRetention(10_000, Duration.ofHours(1)));
+                    assertThat(factory.deadLetters("elsewhere")).isEqualTo(factory.getDefaultSettings().retry()
+                            .deadLetters());
+                    assertThat(factory.withDefaultConcurrency(2).deadLetters("audit"))
+                            .isEqualTo(factory.deadLetters("audit"));
+                });
+        runner.run(context -> assertThat(context.getBean(RmqListenerContainerFactory.class).getDefaultSettings()
+                .retry().deadLetters()).isEqualTo(io.rmq.core.DeadLetterRetention.DEFAULT));
+    }
+
+    @Test
+    void aNegativeDeadLetterBoundFailsAtStartUpNamingThePropertyValueAndRule() {
+        runner.withPropertyValues("rmq.consumer.dead-letter-max-count=-5").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
+                    .hasMessageContaining("rmq.consumer.dead-letter-max-count").hasMessageContaining("-5")
+                    .hasMessageContaining("must be zero (keep every dead message) or positive");
+        });
+        runner.withPropertyValues("rmq.topics.orders.type=FIXED_TIME", "rmq.topics.orders.dead-letter-max-age=-1s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
+                            .hasMessageContaining("rmq.topics.orders.dead-letter-max-age").hasMessageContaining("PT-1S")
+                            .hasMessageContaining("must be zero (keep dead messages however old) or positive");
+                });
+    }
+
+    @Test
     void aLookAheadOverOneSecondFailsAtStartUpNamingTheFieldValueAndRule() {
         runner.withPropertyValues("rmq.consumer.look-ahead=2s").run(context -> {
             assertThat(context).hasFailed();

@@ -78,7 +78,8 @@ class RmqPropertyKeysTest {
         ConfigurationPropertyName far = ConfigurationPropertyName.of("rmq.consumer.sleep-between-polls");
         assertThat(KEYS.nearest(far)).isNull();
         assertThat(KEYS.keysNear(far)).isEqualTo("rmq.consumer takes concurrency, batch-size, lease, max-retries,"
-                + " backoff, max-idle, command-timeout, look-ahead, payload-mapping");
+                + " backoff, max-idle, command-timeout, look-ahead, payload-mapping, dead-letter-max-count,"
+                + " dead-letter-max-age");
         assertThat(KEYS.keysNear(ConfigurationPropertyName.of("rmq.queue")))
                 .startsWith("rmq takes enabled, key-prefix,");
     }

@@ -83,7 +83,8 @@ class StrictConfigurationTest {
                     Value:    8
                     Origin:   class path resource [strict/topic-entry.yml] - 5:19
                     Rule:     is not an RMQ property; did you mean rmq.topics.orders.slot-amount?
-                """, "A topic entry rmq.topics.<name> takes type, slot-amount, rate-limit");
+                """, "A topic entry rmq.topics.<name> takes type, slot-amount, rate-limit, dead-letter-max-count,"
+                + " dead-letter-max-age");
     }
 
     @Test

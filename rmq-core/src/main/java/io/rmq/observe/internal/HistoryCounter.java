@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * <li>sent: messages a send wrote (new or merged into a waiting duplicate), once Redis answered;</li>
  * <li>handled: deliveries handled and acknowledged;</li>
  * <li>failed: deliveries whose handler failed, however they ended (retry, dead, dropped);</li>
- * <li>dead: of those, the ones moved to the dead queue.</li>
+ * <li>dead: of those, the ones moved to the dead queue;</li>
+ * <li>trimmed: dead messages the dead-letter retention deleted when this engine buried others.</li>
  * </ul>
  * Settlements refused by fencing and deliveries handed back unhandled count nowhere.
  */
@@ -49,6 +50,11 @@ public final class HistoryCounter implements RmqInstrumentation {
     }
 
     @Override
+    public void deadTrimmed(String topic, int slot, long messages) {
+        counts(topic).trimmed.add(messages);
+    }
+
+    @Override
     public HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
         return counts(delivery.topic());
     }
@@ -61,6 +67,7 @@ public final class HistoryCounter implements RmqInstrumentation {
         private final LongAdder handled = new LongAdder();
         private final LongAdder failed = new LongAdder();
         private final LongAdder dead = new LongAdder();
+        private final LongAdder trimmed = new LongAdder();
 
         TopicCounts(String topic) {
             this.topic = topic;
@@ -94,11 +101,13 @@ public final class HistoryCounter implements RmqInstrumentation {
             long h = handled.sumThenReset();
             long f = failed.sumThenReset();
             long d = dead.sumThenReset();
+            long t = trimmed.sumThenReset();
             into[RmqRedisHistory.SENT] += s;
             into[RmqRedisHistory.HANDLED] += h;
             into[RmqRedisHistory.FAILED] += f;
             into[RmqRedisHistory.DEAD] += d;
-            return (s | h | f | d) != 0;
+            into[RmqRedisHistory.TRIMMED] += t;
+            return (s | h | f | d | t) != 0;
         }
     }
 }

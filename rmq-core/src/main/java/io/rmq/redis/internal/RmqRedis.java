@@ -48,11 +48,25 @@ public final class RmqRedis {
     private final RedisGateway gateway;
     private final RmqKeys keys;
     private final SendWrites writes;
+    private final DeadTrims trims;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
+        this(gateway, keys, DeadTrims.NONE);
+    }
+
+    /** {@code trims}: told of the dead messages the dead-letter retention trims in the scripts that bury. */
+    public RmqRedis(RedisGateway gateway, RmqKeys keys, DeadTrims trims) {
         this.gateway = gateway;
         this.keys = keys;
+        this.trims = trims;
         this.writes = new SendWrites(gateway, new RedisClock(this::redisMillis), keys.prefix());
+    }
+
+    /** Reports what a script's burials trimmed (see trim_dead in _common.lua). */
+    private void trimmed(SlotKeys slot, long messages) {
+        if (messages > 0) {
+            trims.trimmed(slot.topic(), slot.slot(), messages);
+        }
     }
 
     public RmqKeys keys() {
@@ -307,6 +321,7 @@ public final class RmqRedis {
                 args);
         return reply.thenCompose(items -> {
             long flags = (long) number(items.get(3));
+            trimmed(slot, flags >> 3);
             boolean withAttempts = (flags & 1) != 0;
             boolean contexts = (flags & 2) != 0;
             int step = 2 + (withAttempts ? 1 : 0) + (contexts ? 1 : 0);
@@ -410,7 +425,8 @@ public final class RmqRedis {
     }
 
     /**
-     * Returns per member 0 (fenced), 1 (retry scheduled), 2 (dead) or 3 (dropped).
+     * Returns per member 0 (fenced), 1 (retry scheduled), 2 (dead) or 3 (dropped). The retry policy's dead-letter
+     * retention applies to the slot as it is (the caller gives each slot's share of the count bound).
      *
      * @param actions per member: '' the retry policy, 'd' dead at once, 'x' drop, or ms until the retry
      */
@@ -424,7 +440,13 @@ public final class RmqRedis {
             args[9 + 4 * i] = bytes(reasons.get(i));
             args[10 + 4 * i] = bytes(actions.get(i));
         }
-        return gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.leasing(), args);
+        CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.NACK, ScriptOutputType.MULTI, slot.leasing(),
+                args);
+        return reply.thenApply(out -> {
+            // the script's last element: what the retention trimmed
+            trimmed(slot, out.get(out.size() - 1));
+            return out.subList(0, out.size() - 1);
+        });
     }
 
     /** Returns deliveries to store without counting an attempt (see release.lua); returns how many moved. */
@@ -457,17 +479,26 @@ public final class RmqRedis {
         fillRetryArgs(args, priority, retry);
         args[7] = bytes(limit);
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.SWEEP, ScriptOutputType.MULTI, slot.leasing(), args);
-        return reply.thenApply(r -> new long[] {r.get(0), r.get(1)});
+        return reply.thenApply(r -> {
+            trimmed(slot, r.get(2));
+            return new long[] {r.get(0), r.get(1)};
+        });
     }
 
     private static void fillRetryArgs(byte[][] args, boolean priority, RetryPolicy retry) {
         args[0] = priority ? ONE : ZERO;
-        args[1] = bytes(retry.maxRetries());
+        // the max retries with the dead-letter retention (see max_retries_of in _common.lua)
+        args[1] = maxRetriesArg(retry);
         args[2] = bytes(retry.backoff().initial().toMillis());
         args[3] = bytes(Double.toString(retry.backoff().multiplier()));
         args[4] = bytes(retry.backoff().max().toMillis());
         args[5] = bytes(Double.toString(retry.backoff().jitter()));
         args[6] = bytes(Double.toString(ThreadLocalRandom.current().nextDouble()));
+    }
+
+    private static byte[] maxRetriesArg(RetryPolicy retry) {
+        return bytes(retry.maxRetries() + " " + retry.deadLetters().maxCount() + " "
+                + retry.deadLetters().maxAge().toMillis());
     }
 
     // ---------------------------------------------------------------- ordered consumption (see _orderly.lua)
@@ -496,7 +527,8 @@ public final class RmqRedis {
     /** Claims or renews a timed ownership of an ordered slot for {@code ttlMillis} (see own.lua). */
     public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
             long decidedEpoch, boolean priority, int maxRetries) {
-        return claim(slot, instanceId, heldEpoch, ttlMillis, decidedEpoch, priority, maxRetries, null);
+        return claim(slot, instanceId, heldEpoch, ttlMillis, decidedEpoch, priority,
+                new RetryPolicy(maxRetries, io.rmq.core.BackoffPolicy.DEFAULT), null);
     }
 
     /**
@@ -504,7 +536,7 @@ public final class RmqRedis {
      * heartbeat returned; {@code ttlMillis} is then ignored), else timed for {@code ttlMillis}.
      */
     public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
-            long decidedEpoch, boolean priority, int maxRetries, @Nullable Beat live) {
+            long decidedEpoch, boolean priority, RetryPolicy retry, @Nullable Beat live) {
         List<String> ids = live == null ? List.of() : live.live();
         byte[][] args = new byte[8 + ids.size()][];
         args[0] = bytes("claim");
@@ -513,13 +545,18 @@ public final class RmqRedis {
         args[3] = bytes(live == null ? ttlMillis : 0);
         args[4] = bytes(decidedEpoch);
         args[5] = priority ? ONE : ZERO;
-        args[6] = bytes(maxRetries);
+        args[6] = maxRetriesArg(retry); // a take-over may bury
         args[7] = bytes(live == null ? 0 : live.redisNow());
         for (int i = 0; i < ids.size(); i++) {
             args[8 + i] = bytes(ids.get(i));
         }
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(), args);
-        return reply.thenApply(r -> new Claim(r.get(0), r.get(1), r.size() > 2 && r.get(2) == 1));
+        return reply.thenApply(r -> {
+            if (r.size() > 3) {
+                trimmed(slot, r.get(3));
+            }
+            return new Claim(r.get(0), r.get(1), r.size() > 2 && r.get(2) == 1);
+        });
     }
 
     /**
@@ -592,6 +629,8 @@ public final class RmqRedis {
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);
         return reply.thenApply(items -> {
+            long status = (long) number(items.get(0));
+            trimmed(slot, status >> 1); // 1 + 2 x trimmed, or 0 when fenced
             int f = (int) number(items.get(5));
             int[] outcomes = new int[f];
             for (int k = 0; k < f; k++) {

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Not API (RMQ's internal Redis layer, changed without notice; applications use {@code RmqAdmin#history}). The
- * per-topic history of sent, handled, failed and dead counts: one hash per topic ({@link RmqKeys#history}), all under
+ * per-topic history of sent, handled, failed, dead and trimmed counts: one hash per topic ({@link RmqKeys#history}), all under
  * the hash tag {@code {rmq-history}}, so that one script call files every topic's counts, also on a cluster. Used by
  * the engine's history flusher (its own thread) and by whatever thread reads a history; stateless, so thread-safe.
  */
@@ -22,7 +22,9 @@ public final class RmqRedisHistory {
     public static final int HANDLED = 1;
     public static final int FAILED = 2;
     public static final int DEAD = 3;
-    public static final int KINDS = 4;
+    /** Dead messages the dead-letter retention deleted (absent from what engines before it filed: 0). */
+    public static final int TRIMMED = 4;
+    public static final int KINDS = 5;
 
     private final RedisGateway gateway;
     private final RmqKeys keys;
@@ -36,7 +38,7 @@ public final class RmqRedisHistory {
      * Adds counts to topics' histories (see history_flush.lua), filed under Redis's now, or under {@code at} (ms; tests
      * of the trim file counts in the past).
      *
-     * @param topics the topics, each with {@link #KINDS} counts in {@code counts}
+     * @param topics the topics, each with {@link #KINDS} counts in {@code counts} (fewer: the rest are 0)
      * @return the time (ms) the counts were filed under
      */
     public CompletableFuture<Long> flush(List<String> topics, List<long[]> counts, @Nullable Long at) {
@@ -47,7 +49,7 @@ public final class RmqRedisHistory {
             keyArgs[i] = keys.history(topics.get(i));
             long[] c = counts.get(i);
             for (int k = 0; k < KINDS; k++) {
-                args[1 + KINDS * i + k] = Replies.bytes(c[k]);
+                args[1 + KINDS * i + k] = Replies.bytes(k < c.length ? c[k] : 0);
             }
         }
         return gateway.eval(RmqScript.HISTORY_FLUSH, ScriptOutputType.INTEGER, keyArgs, args);

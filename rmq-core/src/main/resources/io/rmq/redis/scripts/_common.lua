@@ -137,13 +137,32 @@ local function note_error(member, now, reason)
     redis.call('HSET', K_ERRORS, member, now .. '\n' .. text)
 end
 
+-- Dead-letter retention of this slot, as the script's max-retries argument gives it (see max_retries_of): the most
+-- members dead keeps (0: no bound) and the longest it keeps one, in ms (0: no bound). Applied by bury (trim_dead).
+local DEAD_KEEP_COUNT, DEAD_KEEP_AGE = 0, 0
+-- Dead members this script call trimmed (bury), for its reply.
+local dead_trimmed = 0
+local trim_dead -- defined below forget_envelopes, which it needs
+
+-- The max retries in a max-retries argument: "<max retries>" alone, or "<max retries> <most dead> <longest dead ms>",
+-- which also sets the slot's dead-letter retention for this call's burials.
+local function max_retries_of(arg)
+    local retries, count, age = string.match(arg, '^(%d+) (%d+) (%d+)$')
+    if not retries then
+        return tonumber(arg)
+    end
+    DEAD_KEEP_COUNT, DEAD_KEEP_AGE = tonumber(count), tonumber(age)
+    return tonumber(retries)
+end
+
 -- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count (and
--- its noted error: dead-info holds the reason now).
+-- its noted error: dead-info holds the reason now). Then trims dead to its retention.
 local function bury(member, now, failures, priority, reason)
     redis.call('HDEL', K_ATTEMPTS, member)
     redis.call('HDEL', K_ERRORS, member)
     redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
     redis.call('ZADD', K_DEAD, now, member)
+    trim_dead(now)
 end
 
 -- Up to `want` due members of store WITHSCORES in taking order, after the first `skipped` (bodies found in flight):
@@ -321,6 +340,45 @@ local function envelopes_of(members, with_legacy, skip_trace)
         end
     end
     return out
+end
+
+-- Deletes `members` from dead with what they keep there (dead-info; their envelopes unless a copy of the body still
+-- waits, backs off or is in flight: forget_envelopes). An operator's delete (dead_delete.lua) and the retention's
+-- trim (trim_dead) both go through here. Returns how many were in dead.
+local function delete_dead(members)
+    local deleted, gone = 0, {}
+    for _, member in ipairs(members) do
+        if redis.call('ZREM', K_DEAD, member) == 1 then
+            redis.call('HDEL', K_DEAD_INFO, member)
+            deleted = deleted + 1
+            gone[deleted] = member
+        end
+    end
+    forget_envelopes(gone)
+    return deleted
+end
+
+-- Most members one burial trims: the one it added and older ones left over (a queue above its bounds after an
+-- upgrade, a bound lowered, many burials in one call), so a script's trim work stays within 10 x its burials.
+local TRIM_PER_BURIAL = 10
+
+-- Trims dead to its retention, oldest first (lowest score: the time it died): members that died before now - the
+-- longest age, then the oldest beyond the most count; at most TRIM_PER_BURIAL.
+trim_dead = function(now)
+    if DEAD_KEEP_COUNT == 0 and DEAD_KEEP_AGE == 0 then
+        return
+    end
+    local want = 0
+    if DEAD_KEEP_AGE > 0 then
+        want = #redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', '(' .. (now - DEAD_KEEP_AGE), 'LIMIT', 0, TRIM_PER_BURIAL)
+    end
+    if DEAD_KEEP_COUNT > 0 and want < TRIM_PER_BURIAL then
+        want = math.max(want, redis.call('ZCARD', K_DEAD) - DEAD_KEEP_COUNT)
+    end
+    if want > 0 then
+        local oldest = redis.call('ZRANGE', K_DEAD, 0, math.min(want, TRIM_PER_BURIAL) - 1)
+        dead_trimmed = dead_trimmed + delete_dead(oldest)
+    end
 end
 
 -- Forgets what a slot keeps about a body that leaves for good (dropped): its attempt count, unless a copy still

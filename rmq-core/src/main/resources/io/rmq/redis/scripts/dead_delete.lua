@@ -14,14 +14,5 @@ if #ARGV > 1 then
 else
     members = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[1]) - 1)
 end
-local deleted, gone = 0, {}
-for _, member in ipairs(members) do
-    if redis.call('ZREM', K_DEAD, member) == 1 then
-        redis.call('HDEL', K_DEAD_INFO, member)
-        deleted = deleted + 1
-        gone[deleted] = member
-    end
-end
--- their trace contexts too, unless a copy of the body is still waiting or in flight
-forget_envelopes(gone)
-return deleted
+-- their envelopes too, unless a copy of the body is still waiting or in flight
+return delete_dead(members)

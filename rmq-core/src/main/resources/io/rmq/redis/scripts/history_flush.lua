@@ -1,13 +1,15 @@
 -- Adds what one instance counted since its last flush to each topic's history, on Redis's clock, and drops what has
 -- left the window. One HASH per topic, all under the hash tag {rmq-history} (one call, one cluster slot):
---   m<minute>  "sent handled failed dead" of that minute (minute = ms / 60000); kept while minute > now's - 61
+--   m<minute>  "sent handled failed dead" of that minute (minute = ms / 60000), followed by " trimmed" once a dead-letter
+--              trim was counted in it (engines before the retention wrote and read four counts; an old engine's flush
+--              into a field with five starts that field again from its own counts); kept while minute > now's - 61
 --   h<hour>    the same for that hour (hour = ms / 3600000); kept while hour > now's - 25
 --   trim       the minute of the last trim: the fields are scanned for old ones at most once a minute per topic
 -- so a hash holds at most 61 + 25 + 1 small fields (a listpack), and expires 25 hours after its last flush.
 --
 -- KEYS[1..n]: <prefix>:{rmq-history}:<topic>, one per topic with counts
 -- ARGV[1]: the time to file the counts under, in ms; '' (always, but in tests of the trim) for Redis's TIME
--- ARGV[2 + 4(i-1) .. 5 + 4(i-1)]: sent, handled, failed, dead for KEYS[i]
+-- ARGV[2 + 5(i-1) .. 6 + 5(i-1)]: sent, handled, failed, dead, trimmed for KEYS[i]
 -- Returns: the time used (ms)
 
 local now = tonumber(ARGV[1])
@@ -19,15 +21,19 @@ local minute = math.floor(now / 60000)
 local hour = math.floor(now / 3600000)
 local KEEP_MS = 25 * 3600000
 
-local function add(key, field, s, h, f, d)
+local function add(key, field, s, h, f, d, t)
     local old = redis.call('HGET', key, field)
     if old then
-        local a, b, c, e = string.match(old, '^(%d+) (%d+) (%d+) (%d+)$')
+        local a, b, c, e, g = string.match(old, '^(%d+) (%d+) (%d+) (%d+) ?(%d*)$')
         if a then
-            s, h, f, d = s + tonumber(a), h + tonumber(b), f + tonumber(c), d + tonumber(e)
+            s, h, f, d, t = s + tonumber(a), h + tonumber(b), f + tonumber(c), d + tonumber(e), t + (tonumber(g) or 0)
         end
     end
-    redis.call('HSET', key, field, string.format('%d %d %d %d', s, h, f, d))
+    if t > 0 then
+        redis.call('HSET', key, field, string.format('%d %d %d %d %d', s, h, f, d, t))
+    else
+        redis.call('HSET', key, field, string.format('%d %d %d %d', s, h, f, d))
+    end
 end
 
 local function trim(key)
@@ -49,12 +55,12 @@ local function trim(key)
 end
 
 for i, key in ipairs(KEYS) do
-    local base = 1 + 4 * (i - 1)
-    local s, h, f, d = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]),
-        tonumber(ARGV[base + 4])
+    local base = 1 + 5 * (i - 1)
+    local s, h, f, d, t = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]),
+        tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
     trim(key)
-    add(key, 'm' .. minute, s, h, f, d)
-    add(key, 'h' .. hour, s, h, f, d)
+    add(key, 'm' .. minute, s, h, f, d, t)
+    add(key, 'h' .. hour, s, h, f, d, t)
     redis.call('PEXPIRE', key, KEEP_MS)
 end
 return now

@@ -5,17 +5,17 @@
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2]: max retries (failures beyond this many go to dead)
+-- ARGV[2]: max retries (failures beyond this many go to dead), with the dead-letter retention (see max_retries_of)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)
 -- ARGV[7]: a random number in [0,1) for the jitter
 -- ARGV[8..]: member1, token1, reason1, action1, member2, ...   (token in 1/1024 ms, as pop.lua and extend.lua reply
 --           it; action: '' retry policy, 'd' dead, 'x' drop, or ms)
 -- Returns: array per member: 0 fenced (lease no longer held), 1 retry scheduled, 2 dead, 3 dropped (by its action, or
---          because it was cancelled while in flight)
+--          because it was cancelled while in flight); then how many dead members the retention trimmed
 --#include _common.lua
 
 local is_priority = ARGV[1] == '1'
-local max_retries = tonumber(ARGV[2])
+local max_retries = max_retries_of(ARGV[2])
 local initial, multiplier, max, jitter = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local rnd = tonumber(ARGV[7])
 local now = now_ms()
@@ -32,4 +32,5 @@ for i = 8, #ARGV, 4 do
         out[#out + 1] = 0
     end
 end
+out[#out + 1] = dead_trimmed
 return out

@@ -18,7 +18,7 @@
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
--- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
+-- ARGV[4]: max retries, with the dead-letter retention (see max_retries_of); ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); ARGV[11]: 1 to resync
 -- ARGV[12]: 1 when the owner holds messages of the slot's common lane (see orderly_lane): only more of it is taken
 -- ARGV[13]: n, the number of acked members, then the n acked members
@@ -27,7 +27,8 @@
 -- then r, the number of returned members, then the r members
 -- Returns: { status, next due, Redis now, suspended lanes, earliest retry, f, outcome1..outcomef,
 --            member1, score1, attempt1, envelope1, member2, ... }
---   status: 1, or 0 when fenced (this instance no longer holds the slot; nothing changed)
+--   status: 1 + 2 x the dead members the retention trimmed, or 0 when fenced (this instance no longer holds the
+--           slot; nothing changed)
 --   next due: Redis ms when the slot next has something to hand out (<= now: at once), -1 when nothing waits
 --             (batch 0: -1) or what waits is all behind suspended or busy lanes (scanned up to 10 x batch + 100)
 --   suspended lanes: how many lanes wait for a head's retry; earliest retry: the soonest of those times, -1 if none
@@ -42,7 +43,7 @@ if orderly_fenced(tonumber(ARGV[1]), now) then
 end
 local is_priority = ARGV[2] == '1'
 local batch = tonumber(ARGV[3])
-local max_retries = tonumber(ARGV[4])
+local max_retries = max_retries_of(ARGV[4])
 local rnd = tonumber(ARGV[9])
 local with_legacy = ARGV[10] == '1'
 local resync = ARGV[11] == '1'
@@ -133,7 +134,7 @@ if retries then
     end
 end
 
-local out = { 1, -1, now, n_suspended, earliest, f }
+local out = { 1 + 2 * dead_trimmed, -1, now, n_suspended, earliest, f }
 for k = 1, f do out[#out + 1] = outcomes[k] end
 if batch == 0 then
     return out

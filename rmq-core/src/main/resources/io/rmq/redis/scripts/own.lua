@@ -28,9 +28,10 @@
 --          own stale steps, e.g. after it renewed too late)
 -- ARGV[4]: ownership time in ms (timed: the holder must renew within it), or 0: leased (see above)
 -- ARGV[5]: epoch decided by the coordinator (ZooKeeper), or 0 to let Redis number it
--- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries (claim only)
+-- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries, with the dead-letter
+--          retention (claim only; see max_retries_of)
 -- ARGV[8]: leased claim: the Redis ms (membership's clock) at which the live list was read; ARGV[9..]: the live ids
--- Returns: claim: { epoch, 0, took_over } when held (took_over 1 when the slot was taken from another instance that
+-- Returns: claim: { epoch, 0, took_over, dead members the retention trimmed } when held (took_over 1 when the slot was taken from another instance that
 --          had not released it, else 0; a renewal: { epoch, 0 }); { 0, ms until the holder's time runs out (0: a
 --          live leased holder, -1: stale epoch) } when not
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
@@ -94,7 +95,7 @@ if until_ms > 0 then
                 if not retry_times[j] then
                     -- only one of these was being handled (a group's head, not each): none goes to dead on this
                     -- count alone with max retries 0
-                    orderly_fail(member, now, ARGV[6] == '1', math.max(tonumber(ARGV[7]), 1), now,
+                    orderly_fail(member, now, ARGV[6] == '1', math.max(max_retries_of(ARGV[7]), 1), now,
                         'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
                 end
             end
@@ -109,4 +110,4 @@ local new_epoch = decided > 0 and decided or math.max(epoch + 1, tonumber(t[1]) 
 redis.call('HSET', K_OWNER, 'id', me, 'epoch', decided > 0 and ARGV[5] or string.format('%.0f', new_epoch),
     'until', ttl > 0 and now + ttl or ORDERLY_LEASED_DIGITS, 'decided', decided > 0 and 1 or 0,
     'listed', ttl > 0 and '0' or (ARGV[8] or '0'))
-return { new_epoch, 0, (until_ms > 0 and id and id ~= me) and 1 or 0 }
+return { new_epoch, 0, (until_ms > 0 and id and id ~= me) and 1 or 0, dead_trimmed }

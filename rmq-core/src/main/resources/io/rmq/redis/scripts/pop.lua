@@ -14,7 +14,7 @@
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
--- ARGV[4]: max retries; ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
+-- ARGV[4]: max retries, with the dead-letter retention (see max_retries_of); ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: the most expired leases to sweep first
 -- ARGV[11]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); 0 or absent otherwise
 -- ARGV[12]: look-ahead in ms (time-ordered topics; absent: 0): take messages due up to now + look-ahead, and give
@@ -28,7 +28,7 @@
 --   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its envelope ('' when none;
 --   only when the slot has envelopes, or legacy contexts and they were asked for); + 4 when the consumer reads trace
 --   records itself (ARGV[13]) and the slot has some: a body whose envelope is '' (or that came without one) may
---   have one.
+--   have one; + 8 x the dead members the retention trimmed (the sweep's burials).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
 --   deadline (its expiry must be swept).
@@ -49,7 +49,7 @@ local lease_ms = tonumber(ARGV[3])
 local ahead = (not is_priority and ARGV[12]) and tonumber(ARGV[12]) or 0
 local take_until = now + ahead
 
-sweep_expired(now, tonumber(ARGV[10]), is_priority, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
+sweep_expired(now, tonumber(ARGV[10]), is_priority, max_retries_of(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
     tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]))
 
 if is_priority then
@@ -75,7 +75,7 @@ local with_contexts = extras and (redis.call('EXISTS', K_MSG) == 1 or (has_trace
         or (with_legacy and redis.call('EXISTS', K_CONTEXT) == 1))
 local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0)
-        + ((has_traces and reads_traces) and 4 or 0) }
+        + ((has_traces and reads_traces) and 4 or 0) + 8 * dead_trimmed }
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
 local token_arg, token_num = nil, nil

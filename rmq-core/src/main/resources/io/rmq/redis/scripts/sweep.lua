@@ -5,13 +5,13 @@
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
--- ARGV[2]: max retries
+-- ARGV[2]: max retries, with the dead-letter retention (see max_retries_of in _common.lua)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)
 -- ARGV[7]: a random number in [0,1) for the jitter
 -- ARGV[8]: the most entries to move in this call
--- Returns: { moved to retry, moved to dead }
+-- Returns: { moved to retry, moved to dead, dead members the retention trimmed }
 --#include _common.lua
 
-local retried, dead = sweep_expired(now_ms(), tonumber(ARGV[8]), ARGV[1] == '1', tonumber(ARGV[2]),
+local retried, dead = sweep_expired(now_ms(), tonumber(ARGV[8]), ARGV[1] == '1', max_retries_of(ARGV[2]),
     tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
-return { retried, dead }
+return { retried, dead, dead_trimmed }

@@ -482,7 +482,8 @@ public class RmqListenerAnnotationBeanPostProcessor
                     return t;
                 }) : null);
         // checked against this listener's lease
-        ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff),
+        ConsumerSettings settings = new ConsumerSettings(batchSize, lease, new RetryPolicy(maxRetries, backoff,
+                factory.deadLetters(topic)),
                 failures, lookAhead);
         ConsumeMode configured = factory.configuredMode(id);
         ConsumeMode mode = attribute("mode", a.mode(), configured == null ? ConsumeMode.CONCURRENT : configured,

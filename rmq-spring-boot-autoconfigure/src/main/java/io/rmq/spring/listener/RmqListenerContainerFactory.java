@@ -11,6 +11,7 @@ import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
+import io.rmq.core.DeadLetterRetention;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RateLimit;
 import java.util.List;
@@ -35,6 +36,7 @@ public class RmqListenerContainerFactory {
     private final Function<String, RateLimit> rateLimitByTopic;
     private volatile @Nullable RmqErrorHandler defaultErrorHandler;
     private volatile List<RmqListenerContainerCustomizer> customizers = List.of();
+    private volatile Function<String, @Nullable DeadLetterRetention> deadLettersByTopic = topic -> null;
 
     /**
      * @param defaultSettings    pop and retry settings of listeners that do not set their own
@@ -91,6 +93,20 @@ public class RmqListenerContainerFactory {
         this.customizers = List.copyOf(customizers);
     }
 
+    /**
+     * The dead-letter retention configured for a topic ({@code rmq.topics.<name>.dead-letter-max-count} and
+     * {@code -max-age}), or null for none: then a listener keeps its settings' retention.
+     */
+    public void setDeadLettersByTopic(Function<String, @Nullable DeadLetterRetention> deadLettersByTopic) {
+        this.deadLettersByTopic = deadLettersByTopic;
+    }
+
+    /** The dead-letter retention of a listener of {@code topic}: the topic's own, else the default settings'. */
+    public DeadLetterRetention deadLetters(String topic) {
+        DeadLetterRetention configured = deadLettersByTopic.apply(topic);
+        return configured != null ? configured : defaultSettings.retry().deadLetters();
+    }
+
     public ConsumerSettings getDefaultSettings() {
         return defaultSettings;
     }
@@ -119,6 +135,7 @@ public class RmqListenerContainerFactory {
                 rateLimitByTopic);
         copy.setDefaultErrorHandler(defaultErrorHandler);
         copy.setContainerCustomizers(customizers);
+        copy.setDeadLettersByTopic(deadLettersByTopic);
         return copy;
     }
 
