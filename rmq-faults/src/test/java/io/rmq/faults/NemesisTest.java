@@ -93,7 +93,8 @@ class NemesisTest extends FaultSuite {
     record Fault(int number, long atMillis, Kind kind, int target, long durationMillis, int latencyMillis) {
 
         String describe() {
-            String on = kind.onRedis() ? (kind.name().startsWith("MASTER") ? "shard " + target : "redis") : "c" + target;
+            String on = kind.onRedis() ? (kind.name().startsWith("MASTER") ? "shard " + target : "redis")
+                    : "c" + target;
             String what = switch (kind) {
                 case KILL -> "replaced after " + durationMillis + " ms";
                 case FREEZE, NET_STALL, REDIS_FREEZE, MASTER_FREEZE -> durationMillis + " ms";
@@ -159,7 +160,7 @@ class NemesisTest extends FaultSuite {
                 .map(Long::valueOf).toList();
     }
 
-    /** The topology of {@code seed}'s run: {@code nemesis.redis} if it says, else odd seeds standalone, even cluster. */
+    /** The topology of {@code seed}'s run: {@code nemesis.redis} if set, else odd seeds standalone, even cluster. */
     static boolean cluster(long seed) {
         return switch (System.getProperty("nemesis.redis", "by-seed")) {
             case "cluster" -> true;
@@ -206,7 +207,7 @@ class NemesisTest extends FaultSuite {
         private final FaultScenariosTest.ClusterOfSix cluster;
         private final List<TcpProxy> proxies = new ArrayList<>();
         /** The live process of each consumer index (replaced by kills and restarts), and every one it ever had. */
-        private final ConsumerProcess[] live = new ConsumerProcess[CONSUMERS];
+        private final ConsumerProcess[] live = new ConsumerProcess[CONSUMERS]; // written by the fault of its index
         private final Map<Integer, List<ConsumerProcess>> incarnations = new ConcurrentHashMap<>();
         private final ReentrantLock[] locks = new ReentrantLock[CONSUMERS + 1];
         private final List<Done> done = new CopyOnWriteArrayList<>();
@@ -232,7 +233,8 @@ class NemesisTest extends FaultSuite {
             }
         }
 
-        private synchronized ConsumerProcess startConsumer(int index) throws IOException {
+        /** Starts consumer {@code index}'s next process; several may start at once (one JVM start-up each). */
+        private ConsumerProcess startConsumer(int index) throws IOException {
             Map<String, String> options = new HashMap<>(CONSUMER);
             if (cluster != null) {
                 options.put("cluster", cluster.seedList());
@@ -240,7 +242,27 @@ class NemesisTest extends FaultSuite {
             else {
                 options.put("redis", RedisNode.HOST + ":" + proxies.get(index).port());
             }
-            ConsumerProcess consumer = run.consumer("c" + index + "-" + started++, options);
+            int number;
+            synchronized (this) {
+                number = started++;
+            }
+            ConsumerProcess consumer;
+            for (int attempt = 1;; attempt++) {
+                try {
+                    consumer = run.consumer("c" + index + "-" + number + (attempt > 1 ? "-" + attempt : ""), options);
+                    break;
+                }
+                catch (IOException ex) {
+                    // a JVM that starts while Redis refuses (a cluster down during a master fault) exits; started
+                    // again, as a service's supervisor would
+                    if (attempt == 5) {
+                        throw ex;
+                    }
+                    System.out.println("[nemesis] consumer c" + index + " failed to start (attempt " + attempt
+                            + "), started again: " + ex.getMessage().lines().findFirst().orElse(""));
+                    Signals.sleep(1000);
+                }
+            }
             live[index] = consumer;
             incarnations.computeIfAbsent(index, i -> new CopyOnWriteArrayList<>()).add(consumer);
             return consumer;
@@ -248,13 +270,18 @@ class NemesisTest extends FaultSuite {
 
         void go() throws Exception {
             try {
+                ExecutorService pool = Executors.newCachedThreadPool();
+                List<Future<ConsumerProcess>> first = new ArrayList<>();
                 for (int i = 0; i < CONSUMERS; i++) {
-                    startConsumer(i);
+                    int index = i;
+                    first.add(pool.submit(() -> startConsumer(index)));
+                }
+                for (Future<ConsumerProcess> consumer : first) {
+                    consumer.get(2, TimeUnit.MINUTES);
                 }
                 int total = (int) (RATE * runMillis / 1000);
                 startMillis = System.currentTimeMillis();
                 run.send(total, RATE);
-                ExecutorService pool = Executors.newCachedThreadPool();
                 List<Future<?>> running = new ArrayList<>();
                 for (Fault fault : plan) {
                     long wait = startMillis + fault.atMillis() - System.currentTimeMillis();
@@ -450,8 +477,11 @@ class NemesisTest extends FaultSuite {
             return out;
         }
 
-        /** What the processes the fault hit held during it (for a master kill, also just before: replication). */
-        private long held(Done d) throws IOException {
+        /**
+         * The ids of the deliveries the processes the fault hit held during it (for a master kill, also just before:
+         * replication), each delivery once.
+         */
+        private List<String> held(Done d) throws IOException {
             List<ConsumerProcess> hit = new ArrayList<>();
             Predicate<String> ids = id -> true;
             long from = d.startMillis();
@@ -469,15 +499,15 @@ class NemesisTest extends FaultSuite {
             else {
                 hit.addAll(incarnations.get(d.fault().target()));
             }
-            long count = 0;
+            List<String> held = new ArrayList<>();
             for (ConsumerProcess process : hit) {
                 for (InHand h : inHand(process)) {
                     if (h.from() <= d.endMillis() && h.to() >= from && ids.test(h.id())) {
-                        count++;
+                        held.add(h.id());
                     }
                 }
             }
-            return count;
+            return held;
         }
 
         private void check(FaultRun.Records records, long sentAt) throws IOException {
@@ -496,17 +526,35 @@ class NemesisTest extends FaultSuite {
             long budget = run.failedSendAttempts();
             StringBuilder perFault = new StringBuilder();
             Map<Kind, Integer> byKind = new java.util.EnumMap<>(Kind.class);
+            Set<String> anyHeld = new java.util.HashSet<>();
             for (Done d : done) {
-                long held = held(d);
-                budget += held;
+                List<String> held = held(d);
+                budget += held.size();
+                anyHeld.addAll(held);
                 byKind.merge(d.fault().kind(), 1, Integer::sum);
-                perFault.append(String.format(Locale.ROOT, "[nemesis]   %s: t+%.1f..%.1f s, held %d %s%n",
-                        d.fault().describe(), (d.startMillis() - startMillis) / 1000.0,
-                        (d.endMillis() - startMillis) / 1000.0, held, d.note()));
+                long again = held.stream().distinct().filter(id -> records.counts().getOrDefault(id, 0) > 1).count();
+                perFault.append(String.format(Locale.ROOT, "[nemesis]   %s: t+%.1f..%.1f s, held %d, of them"
+                                + " handled more than once %d %s%n", d.fault().describe(),
+                        (d.startMillis() - startMillis) / 1000.0, (d.endMillis() - startMillis) / 1000.0, held.size(),
+                        again, d.note()));
             }
             if (duplicates > budget) {
                 violations.add(duplicates + " duplicate handlings, more than the " + budget
                         + " the faulted processes held (+ failed send attempts)");
+            }
+            // and message by message: a message handled again must have been in the hands of a faulted process
+            // (or be one a failed send attempt may have stored twice)
+            Map<String, Integer> unheld = new java.util.TreeMap<>();
+            records.counts().forEach((id, count) -> {
+                if (count > 1 && !anyHeld.contains(id)) {
+                    unheld.put(id, count);
+                }
+            });
+            long unheldDuplicates = unheld.values().stream().mapToLong(c -> c - 1).sum();
+            if (unheldDuplicates > run.failedSendAttempts()) {
+                violations.add(unheldDuplicates + " duplicate handlings of messages no faulted process held (more than"
+                        + " the " + run.failedSendAttempts() + " failed send attempts), e.g. "
+                        + unheld.entrySet().stream().limit(10).toList());
             }
             // gaps in handling while messages fell due, outside every fault and its recovery bound
             List<Long> times = records.times().stream().map(FaultRun.Handled::atMillis)
@@ -536,13 +584,13 @@ class NemesisTest extends FaultSuite {
                     violations.add("watchdog reports of a stalled listener: " + reports);
                 }
             }
-            String summary = String.format(Locale.ROOT, "nemesis seed %d (%s, %.1f min): %d faults done %s, %d skipped;"
-                            + " sent %d, handled %d, lost %d, duplicates %d (bound %d: held %d + failed send attempts"
-                            + " %d), left in Redis %d, longest pause outside faults %d ms%s", seed,
-                    cluster != null ? "3+3 cluster" : "standalone", MINUTES, done.size(), byKind, skipped.size(),
-                    run.acceptedCount(), records.counts().size(), lost, duplicates, budget,
-                    budget - run.failedSendAttempts(), run.failedSendAttempts(), left, longestOutside,
-                    violations.isEmpty() ? "" : "; VIOLATIONS: " + violations);
+            String summary = String.format(Locale.ROOT, "nemesis seed %d (%s, %.1f min): %d faults done %s, %d"
+                            + " skipped; sent %d, handled %d, lost %d, duplicates %d (bound %d: held %d + failed send"
+                            + " attempts %d; of messages no faulted process held %d), left in Redis %d, longest pause"
+                            + " outside faults %d ms (%s)%s", seed, cluster != null ? "3+3 cluster" : "standalone",
+                    MINUTES, done.size(), byKind, skipped.size(), run.acceptedCount(), records.counts().size(), lost,
+                    duplicates, budget, budget - run.failedSendAttempts(), run.failedSendAttempts(), unheldDuplicates,
+                    left, longestOutside, stall, violations.isEmpty() ? "" : "; VIOLATIONS: " + violations);
             System.out.print("[nemesis] faults as done:\n" + perFault);
             run.note(summary);
             assertThat(violations).as("the nemesis checker (seed %d): %s", seed, summary).isEmpty();
