@@ -50,7 +50,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code id,v,payload,attempt} per handled message to {@code <record>.versions} ({@code v}: the message's header of
  * that name), for the checks that the newest payload of each id arrived, with its own headers. With
  * {@code instances-ms}, the engine takes part in the instance registry (application {@code fault-consumer}) with that
- * heartbeat: it lists itself and honours cluster-wide pauses.
+ * heartbeat: it lists itself and honours cluster-wide pauses. With {@code held true}, every consumer also writes to
+ * {@code <record>.held} a line {@code S,startMillis,id} when a handler starts on a delivery and {@code E,endMillis,id,
+ * outcome} when Redis answered its settlement (RMQ's instrumentation reports both): the deliveries that are in its
+ * hands at any moment, from which the nemesis ({@code NemesisTest}) bounds what a fault may make it handle again.
  * <p>
  * Every consumer talks to Redis as an application does: through RMQ's own client ({@link RmqRedisClient}) with
  * {@link RedisClientSettings#DEFAULT RMQ's default settings} (connect timeout 5 s, command timeout 10 s, reconnect delay
@@ -71,7 +74,12 @@ public final class ConsumerMain {
         String topic = options.get("topic");
         long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
         OutputStream record = new FileOutputStream(options.get("record"), true);
-        Rmq rmq = Rmq.create(client.client(), Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix")));
+        Rmq.Options rmqOptions = Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix"));
+        if (Boolean.parseBoolean(options.getOrDefault("held", "false"))) {
+            rmqOptions = rmqOptions.withInstrumentation(new HeldRecorder(
+                    new FileOutputStream(options.get("record") + ".held", true)));
+        }
+        Rmq rmq = Rmq.create(client.client(), rmqOptions);
         rmq.defineTopic(topic, TopicType.valueOf(options.getOrDefault("type", "RANGE_MERGE")),
                 Integer.parseInt(options.getOrDefault("slots", "16")));
         ConsumeMode mode = ConsumeMode.valueOf(options.getOrDefault("mode", "CONCURRENT"));
@@ -158,6 +166,50 @@ public final class ConsumerMain {
         versions.close();
         System.out.println("STOPPED");
         System.out.flush();
+    }
+
+    /**
+     * Writes {@code S,startMillis,id} when a handler starts on a delivery and {@code E,endMillis,id,outcome} when Redis
+     * answered its settlement (a settlement that failed reports nothing: the delivery stays in hand until its lease
+     * runs out and it is handled again). Plain {@code write} calls, so the lines survive a kill -9. Called on handler
+     * threads and Lettuce threads: one lock around the file.
+     */
+    private static final class HeldRecorder implements io.rmq.observe.RmqInstrumentation {
+
+        private final OutputStream out;
+
+        HeldRecorder(OutputStream out) {
+            this.out = out;
+        }
+
+        @Override
+        public boolean timed() {
+            return false;
+        }
+
+        @Override
+        public HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
+            String id = delivery.id() != null ? delivery.id() : delivery.bodyAsString();
+            write("S," + System.currentTimeMillis() + "," + id + "\n");
+            return new HandleScope() {
+                @Override
+                public void settled(Outcome outcome) {
+                    write("E," + System.currentTimeMillis() + "," + id + "," + outcome + "\n");
+                }
+            };
+        }
+
+        private void write(String line) {
+            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+            synchronized (out) {
+                try {
+                    out.write(bytes);
+                }
+                catch (IOException ex) {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+            }
+        }
     }
 
     /** RMQ's own client with its defaults and resources of its own, as an application without Spring would build it. */

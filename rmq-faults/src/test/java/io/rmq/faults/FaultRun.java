@@ -261,6 +261,11 @@ final class FaultRun implements AutoCloseable {
         }
     }
 
+    /** Send attempts that failed and were retried (a failed attempt's message may have been stored all the same). */
+    long failedSendAttempts() {
+        return failedSends.get();
+    }
+
     int acceptedCount() {
         return accepted.size();
     }
