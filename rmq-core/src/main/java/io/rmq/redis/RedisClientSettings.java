@@ -82,6 +82,19 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
             notNegative("silenceTimeout", silenceTimeout);
         }
 
+        // its own checks: calling the outer class's would initialise it, whose DEFAULT needs this class's DEFAULT
+        private static void positive(String name, Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new RmqInvalidArgumentException(name, value, "must be positive");
+            }
+        }
+
+        private static void notNegative(String name, Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new RmqInvalidArgumentException(name, value, "must be 0 or positive");
+            }
+        }
+
         public ConnectionHealth withSilenceTimeout(Duration timeout) {
             return new ConnectionHealth(keepAliveIdle, keepAliveInterval, keepAliveCount, tcpUserTimeout, timeout);
         }
@@ -131,12 +144,6 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
     private static void positive(String name, Duration value) {
         if (value == null || value.isNegative() || value.isZero()) {
             throw new RmqInvalidArgumentException(name, value, "must be positive");
-        }
-    }
-
-    private static void notNegative(String name, Duration value) {
-        if (value == null || value.isNegative()) {
-            throw new RmqInvalidArgumentException(name, value, "must be 0 or positive");
         }
     }
 
