@@ -17,9 +17,11 @@ import io.lettuce.core.event.DefaultEventPublisherOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.NettyCustomizer;
 import io.rmq.core.RmqInvalidArgumentException;
 import org.jspecify.annotations.Nullable;
 import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.SilentConnectionGuard;
 
 /**
  * How the Lettuce client that RMQ uses for itself ({@link RmqRedisClient}) behaves, and the one place that turns
@@ -36,12 +38,86 @@ import io.rmq.redis.internal.RedisGateway;
  *                              the connection is back or {@code commandTimeout} has passed
  * @param topologyRefreshPeriod cluster: how often the topology is read again, besides the refreshes that redirects,
  *                              reconnect attempts and uncovered slots trigger
+ * @param health                how a connection that died without a reset is found (keep-alive, TCP user timeout,
+ *                              RMQ's own silence check)
  */
 public record RedisClientSettings(Duration connectTimeout, Duration commandTimeout, Duration reconnectDelayMax,
-        DisconnectedBehavior disconnectedBehavior, Duration topologyRefreshPeriod) {
+        DisconnectedBehavior disconnectedBehavior, Duration topologyRefreshPeriod, ConnectionHealth health) {
 
     public static final RedisClientSettings DEFAULT = new RedisClientSettings(Duration.ofSeconds(5),
             Duration.ofSeconds(10), Duration.ofSeconds(1), DisconnectedBehavior.REJECT_COMMANDS, Duration.ofSeconds(5));
+
+    /**
+     * How RMQ's client finds a connection that is dead without having been closed or reset (a peer or a relay gone
+     * silent: a failover behind a load balancer, a dropped NAT entry, a security-group change). With Lettuce's
+     * defaults such a connection is found only by the kernel's TCP retransmission timeout (up to ~15 minutes) while
+     * its commands time out one by one.
+     *
+     * @param keepAliveIdle     TCP keep-alive: idle time before the first probe ({@code 0}: keep-alive off); finds a
+     *                          dead peer of an idle connection (a pub/sub one) within idle + interval × count.
+     *                          Applied on the NIO transport too (JDK 11+ on Linux and macOS)
+     * @param keepAliveInterval TCP keep-alive: time between probes
+     * @param keepAliveCount    TCP keep-alive: unanswered probes before the kernel drops the connection
+     * @param tcpUserTimeout    TCP_USER_TIMEOUT: longest that sent data may stay unacknowledged before the kernel
+     *                          drops the connection ({@code 0}: the kernel's default); only with a native transport
+     *                          (netty-transport-native-epoll or io_uring on the class path), Lettuce warns otherwise
+     * @param silenceTimeout    RMQ's own check: a connection that owes replies and has received nothing for this long
+     *                          is closed so that it is replaced ({@code 0}: off). Works whatever the transport, and
+     *                          also when a relay in the middle still acknowledges the bytes (which no TCP option
+     *                          sees); a connection is closed at most a tenth (or a second) after the bound
+     */
+    public record ConnectionHealth(Duration keepAliveIdle, Duration keepAliveInterval, int keepAliveCount,
+            Duration tcpUserTimeout, Duration silenceTimeout) {
+
+        public static final ConnectionHealth DEFAULT = new ConnectionHealth(Duration.ofSeconds(15),
+                Duration.ofSeconds(5), 3, Duration.ZERO, Duration.ofSeconds(10));
+
+        public ConnectionHealth {
+            notNegative("keepAliveIdle", keepAliveIdle);
+            positive("keepAliveInterval", keepAliveInterval);
+            if (keepAliveCount < 1) {
+                throw new RmqInvalidArgumentException("keepAliveCount", keepAliveCount, "must be at least 1");
+            }
+            notNegative("tcpUserTimeout", tcpUserTimeout);
+            notNegative("silenceTimeout", silenceTimeout);
+        }
+
+        // its own checks: calling the outer class's would initialise it, whose DEFAULT needs this class's DEFAULT
+        private static void positive(String name, Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new RmqInvalidArgumentException(name, value, "must be positive");
+            }
+        }
+
+        private static void notNegative(String name, Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new RmqInvalidArgumentException(name, value, "must be 0 or positive");
+            }
+        }
+
+        public ConnectionHealth withSilenceTimeout(Duration timeout) {
+            return new ConnectionHealth(keepAliveIdle, keepAliveInterval, keepAliveCount, tcpUserTimeout, timeout);
+        }
+
+        SocketOptions.Builder apply(SocketOptions.Builder socket) {
+            if (!keepAliveIdle.isZero()) {
+                socket.keepAlive(SocketOptions.KeepAliveOptions.builder().enable().idle(keepAliveIdle)
+                        .interval(keepAliveInterval).count(keepAliveCount).build());
+            }
+            if (!tcpUserTimeout.isZero()) {
+                socket.tcpUserTimeout(SocketOptions.TcpUserTimeoutOptions.builder().enable()
+                        .tcpUserTimeout(tcpUserTimeout).build());
+            }
+            return socket;
+        }
+    }
+
+    /** Settings with the {@link ConnectionHealth#DEFAULT default connection health}. */
+    public RedisClientSettings(Duration connectTimeout, Duration commandTimeout, Duration reconnectDelayMax,
+            DisconnectedBehavior disconnectedBehavior, Duration topologyRefreshPeriod) {
+        this(connectTimeout, commandTimeout, reconnectDelayMax, disconnectedBehavior, topologyRefreshPeriod,
+                ConnectionHealth.DEFAULT);
+    }
 
     /**
      * Least time between two adaptive topology refreshes. A master that died triggers one at its first reconnect
@@ -60,6 +136,9 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
         if (disconnectedBehavior == null) {
             throw new RmqInvalidArgumentException("disconnectedBehavior", null, "must not be null");
         }
+        if (health == null) {
+            throw new RmqInvalidArgumentException("health", null, "must not be null");
+        }
     }
 
     private static void positive(String name, Duration value) {
@@ -69,11 +148,18 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
     }
 
     public RedisClientSettings withReconnectDelayMax(Duration max) {
-        return new RedisClientSettings(connectTimeout, commandTimeout, max, disconnectedBehavior, topologyRefreshPeriod);
+        return new RedisClientSettings(connectTimeout, commandTimeout, max, disconnectedBehavior, topologyRefreshPeriod,
+                health);
     }
 
     public RedisClientSettings withDisconnectedBehavior(DisconnectedBehavior behavior) {
-        return new RedisClientSettings(connectTimeout, commandTimeout, reconnectDelayMax, behavior, topologyRefreshPeriod);
+        return new RedisClientSettings(connectTimeout, commandTimeout, reconnectDelayMax, behavior, topologyRefreshPeriod,
+                health);
+    }
+
+    public RedisClientSettings withHealth(ConnectionHealth connectionHealth) {
+        return new RedisClientSettings(connectTimeout, commandTimeout, reconnectDelayMax, disconnectedBehavior,
+                topologyRefreshPeriod, connectionHealth);
     }
 
     /** Reconnect delays: exponential from 50 ms up to {@code reconnectDelayMax}. */
@@ -112,7 +198,7 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
     private void common(ClientOptions.Builder builder, @Nullable SslOptions ssl) {
         builder.autoReconnect(true)
                 .disconnectedBehavior(disconnectedBehavior)
-                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
+                .socketOptions(health.apply(SocketOptions.builder().connectTimeout(connectTimeout)).build())
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout));
         if (ssl != null) {
             builder.sslOptions(ssl);
@@ -134,8 +220,9 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
 
     /**
      * Client resources for RMQ's client that share everything of {@code shared} (event loops, computation threads,
-     * timer, event bus, tracing, latency recorder, DNS) but reconnect with RMQ's {@link #reconnectDelay()}: the
-     * reconnect delay belongs to the resources in Lettuce, not to a client. Shutting them down shuts nothing
+     * timer, event bus, tracing, latency recorder, DNS) but reconnect with RMQ's {@link #reconnectDelay()} and add
+     * RMQ's check for silent connections ({@link ConnectionHealth#silenceTimeout()}) to what the shared Netty
+     * customizer does: both belong to the resources in Lettuce, not to a client. Shutting them down shuts nothing
      * of {@code shared} down.
      */
     public ClientResources resourcesSharing(ClientResources shared) {
@@ -148,7 +235,7 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
                 // the shared resources publish their recorder's metrics already
                 .commandLatencyPublisherOptions(DefaultEventPublisherOptions.disabled())
                 .tracing(shared.tracing())
-                .nettyCustomizer(shared.nettyCustomizer())
+                .nettyCustomizer(SilentConnectionGuard.customizer(shared.nettyCustomizer(), health.silenceTimeout()))
                 .addressResolverGroup(shared.addressResolverGroup())
                 .reconnectDelay(reconnectDelay())
                 .socketAddressResolver(shared.socketAddressResolver())
@@ -157,7 +244,10 @@ public record RedisClientSettings(Duration connectTimeout, Duration commandTimeo
 
     /** Resources of RMQ's own, for a client that has none to share: shut down with the client. */
     public ClientResources ownResources() {
-        return DefaultClientResources.builder().reconnectDelay(reconnectDelay()).build();
+        return DefaultClientResources.builder().reconnectDelay(reconnectDelay())
+                .nettyCustomizer(SilentConnectionGuard.customizer(new NettyCustomizer() {
+                }, health.silenceTimeout()))
+                .build();
     }
 
     /**

@@ -388,11 +388,23 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                             accept-commands queues it until the connection is back or command-timeout passes.
      * @param topologyRefreshPeriod Cluster: how often RMQ's client reads the topology again, besides the refreshes that
      *                             redirects and reconnect attempts trigger (at most one a second).
+     * @param keepAliveIdle        TCP keep-alive of RMQ's connections: idle time before the first probe (0: keep-alive
+     *                             off). A dead peer of an idle connection is found within idle + interval x count.
+     * @param keepAliveInterval    TCP keep-alive: time between two probes.
+     * @param keepAliveCount       TCP keep-alive: unanswered probes after which the kernel drops the connection.
+     * @param tcpUserTimeout       TCP_USER_TIMEOUT: longest sent data may stay unacknowledged before the kernel drops
+     *                             the connection (0: the kernel's default, up to ~15 minutes). Needs a native
+     *                             transport (netty-transport-native-epoll or io_uring on the class path).
+     * @param silenceTimeout       A connection of RMQ's client that owes replies and has received nothing for this
+     *                             long is closed and replaced (0: off). Finds a link that died without a reset
+     *                             whatever the transport, also behind a relay that still acknowledges the bytes.
      */
     public record Redis(@DefaultValue("own") Connection connection, @DefaultValue("5s") Duration connectTimeout,
             @DefaultValue("10s") Duration commandTimeout, @DefaultValue("1s") Duration reconnectDelayMax,
             @DefaultValue("reject-commands") ClientOptions.DisconnectedBehavior disconnectedBehavior,
-            @DefaultValue("5s") Duration topologyRefreshPeriod) {
+            @DefaultValue("5s") Duration topologyRefreshPeriod, @DefaultValue("15s") Duration keepAliveIdle,
+            @DefaultValue("5s") Duration keepAliveInterval, @DefaultValue("3") int keepAliveCount,
+            @DefaultValue("0") Duration tcpUserTimeout, @DefaultValue("10s") Duration silenceTimeout) {
 
         /** Lettuce's own cap of the reconnect delay, for {@code reconnect-delay-max=0}. */
         static final Duration LETTUCE_RECONNECT_DELAY_MAX = Duration.ofSeconds(30);
@@ -401,6 +413,13 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
             positive("rmq.redis.connect-timeout", connectTimeout);
             positive("rmq.redis.command-timeout", commandTimeout);
             positive("rmq.redis.topology-refresh-period", topologyRefreshPeriod);
+            notNegative("rmq.redis.keep-alive-idle", keepAliveIdle);
+            positive("rmq.redis.keep-alive-interval", keepAliveInterval);
+            if (keepAliveCount < 1) {
+                throw new RmqInvalidArgumentException("rmq.redis.keep-alive-count", keepAliveCount, "must be at least 1");
+            }
+            notNegative("rmq.redis.tcp-user-timeout", tcpUserTimeout);
+            notNegative("rmq.redis.silence-timeout", silenceTimeout);
             if (reconnectDelayMax.isNegative()) {
                 throw new RmqInvalidArgumentException("rmq.redis.reconnect-delay-max", reconnectDelayMax,
                         "must be positive, or 0 for Lettuce's default");
@@ -413,11 +432,18 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
             }
         }
 
+        private static void notNegative(String property, Duration value) {
+            if (value.isNegative()) {
+                throw new RmqInvalidArgumentException(property, value, "must be 0 or positive");
+            }
+        }
+
         /** The settings of RMQ's own client. */
         public RedisClientSettings settings() {
             return new RedisClientSettings(connectTimeout, commandTimeout,
                     reconnectDelayMax.isZero() ? LETTUCE_RECONNECT_DELAY_MAX : reconnectDelayMax,
-                    disconnectedBehavior, topologyRefreshPeriod);
+                    disconnectedBehavior, topologyRefreshPeriod, new RedisClientSettings.ConnectionHealth(keepAliveIdle,
+                            keepAliveInterval, keepAliveCount, tcpUserTimeout, silenceTimeout));
         }
     }
 

@@ -52,7 +52,8 @@ public final class Timeouts {
         }
         CompletableFuture<T> bounded = new CompletableFuture<>();
         Timeout deadline = WHEEL.newTimeout(timeout -> bounded.completeExceptionally(
-                new RmqTimeoutException(what.get() + ": no reply from Redis within " + millis + " ms")),
+                new RmqTimeoutException(what.get() + ": no reply from Redis within " + millis + " ms, so its outcome is"
+                        + " unknown (it may or may not have been applied)")),
                 millis, TimeUnit.MILLISECONDS);
         future.whenComplete((value, error) -> {
             deadline.cancel();

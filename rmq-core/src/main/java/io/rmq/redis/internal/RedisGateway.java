@@ -421,7 +421,9 @@ public final class RedisGateway implements AutoCloseable {
             throw new RmqException("Failed " + what + ": " + cause, cause);
         }
         catch (TimeoutException ex) {
-            throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what);
+            // the call may have reached Redis and run there: a caller must not take it as not done (nor as done)
+            throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what
+                    + ": no reply came, so its outcome is unknown (it may or may not have been applied)");
         }
     }
 

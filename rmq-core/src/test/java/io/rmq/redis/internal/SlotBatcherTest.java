@@ -19,7 +19,8 @@ class SlotBatcherTest {
         CompletableFuture<Long> sent = batcher.submit(new RmqKeys("rmq").slot("orders", 5), "x");
         assertThatThrownBy(sent::get).isInstanceOf(ExecutionException.class).cause()
                 .isInstanceOf(RmqTimeoutException.class)
-                .hasMessage("a call of 1 to slot 5 of topic 'orders': no reply from Redis within 50 ms");
+                .hasMessage("a call of 1 to slot 5 of topic 'orders': no reply from Redis within 50 ms, so its outcome is"
+                        + " unknown (it may or may not have been applied)");
     }
 
     @Test

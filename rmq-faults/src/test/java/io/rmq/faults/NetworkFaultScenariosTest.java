@@ -1,0 +1,336 @@
+package io.rmq.faults;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+import io.lettuce.core.RedisURI;
+import io.rmq.Rmq;
+import io.rmq.core.internal.SlotRouter;
+import io.rmq.redis.RedisClientSettings;
+import io.rmq.redis.RmqRedisClient;
+import io.rmq.test.TcpProxy;
+import io.rmq.test.TcpProxy.Direction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The network's faults, with consumers in separate JVMs ({@link ConsumerMain}) of which some reach Redis through a
+ * {@link TcpProxy}: a link that goes silent and stays dead (blackhole: no reply, no reset, the connection never comes
+ * back, only a new one works once the network heals), and a slow link (latency with jitter on every chunk). Every
+ * client runs with RMQ's default connection health ({@link RedisClientSettings.ConnectionHealth#DEFAULT}: a
+ * connection that owes replies and has received nothing for 10 s is closed and replaced). Each scenario asserts its
+ * bound; figures go to {@code rmq-faults/target/reliability-results.md} and RELIABILITY.md.
+ */
+class NetworkFaultScenariosTest extends FaultSuite {
+
+    private static final boolean LONG = FaultScenariosTest.LENGTH.equals("long");
+
+    /** Consumer settings of every scenario, as in {@link FaultScenariosTest}: a short lease and command timeout. */
+    private static final Map<String, String> CONSUMER = Map.of("concurrency", "4", "batch", "16", "lease-ms", "2000",
+            "command-timeout-ms", "1000", "max-idle-ms", "2000", "ownership-ms", "2000");
+    /** Most messages one consumer holds (unhandled + handled awaiting their ack): concurrency + 8 × batch, twice. */
+    private static final int IN_HAND_PER_CONSUMER = 2 * (4 + 8 * 16);
+    /** RMQ's default silence timeout: a connection owing replies with nothing received for this long is replaced. */
+    private static final long SILENCE_MILLIS = RedisClientSettings.ConnectionHealth.DEFAULT.silenceTimeout().toMillis();
+
+    @TempDir
+    static Path work;
+
+    private static Map<String, String> consumer(String redis) {
+        Map<String, String> options = new HashMap<>(CONSUMER);
+        options.put("redis", redis);
+        return options;
+    }
+
+    /**
+     * One of two consumers is blackholed from Redis (both directions, its connection stays dead) while it holds leases
+     * and the sending goes on. The other takes over its slots within the membership and lease time; the cut one's
+     * connection is found silent and replaced (its first new connection reaches the proxy) within the silence bound;
+     * after the heal it handles again; what it had leased is handled elsewhere, its late acks are fenced: nothing is
+     * lost or left in Redis, and what is handled twice is at most what it held.
+     */
+    @Test
+    void aConsumerBlackholedFromRedisIsReplacedInItsSlotsFindsItsConnectionDeadAndResumesAfterTheHeal()
+            throws Exception {
+        long blackholeMillis = LONG ? 30_000 : 15_000;
+        int rate = 300;
+        int seconds = (int) (blackholeMillis / 1000) + 15;
+        try (RedisNode redis = RedisNode.start(work, false);
+                TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
+                FaultRun run = new FaultRun("consumer blackholed from Redis", work, sender(redis))) {
+            ConsumerProcess cut = run.consumer("c0", consumer(RedisNode.HOST + ":" + proxy.port()));
+            ConsumerProcess other = run.consumer("c1", consumer(redis.hostPort()));
+            run.send(seconds * rate, rate);
+            awaitRecordGrowing(cut);
+            Thread.sleep(4000); // the shares settle
+            Set<Integer> share = slotsMostlyHandledBy(run, cut);
+            long connectionsBefore = proxy.accepted();
+            long cutAt = System.currentTimeMillis();
+            proxy.blackhole(Direction.BOTH);
+            long replacedAfter = -1;
+            while (System.currentTimeMillis() - cutAt < blackholeMillis) {
+                if (replacedAfter < 0 && proxy.accepted() > connectionsBefore) {
+                    replacedAfter = System.currentTimeMillis() - cutAt;
+                }
+                Thread.sleep(20);
+            }
+            proxy.heal();
+            long healedAt = System.currentTimeMillis();
+            FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+            long takenOver = firstIn(other, cutAt + 100, id -> share.contains(slot(run, id)));
+            long resumed = firstIn(cut, healedAt, id -> true);
+            run.report(records, "1 × blackhole " + blackholeMillis / 1000 + " s of 1 of 2 consumers (its slots "
+                    + share + "); connection replaced " + replacedAfter + " ms after the cut; it handled again "
+                    + resumed + " ms after the heal", takenOver);
+
+            assertThat(share).as("the cut consumer served slots of its own").isNotEmpty();
+            assertThat(takenOver).as("ms from the cut to a message of its slots handled by the other consumer")
+                    .isBetween(0L, 2000L + 2000L + 5000L);
+            assertThat(replacedAfter).as("ms from the cut to the cut consumer's first new connection")
+                    .isBetween(SILENCE_MILLIS - 1000, SILENCE_MILLIS + 1000 + 3000);
+            assertThat(cut.log()).contains("has received nothing for");
+            assertThat(resumed).as("ms from the heal to the cut consumer handling again").isBetween(0L, 20_000L);
+            assertNoLossAndClean(run, records, IN_HAND_PER_CONSUMER);
+        }
+    }
+
+    /**
+     * A sender blackholed from Redis while it sends 50 messages a second: every send that does not succeed fails
+     * within the send timeout (5 s) with an exception that says either that the message was not sent or that its
+     * outcome is unknown; every send reported successful is handled (by a consumer that reaches Redis directly), and
+     * nothing is handled that was reported not sent; after the heal sends succeed again within the bound.
+     */
+    @Test
+    void aSenderBlackholedFromRedisFailsEachSendWithinItsTimeoutSayingWhatIsKnownAndRecovers() throws Exception {
+        long blackholeMillis = LONG ? 30_000 : 13_000;
+        try (RedisNode redis = RedisNode.start(work, false);
+                TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
+                FaultRun run = new FaultRun("sender blackholed from Redis", work, sender(redis));
+                RmqRedisClient cutClient = RmqRedisClient.standalone(RedisURI.create(RedisNode.HOST, proxy.port()),
+                        null, null, RedisClientSettings.DEFAULT);
+                Rmq cutSender = Rmq.create(cutClient.client(), Rmq.Options.DEFAULT.withKeyPrefix(run.prefix))) {
+            run.consumer("c0", consumer(redis.hostPort()));
+            Set<String> sent = ConcurrentHashMap.newKeySet();
+            Set<String> unknown = ConcurrentHashMap.newKeySet();
+            Set<String> notSent = ConcurrentHashMap.newKeySet();
+            List<String> unclear = new CopyOnWriteArrayList<>();
+            List<Long> okAt = new CopyOnWriteArrayList<>();
+            long[] longestFailure = {0};
+            long cutAt = System.currentTimeMillis() + 3000;
+            long healAt = cutAt + blackholeMillis;
+            long endAt = healAt + 20_000;
+            Thread sending = new Thread(() -> {
+                for (int i = 0; System.currentTimeMillis() < endAt; i++) {
+                    String id = "s-" + i;
+                    long started = System.currentTimeMillis();
+                    try {
+                        cutSender.producer().sendRangeMerge(run.topic, id, Duration.ofMillis(1));
+                        sent.add(id);
+                        okAt.add(System.currentTimeMillis());
+                    }
+                    catch (RuntimeException ex) {
+                        longestFailure[0] = Math.max(longestFailure[0], System.currentTimeMillis() - started);
+                        String message = String.valueOf(ex.getMessage());
+                        if (message.contains("outcome is unknown") || message.contains("may or may not have been")) {
+                            unknown.add(id);
+                        }
+                        else if (message.contains("not sent")) {
+                            notSent.add(id);
+                        }
+                        else {
+                            unclear.add(ex.getClass().getSimpleName() + ": " + message);
+                        }
+                    }
+                    sleepQuietly(20);
+                }
+            }, "blackholed-sender");
+            sending.start();
+            Thread.sleep(cutAt - System.currentTimeMillis());
+            proxy.blackhole(Direction.BOTH);
+            Thread.sleep(healAt - System.currentTimeMillis());
+            proxy.heal();
+            long healedAt = System.currentTimeMillis();
+            sending.join(60_000);
+            long recovered = okAt.stream().filter(at -> at >= healedAt).mapToLong(at -> at - healedAt).min()
+                    .orElse(-1);
+            // the run's own sender sends nothing: what it waits for are the ids reported sent
+            FaultRun.Records records = awaitHandled(run, sent, Duration.ofSeconds(60));
+            Set<String> handled = records.counts().keySet();
+            run.note(String.format("sender blackholed %d s: %d sent, %d failed saying the outcome is unknown, %d"
+                    + " failed saying not sent, longest failing send %d ms, first send after the heal %d ms after it;"
+                    + " handled %d (of which reported not sent: %d)", blackholeMillis / 1000, sent.size(),
+                    unknown.size(), notSent.size(), longestFailure[0], recovered, handled.size(),
+                    notSent.stream().filter(handled::contains).count()));
+
+            assertThat(unknown.size() + notSent.size()).as("sends failed during the blackhole").isPositive();
+            assertThat(unclear).as("failures that say neither 'not sent' nor 'outcome unknown'").isEmpty();
+            assertThat(longestFailure[0]).as("ms the longest failing send took (send timeout 5 s)")
+                    .isLessThanOrEqualTo(5000L + 2000L);
+            assertThat(sent.stream().filter(id -> !handled.contains(id)).toList())
+                    .as("reported sent but never handled").isEmpty();
+            assertThat(handled.stream().filter(notSent::contains).toList()).as("handled but reported not sent")
+                    .isEmpty();
+            assertThat(handled.stream().filter(id -> !sent.contains(id) && !unknown.contains(id)).toList())
+                    .as("handled but never sent").isEmpty();
+            assertThat(recovered).as("ms from the heal to the first successful send")
+                    .isBetween(0L, SILENCE_MILLIS + 8000);
+            assertThat(run.leftInRedis()).isZero();
+        }
+    }
+
+    /**
+     * Every chunk between the consumers and Redis delayed 200 ms ± 50 ms (each command's round trip 300-500 ms) while
+     * messages keep coming and handlers take 100 ms: consumption slows but goes on (no pause in handling longer than
+     * the bound), lease extensions keep up (no lease expires under a handler: not one message is handled twice),
+     * nothing is lost, and no watchdog reports a stall.
+     */
+    @Test
+    void aSlowLinkWithJitterSlowsConsumptionButNoLeaseExpiresUnderAHandler() throws Exception {
+        long slowMillis = LONG ? 60_000 : 20_000;
+        int rate = 100;
+        try (RedisNode redis = RedisNode.start(work, false);
+                TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
+                FaultRun run = new FaultRun("latency 200 ± 50 ms on every chunk", work, sender(redis))) {
+            Map<String, String> options = consumer(RedisNode.HOST + ":" + proxy.port());
+            options.put("handle-ms", "100");
+            run.consumer("c0", options);
+            run.consumer("c1", options);
+            int seconds = (int) (slowMillis / 1000) + 6;
+            run.send(seconds * rate, rate);
+            Thread.sleep(3000);
+            long slowFrom = System.currentTimeMillis();
+            proxy.latency(Duration.ofMillis(200), Duration.ofMillis(50));
+            Thread.sleep(slowMillis);
+            long slowTo = System.currentTimeMillis();
+            proxy.heal();
+            FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+            long longestPause = longestPause(records, slowFrom, slowTo);
+            run.report(records, "latency 200 ± 50 ms per chunk for " + slowMillis / 1000 + " s; longest pause in"
+                    + " handling " + longestPause + " ms", -1);
+            assertThat(longestPause).as("ms of the longest pause in handling while the link was slow")
+                    .isLessThanOrEqualTo(5000L);
+            assertNoLossAndClean(run, records, 0);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static void assertNoLossAndClean(FaultRun run, FaultRun.Records records, int maxDuplicates)
+            throws IOException {
+        assertThat(run.lost(records)).as("%s: accepted messages never handled", run.name).isZero();
+        assertThat(run.leftInRedis()).as("%s: messages left waiting, in flight or dead", run.name).isZero();
+        assertThat(records.lines() - records.counts().size()).as("%s: duplicate deliveries", run.name)
+                .isLessThanOrEqualTo(maxDuplicates);
+        for (ConsumerProcess consumer : run.consumers()) {
+            assertThat(consumer.errors().stream().filter(line -> line.contains("were not polled")
+                    || line.contains("made no pass") || line.contains("poller thread has died")).toList())
+                    .as("%s: watchdog reports of a stalled listener", run.name).isEmpty();
+        }
+    }
+
+    /** Waits until every id of {@code ids} was handled and Redis holds nothing of the topic (or the timeout). */
+    private static FaultRun.Records awaitHandled(FaultRun run, Set<String> ids, Duration timeout)
+            throws IOException, InterruptedException {
+        long deadline = System.currentTimeMillis() + timeout.toMillis();
+        FaultRun.Records records = run.records();
+        while (System.currentTimeMillis() < deadline
+                && !(records.counts().keySet().containsAll(ids) && run.leftInRedis() == 0)) {
+            Thread.sleep(250);
+            records = run.records();
+        }
+        return records;
+    }
+
+    /** Longest time between two handlings (or a bound of the window and a handling) within [from, to]. */
+    private static long longestPause(FaultRun.Records records, long from, long to) {
+        List<Long> times = records.times().stream().map(FaultRun.Handled::atMillis)
+                .filter(at -> at >= from && at <= to).sorted().collect(Collectors.toCollection(ArrayList::new));
+        long last = from;
+        long worst = 0;
+        for (long at : times) {
+            worst = Math.max(worst, at - last);
+            last = at;
+        }
+        return Math.max(worst, to - last);
+    }
+
+    private static int slot(FaultRun run, String id) {
+        return SlotRouter.slot(id.getBytes(StandardCharsets.UTF_8), run.slots);
+    }
+
+    /** ms from {@code from} to the first message matching {@code which} that {@code consumer} handled after it, or -1. */
+    private static long firstIn(ConsumerProcess consumer, long from, Predicate<String> which) throws IOException {
+        long first = -1;
+        for (String line : Files.readAllLines(consumer.record(), StandardCharsets.UTF_8)) {
+            int comma = line.lastIndexOf(',');
+            if (comma <= 0) {
+                continue;
+            }
+            long at = Long.parseLong(line.substring(comma + 1));
+            if (at >= from && which.test(line.substring(0, comma)) && (first < 0 || at - from < first)) {
+                first = at - from;
+            }
+        }
+        return first;
+    }
+
+    /** The slots of which {@code consumer} handled more than half of the messages handled so far: its share. */
+    private static Set<Integer> slotsMostlyHandledBy(FaultRun run, ConsumerProcess consumer) throws IOException {
+        Map<Integer, Integer> all = new HashMap<>();
+        for (FaultRun.Handled handled : run.records().times()) {
+            all.merge(slot(run, handled.id()), 1, Integer::sum);
+        }
+        Map<Integer, Integer> its = new HashMap<>();
+        for (String line : Files.readAllLines(consumer.record(), StandardCharsets.UTF_8)) {
+            int comma = line.lastIndexOf(',');
+            if (comma > 0) {
+                its.merge(slot(run, line.substring(0, comma)), 1, Integer::sum);
+            }
+        }
+        Set<Integer> share = new HashSet<>();
+        its.forEach((slot, count) -> {
+            if (2 * count > all.get(slot)) {
+                share.add(slot);
+            }
+        });
+        return share;
+    }
+
+    /** Waits (up to 10 s) until {@code consumer} is handling: its record grew within the last 50 ms. */
+    private static void awaitRecordGrowing(ConsumerProcess consumer) throws IOException, InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        long size = Files.exists(consumer.record()) ? Files.size(consumer.record()) : 0;
+        while (System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+            long now = Files.exists(consumer.record()) ? Files.size(consumer.record()) : 0;
+            if (now > size) {
+                return;
+            }
+            size = now;
+        }
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
