@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Invariants</h2>
  * <ol>
  * <li value="2">At most one thread steps a slot at a time ({@code stepping}), and at most one runs each of its lanes
- * ({@code running}), marked under the lock by {@link #takeWork}, {@link #finishLane} and {@link #takeForRelease},
+ * ({@code running}), marked under the lock by {@link #takeWork}, {@link #finishLane}, {@link #reportMidRun} and
+ * {@link #takeForRelease},
  * cleared by {@link #finishStep} and {@link #finishLane} only (a slot given up or lost leaves the map still marked).
  * A lane's deliveries are handed to its thread in order, and a lane whose failure is not reported yet gets none
  * ({@link #stepped}). No lane starts and no step takes on a slot being given up, and no slot is handed out whose number
