@@ -15,6 +15,13 @@ import java.util.Set;
  */
 final class OrderlySlot {
 
+    /**
+     * The longest an ack (or a message returned unstarted) waits here for company before a step reports it: short
+     * against any ownership timeout, so that a freeze or a kill leaves little acked work unreported (issue 43); long
+     * enough that a slot busy with short handlers settles many lanes' runs per script call.
+     */
+    static final long REPORT_WAIT_MILLIS = 10;
+
     final int slot;
 
     // ---------------------------------------------------------------- ownership (SlotOwnership)
@@ -92,13 +99,21 @@ final class OrderlySlot {
 
     /**
      * Under the lock: whether the report is sent now rather than with the slot's next step that takes — a failure
-     * (its lane waits for it), a batch of acks (so that what a frozen or killed owner leaves unreported stays small),
-     * or the slot gone quiet (nothing runs or waits to run). Otherwise a busy slot's acks ride along with its next
-     * take, one script call for many lanes' runs (a script call costs Redis ~100 µs before its first message).
+     * (its lane waits for it), a batch of acks, the slot gone quiet (nothing runs or waits to run), or its oldest entry
+     * waited {@link #REPORT_WAIT_MILLIS}. Acks of a busy slot ride along with its next take or with the acks of the
+     * next few milliseconds (a script call costs Redis ~100 µs before its first message), but they never wait for a
+     * take: what a frozen or killed owner leaves unreported, and a new owner handles again, is what its handlers had
+     * in hand and the acks of its last few milliseconds, not the last second's.
      */
-    boolean reportUrgent(int batch) {
+    boolean reportUrgent(int batch, long now) {
         return !report.isEmpty() && (!report.failures.isEmpty()
                 || report.acked.size() + report.returned.size() >= batch
-                || (lanesRunning == 0 && ready.isEmpty()));
+                || (lanesRunning == 0 && ready.isEmpty())
+                || now >= reportDueAt());
+    }
+
+    /** Under the lock: local ms when the report is sent however busy the slot is (Long.MAX_VALUE: nothing to report). */
+    long reportDueAt() {
+        return report.since == Long.MAX_VALUE ? Long.MAX_VALUE : report.since + REPORT_WAIT_MILLIS;
     }
 }

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Invariants</h2>
  * <ol>
  * <li value="2">At most one thread steps a slot at a time ({@code stepping}), and at most one runs each of its lanes
- * ({@code running}), marked under the lock by {@link #takeWork}, {@link #finishLane} and {@link #takeForRelease},
+ * ({@code running}), marked under the lock by {@link #takeWork}, {@link #finishLane}, {@link #reportMidRun} and
+ * {@link #takeForRelease},
  * cleared by {@link #finishStep} and {@link #finishLane} only (a slot given up or lost leaves the map still marked).
  * A lane's deliveries are handed to its thread in order, and a lane whose failure is not reported yet gets none
  * ({@link #stepped}). No lane starts and no step takes on a slot being given up, and no slot is handed out whose number
@@ -279,12 +280,15 @@ final class OrderlySlots {
                     if (s.releasing || runsElsewhere(s)) {
                         continue;
                     }
-                    if (!s.stepping && s.reportUrgent(batch)) {
+                    if (!s.stepping && s.reportUrgent(batch, now)) {
                         if (s.reportNotBefore <= now) {
                             report = s;
                             break;
                         }
                         earliest = Math.min(earliest, s.reportNotBefore);
+                    }
+                    else if (!s.stepping) {
+                        earliest = Math.min(earliest, s.reportDueAt()); // its acks are due soon however busy it is
                     }
                     // lanes: of the slot with the fewest running, so that threads spread over the slots
                     if (!s.ready.isEmpty() && (laneSlot == null || s.lanesRunning < laneSlot.lanesRunning)
@@ -358,6 +362,7 @@ final class OrderlySlots {
             @Nullable Predicate<OrderlySlot> mayStart) {
         lock.lock();
         try {
+            long now = System.currentTimeMillis();
             s.report.acked.addAll(acked);
             s.report.ackedScopes.addAll(ackedScopes);
             if (failure != null) {
@@ -374,6 +379,7 @@ final class OrderlySlots {
                 }
                 s.queued += notStarted.size();
             }
+            s.report.added(now);
             lane.running = false;
             s.lanesRunning--;
             if (!lane.queue.isEmpty() && !lane.failedPending) {
@@ -386,14 +392,14 @@ final class OrderlySlots {
             if (ended(s)) {
                 return new LaneEnd(AfterLane.GIVE_UP, null);
             }
-            if (!s.stepping && s.reportUrgent(batch) && s.reportNotBefore <= System.currentTimeMillis()
+            if (!s.stepping && s.reportUrgent(batch, now) && s.reportNotBefore <= now
                     && owned.get(s.slot) == s && !s.releasing && !stopping) {
                 s.stepping = true;
                 return new LaneEnd(AfterLane.STEP, null);
             }
             changed.signalAll();
             if (mayStart != null && !s.ready.isEmpty() && owned.get(s.slot) == s && !s.releasing && !s.lost
-                    && !stopping && mayStart.test(s)) {
+                    && !stopping && mayStart.test(s) && !reportDueElsewhere(s, batch, now)) {
                 return new LaneEnd(AfterLane.NOTHING, startLane(s));
             }
             return new LaneEnd(AfterLane.NOTHING, null);
@@ -401,6 +407,46 @@ final class OrderlySlots {
         finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * A lane's run that goes on: its {@code acked} so far (the first at {@code since}, local ms) join the slot's report
+     * now rather than at the run's end. True when the caller sends the report at once (it is urgent and no other
+     * thread steps the slot: marked stepping, the caller steps, then goes on with its lane).
+     */
+    boolean reportMidRun(OrderlySlot s, List<Delivery> acked, List<HandleScope> ackedScopes, long since, int batch) {
+        lock.lock();
+        try {
+            long now = System.currentTimeMillis();
+            s.report.acked.addAll(acked);
+            s.report.ackedScopes.addAll(ackedScopes);
+            s.report.added(since);
+            if (!s.stepping && s.reportUrgent(batch, now) && s.reportNotBefore <= now && owned.get(s.slot) == s
+                    && !s.releasing && !stopping) {
+                s.stepping = true;
+                return true;
+            }
+            changed.signalAll();
+            return false;
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Under the lock: another owned slot's report is due and no thread steps it. The thread that ended a lane of
+     * {@code s} goes back to {@link #takeWork} (which sends due reports first) instead of staying on {@code s}: a slot
+     * whose threads all moved on must not keep its acks for as long as another slot has lanes ready.
+     */
+    private boolean reportDueElsewhere(OrderlySlot s, int batch, long now) {
+        for (OrderlySlot other : owned.values()) {
+            if (other != s && !other.stepping && !other.releasing && other.reportNotBefore <= now
+                    && other.reportUrgent(batch, now)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -523,6 +569,7 @@ final class OrderlySlots {
                 OrderlyLane lane = s.lanes.computeIfAbsent(group, OrderlyLane::new);
                 if (lane.failedPending) {
                     s.report.returned.add(d);
+                    s.report.added(System.currentTimeMillis());
                     continue;
                 }
                 lane.queue.add(d);

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * held (returned unstarted) are reported together, and Redis keeps the failed message at its lane's head until its
  * retry (the lane is suspended; the slot's other lanes go on) or moves it to dead. What a lane's run handled is
  * reported with the slot's next step that takes, or at once by the run's own thread when it is urgent
- * ({@link OrderlySlot#reportUrgent}: a failure, a batch of acks, the slot quiet) and no other thread steps the slot
- * (else by the next thread that finds it urgent).</li>
+ * ({@link OrderlySlot#reportUrgent}: a failure, a batch of acks, the slot quiet, or its oldest ack has waited
+ * {@link OrderlySlot#REPORT_WAIT_MILLIS}) and no other thread steps the slot (else by the next thread that finds it
+ * urgent, before any other work).</li>
  * <li value="4">A step whose outcome is unknown (its wait on Redis timed out or failed, {@link SlotStepSender}) is sent
  * again, with the same report, after {@link #ERROR_PAUSE_MILLIS}, and hands out every held message again (a resync:
  * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>
@@ -139,6 +140,7 @@ final class OrderlyStepper {
         List<Delivery> acked = new ArrayList<>(deliveries.size());
         List<HandleScope> scopes = instrumented ? new ArrayList<>(deliveries.size()) : List.of();
         StepReport.Failure failure = null;
+        long firstAckAt = 0;
         long epoch = s.epoch;
         int next = 0;
         boolean ended = false;
@@ -151,6 +153,7 @@ final class OrderlyStepper {
                 Delivery delivery = deliveries.get(next);
                 HandleScope scope = HandleScope.NONE;
                 Outcome outcome;
+                long startedAt = System.currentTimeMillis();
                 try {
                     // right before the handler (conversion included), on its thread
                     if (instrumented) {
@@ -173,9 +176,25 @@ final class OrderlyStepper {
                     next++;
                     break; // the rest of its lane waits behind it (invariant 2)
                 }
+                long ackedAt = System.currentTimeMillis();
+                if (acked.isEmpty()) {
+                    firstAckAt = ackedAt;
+                }
                 acked.add(delivery);
                 if (instrumented) {
                     scopes.add(scope);
+                }
+                if (next + 1 < deliveries.size() && (ackedAt - firstAckAt >= OrderlySlot.REPORT_WAIT_MILLIS
+                        || ackedAt - startedAt >= OrderlySlot.REPORT_WAIT_MILLIS)) {
+                    // a long run does not keep its acks to its end (what a freeze would leave unreported); after a
+                    // handler that took the wait's length they are due at once: not one more handler's time
+                    boolean stepNow = slots.reportMidRun(s, acked, scopes,
+                            Math.min(firstAckAt, ackedAt - OrderlySlot.REPORT_WAIT_MILLIS), batch);
+                    acked = new ArrayList<>(deliveries.size() - next);
+                    scopes = instrumented ? new ArrayList<>(deliveries.size() - next) : List.of();
+                    if (stepNow) {
+                        step(s, generation);
+                    }
                 }
             }
             ended = true;

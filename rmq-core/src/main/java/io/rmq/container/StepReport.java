@@ -26,6 +26,15 @@ final class StepReport {
     final List<Delivery> returned = new ArrayList<>();
     /** Set on a drained copy: the slot's common lane held something then (its step takes nothing new). */
     boolean serial;
+    /** Local ms when the oldest entry not sent yet joined the report; {@link Long#MAX_VALUE} while it is empty. */
+    long since = Long.MAX_VALUE;
+
+    /** Notes that entries joined the report, the oldest of them at {@code at} (the report's oldest time is kept). */
+    void added(long at) {
+        if (!isEmpty()) {
+            since = Math.min(since, at);
+        }
+    }
 
     boolean isEmpty() {
         return acked.isEmpty() && failures.isEmpty() && returned.isEmpty();
@@ -38,6 +47,8 @@ final class StepReport {
         out.ackedScopes.addAll(ackedScopes);
         out.failures.addAll(failures);
         out.returned.addAll(returned);
+        out.since = since;
+        since = Long.MAX_VALUE;
         acked.clear();
         ackedScopes.clear();
         failures.clear();
@@ -51,5 +62,6 @@ final class StepReport {
         ackedScopes.addAll(0, unsent.ackedScopes);
         failures.addAll(0, unsent.failures);
         returned.addAll(0, unsent.returned);
+        since = Math.min(since, unsent.since);
     }
 }

@@ -120,6 +120,52 @@ class OrderlyGroupsTest extends OrderlyTestSupport {
     }
 
     /**
+     * A group's run over many messages settles what it handled as it goes, not only at its end: while the handler of
+     * its seventh message blocks, the six before it are acknowledged in Redis (what a freeze or a kill at that moment
+     * would have handled again, issue 43).
+     */
+    @Test
+    void aLongRunOfOneGroupIsAcknowledgedInRedisAsItGoes() throws Exception {
+        String topic = "long-run";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
+        rmq.declareConsumeMode(topic, ConsumeMode.ORDERLY);
+        java.util.concurrent.CountDownLatch blocked = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<String> handled = new CopyOnWriteArrayList<>();
+        ListenerContainer container = newEngine().container(topic, ORDERED, String.class, (String body,
+                Delivery d) -> {
+            if (body.equals("a:6")) {
+                blocked.countDown();
+                release.await();
+            }
+            else {
+                Thread.sleep(20); // longer than an ack waits for company: each is due as its handler returns
+            }
+            handled.add(body);
+        }, ContainerOptions.of("o-long-run", 4).withMode(ConsumeMode.ORDERLY)
+                .withOwnershipTimeout(Duration.ofSeconds(3)));
+        containers.add(container);
+        Instant base = Instant.now().minusSeconds(60);
+        for (int i = 0; i < 8; i++) { // one batch (ORDERED: 8), one group: one run of 8 messages
+            rmq.producer().send(OutgoingMessage.fixedTime(topic, "a:" + i, base.plusMillis(i)).withGroup("A"));
+        }
+        container.start();
+        try {
+            assertThat(blocked.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the seventh handler started")
+                    .isTrue();
+            assertThat(handled).containsExactly("a:0", "a:1", "a:2", "a:3", "a:4", "a:5");
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rmq.admin().stats(topic)
+                    .pending()).as("waiting or in flight while a:6's handler blocks: a:6 and a:7").isEqualTo(2));
+        }
+        finally {
+            release.countDown();
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(rmq.admin().stats(topic).pending())
+                .as("waiting or in flight").isZero());
+        assertThat(handled).hasSize(8);
+    }
+
+    /**
      * Messages stored without a group (here: sent before the sender knew the topic is ORDERLY) are the slot's common
      * lane, each ordered with every other message of the slot: a group's message sent before one of them ends before
      * it starts, and nothing sent after it starts before it ends — so a group whose first messages went without the
