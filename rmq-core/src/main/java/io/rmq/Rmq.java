@@ -300,6 +300,7 @@ public final class Rmq implements AutoCloseable {
             gateway.loadScripts();
             rmq = new Rmq(client, gateway, options);
             rmq.redis.checkPermissions();
+            io.rmq.redis.internal.RedisFull.warnIfEvicting(gateway);
             rmq.topicsInRedis = true;
             return rmq;
         }
@@ -385,6 +386,7 @@ public final class Rmq implements AutoCloseable {
         catch (RuntimeException ex) {
             log.error("RMQ reached Redis, but: {}", ex.getMessage());
         }
+        io.rmq.redis.internal.RedisFull.warnIfEvicting(gateway);
         int registered = registerTopics();
         if (registered >= 0) {
             log.info("RMQ reached Redis after {} attempt(s) in {} ms and registered {} topic(s) defined meanwhile",

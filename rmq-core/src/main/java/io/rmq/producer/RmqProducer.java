@@ -18,6 +18,8 @@ import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
+import io.rmq.core.RmqRedisFullException;
+import io.rmq.redis.internal.RedisFull;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.SlotBatcher;
@@ -98,7 +100,7 @@ public final class RmqProducer {
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
         if (!instrumented) {
             Encoded encoded = encode(message, codec.encode(message.body()), null);
-            return singles.submit(encoded.slot, encoded)
+            return full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic())
                     .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
         }
         // on the caller's thread, before encoding: an observation opened here sees the sender's trace context
@@ -112,7 +114,8 @@ public final class RmqProducer {
             scope.finished(0, 0, ex);
             throw ex;
         }
-        return singles.submit(encoded.slot, encoded).whenComplete((added, error) -> {
+        CompletableFuture<Long> sent = full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic());
+        return sent.whenComplete((added, error) -> {
             if (error != null) {
                 scope.finished(0, 0, RedisGateway.unwrap(error));
             }
@@ -137,12 +140,16 @@ public final class RmqProducer {
         // one scope per topic of the batch, opened on the caller's thread before anything is encoded
         Map<String, TopicSend> sends = instrumented ? startBatch(messages) : null;
         Map<SlotKeys, List<Encoded>> bySlot = new LinkedHashMap<>();
+        // each message's position in the batch, beside bySlot: a batch refused part-way by a full Redis names them
+        Map<SlotKeys, List<Integer>> positions = new LinkedHashMap<>();
         try (BodyCodec.Encoder encoder = codec.encoder()) {
+            int position = 0;
             for (OutgoingMessage message : messages) {
                 // the trace context of the message's topic's send scope (propagation on) travels as headers
                 Encoded encoded = encode(message, encoder.encode(message.body()),
                         sends == null ? null : sends.get(message.topic()).context);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
+                positions.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(position++);
             }
         }
         catch (RuntimeException ex) {
@@ -152,6 +159,9 @@ public final class RmqProducer {
             throw ex;
         }
         List<CompletableFuture<Long>> writes = new ArrayList<>();
+        // per write (a chunk of one slot, stored all or nothing): its slot and its messages' positions
+        List<SlotKeys> writeSlots = new ArrayList<>();
+        List<List<Integer>> writePositions = new ArrayList<>();
         try {
             // without envelopes (ids, headers), or with bodies' trace contexts alone (trace records), every slot's
             // chunks go out as native commands written together; with them, a send.lua call per chunk
@@ -161,6 +171,8 @@ public final class RmqProducer {
             bySlot.forEach((slot, group) -> {
                 for (int from = 0; from < group.size(); from += CHUNK) {
                     List<Encoded> chunk = group.subList(from, Math.min(group.size(), from + CHUNK));
+                    writeSlots.add(slot);
+                    writePositions.add(positions.get(slot).subList(from, Math.min(group.size(), from + CHUNK)));
                     List<byte[]> contexts = contexts(chunk);
                     List<byte[]> traceRecords = contexts == null ? null : traceRecords(chunk);
                     if (contexts == null || traceRecords != null) {
@@ -192,13 +204,68 @@ public final class RmqProducer {
         if (sends != null) {
             sends.values().forEach(TopicSend::finishWhenWritten);
         }
-        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            long added = 0;
-            for (CompletableFuture<Long> write : writes) {
-                added += write.join();
+        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).handle((v, error) -> error)
+                .thenCompose(error -> {
+                    if (error == null) {
+                        long added = 0;
+                        for (CompletableFuture<Long> write : writes) {
+                            added += write.join();
+                        }
+                        return CompletableFuture.completedFuture(new BatchResult(messages.size(), added));
+                    }
+                    return batchFull(RedisGateway.unwrap(error), messages.size(), writes, writeSlots,
+                            writePositions);
+                });
+    }
+
+    /**
+     * A batch refused by a full Redis (in one of its writes at least) fails with {@link RmqRedisFullException} naming
+     * the positions of the messages that the writes which succeeded stored; writes that failed stored nothing of their
+     * chunk (a chunk is one ZADD or one send.lua call, refused at its first write). Other failures as they are.
+     */
+    private CompletableFuture<BatchResult> batchFull(Throwable failure, int size, List<CompletableFuture<Long>> writes,
+            List<SlotKeys> writeSlots, List<List<Integer>> writePositions) {
+        List<Integer> stored = new ArrayList<>();
+        SlotKeys refused = null;
+        for (int i = 0; i < writes.size(); i++) {
+            CompletableFuture<Long> write = writes.get(i);
+            if (!write.isCompletedExceptionally()) {
+                stored.addAll(writePositions.get(i));
             }
-            return new BatchResult(messages.size(), added);
-        });
+            else if (refused == null && RedisFull.isOom(write.handle((r, e) -> e).join())) {
+                refused = writeSlots.get(i);
+            }
+        }
+        if (refused == null) {
+            return CompletableFuture.failedFuture(failure);
+        }
+        java.util.Collections.sort(stored);
+        String notStored = stored.isEmpty() ? "none of its " + size + " messages was stored"
+                : stored.size() + " of its " + size + " messages were stored (positions " + ranges(stored)
+                        + ": see storedIndexes()), the other " + (size - stored.size()) + " were NOT stored";
+        return RedisFull.explain(redis.gateway(), failure, refused.store(), "a batch of " + size + " messages",
+                notStored, stored).thenCompose(CompletableFuture::failedFuture);
+    }
+
+    /** "0-999, 2000-2010": sorted positions as ranges. */
+    private static String ranges(List<Integer> sorted) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < sorted.size(); i++) {
+            int from = sorted.get(i);
+            while (i + 1 < sorted.size() && sorted.get(i + 1) == sorted.get(i) + 1) {
+                i++;
+            }
+            out.append(out.length() == 0 ? "" : ", ").append(from)
+                    .append(from == sorted.get(i) ? "" : "-" + sorted.get(i));
+        }
+        return out.toString();
+    }
+
+    /** A single send's call, failing with {@link RmqRedisFullException} when Redis refused it over maxmemory. */
+    private <T> CompletableFuture<T> full(CompletableFuture<T> send, SlotKeys slot, String topic) {
+        return send.exceptionallyCompose(error -> RedisFull.explain(redis.gateway(), error, slot.store(),
+                "sending to topic '" + topic + "'", "the message was NOT stored", List.of())
+                .thenCompose(CompletableFuture::failedFuture));
     }
 
     private Map<String, TopicSend> startBatch(Collection<OutgoingMessage> messages) {

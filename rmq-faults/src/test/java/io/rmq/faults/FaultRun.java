@@ -238,6 +238,48 @@ final class FaultRun implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends batches of {@code perBatch} bodies ({@code m-<i>}, due now) until Redis refuses one as full: every message
+     * before that batch is accepted, and of the refused batch those its exception says were stored. Returns that
+     * exception (an AssertionError when {@code max} messages went in without one).
+     */
+    io.rmq.core.RmqRedisFullException fillUntilFull(int perBatch, int max) {
+        for (int from = 0; from < max; from += perBatch) {
+            List<String> bodies = new ArrayList<>(perBatch);
+            for (int i = from; i < from + perBatch; i++) {
+                bodies.add("m-" + i);
+            }
+            try {
+                sendNow(bodies);
+            }
+            catch (io.rmq.core.RmqRedisFullException full) {
+                full.storedIndexes().forEach(index -> accepted.add(bodies.get(index)));
+                return full;
+            }
+        }
+        throw new AssertionError(name + ": " + max + " messages went in without Redis refusing one");
+    }
+
+    /** One synchronous send of {@code body}, due now; true when accepted, false when Redis refused it as full. */
+    boolean trySend(String body) {
+        try {
+            sender.producer().sendRangeMerge(topic, body, Duration.ofMillis(1));
+            accepted.add(body);
+            return true;
+        }
+        catch (io.rmq.core.RmqRedisFullException full) {
+            return false;
+        }
+    }
+
+    /** The cluster slot (0..16383) of a body of the run's topic: the slot of its topic slot's keys. */
+    int clusterSlotOf(String body) {
+        int topicSlot = io.rmq.core.internal.SlotRouter.slot(body.getBytes(StandardCharsets.UTF_8), null, slots);
+        byte[] key = io.rmq.internal.RmqInternals.redis(sender).keys().slots(sender.topics().get(topic))[topicSlot]
+                .store();
+        return io.lettuce.core.cluster.SlotHash.getSlot(key);
+    }
+
     /** Sends these bodies at once, due now (one batch, on the calling thread); they count as accepted. */
     void sendNow(List<String> bodies) {
         sender.producer().sendBatch(bodies.stream()

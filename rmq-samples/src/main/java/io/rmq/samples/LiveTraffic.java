@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.rmq.core.RmqRedisFullException;
 import io.rmq.samples.merchant.MerchantDirectory;
 import io.rmq.samples.merchant.MerchantTask;
 import io.rmq.samples.order.CloseOrder;
@@ -79,6 +80,14 @@ public class LiveTraffic implements DisposableBean {
         return () -> {
             try {
                 task.run();
+            }
+            catch (RmqRedisFullException ex) {
+                // Redis is over maxmemory: this send stored nothing, while the listeners keep draining it
+                log.warn("live traffic: Redis {} is full ({} of maxmemory {}, maxmemory-policy {}), so this send was"
+                        + " NOT stored. What to do: keep the listeners running (they drain Redis, and sends succeed"
+                        + " again once there is room), send again later or shed load meanwhile, and if it stays full"
+                        + " raise maxmemory or look for what fills it (dead messages: the dashboard's dead queue)",
+                        ex.node(), ex.usedMemory(), ex.maxMemory(), ex.policy());
             }
             catch (RuntimeException ex) {
                 // e.g. Redis went away while the sample keeps running: say so, keep going

@@ -18,7 +18,8 @@ public interface RmqSendFailureHandler {
      * @param message the message as it was to be written: its body is the serialized body ({@code byte[]}), so sending
      *                it again writes the same message
      * @param error   why the write failed; for a batch, every message of it is reported with the batch's error (some
-     *                of its slots may have been written)
+     *                of its slots may have been written), except when Redis was full
+     *                ({@link io.rmq.core.RmqRedisFullException}): then only the messages that were not stored
      */
     void sendFailed(OutgoingMessage message, Throwable error);
 

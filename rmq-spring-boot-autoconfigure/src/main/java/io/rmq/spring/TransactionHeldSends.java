@@ -104,7 +104,14 @@ final class TransactionHeldSends {
                 }
                 Throwable cause = error instanceof CompletionException && error.getCause() != null
                         ? error.getCause() : error;
-                for (OutgoingMessage message : messages) {
+                // a batch refused part-way by a full Redis: the messages its other writes stored are not failures
+                java.util.Set<Integer> stored = cause instanceof io.rmq.core.RmqRedisFullException full
+                        ? java.util.Set.copyOf(full.storedIndexes()) : java.util.Set.of();
+                for (int i = 0; i < messages.size(); i++) {
+                    OutgoingMessage message = messages.get(i);
+                    if (stored.contains(i)) {
+                        continue;
+                    }
                     try {
                         failureHandler.sendFailed(message, cause);
                     }

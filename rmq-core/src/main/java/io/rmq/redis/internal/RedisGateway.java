@@ -551,6 +551,33 @@ public final class RedisGateway implements AutoCloseable {
     }
 
 
+    /**
+     * {@code INFO memory} of the node that serves {@code key} (standalone: the server; a cluster: the master of the
+     * key's slot in the client's view), parsed, with its name under {@code "node"} ("standalone" or host:port). INFO,
+     * not CONFIG: managed Redis services often disable CONFIG. Fails after {@link #CALL_TIMEOUT_MILLIS}.
+     */
+    public CompletableFuture<java.util.Map<String, String>> memoryOf(byte[] key) {
+        StatefulConnection<byte[], byte[]> current = connection;
+        RedisClusterNode node = masterServing(key);
+        String name;
+        CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> reach;
+        if (node != null && current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection) {
+            name = node.getUri().getHost() + ":" + node.getUri().getPort();
+            reach = clusterConnection.getConnectionAsync(node.getNodeId())
+                    .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
+        }
+        else {
+            name = "standalone";
+            reach = CompletableFuture.completedFuture(commands);
+        }
+        return reach.thenCompose(c -> c.info("memory").toCompletableFuture())
+                .orTimeout(CALL_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).thenApply(text -> {
+                    java.util.Map<String, String> info = RmqRedisServer.parseInfo(text);
+                    info.put("node", name);
+                    return info;
+                });
+    }
+
     // ---------------------------------------------------------------- following a failover
 
     /**

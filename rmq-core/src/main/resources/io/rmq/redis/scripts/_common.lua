@@ -10,6 +10,17 @@ local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, 
     K_MSG, K_TRACE, K_ERRORS, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7],
     KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
 
+-- Redis refuses a script's deny-oom writes (ZADD, HSET, SET, SADD, ...) over maxmemory only until the script has
+-- written once: on 6.2 and 7 alike a script whose first write is not deny-oom (ZREM, HDEL, DEL) may go on writing
+-- (Redis 7's `#!lua flags=allow-oom` does not exist on 6.2). A script that does not grow memory (it moves, settles or
+-- removes messages, or rewrites small bounded state) calls this as its first statement: a ZREM of a member no slot
+-- ZSET can hold (0xFF alone: an id is never empty) from its own prepare key (in the slot's hash tag), so it runs while
+-- Redis is full and consumers drain it. Sends never call it: their first write is a ZADD or HSET, which a full Redis
+-- refuses before anything is stored.
+local function write_when_full()
+    redis.call('ZREM', K_PREPARE, '\255')
+end
+
 -- "Now" always comes from Redis's clock, never from a client host.
 local function now_ms()
     local t = redis.call('TIME')

@@ -6,6 +6,7 @@
 -- announce_waiting and forget_skipped); it keeps the envelope stored for the member (see forget_envelopes in
 -- _common.lua).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the trace-record
@@ -17,6 +18,7 @@
 -- Returns: a string with one digit per member, in argument order: 1 (acked) or 0 (fenced: lease no longer held)
 --          (one reply element instead of one per member: cheaper to build here and to read in the client)
 --#include _common.lua
+write_when_full()
 
 local is_priority = string.sub(ARGV[1], 1, 1) == '1'
 local trace_count = tonumber(string.sub(ARGV[1], 2)) or 0

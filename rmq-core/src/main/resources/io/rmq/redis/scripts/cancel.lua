@@ -4,12 +4,14 @@
 -- release at shutdown, hand-over of an ordered slot) it is dropped instead of being handed out again (see
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }
 --#include _common.lua
+write_when_full()
 
 local is_priority = ARGV[1] == '1'
 local m = ARGV[2]

@@ -2,6 +2,7 @@
 -- time-ordered topics due now, PRIORITY topics with the priority they had. A duplicate already waiting in store
 -- merges (time-ordered: the earlier time wins; PRIORITY: the waiting one keeps its priority).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -9,6 +10,7 @@
 -- ARGV[3..]: the members to requeue (those not in dead are ignored)
 -- Returns: the number requeued
 --#include _common.lua
+write_when_full()
 
 local is_priority = ARGV[1] == '1'
 local members = {}

@@ -2,12 +2,14 @@
 -- holds: those get one new lease token (see issue_lease in _common.lua: now + lease, raised above every token the
 -- slot issued before), which becomes their prepare score. The new token fences the old one.
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: lease in ms
 -- ARGV[2..]: member1, token1, member2, token2, ...   (tokens in 1/1024 ms, as pop.lua and this script reply them)
 -- Returns: array per member: the new token (1/1024 ms), or 0 when fenced (lease no longer held)
 --#include _common.lua
+write_when_full()
 
 local now = now_ms()
 local token, token_arg = nil, nil

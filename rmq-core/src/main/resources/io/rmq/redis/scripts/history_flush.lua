@@ -7,10 +7,12 @@
 --   trim       the minute of the last trim: the fields are scanned for old ones at most once a minute per topic
 -- so a hash holds at most 61 + 25 + 1 small fields (a listpack), and expires 25 hours after its last flush.
 --
+-- Runs while Redis is over maxmemory (at most 87 small fields per topic: the counts of a drain are kept too).
 -- KEYS[1..n]: <prefix>:{rmq-history}:<topic>, one per topic with counts
 -- ARGV[1]: the time to file the counts under, in ms; '' (always, but in tests of the trim) for Redis's TIME
 -- ARGV[2 + 5(i-1) .. 6 + 5(i-1)]: sent, handled, failed, dead, trimmed for KEYS[i]
 -- Returns: the time used (ms)
+redis.call('HDEL', KEYS[1], '\255') -- first write: runs over maxmemory (see write_when_full in _common.lua)
 
 local now = tonumber(ARGV[1])
 if ARGV[1] == '' then

@@ -2,6 +2,7 @@
 -- the token still matches, and follows its action (see fail() in _common.lua): retried after its backoff or, past max
 -- retries, moved to dead with the reason; dead at once; dropped; or retried after a given delay.
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -13,6 +14,7 @@
 -- Returns: array per member: 0 fenced (lease no longer held), 1 retry scheduled, 2 dead, 3 dropped (by its action, or
 --          because it was cancelled while in flight); then how many dead members the retention trimmed
 --#include _common.lua
+write_when_full()
 
 local is_priority = ARGV[1] == '1'
 local max_retries = max_retries_of(ARGV[2])

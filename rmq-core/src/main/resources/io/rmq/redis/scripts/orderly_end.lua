@@ -3,6 +3,7 @@
 -- are dropped, and the owner key is deleted. Refused while an owner still holds the slot: a timed holder until its
 -- `until`, a leased one while it is in the live list given (or claimed with a list not older; see own.lua).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -10,6 +11,7 @@
 -- Returns: how many messages went back to store, or -1 when an owner still holds the slot
 --#include _common.lua
 --#include _orderly.lua
+write_when_full()
 
 local now = now_ms()
 local owner = redis.call('HMGET', K_OWNER, 'id', 'until', 'listed')

@@ -15,6 +15,7 @@
 --      those behind a body already in prepare (a duplicate waits until that one is settled, and its lane with it).
 --      Messages of a lane the owner is still handling are handed out: the owner queues them behind.
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
@@ -36,6 +37,7 @@
 --   envelopeN: the envelope stored for the member (or its legacy trace context), '' when none
 --#include _common.lua
 --#include _orderly.lua
+write_when_full()
 
 local now = now_ms()
 if orderly_fenced(tonumber(ARGV[1]), now) then

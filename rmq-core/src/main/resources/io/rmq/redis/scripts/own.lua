@@ -19,6 +19,7 @@
 -- attempt of each message that holder may have been handling (the first held one of each lane, unless it was waiting
 -- for its retry): a message that kills its consumer every time ends in dead instead of stopping its lane for ever.
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: 'claim' or 'release'
@@ -37,6 +38,7 @@
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
 --#include _common.lua
 --#include _orderly.lua
+write_when_full()
 
 local now = now_ms()
 local owner = redis.call('HMGET', K_OWNER, 'id', 'epoch', 'until', 'decided', 'listed')

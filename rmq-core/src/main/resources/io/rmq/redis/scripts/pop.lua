@@ -9,6 +9,7 @@
 -- noted in the skipped SET, so that the end of the delivery in flight announces the duplicate (see forget_skipped in
 -- _common.lua).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -34,6 +35,7 @@
 --   deadline (its expiry must be swept).
 --   attemptN: 1 for the first delivery, previous failures + 1 otherwise.
 --#include _common.lua
+write_when_full()
 
 if redis.call('EXISTS', K_OWNER) == 1 then
     return redis.error_reply('RMQ_ORDERLY slot ' .. K_STORE .. ' is consumed by ORDERLY listeners (it has an'

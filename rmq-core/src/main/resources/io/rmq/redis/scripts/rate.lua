@@ -1,10 +1,12 @@
 -- Cluster-wide rate limit of one topic: a token bucket in Redis shared by every consumer of the topic. A consumer
 -- asks for permits before it takes messages, and gives back the permits it did not use (it found fewer messages).
 --
+-- Runs while Redis is over maxmemory (two bounded fields; rate-limited consumers must drain a full Redis too).
 -- KEYS[1]: <prefix>:{<topic>}:rate   HASH tokens, at (Redis ms of the last refill)
 -- ARGV[1]: permits per second; ARGV[2]: burst (most permits the bucket holds); ARGV[3]: permits wanted
 -- ARGV[4]: permits given back
 -- Returns: { permits granted, ms until a permit is free (0 when some were granted or none were wanted) }
+redis.call('HDEL', KEYS[1], '\255') -- first write: runs over maxmemory (see write_when_full in _common.lua)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local rate, burst, wanted = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

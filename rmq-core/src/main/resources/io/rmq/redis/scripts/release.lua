@@ -3,6 +3,7 @@
 -- Each goes back with the score it was popped with; a duplicate waiting meanwhile merges (time-ordered: the
 -- earlier time wins; PRIORITY: the waiting, newer one keeps its priority).
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -10,6 +11,7 @@
 --           reply it; score: the store score it was popped with)
 -- Returns: the number of deliveries returned to store (a delivery cancelled while in flight is dropped instead)
 --#include _common.lua
+write_when_full()
 
 local is_priority = ARGV[1] == '1'
 local now = now_ms()

@@ -4,6 +4,7 @@
 -- keeps its retry time and comes back with the new priority. A delivery in flight or a dead message is not changed.
 -- Wakes sleeping consumers when the message became its slot's first.
 --
+-- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
@@ -12,6 +13,7 @@
 -- Returns: 1 rescheduled (waiting), 2 rescheduled (backing off: PRIORITY, the new priority applies when it returns),
 --          3 in flight (unchanged), 4 dead (unchanged), 0 not found
 --#include _common.lua
+write_when_full()
 
 local is_priority = ARGV[1] == '1'
 local m, score = ARGV[2], ARGV[3]

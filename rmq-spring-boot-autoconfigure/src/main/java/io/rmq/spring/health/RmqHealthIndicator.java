@@ -15,6 +15,7 @@ import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.internal.RmqInternals;
+import io.rmq.redis.internal.RedisFull;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.redis.internal.RedisGateway.NodeCheck;
@@ -29,9 +30,10 @@ import org.jspecify.annotations.Nullable;
  * RMQ's health ({@code /actuator/health/rmq}).
  * <p>
  * <b>DOWN</b> when Redis does not answer a PING through RMQ's own connection within the timeout (on a cluster, any
- * master), when RMQ's Lua scripts are missing and cannot be loaded again, when the queue figures cannot be read, when
- * the wake-up subscription is down while listeners need it, when a listener that starts with the application is
- * stopped while the application runs (to take one out of service on purpose, pause it: a paused listener is reported
+ * master), when a Redis node is full (over {@code maxmemory}: sends fail with {@code RmqRedisFullException} while
+ * consumers drain it), when RMQ's Lua scripts are missing and cannot be loaded again, when the queue figures cannot be
+ * read, when the wake-up subscription is down while listeners need it, when a listener that starts with the application
+ * is stopped while the application runs (to take one out of service on purpose, pause it: a paused listener is reported
  * {@code PAUSED} and does not change the status), or when a listener's watchdog had to repair it since the previous
  * check (a stall: reported once, on the check that sees it).
  * <p>
@@ -39,10 +41,11 @@ import org.jspecify.annotations.Nullable;
  * messages than {@code rmq.health.dead-threshold}, or a RANGE_MERGE / FIXED_TIME topic's oldest due message has waited
  * longer than {@code rmq.health.oldest-due-threshold}; the details list which ({@code thresholdsExceeded}).
  * <p>
- * Otherwise <b>UP</b>. Details: {@code redis} (per node: reachable, latency, scripts), {@code wakeUpSubscription},
- * {@code listeners} (per id: topic, mode, status, concurrency, ORDERLY owned / suspended slots, stalls repaired) and
- * {@code topics} (waiting, inFlight, retrying, dead, oldestDue). Cost per computed result: one PING and one SCRIPT
- * EXISTS per master, and one stats round per topic ({@code slotAmount} script calls, pipelined); a result younger than
+ * Otherwise <b>UP</b>. Details: {@code redis} (per node: reachable, latency, scripts; per master: {@code memory} "used
+ * of maxmemory", {@code maxmemoryPolicy}, {@code full}), {@code wakeUpSubscription}, {@code listeners} (per id: topic,
+ * mode, status, concurrency, ORDERLY owned / suspended slots, stalls repaired) and {@code topics} (waiting, inFlight,
+ * retrying, dead, oldestDue). Cost per computed result: one PING and one SCRIPT EXISTS and one INFO memory per master,
+ * and one stats round per topic ({@code slotAmount} script calls, pipelined); a result younger than
  * {@code rmq.health.cache-time-to-live} is reused.
  */
 public class RmqHealthIndicator implements HealthIndicator {
@@ -119,6 +122,22 @@ public class RmqHealthIndicator implements HealthIndicator {
                 reachable = false;
             }
             redis.put(node.node(), n);
+        }
+        // a full Redis (over maxmemory): sends fail with RmqRedisFullException while consumers drain it
+        if (reachable) {
+            for (RedisFull.Memory memory : RedisFull.masters(RmqInternals.redis(rmq).gateway(), timeoutMillis)) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> n = (Map<String, Object>) redis.computeIfAbsent(memory.node(),
+                        name -> new LinkedHashMap<String, Object>());
+                n.put("memory", memory.human());
+                n.put("maxmemoryPolicy", memory.policy());
+                n.put("full", memory.full());
+                if (memory.full()) {
+                    down.add("Redis " + memory.node() + " is full (" + memory.human() + ", maxmemory-policy "
+                            + memory.policy() + "): sends fail with RmqRedisFullException until consumers have"
+                            + " drained it or maxmemory is raised");
+                }
+            }
         }
         details.put("redis", redis);
 

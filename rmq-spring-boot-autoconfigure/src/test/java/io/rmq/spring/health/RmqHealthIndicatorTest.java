@@ -39,6 +39,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -247,6 +248,73 @@ class RmqHealthIndicatorTest {
         finally {
             redis.close();
         }
+    }
+
+    // ------------------------------------------------------------------ a full Redis
+
+    @Test
+    void downWhenRedisIsFullWithItsMemoryAndPolicyInTheDetailsAndSendsSayWhy() {
+        runner().run(context -> {
+            HealthIndicator indicator = context.getBean("rmqHealthIndicator", HealthIndicator.class);
+            Health up = indicator.health();
+            assertThat(up.getStatus()).as("%s", up).isEqualTo(Status.UP);
+            assertThat(detail(up, "redis")).allSatisfy((node, check) -> assertThat((Map<String, Object>) check)
+                    .containsEntry("full", false).containsKeys("memory", "maxmemoryPolicy"));
+            Map<String, String[]> saved = setMaxmemoryOnEveryMaster("1", null);
+            try {
+                assertThatThrownBy(() -> context.getBean(RmqTemplate.class).sendFixedTime("h-orders", "x",
+                        Instant.now())).isInstanceOf(io.rmq.core.RmqRedisFullException.class)
+                        .hasMessageContaining("the message was NOT stored");
+                Health full = indicator.health();
+                assertThat(full.getStatus()).as("%s", full).isEqualTo(Status.DOWN);
+                assertThat(detail(full, "redis")).hasSize(topology == RedisTopology.CLUSTER ? 3 : 1)
+                        .allSatisfy((node, check) -> assertThat((Map<String, Object>) check)
+                                .containsEntry("full", true).containsEntry("maxmemoryPolicy", "noeviction")
+                                .hasEntrySatisfying("memory", memory -> assertThat((String) memory)
+                                        .endsWith(" of 1B")));
+                assertThat((List<String>) full.getDetails().get("problems")).isNotEmpty().allMatch(problem -> problem
+                        .contains("is full (") && problem.contains("sends fail with RmqRedisFullException"));
+            }
+            finally {
+                setMaxmemoryOnEveryMaster(null, saved);
+            }
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+        });
+    }
+
+    /** Sets maxmemory (policy noeviction) on every master, or restores {@code saved}; returns the values before. */
+    private Map<String, String[]> setMaxmemoryOnEveryMaster(String maxmemory, Map<String, String[]> saved) {
+        Map<String, String[]> before = new java.util.HashMap<>();
+        io.lettuce.core.AbstractRedisClient client = topology.newClient();
+        try {
+            List<io.lettuce.core.api.sync.RedisServerCommands<String, String>> masters = new java.util.ArrayList<>();
+            List<String> names = new java.util.ArrayList<>();
+            if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+                var connection = cluster.connect();
+                for (var node : cluster.getPartitions()) {
+                    if (node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM)) {
+                        masters.add(connection.getConnection(node.getNodeId()).sync());
+                        names.add(node.getNodeId());
+                    }
+                }
+            }
+            else {
+                masters.add(((io.lettuce.core.RedisClient) client).connect().sync());
+                names.add("standalone");
+            }
+            for (int i = 0; i < masters.size(); i++) {
+                var commands = masters.get(i);
+                before.put(names.get(i), new String[] {commands.configGet("maxmemory").get("maxmemory"),
+                        commands.configGet("maxmemory-policy").get("maxmemory-policy")});
+                String[] restore = saved == null ? new String[] {maxmemory, "noeviction"} : saved.get(names.get(i));
+                commands.configSet("maxmemory-policy", restore[1]);
+                commands.configSet("maxmemory", restore[0]);
+            }
+        }
+        finally {
+            client.shutdown();
+        }
+        return before;
     }
 
     // ------------------------------------------------------------------ when the indicator appears

@@ -136,4 +136,42 @@ class SendFailureAfterCommitTest {
                     });
         }
     }
+    @Test
+    void aHeldSendThatAFullRedisRefusesAfterTheCommitIsReportedAsRedisFull() throws Exception {
+        int port = LateRedisServer.freePort();
+        try (LateRedisServer redis = LateRedisServer.startOn(port);
+                LogCapture log = LogCapture.of("io.rmq").expecting(LINE)) {
+            runner(port).run(context -> {
+                RmqTemplate template = context.getBean(RmqTemplate.class);
+                Transactions transactions = context.getBean(Transactions.class);
+                AtomicReference<CompletableFuture<SendResult>> single = new AtomicReference<>();
+                AtomicReference<CompletableFuture<io.rmq.producer.BatchResult>> batch = new AtomicReference<>();
+                io.lettuce.core.RedisClient admin = io.lettuce.core.RedisClient.create("redis://127.0.0.1:" + port);
+                try (var connection = admin.connect()) {
+                    transactions.required(() -> {
+                        transactions.insertOrder("order-full");
+                        single.set(template.sendAsync(OutgoingMessage.fixedTime("tx-parked", "one", tomorrow())));
+                        batch.set(template.sendBatchAsync(List.of(
+                                OutgoingMessage.fixedTime("tx-parked", "b1", tomorrow()).withId("full:1"),
+                                OutgoingMessage.fixedTime("tx-parked", "b2", tomorrow()).withId("full:2"))));
+                        connection.sync().configSet("maxmemory", "1"); // full before the commit writes them
+                    });
+                    assertThat(transactions.orderExists("order-full")).isTrue();
+                    assertThat(single.get()).failsWithin(30, TimeUnit.SECONDS).withThrowableThat().havingCause()
+                            .isInstanceOf(io.rmq.core.RmqRedisFullException.class)
+                            .withMessageContaining("the message was NOT stored");
+                    assertThat(batch.get()).failsWithin(30, TimeUnit.SECONDS).withThrowableThat().havingCause()
+                            .isInstanceOf(io.rmq.core.RmqRedisFullException.class)
+                            .withMessageContaining("none of its 2 messages was stored");
+                    connection.sync().configSet("maxmemory", "0");
+                    assertThat(template.stats("tx-parked").waiting()).isZero();
+                }
+                finally {
+                    admin.shutdown();
+                }
+                assertThat(log.messages()).hasSize(3).allMatch(line -> line.contains("RmqRedisFullException: Redis is"
+                        + " full"));
+            });
+        }
+    }
 }
