@@ -13,6 +13,11 @@ import java.util.List;
 import java.util.Map;
 
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.internal.HostAndPort;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.DnsResolvers;
+import io.lettuce.core.resource.MappingSocketAddressResolver;
 import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -36,7 +41,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * the handler returns (so before the ack). Written with plain {@code write} calls: the lines survive a kill -9 of
  * this process. It prints {@code READY} once consuming and stops gracefully on a {@code STOP} line on stdin.
  * <p>
- * Arguments ({@code --name value}): {@code redis} (host:port) or {@code cluster} (host:port,...), {@code prefix},
+ * Arguments ({@code --name value}): {@code redis} (host:port) or {@code cluster} (host:port,...) with optionally
+ * {@code via} (node=proxy,...: this JVM reaches those nodes through those addresses), {@code prefix},
  * {@code topic}, {@code slots}, {@code record} (file), {@code concurrency}, {@code lease-ms}, {@code batch},
  * {@code max-idle-ms}, {@code command-timeout-ms}, {@code handle-ms} (simulated work per message), {@code type}
  * (RANGE_MERGE), {@code mode} (CONCURRENT or ORDERLY), {@code ownership-ms} (ORDERLY), {@code zookeeper} (ORDERLY:
@@ -219,9 +225,29 @@ public final class ConsumerMain {
             for (String node : options.get("cluster").split(",")) {
                 seeds.add(uri(node));
             }
-            return RmqRedisClient.cluster(seeds, null, null, RedisClientSettings.DEFAULT);
+            return RmqRedisClient.cluster(seeds, null, via(options.get("via")), RedisClientSettings.DEFAULT);
         }
         return RmqRedisClient.standalone(uri(options.get("redis")), null, null, RedisClientSettings.DEFAULT);
+    }
+
+    /**
+     * With {@code via a:1=b:2,c:3=d:4}, client resources whose socket address resolver connects to {@code b:2}
+     * whenever the client means node {@code a:1} (Lettuce's {@link MappingSocketAddressResolver}): the cluster's
+     * topology and redirections still name the nodes themselves, only this JVM's connections go through the proxies.
+     * Null (RMQ's own resources) without the option. The resources live as long as the JVM.
+     */
+    private static ClientResources via(String via) {
+        if (via == null) {
+            return null;
+        }
+        Map<String, HostAndPort> mapping = new HashMap<>();
+        for (String pair : via.split(",")) {
+            String[] sides = pair.split("=");
+            mapping.put(sides[0], HostAndPort.parse(sides[1]));
+        }
+        return DefaultClientResources.builder().socketAddressResolver(MappingSocketAddressResolver.create(
+                DnsResolvers.UNRESOLVED, node -> mapping.getOrDefault(node.getHostText() + ":" + node.getPort(), node)))
+                .build();
     }
 
     private static RedisURI uri(String hostPort) {

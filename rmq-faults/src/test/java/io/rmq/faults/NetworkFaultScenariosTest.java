@@ -17,10 +17,12 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.SlotHash;
 import io.rmq.Rmq;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
+import io.rmq.test.PrivateCluster;
 import io.rmq.test.TcpProxy;
 import io.rmq.test.TcpProxy.Direction;
 import org.junit.jupiter.api.Test;
@@ -228,6 +230,107 @@ class NetworkFaultScenariosTest extends FaultSuite {
         }
     }
 
+    /**
+     * On a cluster of 3 masters, one of 3 consumers is cut from one master (blackholed both ways, the cluster itself
+     * and every other client still reach it) while it holds leases there and the sending goes on. The cut consumer
+     * reaches each master through a {@link TcpProxy} of its own, by a Lettuce socket address resolver that maps each
+     * node's address to its proxy ({@code via}): the topology and redirections keep naming the nodes, only its
+     * connections are diverted, so no {@code cluster-announce-*} is needed and the other clients connect directly. The
+     * cut master is one that does not hold the topic's membership key (so the cut consumer stays a member). Asserted:
+     * the slots on the other masters keep flowing (no pause longer than 2 s in handling them), the cut master's slots
+     * are handled by the other consumers within the membership and lease time, nothing is lost or left, and what is
+     * handled twice is at most what the cut consumer held.
+     */
+    @Test
+    void aConsumerCutFromOneMasterOfAClusterLeavesTheOtherMastersFlowingAndItsSlotsThereAreServedByTheOthers()
+            throws Exception {
+        long cutMillis = LONG ? 30_000 : 15_000;
+        int rate = 300;
+        int seconds = (int) (cutMillis / 1000) + 15;
+        try (PrivateCluster cluster = PrivateCluster.start(3, 0, Duration.ofSeconds(2))) {
+            List<TcpProxy> proxies = new ArrayList<>();
+            try (FaultRun run = new FaultRun("consumer cut from one master of 3", work, sender(cluster.seeds()))) {
+                List<String> via = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    TcpProxy proxy = new TcpProxy(RedisNode.HOST, cluster.masterPort(i));
+                    proxies.add(proxy);
+                    via.add(RedisNode.HOST + ":" + cluster.masterPort(i) + "=" + RedisNode.HOST + ":" + proxy.port());
+                }
+                String seeds = String.join(",", cluster.seeds().stream()
+                        .map(uri -> uri.getHost() + ":" + uri.getPort()).toList());
+                Map<String, String> cutOptions = new HashMap<>(CONSUMER);
+                cutOptions.put("cluster", seeds);
+                cutOptions.put("via", String.join(",", via));
+                Map<String, String> direct = new HashMap<>(CONSUMER);
+                direct.put("cluster", seeds);
+                ConsumerProcess cut = run.consumer("c0", cutOptions);
+                ConsumerProcess c1 = run.consumer("c1", direct);
+                ConsumerProcess c2 = run.consumer("c2", direct);
+                run.send(seconds * rate, rate);
+                awaitRecordGrowing(cut);
+                Thread.sleep(4000); // the shares settle
+                Set<Integer> share = slotsMostlyHandledBy(run, cut);
+                // of the two masters without the topic's membership key (so the cut consumer keeps beating and stays
+                // a member), the one serving most of the cut consumer's share: leases it holds there are cut off
+                int membersMaster = cluster.masterOf(SlotHash.getSlot(run.topic));
+                int cutMaster = -1;
+                Set<Integer> onCut = Set.of();
+                for (int master = 0; master < 3; master++) {
+                    Set<Integer> there = new HashSet<>();
+                    for (int slot = 0; slot < run.slots; slot++) {
+                        if (cluster.masterOf(SlotHash.getSlot(run.topic + ":" + slot)) == master) {
+                            there.add(slot);
+                        }
+                    }
+                    if (master != membersMaster && (cutMaster < 0 || overlap(there, share) > overlap(onCut, share))) {
+                        cutMaster = master;
+                        onCut = there;
+                    }
+                }
+                Set<Integer> cutSlots = onCut;
+                Set<Integer> itsCutSlots = new HashSet<>(onCut);
+                itsCutSlots.retainAll(share);
+                List<Long> accepted = proxies.stream().map(TcpProxy::accepted).toList();
+                long cutAt = System.currentTimeMillis();
+                proxies.get(cutMaster).blackhole(Direction.BOTH);
+                Thread.sleep(cutMillis);
+                long healAt = System.currentTimeMillis();
+                proxies.get(cutMaster).heal();
+                FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(60));
+                Predicate<String> onCutMaster = id -> cutSlots.contains(slot(run, id));
+                long pauseElsewhere = longestPause(records, cutAt, healAt, onCutMaster.negate());
+                Predicate<String> itsOnCutMaster = id -> itsCutSlots.contains(slot(run, id));
+                long takenOver = Math.min(firstOrMax(c1, cutAt + 100, itsOnCutMaster),
+                        firstOrMax(c2, cutAt + 100, itsOnCutMaster));
+                long pauseOnCut = longestPause(records, cutAt, healAt, onCutMaster);
+                // the cut is real: after the lease of what it had started, the cut consumer handles nothing there
+                long itsThereDuringCut = handledBetween(cut, cutAt + 2000 + 1000, healAt, onCutMaster);
+                long itsElsewhereDuringCut = handledBetween(cut, cutAt, healAt, onCutMaster.negate());
+                run.report(records, "1 × " + cutMillis / 1000 + " s cut of 1 of 3 consumers (its slots " + share
+                        + ") from master " + cutMaster + " of 3 (topic slots there " + onCut + "); longest pause on"
+                        + " the other masters' slots " + pauseElsewhere + " ms, on the cut master's " + pauseOnCut
+                        + " ms; the cut consumer handled " + itsElsewhereDuringCut + " of the other masters' slots"
+                        + " during the cut", takenOver);
+
+                assertThat(accepted).as("connections the cut consumer opened through each master's proxy")
+                        .allMatch(count -> count > 0);
+                assertThat(itsCutSlots).as("the cut consumer's slots on the cut master").isNotEmpty();
+                assertThat(itsThereDuringCut).as("messages of the cut master's slots the cut consumer handled"
+                        + " while cut").isZero();
+                assertThat(itsElsewhereDuringCut).as("messages of the other masters' slots the cut consumer"
+                        + " handled while cut").isPositive();
+                assertThat(pauseElsewhere).as("ms of the longest pause in handling the other masters' slots")
+                        .isLessThanOrEqualTo(2000L);
+                assertThat(takenOver).as("ms from the cut to a message of the cut master's slots handled by another"
+                        + " consumer").isBetween(0L, 2000L + 2000L + 5000L);
+                assertNoLossAndClean(run, records, IN_HAND_PER_CONSUMER);
+            }
+            finally {
+                proxies.forEach(TcpProxy::close);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ helpers
 
     private static void assertNoLossAndClean(FaultRun run, FaultRun.Records records, int maxDuplicates)
@@ -258,7 +361,12 @@ class NetworkFaultScenariosTest extends FaultSuite {
 
     /** Longest time between two handlings (or a bound of the window and a handling) within [from, to]. */
     private static long longestPause(FaultRun.Records records, long from, long to) {
-        List<Long> times = records.times().stream().map(FaultRun.Handled::atMillis)
+        return longestPause(records, from, to, id -> true);
+    }
+
+    /** As {@link #longestPause(FaultRun.Records, long, long)}, counting only the messages {@code which} accepts. */
+    private static long longestPause(FaultRun.Records records, long from, long to, Predicate<String> which) {
+        List<Long> times = records.times().stream().filter(h -> which.test(h.id())).map(FaultRun.Handled::atMillis)
                 .filter(at -> at >= from && at <= to).sorted().collect(Collectors.toCollection(ArrayList::new));
         long last = from;
         long worst = 0;
@@ -287,6 +395,32 @@ class NetworkFaultScenariosTest extends FaultSuite {
             }
         }
         return first;
+    }
+
+    private static int overlap(Set<Integer> a, Set<Integer> b) {
+        return (int) a.stream().filter(b::contains).count();
+    }
+
+    /** How many messages matching {@code which} {@code consumer} handled within [from, to]. */
+    private static long handledBetween(ConsumerProcess consumer, long from, long to, Predicate<String> which)
+            throws IOException {
+        long count = 0;
+        for (String line : Files.readAllLines(consumer.record(), StandardCharsets.UTF_8)) {
+            int comma = line.lastIndexOf(',');
+            if (comma > 0) {
+                long at = Long.parseLong(line.substring(comma + 1));
+                if (at >= from && at <= to && which.test(line.substring(0, comma))) {
+                    count++;
+                }
+            }
+        }
+        return count;
+    }
+
+    /** As {@link #firstIn}, with "never" as {@link Long#MAX_VALUE}. */
+    private static long firstOrMax(ConsumerProcess consumer, long from, Predicate<String> which) throws IOException {
+        long first = firstIn(consumer, from, which);
+        return first < 0 ? Long.MAX_VALUE : first;
     }
 
     /** The slots of which {@code consumer} handled more than half of the messages handled so far: its share. */
