@@ -15,6 +15,7 @@ import io.rmq.Rmq;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
+import io.rmq.redis.internal.RmqRedis.Claim;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -190,6 +191,36 @@ class OrderlyModeTest extends OrderlyTestSupport {
         await().atMost(Duration.ofSeconds(5)).until(() -> SlotClaims.claim(a, 0, "a", 0, 5000, zxid).join().held());
         assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, zxid - 1).join().held()).as("a stale ZooKeeper decision")
                 .isFalse();
+    }
+
+    /**
+     * An owner cut from Redis but not from ZooKeeper: its time ran out, a step it sent at the heal was fenced, so it
+     * dropped the slot, and ZooKeeper still gives it the slot (no other instance claims it). Its claim under the same
+     * decision gets the slot back, under a new epoch that fences its stale steps; another instance's claim with that
+     * decision stays refused.
+     */
+    @Test
+    void theHolderClaimsItsSlotAgainUnderTheZooKeeperDecisionItHoldsAndItsStaleStepsStayFenced() {
+        String topic = "zk-again";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
+        io.rmq.consumer.RmqConsumer a = newEngine().consumer(topic, ORDERED);
+        io.rmq.consumer.RmqConsumer b = newEngine().consumer(topic, ORDERED);
+        long zxid = 7L << 32;
+        long decided = SlotClaims.claim(a, 0, "a", 0, 300, zxid).join().epoch();
+        assertThat(decided).isEqualTo(zxid);
+        // a is cut from Redis: no renewal; its time runs out and its next step is fenced
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.orderedStep(0, decided, 1, List.of(), null, null, null)
+                .join().fenced());
+        assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, zxid).join()).as("another instance, same decision")
+                .isEqualTo(new Claim(0, -1));
+        Claim again = SlotClaims.claim(a, 0, "a", 0, 5000, zxid).join();
+        assertThat(again.held()).as("the holder under the decision it holds").isTrue();
+        assertThat(again.epoch()).isGreaterThan(decided);
+        assertThat(a.orderedStep(0, decided, 1, List.of(), null, null, null).join().fenced())
+                .as("its stale steps stay fenced").isTrue();
+        assertThat(a.orderedStep(0, again.epoch(), 1, List.of(), null, null, null).join().fenced()).isFalse();
+        // a later ZooKeeper decision still takes the slot over
+        assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, zxid + 1).join().held()).isTrue();
     }
 
     private ListenerContainer ordered(Rmq engine, String topic, ConsumerSettings settings,

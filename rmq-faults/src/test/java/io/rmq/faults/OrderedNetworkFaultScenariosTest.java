@@ -12,7 +12,6 @@ import io.rmq.redis.RedisClientSettings;
 import io.rmq.test.TcpProxy;
 import io.rmq.test.TcpProxy.Direction;
 import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,10 +66,6 @@ class OrderedNetworkFaultScenariosTest extends FaultSuite {
      * timeout + a renewal), nothing lost or left, handled twice at most what it had taken.
      */
     @Test
-    @Disabled("defect found by this scenario, red in 3 of 5 runs (RELIABILITY.md, The network): after the heal the"
-            + " cut owner claims its slots again but one it had marked lost (a step fenced once its ownership had run"
-            + " out) while ZooKeeper still names it the owner; nobody serves that slot again (321, 478, 1,125"
-            + " messages never handled). Enable once the ORDERLY engine releases or reclaims such a slot")
     void anOrderlyOwnerCutFromRedisButNotZooKeeperHandlesNothingWhileCutAndItsSlotsResumeAfterTheHeal()
             throws Exception {
         Outcome outcome = cut(true);

@@ -64,7 +64,14 @@ if decided > 0 then
     -- a stale coordinator decision is refused; an epoch Redis numbered ('decided' 0: Redis time in µs, larger than
     -- young ZooKeeper zxids) does not hold a ZooKeeper claim back, as Redis's small epochs never did before
     if decided <= epoch and owner[4] ~= '0' then
-        return { 0, -1 }
+        if id ~= me then
+            return { 0, -1 }
+        end
+        -- the holder itself claims again under the decision it holds: it lost the slot here (a step fenced once its
+        -- time ran out while it was cut from Redis, not from ZooKeeper) and ZooKeeper still gives it the slot, which
+        -- no other instance claims then. It gets it back under an epoch Redis numbers (below), which fences its own
+        -- stale steps; refused, the slot went unserved for the life of the instance
+        decided = 0
     end
 elseif until_ms > now and id ~= me then
     if until_ms < ORDERLY_LEASED then
