@@ -22,6 +22,7 @@ import io.rmq.Rmq;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
+import io.rmq.test.LogCapture;
 import io.rmq.test.PrivateCluster;
 import io.rmq.test.TcpProxy;
 import io.rmq.test.TcpProxy.Direction;
@@ -120,7 +121,11 @@ class NetworkFaultScenariosTest extends FaultSuite {
     @Test
     void aSenderBlackholedFromRedisFailsEachSendWithinItsTimeoutSayingWhatIsKnownAndRecovers() throws Exception {
         long blackholeMillis = LONG ? 30_000 : 13_000;
-        try (RedisNode redis = RedisNode.start(work, false);
+        // what the blackhole causes on purpose in this JVM's cut sender: its dead connection found and closed, its
+        // history write cut off, reconnects refused until the heal
+        try (LogCapture log = LogCapture.of("io.rmq", "io.lettuce.core").expecting("owes", "history counts",
+                "Cannot reconnect", "Reconnected");
+                RedisNode redis = RedisNode.start(work, false);
                 TcpProxy proxy = new TcpProxy(RedisNode.HOST, redis.port());
                 FaultRun run = new FaultRun("sender blackholed from Redis", work, sender(redis));
                 RmqRedisClient cutClient = RmqRedisClient.standalone(RedisURI.create(RedisNode.HOST, proxy.port()),
@@ -192,6 +197,8 @@ class NetworkFaultScenariosTest extends FaultSuite {
             assertThat(recovered).as("ms from the heal to the first successful send")
                     .isBetween(0L, SILENCE_MILLIS + 8000);
             assertThat(run.leftInRedis()).isZero();
+            assertThat(log.warnings()).as("the cut sender's connection found dead and closed")
+                    .anySatisfy(line -> assertThat(line).contains("has received nothing for"));
         }
     }
 
