@@ -22,6 +22,8 @@ import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RmqRedisClient;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * One fault scenario's bookkeeping, independent of the consumers: the ids the sender got an acknowledgement for
  * ("accepted"), the consumers' record files (what their handlers were given), and the figures reported in
@@ -506,6 +508,22 @@ final class FaultRun implements AutoCloseable {
     long leftInRedis() {
         TopicStats stats = sender.admin().stats(topic);
         return stats.pending() + stats.dead();
+    }
+
+    /**
+     * What every scenario asserts at its end: nothing accepted was lost, nothing is left waiting, in flight or dead,
+     * duplicate deliveries at most {@code maxDuplicates}, and no consumer's watchdog reported a stalled listener.
+     */
+    static void assertNoLossAndClean(FaultRun run, Records records, int maxDuplicates) throws IOException {
+        assertThat(run.lost(records)).as("%s: accepted messages never handled", run.name).isZero();
+        assertThat(run.leftInRedis()).as("%s: messages left waiting, in flight or dead", run.name).isZero();
+        assertThat(records.lines() - records.counts().size()).as("%s: duplicate deliveries", run.name)
+                .isLessThanOrEqualTo(maxDuplicates);
+        for (ConsumerProcess consumer : run.consumers()) {
+            assertThat(consumer.errors().stream().filter(line -> line.contains("were not polled")
+                    || line.contains("made no pass") || line.contains("poller thread has died")).toList())
+                    .as("%s: watchdog reports of a stalled listener", run.name).isEmpty();
+        }
     }
 
     /** Lost: accepted but never handled. */

@@ -17,12 +17,12 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.SlotHash;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.test.TcpProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static io.rmq.faults.FaultRun.assertNoLossAndClean;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -362,7 +362,7 @@ class FaultScenariosTest extends FaultSuite {
                 long killedAt = System.currentTimeMillis();
                 victim.kill();
                 FaultRun.Records records = run.finish(Duration.ofSeconds(seconds + 120), Duration.ofSeconds(90));
-                long resume = records.firstAfter(killedAt + 100, id -> lostSlots.contains(clusterSlot(run, id)));
+                long resume = records.firstAfter(killedAt + 100, id -> lostSlots.contains(run.clusterSlotOf(id)));
                 run.report(records, "1 master kill -9", resume);
                 assertNoLossAndClean(run, records, 2 * IN_HAND_PER_CONSUMER);
                 assertThat(resume).as("ms from the kill to a message of the dead master's slots handled")
@@ -409,7 +409,7 @@ class FaultScenariosTest extends FaultSuite {
                         .isLessThan(killAt);
                 Signals.sleep(killAt - System.currentTimeMillis());
                 Set<Integer> lostSlots = cluster.slotsOf(0);
-                java.util.function.Predicate<String> onDeadMaster = id -> lostSlots.contains(clusterSlot(run, id));
+                java.util.function.Predicate<String> onDeadMaster = id -> lostSlots.contains(run.clusterSlotOf(id));
                 long killedAt;
                 long promotedAt;
                 long downFor;
@@ -528,26 +528,7 @@ class FaultScenariosTest extends FaultSuite {
         }
     }
 
-    /** The Redis Cluster slot of the store key that holds message {@code id}. */
-    private static int clusterSlot(FaultRun run, String id) {
-        int slot = SlotRouter.slot(id.getBytes(StandardCharsets.UTF_8), run.slots);
-        return SlotHash.getSlot(run.prefix + ":{" + run.topic + ":" + slot + "}:store");
-    }
-
     // ------------------------------------------------------------------ checks
-
-    private static void assertNoLossAndClean(FaultRun run, FaultRun.Records records, int maxDuplicates)
-            throws IOException {
-        assertThat(run.lost(records)).as("%s: accepted messages never handled", run.name).isZero();
-        assertThat(run.leftInRedis()).as("%s: messages left waiting, in flight or dead", run.name).isZero();
-        assertThat(records.lines() - records.counts().size()).as("%s: duplicate deliveries", run.name)
-                .isLessThanOrEqualTo(maxDuplicates);
-        for (ConsumerProcess consumer : run.consumers()) {
-            assertThat(consumer.errors().stream().filter(line -> line.contains("were not polled")
-                    || line.contains("made no pass") || line.contains("poller thread has died")).toList())
-                    .as("%s: watchdog reports of a stalled listener", run.name).isEmpty();
-        }
-    }
 
     // ------------------------------------------------------------------ a cluster with replicas
 

@@ -29,6 +29,7 @@ import io.rmq.test.TcpProxy.Direction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static io.rmq.faults.FaultRun.assertNoLossAndClean;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -339,19 +340,6 @@ class NetworkFaultScenariosTest extends FaultSuite {
     }
 
     // ------------------------------------------------------------------ helpers
-
-    private static void assertNoLossAndClean(FaultRun run, FaultRun.Records records, int maxDuplicates)
-            throws IOException {
-        assertThat(run.lost(records)).as("%s: accepted messages never handled", run.name).isZero();
-        assertThat(run.leftInRedis()).as("%s: messages left waiting, in flight or dead", run.name).isZero();
-        assertThat(records.lines() - records.counts().size()).as("%s: duplicate deliveries", run.name)
-                .isLessThanOrEqualTo(maxDuplicates);
-        for (ConsumerProcess consumer : run.consumers()) {
-            assertThat(consumer.errors().stream().filter(line -> line.contains("were not polled")
-                    || line.contains("made no pass") || line.contains("poller thread has died")).toList())
-                    .as("%s: watchdog reports of a stalled listener", run.name).isEmpty();
-        }
-    }
 
     /** Waits until every id of {@code ids} was handled and Redis holds nothing of the topic (or the timeout). */
     private static FaultRun.Records awaitHandled(FaultRun run, Set<String> ids, Duration timeout)
