@@ -629,17 +629,7 @@ class FaultScenariosTest extends FaultSuite {
                 return action.apply(connection.sync());
             }
             finally {
-                // bounded: a shutdown whose future never completed hung a .ci/run here for good (its threads are
-                // daemons; one left behind costs nothing)
-                try {
-                    client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                }
-                catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
-                    System.out.println("[faults] a Redis client did not shut down within 10 s: " + ex);
-                }
+                RedisNode.shutdown(client);
             }
         }
 

@@ -90,16 +90,7 @@ final class RedisNode implements AutoCloseable {
                 last = ex;
             }
             finally {
-                // bounded: RedisClient.shutdown's future never completed once in a .ci/run (see FaultScenariosTest)
-                try {
-                    client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                }
-                catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
-                    System.out.println("[faults] a Redis client did not shut down within 10 s: " + ex);
-                }
+                shutdown(client);
             }
             Signals.sleep(50);
         }
@@ -132,5 +123,22 @@ final class RedisNode implements AutoCloseable {
     @Override
     public void close() {
         Signals.destroy(process);
+    }
+
+    /**
+     * Shuts a short-lived test client down, waiting at most 10 s: RedisClient.shutdown waits on a future without a
+     * bound, and that future never completed once, which hung a .ci/run for good (the client's threads are daemons;
+     * one left behind costs nothing).
+     */
+    static void shutdown(io.lettuce.core.RedisClient client) {
+        try {
+            client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+            System.out.println("[faults] a Redis client did not shut down within 10 s: " + ex);
+        }
     }
 }
