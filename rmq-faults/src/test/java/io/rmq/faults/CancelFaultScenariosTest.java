@@ -225,7 +225,7 @@ class CancelFaultScenariosTest extends FaultSuite {
                 }
             }
             finally {
-                rawClient.shutdown();
+                RedisNode.shutdown(rawClient);
             }
         }
     }

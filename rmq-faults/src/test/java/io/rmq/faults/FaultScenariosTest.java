@@ -134,7 +134,7 @@ class FaultScenariosTest extends FaultSuite {
                     assertNoLossAndClean(run, records, IN_HAND_PER_CONSUMER);
                 }
                 finally {
-                    admin.shutdown();
+                    RedisNode.shutdown(admin);
                 }
             }
         }

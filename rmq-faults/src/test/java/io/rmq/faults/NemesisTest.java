@@ -438,7 +438,7 @@ class NemesisTest extends FaultSuite {
                 return action.apply(connection.sync());
             }
             finally {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                RedisNode.shutdown(client);
             }
         }
 

@@ -120,7 +120,7 @@ class OutboxFaultScenariosTest extends FaultSuite {
                     .mapToLong(key -> connection.sync().zcard(key)).sum();
         }
         finally {
-            client.shutdown();
+            RedisNode.shutdown(client);
         }
     }
 

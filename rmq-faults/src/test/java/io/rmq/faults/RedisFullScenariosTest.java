@@ -75,7 +75,7 @@ class RedisFullScenariosTest extends FaultSuite {
                         + (records.lines() - records.counts().size()) + "; 100 sends after the drain all stored");
             }
             finally {
-                admin.shutdown();
+                RedisNode.shutdown(admin);
             }
         }
     }
@@ -138,7 +138,7 @@ class RedisFullScenariosTest extends FaultSuite {
                         connection.sync().configSet("maxmemory", before);
                     }
                 }
-                admin.shutdown();
+                RedisNode.shutdown(admin);
             }
         }
     }
@@ -213,7 +213,7 @@ class RedisFullScenariosTest extends FaultSuite {
             }
         }
         finally {
-            client.shutdown();
+            RedisNode.shutdown(client);
         }
         throw new AssertionError("no master serves cluster slot " + slot);
     }

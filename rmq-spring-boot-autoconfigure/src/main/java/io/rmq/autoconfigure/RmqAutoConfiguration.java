@@ -200,10 +200,23 @@ public class RmqAutoConfiguration {
         log.debug("RMQ connects to Redis at {} with a client of its own", own.address());
     }
 
-    /** A failure to connect at all (a cluster client wraps it in "Cannot retrieve initial cluster partitions"). */
-    private static boolean unreachable(Throwable ex) {
+    /**
+     * Redis cannot serve RMQ yet: no connection at all (a cluster client wraps it in "Cannot retrieve initial cluster
+     * partitions"), no reply in time, or a server that answers but is not ready — loading its data after a restart
+     * (LOADING), a cluster still forming or without a master for some slots (CLUSTERDOWN, MASTERDOWN, TRYAGAIN). A
+     * restart of Redis and of its applications at once meets all of these; each passes, so start-up treats them as
+     * an outage (lazy start, or fail-fast), not as a configuration error.
+     */
+    static boolean unreachable(Throwable ex) {
         for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof RedisConnectionException) {
+            if (t instanceof RedisConnectionException || t instanceof io.lettuce.core.RedisLoadingException
+                    || t instanceof io.lettuce.core.RedisCommandTimeoutException) {
+                return true;
+            }
+            String message = String.valueOf(t.getMessage());
+            if (t instanceof io.lettuce.core.RedisException && (message.startsWith("LOADING")
+                    || message.startsWith("CLUSTERDOWN") || message.startsWith("MASTERDOWN")
+                    || message.startsWith("TRYAGAIN"))) {
                 return true;
             }
         }

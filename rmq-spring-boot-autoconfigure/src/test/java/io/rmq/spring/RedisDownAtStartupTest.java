@@ -95,4 +95,55 @@ class RedisDownAtStartupTest {
                         .contains("127.0.0.1", "Connection refused"));
         assertThat(logs.list).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
     }
+
+    @Test
+    void theApplicationStartsWhileRedisIsStillLoadingItsDataAndConsumesOnceLoaded() throws Exception {
+        // a Redis restarted with its data: it answers, but only -LOADING, for ~20 s (20,000 keys, 1 ms each), so
+        // that even a slow start on a busy machine meets it, which the WARN line below proves
+        try (LateRedisServer redis = LateRedisServer.startLoading(port, 20_000, 1_000)) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                            JacksonAutoConfiguration.class, RmqAutoConfiguration.class))
+                    .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + port,
+                            "rmq.key-prefix=loading-" + UUID.randomUUID().toString().substring(0, 8),
+                            "rmq.topics.late.type=PRIORITY", "rmq.topics.late.slot-amount=4")
+                    .withBean("lateListener", LateListener.class)
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        Rmq rmq = context.getBean(Rmq.class);
+                        await().atMost(Duration.ofSeconds(60)).until(rmq::isConnected);
+                        assertThat(redis.loaded()).isTrue();
+                        context.getBean(RmqTemplate.class).sendPriority("late", "after-loading", 1);
+                        await().atMost(Duration.ofSeconds(30)).until(() -> handled.contains("after-loading"));
+                        context.close();
+                    });
+        }
+        assertThat(handled).containsExactly("after-loading");
+        assertThat(logs.list).filteredOn(e -> e.getLoggerName().equals(Rmq.class.getName())
+                && e.getLevel() == Level.WARN).singleElement()
+                .satisfies(e -> assertThat(e.getFormattedMessage()).startsWith("RMQ cannot reach Redis (")
+                        .contains("LOADING"));
+        assertThat(logs.list).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
+    }
+
+    @Test
+    void withFailFastAStartWhileRedisIsLoadingFailsSayingSo() throws Exception {
+        try (LateRedisServer redis = LateRedisServer.startLoading(port, 20_000, 1_000)) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+                            JacksonAutoConfiguration.class, RmqAutoConfiguration.class))
+                    .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + port,
+                            "rmq.startup.fail-fast=true")
+                    .run(context -> {
+                        assertThat(context).hasFailed();
+                        assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("LOADING");
+                        Throwable failure = context.getStartupFailure();
+                        while (failure != null && !(failure instanceof io.rmq.autoconfigure.RedisUnreachableException)) {
+                            failure = failure.getCause();
+                        }
+                        assertThat(failure).as("a RedisUnreachableException in the cause chain").isNotNull()
+                                .hasMessageStartingWith("RMQ could not reach Redis at 127.0.0.1:" + port + ": LOADING");
+                    });
+        }
+    }
 }

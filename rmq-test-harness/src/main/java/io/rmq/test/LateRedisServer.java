@@ -52,8 +52,87 @@ public final class LateRedisServer implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Starts {@code redis-server} on {@code port} with a saved data set of {@code keys} keys that it loads slowly
+     * ({@code key-load-delay}: {@code microsPerKey} µs a key; {@code loading-process-events-interval-bytes} at its
+     * minimum, so that it answers {@code -LOADING} meanwhile instead of not at all): a Redis restarted with a large
+     * data set, as met by applications that start with it. Returns once it answers, while it is still loading.
+     */
+    public static LateRedisServer startLoading(int port, int keys, int microsPerKey)
+            throws IOException, InterruptedException {
+        LateRedisServer filler = startOn(port);
+        Path dir = Files.createTempDirectory("rmq-loading-redis-" + port + "-");
+        try (Socket socket = new Socket(RedisServerProcess.HOST, port)) {
+            socket.setSoTimeout(30_000);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            StringBuilder commands = new StringBuilder();
+            for (int i = 0; i < keys; i++) {
+                commands.append("SET filler:").append(i).append(" x\r\n");
+            }
+            commands.append("SAVE\r\n");
+            out.write(commands.toString().getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            for (int i = 0; i <= keys; i++) {
+                String line = readLine(in);
+                if (!line.equals("+OK")) {
+                    throw new IOException("filling Redis on port " + port + " failed: " + line);
+                }
+            }
+        }
+        Files.move(filler.dir.resolve("dump.rdb"), dir.resolve("dump.rdb"));
+        filler.close();
+        Process process = new ProcessBuilder(List.of(TestRedisServers.redisServerExecutable().toString(),
+                "--port", Integer.toString(port), "--bind", RedisServerProcess.HOST, "--save", "", "--appendonly", "no",
+                "--protected-mode", "no", "--dir", dir.toString(), "--key-load-delay", Integer.toString(microsPerKey),
+                "--loading-process-events-interval-bytes", "1024"))
+                .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
+        LateRedisServer server = new LateRedisServer(process, dir, port);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!server.answers()) {
+            if (System.nanoTime() > deadline || !process.isAlive()) {
+                server.close();
+                throw new IOException("redis-server did not come up on port " + port + "; see " + dir);
+            }
+            Thread.sleep(20);
+        }
+        return server;
+    }
+
+    /** Whether it has loaded its data set (answers PING with PONG, not LOADING). */
+    public boolean loaded() {
+        return answersPing();
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        int c;
+        while ((c = in.read()) != -1 && c != '\n') {
+            if (c != '\r') {
+                line.append((char) c);
+            }
+        }
+        return line.toString();
+    }
+
     public int port() {
         return port;
+    }
+
+    /** Whether it answers PING at all, with PONG or an error such as LOADING. */
+    private boolean answers() {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(RedisServerProcess.HOST, port), 200);
+            socket.setSoTimeout(500);
+            OutputStream out = socket.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            int first = socket.getInputStream().read();
+            return first == '+' || first == '-';
+        }
+        catch (IOException ex) {
+            return false;
+        }
     }
 
     private boolean answersPing() {
