@@ -65,10 +65,10 @@ class OrderedBenchmarkSmokeTest {
     }
 
     /**
-     * Issue 32 item 3's figure, small (/work/notes/32-item3-bench.sh runs it in full): a 4-slot topic, 1,000 groups,
-     * one instance, a handler that sleeps 1 ms per message. Both modes handle every message once, ORDERLY never
-     * handles a group out of order or two of a group at once, and the handler's time is spent (a lower bound, which
-     * a busy machine cannot break: N × 1 ms over at most 8 handler threads).
+     * Issue 32 item 3's figure, small (in full, ORDERLY only: rmq-benchmarks/engine-ab's workload OG1): a 4-slot
+     * topic, 1,000 groups, one instance, a handler that sleeps 1 ms per message. Both modes handle every message
+     * once, ORDERLY never handles a group out of order or two of a group at once, and the handler's time is spent (a
+     * lower bound, which a busy machine cannot break: N × 1 ms over at most 8 handler threads).
      */
     @Test
     void fourSlotsThousandGroupsWithAHandlerThatTakesTime() throws Exception {
