@@ -1,5 +1,7 @@
 package io.rmq.guide;
 
+// The listener guide's second container factory, started from the auto-configured one; compiled so it cannot rot
+// tag::bulk-factory[]
 import java.util.List;
 
 import io.rmq.spring.listener.RmqListenerContainerFactory;
@@ -7,11 +9,9 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The listener guide's second container factory, started from the auto-configured one; compiled so it cannot rot. */
 @Configuration
 public class BulkFactoryConfiguration {
 
-    // tag::bulk-factory[]
     @Bean
     RmqListenerContainerFactory bulkFactory(
             @Qualifier("rmqListenerContainerFactory") RmqListenerContainerFactory standard) {
@@ -19,5 +19,5 @@ public class BulkFactoryConfiguration {
         bulk.setContainerCustomizers(List.of(container -> container.settings(container.settings().withBatchSize(256))));
         return bulk;
     }
-    // end::bulk-factory[]
 }
+// end::bulk-factory[]

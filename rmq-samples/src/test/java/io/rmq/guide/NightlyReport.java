@@ -1,5 +1,8 @@
 package io.rmq.guide;
 
+// docs/scheduling.md's example, imports included: a nightly job that runs on one instance per night; compiled so it
+// cannot rot
+// tag::scheduling-method[]
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
@@ -7,8 +10,6 @@ import java.time.ZoneId;
 import io.rmq.spring.annotation.RmqScheduled;
 import org.springframework.stereotype.Component;
 
-/** docs/scheduling.md's example: a nightly job that runs on one instance per night; compiled so it cannot rot. */
-// tag::scheduling-method[]
 @Component
 class NightlyReport {
 
@@ -27,9 +28,10 @@ class NightlyReport {
         reports.build(yesterday);
     }
 }
-// end::scheduling-method[]
 
+/** The application's own work: whatever builds one day's report (a bean of the application implements it). */
 interface ReportService {
 
     void build(LocalDate day);
 }
+// end::scheduling-method[]

@@ -1,16 +1,16 @@
 package io.rmq.guide;
 
+// The operations page's observation convention (docs/operations.md, "Conventions"); compiled so it cannot rot
+// tag::process-convention[]
 import io.micrometer.common.KeyValues;
 import io.rmq.micrometer.observation.RmqProcessContext;
 import io.rmq.micrometer.observation.RmqProcessObservationConvention;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The operations page's observation convention (docs/operations.md, "Conventions"); compiled so it cannot rot. */
 @Configuration
 public class TenantObservations {
 
-    // tag::process-convention[]
     @Bean
     RmqProcessObservationConvention tenantAwareProcess() {
         return new RmqProcessObservationConvention() {
@@ -21,7 +21,6 @@ public class TenantObservations {
             }
         };
     }
-    // end::process-convention[]
 
     /** The tenant is the topic's first dot-separated part, e.g. {@code acme.orders}. */
     static String tenantOf(String topic) {
@@ -29,3 +28,4 @@ public class TenantObservations {
         return dot < 0 ? "none" : topic.substring(0, dot);
     }
 }
+// end::process-convention[]

@@ -105,7 +105,9 @@ final class Docs {
 
     private static List<String> blocks(String markdown, String language) {
         List<String> blocks = new ArrayList<>();
-        Matcher fence = Pattern.compile("(?m)^```" + language + "\\n(.*?)^```$", Pattern.DOTALL).matcher(markdown);
+        // the fence's info string may go on after the language: ```java fragment (see JavaBlockCompiler)
+        Matcher fence = Pattern.compile("(?m)^```" + language + "(?: [^\\n]*)?\\n(.*?)^```$", Pattern.DOTALL)
+                .matcher(markdown);
         while (fence.find()) {
             blocks.add(fence.group(1));
         }

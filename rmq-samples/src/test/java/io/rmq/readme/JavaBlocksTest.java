@@ -11,7 +11,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every Java block of the documentation (README.md, CONTRIBUTING.md, docs/*.md) is a region of a source the build
- * compiles ({@link Docs#regions()}), copied verbatim, so it cannot show an API that does not exist.
+ * compiles ({@link Docs#regions()}), copied verbatim, so it cannot show an API that does not exist and the tests that
+ * run those sources run what the page shows. A block of imports only, which states the imports of its page, is no
+ * region: {@link DocJavaBlocksCompileTest} compiles it with every block of its page.
  */
 class JavaBlocksTest {
 
@@ -34,8 +36,9 @@ class JavaBlocksTest {
         Collection<String> regions = Docs.regions().values();
         List<String> notCompiled = new ArrayList<>();
         for (Path page : pages) {
-            for (String block : Docs.javaBlocks(Docs.read(page))) {
-                if (!regions.contains(block)) {
+            for (JavaBlockCompiler.Block javaBlock : JavaBlockCompiler.blocks(page.toString(), Docs.read(page))) {
+                String block = javaBlock.code();
+                if (!javaBlock.importsOnly() && !regions.contains(block)) {
                     notCompiled.add(page + ": " + block.lines().findFirst().orElse(""));
                 }
             }

@@ -1,5 +1,8 @@
 package io.rmq.readme;
 
+// docs/testing.md's Testcontainers example, imports included, compiled so its API cannot rot; never run (excluded in
+// the pom: the build has no Docker). ShopTest is the run example.
+// tag::testing-service-connection[]
 import com.redis.testcontainers.RedisContainer;
 import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
@@ -7,11 +10,6 @@ import org.testcontainers.junit.jupiter.Testcontainers;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.testcontainers.service.connection.ServiceConnection;
 
-/**
- * docs/testing.md's Testcontainers example, compiled so its API cannot rot; never run (excluded in the pom: the
- * build has no Docker). {@link ShopTest} is the run example.
- */
-// tag::testing-service-connection[]
 @SpringBootTest
 @Testcontainers
 class ShopContainerTest {

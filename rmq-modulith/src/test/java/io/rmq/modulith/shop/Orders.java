@@ -1,11 +1,12 @@
 package io.rmq.modulith.shop;
 
+// docs/outbox.md's example, imports included; compiled so it cannot rot
+// tag::outbox-service[]
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
-// tag::outbox-service[]
 @Service
 public class Orders {
 

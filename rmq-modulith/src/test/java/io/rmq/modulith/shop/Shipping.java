@@ -1,10 +1,11 @@
 package io.rmq.modulith.shop;
 
+// docs/outbox.md's example, imports included; compiled so it cannot rot
+// tag::outbox-listener[]
 import io.rmq.spring.RmqMessage;
 import io.rmq.spring.annotation.RmqListener;
 import org.springframework.stereotype.Component;
 
-// tag::outbox-listener[]
 @Component
 public class Shipping {
 

@@ -1,5 +1,7 @@
 package io.rmq.modulith.shop;
 
+// docs/outbox.md's example, imports included; compiled so it cannot rot
+// tag::outbox-headers[]
 import java.util.Map;
 
 import org.springframework.context.annotation.Bean;
@@ -9,7 +11,6 @@ import org.springframework.modulith.events.EventExternalizationConfiguration;
 @Configuration(proxyBeanMethods = false)
 public class ShopConfiguration {
 
-    // tag::outbox-headers[]
     /** Events annotated @Externalized in this package, each OrderPlaced with a "customer" header. */
     @Bean
     EventExternalizationConfiguration eventExternalizationConfiguration() {
@@ -17,5 +18,5 @@ public class ShopConfiguration {
                 .headers(OrderPlaced.class, event -> Map.of("customer", event.customer()))
                 .build();
     }
-    // end::outbox-headers[]
 }
+// end::outbox-headers[]

@@ -30,7 +30,7 @@ public @interface RmqScheduled {
 
     /**
      * The schedule's name, the same on every instance: firing ids, the state in Redis, the endpoint and the meters use
-     * it. 1-100 letters, digits, '.', '_' or '-'. Default: the class's simple name and the method's,
+     * it. 1-80 letters, digits, '.', '_' or '-'. Default: the class's simple name and the method's,
      * {@code ReportJob.nightly}.
      */
     String name() default "";

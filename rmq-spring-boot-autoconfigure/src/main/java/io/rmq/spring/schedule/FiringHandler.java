@@ -66,9 +66,10 @@ final class FiringHandler implements MessageHandler<String> {
         switch (claim.outcome()) {
             case FIRE -> run(firing, body, lateness);
             case MISSED -> {
-                log.info("RMQ schedule '{}' missed its firing at {}: taken {} ms late (misfire threshold {} ms,"
+                log.info("RMQ schedule '{}' missed its firing at {}: taken {} ms late (misfire threshold {},"
                         + " policy {})", name, Instant.ofEpochMilli(firing), lateness.toMillis(),
-                        schedule.thresholdMillis(), schedule.misfire().value());
+                        ScheduleDurations.format(Duration.ofMillis(schedule.thresholdMillis())),
+                        schedule.misfire().value());
                 events.missed(name, lateness);
             }
             case PAUSED -> {

@@ -77,7 +77,7 @@ sealed interface FiringTimes permits FiringTimes.Cron, FiringTimes.Rate {
 
         @Override
         public String definition() {
-            return "fixed rate " + Duration.ofMillis(rateMillis);
+            return "fixed rate " + ScheduleDurations.format(Duration.ofMillis(rateMillis));
         }
     }
 }

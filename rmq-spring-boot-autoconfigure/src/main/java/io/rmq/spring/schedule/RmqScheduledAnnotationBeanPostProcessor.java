@@ -56,10 +56,11 @@ public class RmqScheduledAnnotationBeanPostProcessor implements BeanPostProcesso
         if (name.isEmpty()) {
             name = targetClass.getSimpleName() + "." + method.getName();
         }
-        String attributeWhere = "@RmqScheduled(%s) on " + where;
-        Duration fixedRate = duration(resolve(annotation.fixedRate()), attributeWhere.formatted("fixedRate"));
-        Duration threshold = duration(resolve(annotation.misfireThreshold()),
-                attributeWhere.formatted("misfireThreshold"));
+        String scheduleName = name;
+        java.util.function.Function<String, String> field = attribute -> ScheduleDeclaration.annotationField(
+                scheduleName, attribute, where);
+        Duration fixedRate = duration(resolve(annotation.fixedRate()), field.apply("fixedRate"));
+        Duration threshold = duration(resolve(annotation.misfireThreshold()), field.apply("misfireThreshold"));
         String misfireText = resolve(annotation.misfire());
         MisfirePolicy misfire = null;
         if (!misfireText.isEmpty()) {
@@ -67,7 +68,7 @@ public class RmqScheduledAnnotationBeanPostProcessor implements BeanPostProcesso
                 misfire = MisfirePolicy.parse(misfireText);
             }
             catch (IllegalArgumentException ex) {
-                throw new RmqInvalidArgumentException(attributeWhere.formatted("misfire"), misfireText,
+                throw new RmqInvalidArgumentException(field.apply("misfire"), misfireText,
                         ex.getMessage());
             }
         }

@@ -25,11 +25,7 @@ sealed interface ScheduleAction permits ScheduleAction.InvokeMethod, ScheduleAct
     record InvokeMethod(String where, Object bean, Method method) implements ScheduleAction {
 
         public InvokeMethod {
-            Class<?>[] parameters = method.getParameterTypes();
-            if (parameters.length > 1 || (parameters.length == 1 && parameters[0] != Instant.class)) {
-                throw new io.rmq.core.RmqInvalidArgumentException("@RmqScheduled method " + where,
-                        method.toGenericString(), "takes no parameter, or one java.time.Instant (the firing time)");
-            }
+            // the method takes no parameter or one Instant: ScheduleDeclaration checked it
             method = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(method);
         }

@@ -50,12 +50,31 @@ public record ScheduleDeclaration(String name, boolean property, String where, @
                 misfireThreshold, topic, payload, null, null);
     }
 
-    /** The field an error names: {@code rmq.schedules.report.cron}, or {@code @RmqScheduled(cron) on Job.run}. */
+    /**
+     * The field an error names: {@code rmq.schedules.report.cron} (the entry's name is the schedule's), or
+     * {@code @RmqScheduled(cron) of schedule 'report' on bean 'job' method Job.run}.
+     */
     String field(String attribute) {
         if (property) {
             return where + "." + attribute.replaceAll("([A-Z])", "-$1").toLowerCase(java.util.Locale.ROOT);
         }
-        return "@RmqScheduled(" + attribute + ") on " + where;
+        return annotationField(name, attribute, where);
+    }
+
+    /**
+     * The field an error about an {@code @RmqScheduled} attribute names: the attribute, the schedule and the method
+     * ({@code name} itself names no schedule: its value is the name).
+     *
+     * @param where the bean and method, {@code bean 'job' method Job.run}
+     */
+    static String annotationField(String name, String attribute, String where) {
+        return attribute.equals("name") ? "@RmqScheduled(name) on " + where
+                : "@RmqScheduled(" + attribute + ") of schedule '" + name + "' on " + where;
+    }
+
+    /** What an error about the whole declaration names: the entry, or the annotation with its schedule and method. */
+    private String declarationField() {
+        return property ? where : "@RmqScheduled of schedule '" + name + "' on " + where;
     }
 
     /** Checks the declaration; the definition every instance must share. */
@@ -66,14 +85,15 @@ public record ScheduleDeclaration(String name, boolean property, String where, @
         }
         boolean hasCron = cron != null && !cron.isBlank();
         if (hasCron == (fixedRate != null)) {
-            throw new RmqInvalidArgumentException(property ? where : "@RmqScheduled on " + where,
-                    hasCron ? "cron " + cron + " and fixed-rate " + fixedRate : "neither cron nor fixed-rate",
+            throw new RmqInvalidArgumentException(declarationField(), hasCron ? "cron " + cron + " and fixed-rate "
+                    + ScheduleDurations.format(fixedRate) : "neither cron nor fixed-rate",
                     "a schedule sets exactly one of cron and fixed-rate");
         }
         FiringTimes times = hasCron ? cronTimes() : rateTimes();
         Duration threshold = misfireThreshold == null ? DEFAULT_MISFIRE_THRESHOLD : misfireThreshold;
         if (threshold.isNegative() || threshold.isZero()) {
-            throw new RmqInvalidArgumentException(field("misfireThreshold"), threshold, "must be positive");
+            throw new RmqInvalidArgumentException(field("misfireThreshold"), ScheduleDurations.format(threshold),
+                    "must be positive");
         }
         ScheduleAction action;
         if (property) {
@@ -90,8 +110,13 @@ public record ScheduleDeclaration(String name, boolean property, String where, @
             action = new ScheduleAction.SendToTopic(topic, payload);
         }
         else {
-            action = new ScheduleAction.InvokeMethod(where, java.util.Objects.requireNonNull(bean),
-                    java.util.Objects.requireNonNull(method));
+            Method invoked = java.util.Objects.requireNonNull(method);
+            Class<?>[] parameters = invoked.getParameterTypes();
+            if (parameters.length > 1 || (parameters.length == 1 && parameters[0] != Instant.class)) {
+                throw new RmqInvalidArgumentException(declarationField(), invoked.toGenericString(), "the method"
+                        + " takes no parameter, or one java.time.Instant (the firing time)");
+            }
+            action = new ScheduleAction.InvokeMethod(where, java.util.Objects.requireNonNull(bean), invoked);
         }
         return new ScheduleDefinition(name, where, times, misfire == null ? MisfirePolicy.FIRE_ONCE : misfire,
                 threshold.toMillis(), action);
@@ -135,7 +160,7 @@ public record ScheduleDeclaration(String name, boolean property, String where, @
                     + " fires on multiples of the rate since the epoch");
         }
         if (rate.compareTo(MIN_RATE) < 0 || rate.toNanos() % 1_000_000 != 0) {
-            throw new RmqInvalidArgumentException(field("fixedRate"), rate, "must be at least " + MIN_RATE.toSeconds()
+            throw new RmqInvalidArgumentException(field("fixedRate"), ScheduleDurations.format(rate), "must be at least " + MIN_RATE.toSeconds()
                     + " s, in whole milliseconds");
         }
         return new FiringTimes.Rate(rate.toMillis());

@@ -19,12 +19,13 @@ record ScheduleDefinition(String name, String where, FiringTimes times, MisfireP
     static final char AT = '@';
 
     /**
-     * What every instance declaring this name must agree on, compared in Redis at start-up: the times, the misfire
-     * rule and the action.
+     * What every instance declaring this name must agree on, compared in Redis at start-up and shown by the endpoint:
+     * the times, the misfire rule and the action, durations as a user writes them
+     * ({@code fixed rate 30s; misfire fire-once after 5s; calls bean 'job' method Job.run}).
      */
     String fingerprint() {
-        return times.definition() + "; misfire " + misfire.value() + " after " + thresholdMillis + " ms; "
-                + action.describe();
+        return times.definition() + "; misfire " + misfire.value() + " after "
+                + ScheduleDurations.format(java.time.Duration.ofMillis(thresholdMillis)) + "; " + action.describe();
     }
 
     /** The id (and body) of the message of one firing: {@code report@2026-11-27T10:05:00Z}. */

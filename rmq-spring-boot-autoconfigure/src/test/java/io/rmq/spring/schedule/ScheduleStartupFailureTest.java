@@ -1,11 +1,14 @@
 package io.rmq.spring.schedule;
 
+import java.time.ZoneId;
 import java.util.UUID;
 
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.autoconfigure.RmqSchedulingAutoConfiguration;
+import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.spring.annotation.RmqScheduled;
 import io.rmq.test.ContextFailureLogs;
+import io.rmq.test.LogCapture;
 import io.rmq.test.RedisServersExtension;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -15,6 +18,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.scheduling.support.CronExpression;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,8 +50,38 @@ class ScheduleStartupFailureTest {
         }
     }
 
+    static class EveryFifteenHundredMillis {
+        @RmqScheduled(name = "t4-rate", fixedRate = "1500ms", misfireThreshold = "PT2S")
+        void run() {
+        }
+    }
+
     static class BadCron {
         @RmqScheduled(name = "bad", cron = "0 */5 * * *")
+        void run() {
+        }
+    }
+
+    static class NamedBadCron {
+        @RmqScheduled(name = "t4-ann", cron = "0 */5 * * *")
+        void run() {
+        }
+    }
+
+    static class NamedBadZone {
+        @RmqScheduled(name = "t4-ann", cron = "0 0 * * * *", zone = "Europe/Atlantis")
+        void run() {
+        }
+    }
+
+    static class NamedFastRate {
+        @RmqScheduled(name = "t4-ann", fixedRate = "500ms")
+        void run() {
+        }
+    }
+
+    static class NamedBadMisfire {
+        @RmqScheduled(name = "t4-ann", fixedRate = "1s", misfire = "twice")
         void run() {
         }
     }
@@ -67,8 +101,46 @@ class ScheduleStartupFailureTest {
 
     @Test
     void anInvalidCronOnAMethodNamesTheBeanAndTheMethod() {
-        assertFailure(runner.withBean("job", BadCron.class), "@RmqScheduled(cron) on bean 'job' method BadCron.run",
+        assertFailure(runner.withBean("job", BadCron.class),
+                "@RmqScheduled(cron) of schedule 'bad' on bean 'job' method BadCron.run",
                 "0 */5 * * *", "six fields");
+    }
+
+    @Test
+    void anInvalidCronOnANamedMethodNamesTheScheduleTheValueAndTheRule() {
+        String parserSays = thrownBy(() -> CronExpression.parse("0 */5 * * *"));
+        assertFailureMessage(runner.withBean("job", NamedBadCron.class), "Invalid @RmqScheduled(cron) of schedule"
+                + " 't4-ann' on bean 'job' method NamedBadCron.run '0 */5 * * *': must be a Spring cron expression of"
+                + " six fields (second minute hour day-of-month month day-of-week) or a macro such as @hourly: "
+                + parserSays);
+    }
+
+    @Test
+    void anInvalidZoneOnANamedMethodNamesTheScheduleTheValueAndTheRule() {
+        String zoneSays = thrownBy(() -> ZoneId.of("Europe/Atlantis"));
+        assertFailureMessage(runner.withBean("job", NamedBadZone.class), "Invalid @RmqScheduled(zone) of schedule"
+                + " 't4-ann' on bean 'job' method NamedBadZone.run 'Europe/Atlantis': must be a time zone id such as"
+                + " Europe/Paris or UTC (" + zoneSays + ")");
+    }
+
+    @Test
+    void aRateUnderOneSecondOnAMethodIsEchoedAsWrittenWithTheSchedule() {
+        assertFailureMessage(runner.withBean("job", NamedFastRate.class), "Invalid @RmqScheduled(fixedRate) of"
+                + " schedule 't4-ann' on bean 'job' method NamedFastRate.run '500ms': must be at least 1 s, in whole"
+                + " milliseconds");
+    }
+
+    @Test
+    void aRateUnderOneSecondInAnEntryIsEchoedAsWritten() {
+        assertFailureMessage(runner.withPropertyValues("rmq.schedules.report.fixed-rate=500ms",
+                "rmq.schedules.report.topic=reports"), "Invalid rmq.schedules.report.fixed-rate '500ms': must be at"
+                + " least 1 s, in whole milliseconds");
+    }
+
+    @Test
+    void anInvalidMisfirePolicyOnAMethodNamesTheSchedule() {
+        assertFailureMessage(runner.withBean("job", NamedBadMisfire.class), "Invalid @RmqScheduled(misfire) of"
+                + " schedule 't4-ann' on bean 'job' method NamedBadMisfire.run 'twice': must be fire-once or skip");
     }
 
     @Test
@@ -107,8 +179,10 @@ class ScheduleStartupFailureTest {
 
     @Test
     void aMethodTakesNoParameterOrTheFiringTime() {
-        assertFailure(runner.withBean("job", TwoParameters.class), "TwoParameters.run",
-                "takes no parameter, or one java.time.Instant");
+        assertFailureMessage(runner.withBean("job", TwoParameters.class), "Invalid @RmqScheduled of schedule"
+                + " 'TwoParameters.run' on bean 'job' method TwoParameters.run 'void " + TwoParameters.class.getName()
+                + ".run(java.lang.String,java.lang.String)': the method takes no parameter, or one java.time.Instant"
+                + " (the firing time)");
     }
 
     @Test
@@ -116,15 +190,48 @@ class ScheduleStartupFailureTest {
         runner.withBean("job", EveryTwoSeconds.class).run(first -> {
             assertThat(first).hasNotFailed();
             assertFailure(runner.withBean("job", EveryThreeSeconds.class), "schedule 'shared'",
-                    "fixed rate PT3S", "runs schedule 'shared' as: fixed rate PT2S",
+                    "fixed rate 3s; misfire fire-once after 5s;", "runs schedule 'shared' as: fixed rate 2s; misfire"
+                            + " fire-once after 5s;",
                     "Every instance must declare a schedule the same way");
         });
+    }
+
+    @Test
+    void theStartLogShowsARateAsAUserWritesIt() {
+        try (LogCapture log = LogCapture.of(RmqScheduler.class.getName())) {
+            runner.withBean("job", EveryFifteenHundredMillis.class).run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(RmqSchedules.class).get("t4-rate").definition()).isEqualTo("fixed rate"
+                        + " 1500ms; misfire fire-once after 2s; calls bean 'job' method EveryFifteenHundredMillis.run");
+            });
+            assertThat(log.messages()).contains("RMQ runs 1 schedule(s): [t4-rate (fixed rate 1500ms, calls bean 'job'"
+                    + " method EveryFifteenHundredMillis.run)]");
+        }
     }
 
     @Test
     void theSameDefinitionOnASecondInstanceStarts() {
         runner.withBean("job", EveryTwoSeconds.class).run(first -> runner.withBean("job", EveryTwoSeconds.class)
                 .run(second -> assertThat(second).hasNotFailed()));
+    }
+
+    /** The RMQ error in the start-up failure's causes has exactly this message. */
+    private static void assertFailureMessage(ApplicationContextRunner runner, String message) {
+        runner.run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasRootCauseInstanceOf(RmqInvalidArgumentException.class)
+                    .rootCause().hasMessage(message);
+        });
+    }
+
+    private static String thrownBy(Runnable call) {
+        try {
+            call.run();
+        }
+        catch (RuntimeException ex) {
+            return ex.getMessage();
+        }
+        throw new AssertionError("expected a failure");
     }
 
     private static void assertFailure(ApplicationContextRunner runner, String... fragments) {

@@ -1,25 +1,20 @@
 package io.rmq.spring.transactions;
 
+// The example of docs/transactions.md, imports included, compiled so it cannot rot and run by
+// TransactionalSendsIntegrationTests and SendFailureAfterCommitTest: an order, its payment timeout, and the stock it
+// takes, all or nothing.
+// tag::transactions-service[]
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
-import io.rmq.spring.RmqSendFailureHandler;
 import io.rmq.spring.RmqTemplate;
-import io.micrometer.core.instrument.MeterRegistry;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
-/**
- * The example of docs/transactions.md, compiled so it cannot rot and run by {@link TransactionalSendsIntegrationTests}
- * and {@link SendFailureAfterCommitTest}: an order, its payment timeout, and the stock it takes, all or nothing.
- */
-// tag::transactions-service[]
 @Service
 public class OrderPlacement {
 
@@ -56,19 +51,3 @@ public class OrderPlacement {
     }
 }
 // end::transactions-service[]
-
-/** The page's failure handler: a metric beside the default ERROR line. */
-@Configuration(proxyBeanMethods = false)
-class OrderPlacementFailures {
-
-    // tag::transactions-failure-handler[]
-    @Bean
-    RmqSendFailureHandler countingSendFailures(MeterRegistry meters) {
-        RmqSendFailureHandler logging = RmqSendFailureHandler.logging();
-        return (message, error) -> {
-            logging.sendFailed(message, error); // keep the default ERROR line (topic and id)
-            meters.counter("orders.lost.sends", "topic", message.topic()).increment();
-        };
-    }
-    // end::transactions-failure-handler[]
-}
