@@ -522,4 +522,21 @@ class TraceContextStorageTest extends EngineTestSupport {
                 OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("m").withHeader("a", "2")));
         assertThat(storedOfId("t", "m")).isEqualTo(plus(SECOND, "a", "2"));
     }
+
+    @Test
+    void aContextOfTextHeadersAloneIsKeptTooAndAUserHeaderThatMerelyLooksLikeOneIsNoContext() {
+        define("t", TopicType.FIXED_TIME);
+        Map<String, String> b3 = Map.of("b3", "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1",
+                "baggage", "user=alice");
+        withContext(b3, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v1",
+                Instant.now().minusSeconds(1)).withId("z")));
+        // a user header whose value holds "b3" and "trace" is not a context: the stored one stays
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("z")
+                .withHeader("color", "ab3-traced"));
+        assertThat(storedOfId("t", "z")).isEqualTo(plus(b3, "color", "ab3-traced"));
+        // a header named like a context entry is a context (the sender's own), and replaces the stored one
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v3", Instant.now().minusSeconds(1)).withId("z")
+                .withHeader("X-B3-TraceId", "463ac35c9f6413ad"));
+        assertThat(storedOfId("t", "z")).isEqualTo(Map.of("X-B3-TraceId", "463ac35c9f6413ad"));
+    }
 }

@@ -116,6 +116,11 @@ local function has_context(e)
     if flags < 4 then
         return false
     end
+    -- no context name anywhere in its bytes: no context header (a C-level scan; a match is checked by parsing)
+    local text, find = string.lower(e), string.find
+    if not (find(text, 'trace', 1, true) or find(text, 'baggage', 1, true) or find(text, 'b3', 1, true)) then
+        return false
+    end
     local _, _, _, headers = parse_envelope(e)
     if not headers then
         return true
