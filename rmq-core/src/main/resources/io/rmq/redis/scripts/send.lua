@@ -107,19 +107,27 @@ local function parse_envelope(e)
     return flags, payload, trace, headers
 end
 
--- Whether an envelope carries a trace context (an unreadable one counts as carrying one: it is stored as it came).
-local function has_context(e)
+-- Whether an envelope surely carries no trace context: no trace section, and no context name anywhere in its bytes (a
+-- C-level scan, so most envelopes are never parsed in Lua; a match is checked by parsing).
+local function surely_context_free(e)
     local flags = string.byte(e, 1)
     if math.floor(flags / 2) % 2 == 1 then
-        return true
+        return false
     end
     if flags < 4 then
+        return true
+    end
+    local text, find = string.lower(e), string.find
+    return not (find(text, 'trace', 1, true) or find(text, 'baggage', 1, true) or find(text, 'b3', 1, true))
+end
+
+-- Whether an envelope carries a trace context (an unreadable one counts as carrying one: it is stored as it came).
+local function has_context(e)
+    if surely_context_free(e) then
         return false
     end
-    -- no context name anywhere in its bytes: no context header (a C-level scan; a match is checked by parsing)
-    local text, find = string.lower(e), string.find
-    if not (find(text, 'trace', 1, true) or find(text, 'baggage', 1, true) or find(text, 'b3', 1, true)) then
-        return false
+    if math.floor(string.byte(e, 1) / 2) % 2 == 1 then
+        return true
     end
     local _, _, _, headers = parse_envelope(e)
     if not headers then
@@ -136,6 +144,9 @@ end
 -- `e` (an envelope without a context) with the trace context of `source` (the stored envelope) added: its trace
 -- section, and its context headers after e's own; `e` as it is when the source has none or cannot be read.
 local function with_context_of(e, source)
+    if surely_context_free(source) then
+        return e
+    end
     local _, _, trace, headers = parse_envelope(source)
     if not headers then
         return e
