@@ -98,8 +98,8 @@ public final class RmqHeaders {
     public static final String DLT_ATTEMPTS = PREFIX + "dlt_attempts";
 
     /**
-     * Dead-letter forwarding: when its last attempt failed, epoch ms of Redis's clock as the consumer estimates it (a
-     * decimal {@code String}; within about a round trip of the dead queue's died-at).
+     * Dead-letter forwarding: when it died, epoch ms of Redis's clock (a decimal {@code String}): the dead queue's
+     * died-at, or the listener's estimate of Redis's clock when that could not be read.
      */
     public static final String DLT_FAILED_AT = PREFIX + "dlt_failed_at";
 
