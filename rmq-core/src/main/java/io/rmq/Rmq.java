@@ -41,6 +41,7 @@ import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import io.rmq.producer.RmqProducer;
 import io.rmq.producer.internal.ProducerFactory;
+import io.rmq.producer.internal.StoredSends;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
@@ -508,7 +509,9 @@ public final class Rmq implements AutoCloseable {
     /**
      * Sends a dead message to a dead-letter topic, due at once (FIXED_TIME: now; PRIORITY: the priority it had, else 0;
      * RANGE_MERGE: after 1 ms), with its payload, id, group (when stored) and headers and the story of its death as
-     * {@code rmq_dlt_*} headers, then deletes it from the dead queue it died in.
+     * {@code rmq_dlt_*} headers, then deletes it from the dead queue it died in. Never refused for its size: the
+     * message is sent on as Redis holds it, without this instance's size limits, and RMQ's headers are bounded by
+     * their own rule ({@link OutgoingMessage#MAX_DEAD_LETTER_HEADER_BYTES}).
      */
     private final class DeadLetters implements DeadLetterForwarder {
 
@@ -522,6 +525,29 @@ public final class Rmq implements AutoCloseable {
                 @Nullable DeadLetterStory story) {
             TopicDefinition target = topics.get(deadLetterTopic);
             TopicDefinition source = topics.get(delivery.topic());
+            SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
+            return send(delivery, target, source, slot, story, story == null ? 0 : diedAt(slot, delivery, story));
+        }
+
+        /**
+         * rmq_dlt_failed_at: the dead queue's died-at (Redis's clock), read on the caller's thread (which waits for
+         * the forward anyway), so the send below stays there too; the consumer's estimate of Redis's clock when that
+         * read fails or finds the message gone. A dying message pays this one read; never a failed forward.
+         */
+        private long diedAt(SlotKeys slot, Delivery delivery, DeadLetterStory story) {
+            try {
+                Double diedAt = RedisGateway.await(redisAdmin.deadScore(slot, delivery.member()),
+                        "reading when " + delivery + " died");
+                return diedAt == null ? story.failedAtMillis() : diedAt.longValue();
+            }
+            catch (RuntimeException ex) {
+                return story.failedAtMillis();
+            }
+        }
+
+        private CompletableFuture<Void> send(Delivery delivery, TopicDefinition target, TopicDefinition source,
+                SlotKeys slot, @Nullable DeadLetterStory story, long failedAtMillis) {
+            String deadLetterTopic = target.name();
             OutgoingMessage message = switch (target.type()) {
                 case FIXED_TIME -> OutgoingMessage.fixedTime(deadLetterTopic, delivery.body(), Instant.now());
                 case PRIORITY -> OutgoingMessage.priority(deadLetterTopic, delivery.body(),
@@ -535,16 +561,17 @@ public final class Rmq implements AutoCloseable {
             headers.put("rmq_dlt_original_slot", Integer.toString(delivery.slot()));
             if (story != null) {
                 if (story.exception() != null) {
-                    headers.put("rmq_dlt_exception", story.exception());
+                    headers.put("rmq_dlt_exception", cutToBytes(story.exception(),
+                            OutgoingMessage.MAX_DEAD_LETTER_HEADER_BYTES));
                 }
                 headers.put("rmq_dlt_exception_message", cutToBytes(story.reason(),
-                        options.limits().maxHeaderValueBytes()));
+                        OutgoingMessage.MAX_DEAD_LETTER_HEADER_BYTES));
                 headers.put("rmq_dlt_attempts", Integer.toString(story.attempts()));
-                headers.put("rmq_dlt_failed_at", Long.toString(story.failedAtMillis()));
+                headers.put("rmq_dlt_failed_at", Long.toString(failedAtMillis));
             }
             message = message.withId(delivery.id()).withGroup(delivery.group()).withHeaders(headers);
-            SlotKeys slot = redis.keys().slots(source)[delivery.slot()];
-            return producer.sendAsync(message)
+            // as stored, whatever this instance's size limits (RMQ's headers never count against them)
+            return StoredSends.send(producer, message)
                     .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.member())))
                     .thenApply(deleted -> null);
         }

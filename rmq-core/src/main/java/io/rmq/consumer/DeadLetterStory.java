@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * @param reason        the last failure's description, as the dead queue keeps it: body text only with
  *                      {@code rmq.log-bodies}
  * @param attempts      the attempts made, the last one included
- * @param failedAtMillis when the last attempt failed (epoch ms, the consumer host's clock)
+ * @param failedAtMillis when the last attempt failed: epoch ms of Redis's clock (the clock of due times), as the
+ *                      consumer estimates it from its pop's reply; the engine's forwarder sends the dead queue's
+ *                      died-at in its place ({@code rmq_dlt_failed_at})
  */
 public record DeadLetterStory(@Nullable String exception, String reason, int attempts, long failedAtMillis) {
 }

@@ -201,6 +201,9 @@ public final class Delivery {
      * call to Redis; one clock read).
      */
     long redisNowEstimate() {
+        if (receivedNanos == 0) {
+            return poppedAtRedisMillis; // the reply's arrival was not timed (no instrumentation): the pop's time
+        }
         return poppedAtRedisMillis + (System.nanoTime() - receivedNanos) / 1_000_000;
     }
 

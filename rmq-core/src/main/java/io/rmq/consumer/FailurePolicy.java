@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
  * @param noRetryFor      exception types (and their subtypes) that go to the dead queue at once, found anywhere in the
  *                        cause chain of what the handler threw ({@link RmqNonRetryableException} always is)
  * @param errorHandler    decides per failure, or null (the standard decision)
- * @param deadLetterTopic a topic that receives the bodies of messages that die here (they leave this topic's dead
- *                        queue once sent there), so a listener of that topic can build its own recovery; null: dead
- *                        messages stay in the dead queue
+ * @param deadLetterTopic a topic that receives the messages that die here (body, id, group and headers, with the
+ *                        story of their death as {@code rmq_dlt_*} headers; never refused for a size), and they leave
+ *                        this topic's dead queue once sent there, so a listener of that topic can build its own
+ *                        recovery; null: dead messages stay in the dead queue
  */
 public record FailurePolicy(List<Class<? extends Throwable>> noRetryFor, @Nullable RmqErrorHandler errorHandler,
         @Nullable String deadLetterTopic) {

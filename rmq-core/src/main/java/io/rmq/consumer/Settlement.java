@@ -338,8 +338,10 @@ final class Settlement {
         while (root != null && root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
+        // Redis's clock, as every due time (estimated from the pop: no call to Redis; the engine's forwarder tells the
+        // dead queue's died-at instead)
         return new DeadLetterStory(root == null ? null : root.getClass().getName(), outcome.reason(), delivery.attempt(),
-                System.currentTimeMillis());
+                delivery.redisNowEstimate());
     }
 
     /**

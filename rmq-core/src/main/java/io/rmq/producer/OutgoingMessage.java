@@ -54,6 +54,13 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     public static final Set<String> DEAD_LETTER_HEADERS = Set.of("rmq_dlt_original_topic", "rmq_dlt_original_slot",
             "rmq_dlt_exception", "rmq_dlt_exception_message", "rmq_dlt_attempts", "rmq_dlt_failed_at");
 
+    /**
+     * Longest value of one of the {@link #DEAD_LETTER_HEADERS} (UTF-8 bytes; forwarding cuts longer exception names and
+     * messages to it). Those headers are RMQ's: they do not count against the user's limits ({@link MessageLimits}),
+     * only this bound applies to them, so a dead letter re-sent as it came is never refused for its story.
+     */
+    public static final int MAX_DEAD_LETTER_HEADER_BYTES = 1024;
+
     /** Largest priority magnitude that a Redis sorted-set score (a double) holds exactly. */
     public static final long MAX_PRIORITY = 1L << 53;
 

@@ -29,6 +29,7 @@ import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.SendScope;
 import io.rmq.producer.internal.ModeLookups;
 import io.rmq.producer.internal.ProducerFactory;
+import io.rmq.producer.internal.StoredSends;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -60,6 +61,7 @@ public final class RmqProducer {
 
     static {
         ProducerFactory.SEAM.register(RmqProducer::new);
+        StoredSends.SEAM.register((producer, message) -> producer.sendAsync(message, false));
     }
 
     /** Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link ProducerFactory}. */
@@ -98,8 +100,13 @@ public final class RmqProducer {
      * arrive while another is under way are written together in one script call (no waiting when the slot is idle).
      */
     public CompletableFuture<SendResult> sendAsync(OutgoingMessage message) {
+        return sendAsync(message, true);
+    }
+
+    /** @param limited whether the size limits apply (not to a message Redis already holds: {@link StoredSends}) */
+    private CompletableFuture<SendResult> sendAsync(OutgoingMessage message, boolean limited) {
         if (!instrumented) {
-            Encoded encoded = encode(message, codec.encode(message.body()), null);
+            Encoded encoded = encode(message, codec.encode(message.body()), null, limited);
             return full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic())
                     .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
         }
@@ -108,7 +115,7 @@ public final class RmqProducer {
         Encoded encoded;
         try {
             // the trace context the instrumentation gives this send (propagation on) travels as headers
-            encoded = encode(message, codec.encode(message.body()), scope.context());
+            encoded = encode(message, codec.encode(message.body()), scope.context(), limited);
         }
         catch (RuntimeException ex) {
             scope.finished(0, 0, ex);
@@ -147,7 +154,7 @@ public final class RmqProducer {
             for (OutgoingMessage message : messages) {
                 // the trace context of the message's topic's send scope (propagation on) travels as headers
                 Encoded encoded = encode(message, encoder.encode(message.body()),
-                        sends == null ? null : sends.get(message.topic()).context);
+                        sends == null ? null : sends.get(message.topic()).context, true);
                 bySlot.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(encoded);
                 positions.computeIfAbsent(encoded.slot, s -> new ArrayList<>()).add(position++);
             }
@@ -416,13 +423,14 @@ public final class RmqProducer {
      * ({@link ModeLookups}): its grouped messages go without the header until the mode is known (the consumer takes
      * those in slot order).
      */
-    private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context) {
+    private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context,
+            boolean limited) {
         TopicDefinition topic = topics.get(message.topic());
         if (topic.type() != message.type()) {
             throw new RmqInvalidArgumentException("type", message.type(), "does not match " + topic.describe()
                     + "; send " + topic.type() + " messages to it");
         }
-        if (payload.length > maxBodyBytes) {
+        if (limited && payload.length > maxBodyBytes) {
             throw new RmqInvalidArgumentException("body", payload.length + " bytes",
                     "must be at most " + maxBodyBytes + " bytes after serialization (rmq.max-body-size; topic '"
                             + topic.name() + "')");
@@ -443,7 +451,7 @@ public final class RmqProducer {
         }
         else {
             routing = id.getBytes(StandardCharsets.UTF_8);
-            if (routing.length > limits.maxIdBytes()) {
+            if (limited && routing.length > limits.maxIdBytes()) {
                 throw new RmqInvalidArgumentException("id", cut(id) + " (" + routing.length + " bytes)",
                         "must be at most " + limits.maxIdBytes() + " bytes (rmq.max-id-size; topic '" + topic.name()
                                 + "')");
@@ -451,7 +459,7 @@ public final class RmqProducer {
             member = EnvelopeKeys.idMember(id);
         }
         Map<String, String> headers = message.headers();
-        if (!headers.isEmpty()) {
+        if (limited && !headers.isEmpty()) {
             checkHeaderSizes(topic.name(), headers);
         }
         String group = message.group();
@@ -481,15 +489,26 @@ public final class RmqProducer {
         return new Encoded(slot, topic.type(), member, message.parameter(), envelope);
     }
 
+    /**
+     * The user's limits, on the user's headers: RMQ's own ({@link OutgoingMessage#DEAD_LETTER_HEADERS}) do not count
+     * towards them (forwarding adds up to six to a message that was within them), each value of those at most
+     * {@link OutgoingMessage#MAX_DEAD_LETTER_HEADER_BYTES} instead.
+     */
     private void checkHeaderSizes(String topic, Map<String, String> headers) {
-        if (headers.size() > limits.maxHeaders()) {
-            throw new RmqInvalidArgumentException("headers", headers.size() + " headers", "must be at most "
-                    + limits.maxHeaders() + " per message (rmq.max-headers; topic '" + topic + "')");
-        }
+        int count = 0;
         long total = 0;
         for (Map.Entry<String, String> header : headers.entrySet()) {
-            int nameBytes = header.getKey().getBytes(StandardCharsets.UTF_8).length;
             int valueBytes = header.getValue().getBytes(StandardCharsets.UTF_8).length;
+            if (OutgoingMessage.DEAD_LETTER_HEADERS.contains(header.getKey())) {
+                if (valueBytes > OutgoingMessage.MAX_DEAD_LETTER_HEADER_BYTES) {
+                    throw new RmqInvalidArgumentException("header '" + header.getKey() + "' value", valueBytes
+                            + " bytes", "must be at most " + OutgoingMessage.MAX_DEAD_LETTER_HEADER_BYTES
+                            + " bytes (an RMQ dead-letter header; topic '" + topic + "')");
+                }
+                continue;
+            }
+            count++;
+            int nameBytes = header.getKey().getBytes(StandardCharsets.UTF_8).length;
             if (valueBytes > limits.maxHeaderValueBytes()) {
                 throw new RmqInvalidArgumentException("header '" + header.getKey() + "' value", valueBytes + " bytes",
                         "must be at most " + limits.maxHeaderValueBytes() + " bytes (rmq.max-header-value-size; topic '"
@@ -501,6 +520,10 @@ public final class RmqProducer {
                                 + topic + "')");
             }
             total += nameBytes + valueBytes;
+        }
+        if (count > limits.maxHeaders()) {
+            throw new RmqInvalidArgumentException("headers", count + " headers", "must be at most "
+                    + limits.maxHeaders() + " per message (rmq.max-headers; topic '" + topic + "')");
         }
         if (total > limits.maxHeadersBytes()) {
             throw new RmqInvalidArgumentException("headers", total + " bytes", "must be at most "
@@ -517,7 +540,7 @@ public final class RmqProducer {
      * @return the slot the message goes to
      */
     public int validate(OutgoingMessage message) {
-        return encode(message, codec.encode(message.body()), null).slot.slot();
+        return encode(message, codec.encode(message.body()), null, true).slot.slot();
     }
 
     /** A value as an error message shows it: at most 64 characters. */

@@ -22,6 +22,7 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.Envelope;
+import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.BeforeEach;
@@ -417,5 +418,125 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(only(failed.deliveries()).context()).isEqualTo(SECOND);
         consumer.orderedStep(0, epoch, 0, failed.deliveries(), null, null, null).join();
         assertThat(storedCount("o")).isZero();
+    }
+
+    // ---------------------------------------------------------------- a send without a context
+
+    /** The headers stored for the message of {@code id} (its envelope), or empty. */
+    private Map<String, String> storedOfId(String topic, String id) {
+        byte[] stored = redisAdmin(rmq).storedEnvelope(slot(topic), EnvelopeKeys.idMember(id)).join();
+        return stored == null ? Map.of() : Envelope.decode(stored).headers();
+    }
+
+    private static Map<String, String> plus(Map<String, String> context, String name, String value) {
+        Map<String, String> all = new java.util.HashMap<>(context);
+        all.put(name, value);
+        return all;
+    }
+
+    @Test
+    void aSendWithoutAContextKeepsTheStoredContextOfABodyWithHeadersAndItsHeadersFollowTheLatestSend() {
+        define("t", TopicType.FIXED_TIME);
+        withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", BODY,
+                Instant.now().minusSeconds(1)).withHeader("tenant", "acme")));
+        assertThat(stored("t", BODY)).isEqualTo(plus(SECOND, "tenant", "acme"));
+
+        // another sender, propagation off (no instrumentation): new headers, no context
+        rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
+                .withHeader("tenant", "globex"));
+        assertThat(stored("t", BODY)).as("its headers replace the user's, the context stays")
+                .isEqualTo(plus(SECOND, "tenant", "globex"));
+        // and in a batch (send.lua as well)
+        rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
+                .withHeader("region", "eu")));
+        assertThat(stored("t", BODY)).isEqualTo(plus(SECOND, "region", "eu"));
+
+        Delivery delivery = only(reading.consumer("t", ConsumerSettings.DEFAULT).poll().deliveries());
+        assertThat(delivery.context()).isEqualTo(plus(SECOND, "region", "eu"));
+    }
+
+    @Test
+    void aSendWithoutAContextKeepsTheStoredContextOfAnIdMessageWithOrWithoutHeaders() {
+        define("t", TopicType.FIXED_TIME);
+        withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v1",
+                Instant.now().minusSeconds(1)).withId("j").withHeader("a", "1")));
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("j"));
+        assertThat(storedOfId("t", "j")).as("no headers of its own: the context alone stays").isEqualTo(SECOND);
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v3", Instant.now().minusSeconds(1)).withId("j")
+                .withHeader("b", "2"));
+        assertThat(storedOfId("t", "j")).isEqualTo(plus(SECOND, "b", "2"));
+
+        // a context of a traceparent alone is kept too; a later send with a context replaces it
+        withContext(FIRST, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "w1",
+                Instant.now().minusSeconds(1)).withId("k")));
+        rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", "w2", Instant.now().minusSeconds(1))
+                .withId("k").withHeader("c", "3")));
+        assertThat(storedOfId("t", "k")).isEqualTo(plus(FIRST, "c", "3"));
+        withContext(THIRD, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "w3",
+                Instant.now().minusSeconds(1)).withId("k")));
+        assertThat(storedOfId("t", "k")).as("a context replaces the stored one").isEqualTo(THIRD);
+
+        List<Delivery> deliveries = reading.consumer("t", ConsumerSettings.DEFAULT).poll().deliveries();
+        assertThat(deliveries).hasSize(2);
+        assertThat(deliveries).filteredOn(d -> "j".equals(d.id())).singleElement().satisfies(d -> {
+            assertThat(d.bodyAsString()).isEqualTo("v3");
+            assertThat(d.context()).isEqualTo(plus(SECOND, "b", "2"));
+        });
+        assertThat(deliveries).filteredOn(d -> "k".equals(d.id())).singleElement().satisfies(d -> {
+            assertThat(d.bodyAsString()).isEqualTo("w3");
+            assertThat(d.context()).isEqualTo(THIRD);
+        });
+    }
+
+    @Test
+    void aSendWithHeadersButNoContextTakesTheTraceRecordOfABodyAlongIntoItsEnvelope() {
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", BODY, FIRST);
+        long records = raw(c -> c.hlen(slot("t").trace()));
+        assertThat(records).as("a compact trace record").isOne();
+
+        rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
+                .withHeader("tenant", "acme"));
+        assertThat(stored("t", BODY)).isEqualTo(plus(FIRST, "tenant", "acme"));
+        long left = raw(c -> c.hlen(slot("t").trace()));
+        assertThat(left).as("the record went into the envelope").isZero();
+        // a plain send (no envelope) leaves everything as it is
+        rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1)));
+        assertThat(stored("t", BODY)).isEqualTo(plus(FIRST, "tenant", "acme"));
+
+        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        Delivery delivery = only(consumer.poll().deliveries());
+        assertThat(delivery.context()).isEqualTo(plus(FIRST, "tenant", "acme"));
+        assertThat(consumer.ack(delivery)).isTrue();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
+    void twoSendsOfOneIdWithoutAContextInOneBatchKeepTheStoredContext() {
+        define("t", TopicType.FIXED_TIME);
+        // one script call: the second send takes the context along from the first's new envelope
+        withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v0",
+                Instant.now().minusSeconds(1)).withId("m")));
+        rmq.producer().sendBatch(List.of(
+                OutgoingMessage.fixedTime("t", "v1", Instant.now().minusSeconds(1)).withId("m").withHeader("a", "1"),
+                OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("m").withHeader("a", "2")));
+        assertThat(storedOfId("t", "m")).isEqualTo(plus(SECOND, "a", "2"));
+    }
+
+    @Test
+    void aContextOfTextHeadersAloneIsKeptTooAndAUserHeaderThatMerelyLooksLikeOneIsNoContext() {
+        define("t", TopicType.FIXED_TIME);
+        Map<String, String> b3 = Map.of("b3", "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1",
+                "baggage", "user=alice");
+        withContext(b3, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v1",
+                Instant.now().minusSeconds(1)).withId("z")));
+        // a user header whose value holds "b3" and "trace" is not a context: the stored one stays
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("z")
+                .withHeader("color", "ab3-traced"));
+        assertThat(storedOfId("t", "z")).isEqualTo(plus(b3, "color", "ab3-traced"));
+        // a header named like a context entry is a context (the sender's own), and replaces the stored one
+        rmq.producer().send(OutgoingMessage.fixedTime("t", "v3", Instant.now().minusSeconds(1)).withId("z")
+                .withHeader("X-B3-TraceId", "463ac35c9f6413ad"));
+        assertThat(storedOfId("t", "z")).isEqualTo(Map.of("X-B3-TraceId", "463ac35c9f6413ad"));
     }
 }

@@ -209,4 +209,26 @@ class TracePropagationTest extends EngineTestSupport {
                 .isNotEqualTo(rangedFirst);
         assertThat(processSpanOf(rangedBody).getParentSpanId()).isEqualTo(span("send ranged", rangedLatest).getSpanId());
     }
+
+    @Test
+    void aLaterSendWithoutAContextLeavesTheMessageInTheTraceOfTheLastSenderThatHadOne() {
+        Rmq propagating = engine(true);
+        Rmq notPropagating = engine(false);
+        propagating.defineTopic("jobs", TopicType.FIXED_TIME, 4);
+        notPropagating.defineTopic("jobs", TopicType.FIXED_TIME, 4);
+        listen(propagating, "jobs");
+        Instant due = Instant.now().plus(DELAY);
+        String first = sendInSpan(propagating, "request",
+                OutgoingMessage.fixedTime("jobs", "{\"v\":1}", due).withId("j"));
+        // another service, propagation off, sends the same id again with a header of its own
+        String other = sendInSpan(notPropagating, "other",
+                OutgoingMessage.fixedTime("jobs", "{\"v\":2}", due).withId("j").withHeader("source", "b"));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.containsKey("{\"v\":2}")
+                && spans.getFinishedSpanItems().stream().anyMatch(s -> s.getKind() == SpanKind.CONSUMER));
+        assertThat(handlerTraceIds).as("the latest payload, handled once").containsOnlyKeys("{\"v\":2}");
+        assertThat(handlerTraceIds.get("{\"v\":2}")).as("in the trace of the sender that stored a context")
+                .isEqualTo(first).isNotEqualTo(other);
+        assertThat(processSpanOf("{\"v\":2}").getParentSpanId()).isEqualTo(span("send jobs", first).getSpanId());
+    }
 }

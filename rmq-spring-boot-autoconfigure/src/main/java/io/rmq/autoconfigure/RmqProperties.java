@@ -52,8 +52,10 @@ import org.jspecify.annotations.Nullable;
  * @param maxIdSize       Longest message id a send accepts (UTF-8 bytes). The id is the message's identity for
  *                        merging, stored as the sorted-set member.
  * @param maxHeaderValueSize Longest value (and name) of one message header a send accepts (UTF-8 bytes).
- * @param maxHeaders      Most headers one message may carry.
- * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8).
+ * @param maxHeaders      Most headers one message may carry (the sender's own: RMQ's rmq_dlt_* headers, the stored
+ *                        group and the trace context do not count).
+ * @param maxHeadersSize  Most bytes all header names and values of one message may take together (UTF-8; the sender's
+ *                        own headers, counted as for max-headers).
  * @param producer        What RmqTemplate adds to the messages it sends.
  * @param template        What RmqTemplate's sends do inside Spring transactions.
  * @param history         The per-topic history (sent, handled, failed, dead per minute and per hour) each instance adds

@@ -8,7 +8,7 @@ package io.rmq.spring;
  * ({@link #ID}, {@link #GROUP}). Most describe the delivery; the message's own headers (string values, sent with it)
  * sit beside them under their own names, e.g. {@code @Header("tenant") String tenant}. Names starting with
  * {@code rmq_} belong to RMQ: a sender may set only {@link #ID}, {@link #GROUP} and the dead-letter headers
- * ({@code DLT_*}). Numbers convert to any numeric parameter type (e.g. the score to {@code long}).
+ * ({@code DLT_*}, which do not count against the header limits). Numbers convert to any numeric parameter type (e.g. the score to {@code long}).
  */
 public final class RmqHeaders {
 
@@ -82,19 +82,25 @@ public final class RmqHeaders {
     /** Dead-letter forwarding: the slot it died in (a decimal {@code String}). */
     public static final String DLT_ORIGINAL_SLOT = PREFIX + "dlt_original_slot";
 
-    /** Dead-letter forwarding: the class name of the last failure's exception ({@code String}), when known. */
+    /**
+     * Dead-letter forwarding: the class name of the last failure's root cause ({@code String}); absent when nothing was
+     * thrown (an unreadable body).
+     */
     public static final String DLT_EXCEPTION = PREFIX + "dlt_exception";
 
     /**
-     * Dead-letter forwarding: the last failure's reason, cut to {@code rmq.max-header-value-size} ({@code String});
-     * absent when not known.
+     * Dead-letter forwarding: the last failure's reason as the dead queue keeps it (the exception's class and message;
+     * no body text unless {@code rmq.log-bodies}), cut to 1,024 bytes ({@code String}).
      */
     public static final String DLT_EXCEPTION_MESSAGE = PREFIX + "dlt_exception_message";
 
-    /** Dead-letter forwarding: how many attempts it had (a decimal {@code String}); absent when not known. */
+    /** Dead-letter forwarding: how many attempts it had, the last one included (a decimal {@code String}). */
     public static final String DLT_ATTEMPTS = PREFIX + "dlt_attempts";
 
-    /** Dead-letter forwarding: when it died, Redis-clock epoch ms (a decimal {@code String}); absent when not known. */
+    /**
+     * Dead-letter forwarding: when it died, epoch ms of Redis's clock (a decimal {@code String}): the dead queue's
+     * died-at, or the listener's estimate of Redis's clock when that could not be read.
+     */
     public static final String DLT_FAILED_AT = PREFIX + "dlt_failed_at";
 
     private RmqHeaders() {

@@ -364,6 +364,11 @@ public final class RmqRedisAdmin {
         return gateway.commands().zscore(slot.store(), member).toCompletableFuture();
     }
 
+    /** The score of a member in a slot's dead queue: when it died, Redis's clock (ms; null when absent). */
+    public CompletableFuture<@Nullable Double> deadScore(SlotKeys slot, byte[] member) {
+        return gateway.commands().zscore(slot.dead(), member).toCompletableFuture();
+    }
+
     /** The score of a member in a slot's prepare (its lease token / {@link RmqRedis#TOKEN_UNITS}; null when absent). */
     public CompletableFuture<@Nullable Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();

@@ -138,9 +138,10 @@ public @interface RmqListener {
     String errorHandler() default "";
 
     /**
-     * A topic that receives the bodies of messages that die here (they leave this topic's dead queue once sent), so a
-     * listener of that topic can handle them; defined as FIXED_TIME with this topic's slot amount unless defined
-     * elsewhere. Empty: dead messages stay in the dead queue.
+     * A topic that receives the messages that die here (body, id, group and headers, with the story of their death as
+     * {@code rmq_dlt_*} headers, see {@link io.rmq.spring.RmqHeaders}; never refused for a size), and they leave this
+     * topic's dead queue once sent, so a listener of that topic can handle them; defined as FIXED_TIME with this
+     * topic's slot amount unless defined elsewhere. Empty: dead messages stay in the dead queue.
      */
     String deadLetterTopic() default "";
 
