@@ -15,8 +15,8 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
  * body of its own. Boot would otherwise answer a missing name with an empty 404 and a bad argument with its error
  * page, whose message it hides by default ({@code server.error.include-message=never}). It checks a topic's name
  * before anything else (an invalid name is 400, an unknown topic 404, on every route), and reads {@code offset} and
- * {@code limit} as text so that a value out of range is refused naming it rather than by Boot's conversion. The
- * overview has no failure of its own to name and stays the endpoint's. Holds no state; any request thread calls it.
+ * {@code limit} as text so that a value out of range is refused naming it rather than by Boot's conversion. Holds no
+ * state; any request thread calls it.
  */
 @EndpointWebExtension(endpoint = RmqEndpoint.class)
 public class RmqEndpointWebExtension {
@@ -32,6 +32,12 @@ public class RmqEndpointWebExtension {
     public RmqEndpointWebExtension(RmqEndpoint endpoint, RmqOperations operations) {
         this.endpoint = endpoint;
         this.operations = operations;
+    }
+
+    /** See {@link RmqEndpoint#overview()}. */
+    @ReadOperation
+    public WebEndpointResponse<Object> overview() {
+        return answer(endpoint::overview);
     }
 
     /** See {@link RmqEndpoint#all(String)}; 404 naming the route for another kind. */
