@@ -289,8 +289,8 @@ public class RmqDashboard {
         String id = query.apply("id");
         String body = query.apply("body");
         if (id != null && body != null) {
-            throw new RmqInvalidArgumentException("id and body", "both given", "name the message by exactly one: id"
-                    + " (sent with one) or body");
+            throw new RmqInvalidArgumentException("id and body", "both given", "must name the message by exactly one:"
+                    + " id (a message sent with one) or body");
         }
         if (id != null) {
             return Reply.ok(operations.findById(topic, id));
