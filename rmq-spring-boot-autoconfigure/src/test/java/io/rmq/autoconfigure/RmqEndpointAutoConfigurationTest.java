@@ -2,6 +2,7 @@ package io.rmq.autoconfigure;
 
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.operations.RmqEndpoint;
+import io.rmq.spring.operations.RmqEndpointWebExtension;
 import io.rmq.spring.operations.RmqOperations;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -19,7 +20,8 @@ class RmqEndpointAutoConfigurationTest {
     @Test
     void theEndpointAppearsWhenItIsExposed() {
         runner.withPropertyValues("management.endpoints.web.exposure.include=rmq")
-                .run(context -> assertThat(context).hasSingleBean(RmqEndpoint.class));
+                .run(context -> assertThat(context).hasSingleBean(RmqEndpoint.class)
+                        .as("the answers over HTTP, with reasons").hasSingleBean(RmqEndpointWebExtension.class));
         runner.withPropertyValues("management.endpoints.web.exposure.include=*")
                 .run(context -> assertThat(context).hasSingleBean(RmqEndpoint.class));
         runner.withPropertyValues("management.endpoints.jmx.exposure.include=rmq", "spring.jmx.enabled=true")
@@ -28,7 +30,8 @@ class RmqEndpointAutoConfigurationTest {
 
     @Test
     void theEndpointIsAbsentWhenNotExposedOrSwitchedOff() {
-        runner.run(context -> assertThat(context).doesNotHaveBean(RmqEndpoint.class));
+        runner.run(context -> assertThat(context).doesNotHaveBean(RmqEndpoint.class)
+                .doesNotHaveBean(RmqEndpointWebExtension.class));
         runner.withPropertyValues("management.endpoints.web.exposure.include=health")
                 .run(context -> assertThat(context).doesNotHaveBean(RmqEndpoint.class));
         runner.withPropertyValues("management.endpoints.web.exposure.include=rmq",
@@ -56,6 +59,10 @@ class RmqEndpointAutoConfigurationTest {
         RmqEndpoint own = new RmqEndpoint(new RmqOperations(null, new RmqListenerEndpointRegistry()));
         runner.withPropertyValues("management.endpoints.web.exposure.include=rmq")
                 .withBean("myEndpoint", RmqEndpoint.class, () -> own)
-                .run(context -> assertThat(context).getBean(RmqEndpoint.class).isSameAs(own));
+                .run(context -> {
+                    assertThat(context).getBean(RmqEndpoint.class).isSameAs(own);
+                    assertThat(context).as("the application's endpoint answers over HTTP with reasons too")
+                            .hasSingleBean(RmqEndpointWebExtension.class);
+                });
     }
 }

@@ -10,6 +10,9 @@ import java.util.Map;
 import java.util.function.Function;
 
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.spring.operations.ErrorReply;
+import io.rmq.spring.operations.PageParameters;
+import io.rmq.spring.operations.RmqNotFoundException;
 import io.rmq.spring.operations.RmqOperations;
 import io.rmq.spring.operations.RmqOperations.ListenerView;
 import io.rmq.spring.operations.RmqOperations.TopicView;
@@ -23,6 +26,9 @@ import org.jspecify.annotations.Nullable;
  * {@code id} (query parameter of {@code find}; JSON field of cancel, reschedule and the dead message's requeue and
  * delete). Pauses: {@code listeners/{id}/pause|resume} are this instance's own; {@code listeners/{id}/pause-cluster|
  * resume-cluster} and {@code topics/{t}/pause|resume} are cluster-wide (stored in Redis, honoured by every instance).
+ * Every failure is answered by {@link ErrorReply}, as the endpoint's: a route under {@code topics/{t}} first checks
+ * the topic (400 for an invalid name, 404 for an unknown topic, the same on every route), and what is not there is a
+ * 404 naming it.
  */
 public class RmqDashboard {
 
@@ -32,7 +38,8 @@ public class RmqDashboard {
     public static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self';"
             + " connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-    private static final int DEFAULT_PAGE = 20;
+    /** What an unknown route breaks. */
+    private static final String ROUTES = "must be a route of the dashboard's API (see docs/operations.md, Dashboard)";
 
     /** Figures from the application's meters (Micrometer), when it has them. */
     public interface Meters {
@@ -68,12 +75,30 @@ public class RmqDashboard {
             return body == null ? notFound() : new Reply(200, body);
         }
 
+        /** 404 for a route nothing answers (prefer {@link #noRoute(String)}, which names it). */
         static Reply notFound() {
-            return new Reply(404, Map.of("error", "not found"));
+            return of(ErrorReply.message(404, "not found"));
+        }
+
+        /** 404 naming the route nothing answers. */
+        static Reply noRoute(String route) {
+            return of(ErrorReply.noRoute(route, ROUTES));
         }
 
         static Reply error(int status, @Nullable String message) {
-            return new Reply(status, Map.of("error", message == null ? "error" : message));
+            return of(ErrorReply.message(status, message));
+        }
+
+        static Reply of(ErrorReply error) {
+            return new Reply(error.status(), error.body());
+        }
+
+        /** 200 with the value; else the failure the supplier names (404). */
+        static Reply found(@Nullable Object body, java.util.function.Supplier<RmqNotFoundException> otherwise) {
+            if (body == null) {
+                throw otherwise.get();
+            }
+            return new Reply(200, body);
         }
     }
 
@@ -222,45 +247,58 @@ public class RmqDashboard {
             }
             if (s.size() >= 2 && s.get(0).equals("topics")) {
                 String topic = s.get(1);
+                operations.requireTopic(topic);
                 if (s.size() == 2) {
-                    return Reply.ok(operations.topic(topic));
+                    return Reply.found(operations.topic(topic), () -> RmqNotFoundException.topic(topic));
                 }
                 if (s.size() == 3) {
                     return switch (s.get(2)) {
                         case "dead" -> present(query.apply("error")) || present(query.apply("prefix"))
-                                ? topicReply(topic, () -> operations.dead(topic, longParam(query, "offset", 0),
-                                        intParam(query, "limit", DEFAULT_PAGE), query.apply("error"),
+                                ? Reply.ok(operations.dead(topic, offset(query), limit(query), query.apply("error"),
                                         query.apply("prefix")))
-                                : Reply.ok(operations.dead(topic, longParam(query, "offset", 0),
-                                        (int) longParam(query, "limit", DEFAULT_PAGE)));
-                        case "retries" -> topicReply(topic, () -> operations.retries(topic,
-                                longParam(query, "offset", 0), intParam(query, "limit", DEFAULT_PAGE)));
-                        case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
-                                (int) longParam(query, "limit", DEFAULT_PAGE)));
-                        case "in-flight" -> Reply.ok(operations.inFlight(topic, longParam(query, "offset", 0),
-                                intParam(query, "limit", DEFAULT_PAGE)));
-                        case "history" -> Reply.ok(operations.history(topic, query.apply("resolution")));
-                        case "find" -> Reply.ok(present(query.apply("id"))
-                                ? operations.findById(topic, query.apply("id"))
-                                : operations.find(topic, required(query.apply("body"), "body")));
-                        default -> Reply.notFound();
+                                : Reply.ok(operations.dead(topic, offset(query), limit(query)));
+                        case "retries" -> Reply.ok(operations.retries(topic, offset(query), limit(query)));
+                        case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"), limit(query)));
+                        case "in-flight" -> Reply.found(operations.inFlight(topic, offset(query), limit(query)),
+                                () -> RmqNotFoundException.topic(topic));
+                        case "history" -> Reply.found(operations.history(topic, query.apply("resolution")),
+                                () -> RmqNotFoundException.topic(topic));
+                        case "find" -> find(topic, query);
+                        default -> Reply.noRoute("GET " + route);
                     };
                 }
             }
             if (s.size() == 2 && s.get(0).equals("listeners")) {
-                return Reply.ok(operations.listener(s.get(1)));
+                return Reply.found(operations.listener(s.get(1)), () -> RmqNotFoundException.listener(s.get(1)));
             }
             if (s.size() == 1 && s.get(0).equals("instances")) {
                 return Reply.ok(operations.instances());
             }
             if (s.size() == 2 && s.get(0).equals("instances")) {
-                return Reply.ok(operations.instance(s.get(1)));
+                return Reply.found(operations.instance(s.get(1)), () -> RmqNotFoundException.instance(s.get(1)));
             }
             if (s.size() == 1 && s.get(0).equals("pauses")) {
                 return Reply.ok(operations.pauses());
             }
-            return Reply.notFound();
+            return Reply.noRoute("GET " + route);
         });
+    }
+
+    /** {@code find?id=} (a message sent with an id) or {@code find?body=} (one without): exactly one of the two. */
+    private Reply find(String topic, Function<String, String> query) {
+        String id = query.apply("id");
+        String body = query.apply("body");
+        if (id != null && body != null) {
+            throw new RmqInvalidArgumentException("id and body", "both given", "must name the message by exactly one:"
+                    + " id (a message sent with one) or body");
+        }
+        if (id != null) {
+            return Reply.ok(operations.findById(topic, id));
+        }
+        if (body == null || body.isEmpty()) {
+            throw new RmqInvalidArgumentException("body", body, "must be given (or id, for a message sent with one)");
+        }
+        return Reply.ok(operations.find(topic, body));
     }
 
     /**
@@ -277,27 +315,32 @@ public class RmqDashboard {
             List<String> s = segments(route);
             Map<String, Object> in = parse(body);
             io.rmq.spring.schedule.RmqSchedules scheduled = schedules;
-            if (s.size() == 3 && s.get(0).equals("schedules") && scheduled != null) {
+            if (s.size() == 3 && s.get(0).equals("schedules")) {
+                String name = s.get(1);
                 return switch (s.get(2)) {
-                    case "pause" -> Reply.ok(scheduled.pause(s.get(1)));
-                    case "resume" -> Reply.ok(scheduled.resume(s.get(1)));
-                    default -> Reply.notFound();
+                    case "pause" -> Reply.found(scheduled == null ? null : scheduled.pause(name),
+                            () -> RmqNotFoundException.schedule(name));
+                    case "resume" -> Reply.found(scheduled == null ? null : scheduled.resume(name),
+                            () -> RmqNotFoundException.schedule(name));
+                    default -> Reply.noRoute("POST " + route);
                 };
             }
             if (s.size() == 3 && s.get(0).equals("listeners")) {
+                String id = s.get(1);
+                java.util.function.Supplier<RmqNotFoundException> here = () -> RmqNotFoundException.listener(id);
+                java.util.function.Supplier<RmqNotFoundException> anywhere = () -> new RmqNotFoundException(
+                        "listener", id, "must be the id of a listener here or on a live instance");
                 return switch (s.get(2)) {
-                    case "pause" -> Reply.ok(operations.pause(s.get(1)));
-                    case "resume" -> Reply.ok(operations.resume(s.get(1)));
-                    case "pause-cluster" -> Reply.ok(operations.pauseListenerCluster(s.get(1), "dashboard"));
-                    case "resume-cluster" -> Reply.ok(operations.resumeListenerCluster(s.get(1)));
-                    default -> Reply.notFound();
+                    case "pause" -> Reply.found(operations.pause(id), here);
+                    case "resume" -> Reply.found(operations.resume(id), here);
+                    case "pause-cluster" -> Reply.found(operations.pauseListenerCluster(id, "dashboard"), anywhere);
+                    case "resume-cluster" -> Reply.found(operations.resumeListenerCluster(id), anywhere);
+                    default -> Reply.noRoute("POST " + route);
                 };
             }
             if (s.size() >= 3 && s.get(0).equals("topics")) {
                 String topic = s.get(1);
-                if (operations.topic(topic) == null) {
-                    return Reply.notFound();
-                }
+                operations.requireTopic(topic);
                 String action = String.join("/", s.subList(2, s.size()));
                 return switch (action) {
                     case "dead/requeue" -> Reply.ok(byId(in)
@@ -312,17 +355,19 @@ public class RmqDashboard {
                             RmqOperations.selection(in.get("messages"))));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
-                    case "pause" -> Reply.ok(operations.pauseTopicCluster(topic, "dashboard"));
-                    case "resume" -> Reply.ok(operations.resumeTopicCluster(topic));
+                    case "pause" -> Reply.found(operations.pauseTopicCluster(topic, "dashboard"),
+                            () -> RmqNotFoundException.topic(topic));
+                    case "resume" -> Reply.found(operations.resumeTopicCluster(topic),
+                            () -> RmqNotFoundException.topic(topic));
                     case "cancel" -> Reply.ok(byId(in) ? operations.cancelById(topic, text(in, "id"))
                             : operations.cancel(topic, text(in, "body")));
                     case "reschedule" -> Reply.ok(Map.of("result", byId(in)
                             ? operations.rescheduleById(topic, text(in, "id"), text(in, "when"))
                             : operations.reschedule(topic, text(in, "body"), text(in, "when"))));
-                    default -> Reply.notFound();
+                    default -> Reply.noRoute("POST " + route);
                 };
             }
-            return Reply.notFound();
+            return Reply.noRoute("POST " + route);
         });
     }
 
@@ -345,15 +390,12 @@ public class RmqDashboard {
         try {
             return work.run();
         }
-        catch (RmqInvalidArgumentException ex) {
-            return Reply.error(400, ex.getMessage());
-        }
-        catch (UnsupportedOperationException ex) {
-            return Reply.error(409, ex.getMessage());
-        }
         catch (RuntimeException ex) {
-            log.warn("RMQ dashboard request failed: {}", ex.toString());
-            return Reply.error(500, ex.getMessage());
+            ErrorReply error = ErrorReply.of(ex);
+            if (error.status() == 500) {
+                log.warn("RMQ dashboard request failed: {}", ex.toString());
+            }
+            return Reply.of(error);
         }
     }
 
@@ -367,33 +409,12 @@ public class RmqDashboard {
         return out;
     }
 
-    private static long longParam(Function<String, String> query, String name, long otherwise) {
-        String value = query.apply(name);
-        if (value == null || value.isEmpty()) {
-            return otherwise;
-        }
-        try {
-            return Long.parseLong(value);
-        }
-        catch (NumberFormatException ex) {
-            throw new RmqInvalidArgumentException(name, value, "must be a whole number");
-        }
+    private static long offset(Function<String, String> query) {
+        return PageParameters.offset(query.apply("offset"));
     }
 
-    /** A topic's sub-resource: 404 naming the topic when there is no such topic. */
-    private Reply topicReply(String topic, java.util.function.Supplier<Object> read) {
-        if (!operations.isTopic(topic)) {
-            return Reply.error(404, "No topic '" + topic + "' (not defined here nor registered in Redis)");
-        }
-        return Reply.ok(read.get());
-    }
-
-    private static int intParam(Function<String, String> query, String name, int otherwise) {
-        long value = longParam(query, name, otherwise);
-        if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
-            throw new RmqInvalidArgumentException(name, value, "must be between 1 and " + RmqOperations.MAX_PAGE);
-        }
-        return (int) value;
+    private static int limit(Function<String, String> query) {
+        return PageParameters.limit(query.apply("limit"));
     }
 
     private static String required(@Nullable String value, String name) {
@@ -407,10 +428,12 @@ public class RmqDashboard {
         return value != null && !value.isEmpty();
     }
 
-    /** A message named by its id ({@code "id"}) rather than by its body ({@code "body"}). */
+    /**
+     * A message named by its id ({@code "id"}, even empty: refused naming the id) rather than by its body
+     * ({@code "body"}).
+     */
     private static boolean byId(Map<String, Object> body) {
-        Object id = body.get("id");
-        return id != null && present(id.toString());
+        return body.get("id") != null;
     }
 
     private static String text(Map<String, Object> body, String name) {

@@ -68,6 +68,7 @@ final class DeadLetterOperations {
     private DeadMessage deadMessage(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
         topics.required(topic);
         if (id != null && !id.isEmpty()) {
+            Views.checkId(rmq, "id", id);
             return new DeadMessage(topic, slot, new byte[0], Instant.EPOCH, 0, null, "", id, Map.of());
         }
         byte[] body;
@@ -156,6 +157,7 @@ final class DeadLetterOperations {
         for (int i = 0; i < selection.size(); i++) {
             Selected s = selection.get(i);
             if (s.id() != null) {
+                Views.checkId(rmq, "messages[" + i + "].id", s.id());
                 out.add(new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", s.id(), Map.of()));
                 continue;
             }

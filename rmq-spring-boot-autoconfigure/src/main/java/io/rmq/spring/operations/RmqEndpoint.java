@@ -3,7 +3,6 @@ package io.rmq.spring.operations;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.spring.schedule.RmqSchedules;
 import org.springframework.boot.actuate.endpoint.Access;
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -36,7 +35,10 @@ import org.jspecify.annotations.Nullable;
  * (at most 200; Actuator reads a write request's fields as text); {@code GET /actuator/rmq/redis}:
  * the Redis figures.</li>
  * </ul>
- * A read of a name that is not there answers 404; a write to it, or an unknown action, 400 with the reason.
+ * Over HTTP, {@link RmqEndpointWebExtension} answers every failure with its status and a JSON body that names it
+ * (404: what is not there; 400: field, value and rule), whatever {@code server.error.include-message} says. Called
+ * directly (or over JMX) a read of a name that is not there answers null, and a bad argument or a write to a name that
+ * is not there throws {@link io.rmq.core.RmqInvalidArgumentException} ({@link RmqNotFoundException} for the latter).
  * <p>
  * Read-only by default, as Boot restricts its own sensitive endpoints ({@code shutdown}, {@code heapdump}) by
  * default: the writes pause listeners and requeue or delete dead messages, so they exist only with
@@ -90,12 +92,7 @@ public class RmqEndpoint {
     }
 
     private @Nullable Object instance(String id) {
-        try {
-            return operations.instance(id);
-        }
-        catch (RmqInvalidArgumentException ex) {
-            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
-        }
+        return operations.instance(id);
     }
 
     /**
@@ -103,7 +100,7 @@ public class RmqEndpoint {
      * retry), {@code GET /actuator/rmq/topics/{name}/in-flight?offset=&limit=} (messages in flight),
      * {@code GET /actuator/rmq/topics/{name}/dead?offset=&limit=&error=&prefix=} (dead messages, searched when
      * {@code error} or {@code prefix} is given) and {@code GET /actuator/rmq/topics/{name}/history?resolution=} (counts
-     * per {@code minute}, the default, or {@code hour}). 404 for an unknown topic or part; 400 for a bad page.
+     * per {@code minute}, the default, or {@code hour}). Null for an unknown topic or part; a bad page is refused.
      */
     @ReadOperation
     public @Nullable Object part(@Selector String kind, @Selector String name, @Selector String part,
@@ -113,19 +110,14 @@ public class RmqEndpoint {
             return null;
         }
         long from = offset == null ? 0 : offset;
-        int size = limit == null ? 20 : limit;
-        try {
-            return switch (part) {
-                case "retries" -> operations.retries(name, from, size);
-                case "in-flight" -> operations.inFlight(name, from, size);
-                case "dead" -> operations.dead(name, from, size, error, prefix);
-                case "history" -> operations.history(name, resolution);
-                default -> null;
-            };
-        }
-        catch (RmqInvalidArgumentException ex) {
-            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
-        }
+        int size = limit == null ? PageParameters.DEFAULT_LIMIT : limit;
+        return switch (part) {
+            case "retries" -> operations.retries(name, from, size);
+            case "in-flight" -> operations.inFlight(name, from, size);
+            case "dead" -> operations.dead(name, from, size, error, prefix);
+            case "history" -> operations.history(name, resolution);
+            default -> null;
+        };
     }
 
     /**
@@ -145,29 +137,39 @@ public class RmqEndpoint {
     @WriteOperation
     public Object act(@Selector String kind, @Selector String name, String action,
             @Nullable String messages) {
-        try {
-            return switch (kind + " " + action) {
-                case "listeners pause" -> found(operations.pause(name), kind, name);
-                case "listeners resume" -> found(operations.resume(name), kind, name);
-                case "listeners pause-cluster" -> found(operations.pauseListenerCluster(name, "endpoint"), kind, name);
-                case "listeners resume-cluster" -> found(operations.resumeListenerCluster(name), kind, name);
-                case "topics pause" -> found(operations.pauseTopicCluster(name, "endpoint"), kind, name);
-                case "topics resume" -> found(operations.resumeTopicCluster(name), kind, name);
-                case "topics requeue-dead" -> operations.requeueAllDead(name);
-                case "topics purge-dead" -> operations.purgeDead(name);
-                case "topics requeue-dead-selected" -> operations.requeueDeadSelected(name, selection(messages));
-                case "topics delete-dead-selected" -> operations.deleteDeadSelected(name, selection(messages));
-                case "schedules pause" -> found(schedules == null ? null : schedules.pause(name), kind, name);
-                case "schedules resume" -> found(schedules == null ? null : schedules.resume(name), kind, name);
-                default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for " + kind
-                        + " (listeners: pause, resume, pause-cluster, resume-cluster; topics: pause, resume, requeue-dead,"
-                        + " purge-dead, requeue-dead-selected, delete-dead-selected; schedules: pause, resume)",
-                        "Unknown action");
-            };
-        }
-        catch (RmqInvalidArgumentException | UnsupportedOperationException ex) {
-            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
-        }
+        return switch (kind + " " + action) {
+            case "listeners pause" -> found(operations.pause(name), () -> RmqNotFoundException.listener(name));
+            case "listeners resume" -> found(operations.resume(name), () -> RmqNotFoundException.listener(name));
+            case "listeners pause-cluster" -> found(operations.pauseListenerCluster(name, "endpoint"),
+                    () -> clusterListener(name));
+            case "listeners resume-cluster" -> found(operations.resumeListenerCluster(name),
+                    () -> clusterListener(name));
+            case "topics pause" -> found(operations.pauseTopicCluster(name, "endpoint"),
+                    () -> RmqNotFoundException.topic(name));
+            case "topics resume" -> found(operations.resumeTopicCluster(name),
+                    () -> RmqNotFoundException.topic(name));
+            case "topics requeue-dead" -> operations.requeueAllDead(name);
+            case "topics purge-dead" -> operations.purgeDead(name);
+            case "topics requeue-dead-selected" -> operations.requeueDeadSelected(name, selection(messages));
+            case "topics delete-dead-selected" -> operations.deleteDeadSelected(name, selection(messages));
+            case "schedules pause" -> found(schedules == null ? null : schedules.pause(name),
+                    () -> RmqNotFoundException.schedule(name));
+            case "schedules resume" -> found(schedules == null ? null : schedules.resume(name),
+                    () -> RmqNotFoundException.schedule(name));
+            default -> throw new RmqInvalidArgumentException("action", action, ACTIONS.getOrDefault(kind,
+                    "is not an action: the kinds are listeners, topics and schedules"));
+        };
+    }
+
+    /** The rule an unknown action breaks, by kind. */
+    static final java.util.Map<String, String> ACTIONS = java.util.Map.of(
+            "listeners", "must be pause, resume, pause-cluster or resume-cluster (listeners)",
+            "topics", "must be pause, resume, requeue-dead, purge-dead, requeue-dead-selected or delete-dead-selected"
+                    + " (topics)",
+            "schedules", "must be pause or resume (schedules)");
+
+    private static RmqNotFoundException clusterListener(String id) {
+        return new RmqNotFoundException("listener", id, "must be the id of a listener here or on a live instance");
     }
 
     private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder()
@@ -185,10 +187,10 @@ public class RmqEndpoint {
         return RmqOperations.selection(parsed);
     }
 
-    private static Object found(@Nullable Object result, String kind, String name) {
+    private static Object found(@Nullable Object result,
+            java.util.function.Supplier<RmqNotFoundException> otherwise) {
         if (result == null) {
-            throw new InvalidEndpointRequestException("No " + kind.substring(0, kind.length() - 1) + " '" + name
-                    + "'", "Not found");
+            throw otherwise.get();
         }
         return result;
     }

@@ -306,6 +306,14 @@ public class RmqOperations {
         return topicLookup.definition(name) != null;
     }
 
+    /**
+     * The topic of this name: refused naming the rule when the name is no topic name, and with
+     * {@link RmqNotFoundException} when no such topic is defined here or registered in Redis.
+     */
+    public TopicDefinition requireTopic(String name) {
+        return topicLookup.required(name);
+    }
+
     public List<ListenerView> listeners() {
         return topics.listeners();
     }

@@ -44,11 +44,15 @@ final class TopicLookup {
         }
     }
 
-    /** The topic of this name; refused naming it when it is not defined here nor registered in Redis. */
+    /**
+     * The topic of this name; refused naming the rule when the name breaks the naming rule, and with
+     * {@link RmqNotFoundException} when it is not defined here nor registered in Redis.
+     */
     TopicDefinition required(String name) {
+        TopicDefinition.validateName(name);
         TopicDefinition topic = definition(name);
         if (topic == null) {
-            throw new RmqInvalidArgumentException("topic", name, "is not defined here nor registered in Redis");
+            throw RmqNotFoundException.topic(name);
         }
         return topic;
     }

@@ -45,6 +45,24 @@ final class Views {
         }
     }
 
+    /**
+     * Refuses an id no message can have: empty, or longer than {@code rmq.max-id-size} (a send refuses those, so a
+     * lookup by one would only answer "not there" for a typing error).
+     *
+     * @param field how the request names it ({@code id}, {@code messages[2].id})
+     */
+    static void checkId(io.rmq.Rmq rmq, String field, String id) {
+        if (id.isEmpty()) {
+            throw new RmqInvalidArgumentException(field, id, "must not be empty");
+        }
+        int max = rmq.options().limits().maxIdBytes();
+        int bytes = id.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > max) {
+            throw new RmqInvalidArgumentException(field, id, "must be at most " + max + " bytes (rmq.max-id-size);"
+                    + " this one has " + bytes);
+        }
+    }
+
     static void checkOffset(long offset) {
         if (offset < 0) {
             throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");

@@ -80,6 +80,7 @@ final class WaitingOperations {
 
     FindView findById(String topic, String id) {
         TopicDefinition definition = topics.required(topic);
+        Views.checkId(rmq, "id", id);
         return findView(definition, rmq.admin().findById(topic, id));
     }
 
@@ -99,6 +100,7 @@ final class WaitingOperations {
 
     CancelResult cancelById(String topic, String id) {
         topics.required(topic);
+        Views.checkId(rmq, "id", id);
         return rmq.admin().cancelById(topic, id);
     }
 
@@ -109,6 +111,8 @@ final class WaitingOperations {
     }
 
     RescheduleResult rescheduleById(String topic, String id, String when) {
+        topics.required(topic);
+        Views.checkId(rmq, "id", id);
         return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritizeById(t, id, priority),
                 (t, dueAt) -> rmq.admin().rescheduleById(t, id, dueAt));
     }

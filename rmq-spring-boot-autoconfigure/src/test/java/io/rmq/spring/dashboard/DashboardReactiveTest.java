@@ -97,8 +97,12 @@ class DashboardReactiveTest {
         client.get().uri("/ops/rmq/api/csrf").exchange().expectStatus().isOk().expectBody(String.class)
                 .isEqualTo("{}");
         client.get().uri("/rmq").exchange().expectStatus().isNotFound();
-        client.get().uri("/ops/rmq/api/topics/no-such-topic").exchange().expectStatus().isNotFound();
-        client.get().uri("/ops/rmq/api/topics/ops-backlog/dead?limit=0").exchange().expectStatus().isBadRequest();
+        client.get().uri("/ops/rmq/api/topics/no-such-topic").exchange().expectStatus().isNotFound()
+                .expectBody(String.class).value(body -> assertThat(body).contains("\"field\":\"topic\"",
+                        "\"value\":\"no-such-topic\"", "No topic 'no-such-topic'"));
+        client.get().uri("/ops/rmq/api/topics/ops-backlog/dead?limit=0").exchange().expectStatus().isBadRequest()
+                .expectBody(String.class).value(body -> assertThat(body).contains("\"field\":\"limit\"",
+                        "between 1 and 200"));
     }
 
     @Test

@@ -173,7 +173,7 @@ abstract class RmqEndpointIntegrationTests {
         }
         assertThat(post("/actuator/rmq/topics/ops-failing", "{\"action\":\"explode\"}").statusCode()).isEqualTo(400);
         assertThat(post("/actuator/rmq/topics/no-such-topic", "{\"action\":\"purge-dead\"}").statusCode())
-                .isEqualTo(400);
+                .as("what is not there is not found, read or written (ErrorAnswersTest: the bodies)").isEqualTo(404);
     }
 
     @Test
@@ -213,7 +213,7 @@ abstract class RmqEndpointIntegrationTests {
         }
         await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("sent-while-paused"));
         assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause\"}").statusCode())
-                .isEqualTo(400);
+                .isEqualTo(404);
     }
 
     @Test
@@ -261,7 +261,7 @@ abstract class RmqEndpointIntegrationTests {
         await().atMost(Duration.ofSeconds(30)).until(() -> handlers.worked.contains("sent-while-paused-cluster-wide"));
         assertThat(json(get("/actuator/rmq/pauses"))).isEmpty();
         assertThat(post("/actuator/rmq/listeners/no-such-listener", "{\"action\":\"pause-cluster\"}").statusCode())
-                .isEqualTo(400);
+                .isEqualTo(404);
     }
 
     /** Sums of sent, handled, failed and dead over the points of a history as the endpoint shows it. */
@@ -310,7 +310,7 @@ abstract class RmqEndpointIntegrationTests {
                 .isEqualTo(Instant.parse(minutes.get("from").asString()));
         assertThat(json(get("/actuator/rmq/topics/ops-work/history?resolution=hour")).get("points")).hasSize(24);
 
-        // the reason is in Boot's error body only with server.error.include-message; the dashboard's shows it below
+        // the bodies that name the reason: ErrorAnswersTest
         assertThat(get("/actuator/rmq/topics/ops-work/history?resolution=second").statusCode()).isEqualTo(400);
         assertThat(get("/actuator/rmq/topics/no-such-topic/history").statusCode()).isEqualTo(404);
         assertThat(get("/actuator/rmq/topics/ops-work/no-such-part").statusCode()).isEqualTo(404);
