@@ -233,6 +233,7 @@ public class RmqDashboard {
                                         query.apply("prefix")))
                                 : Reply.ok(operations.dead(topic, longParam(query, "offset", 0),
                                         (int) longParam(query, "limit", DEFAULT_PAGE)));
+                        case "dead-groups" -> topicReply(topic, () -> operations.deadGroups(topic));
                         case "retries" -> topicReply(topic, () -> operations.retries(topic,
                                 longParam(query, "offset", 0), intParam(query, "limit", DEFAULT_PAGE)));
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"),
@@ -270,9 +271,28 @@ public class RmqDashboard {
      * @param body  the request's JSON object (may be empty)
      */
     public Reply post(String route, String body) {
-        if (readOnly) {
-            return Reply.error(403, "The RMQ dashboard is read-only (rmq.dashboard.read-only=true)");
+        return post(route, body, "anonymous");
+    }
+
+    /**
+     * A POST as {@link #post(String, String)}, by {@code who} (the request's principal and address): each one, done,
+     * refused or failed, writes one audit line (see docs/operations.md, "Dashboard").
+     */
+    public Reply post(String route, String body, String who) {
+        Reply reply = readOnly ? Reply.error(403, "The RMQ dashboard is read-only (rmq.dashboard.read-only=true)")
+                : change(route, body);
+        Map<String, Object> named;
+        try {
+            named = parse(body);
         }
+        catch (RmqInvalidArgumentException ex) {
+            named = Map.of();
+        }
+        DashboardAudit.log(who, route, named, reply);
+        return reply;
+    }
+
+    private Reply change(String route, String body) {
         return answer(() -> {
             List<String> s = segments(route);
             Map<String, Object> in = parse(body);
@@ -309,6 +329,14 @@ public class RmqDashboard {
                     case "dead/requeue-selected" -> Reply.ok(operations.requeueDeadSelected(topic,
                             RmqOperations.selection(in.get("messages"))));
                     case "dead/delete-selected" -> Reply.ok(operations.deleteDeadSelected(topic,
+                            RmqOperations.selection(in.get("messages"))));
+                    case "dead/requeue-matching" -> Reply.ok(operations.requeueDeadMatching(topic,
+                            optional(in, "error"), optional(in, "prefix")));
+                    case "dead/delete-matching" -> Reply.ok(operations.deleteDeadMatching(topic,
+                            optional(in, "error"), optional(in, "prefix")));
+                    case "retries/run-now", "waiting/run-now" -> Reply.ok(operations.runNow(topic,
+                            RmqOperations.selection(in.get("messages"))));
+                    case "retries/delete", "waiting/delete" -> Reply.ok(operations.deleteWaiting(topic,
                             RmqOperations.selection(in.get("messages"))));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
@@ -416,6 +444,11 @@ public class RmqDashboard {
     private static String text(Map<String, Object> body, String name) {
         Object value = body.get(name);
         return required(value == null ? null : value.toString(), name);
+    }
+
+    private static @Nullable String optional(Map<String, Object> body, String name) {
+        Object value = body.get(name);
+        return value == null ? null : value.toString();
     }
 
     private static int slot(Map<String, Object> body) {
