@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * {@value #LOGGER}, saying who (the request's principal, else {@code anonymous}, and the client's address), what (the
  * route and what the request named) and how it ended. Bodies are never written (they may hold personal data): a
  * message named by its body shows as its length, one named by id as its id, a selection as its size and the ids it
- * names (the first {@value #IDS_SHOWN}). Static and stateless: any request thread calls it.
+ * names (the first {@value #IDS_SHOWN}; a message named by a handle shows its id when it has one, else "body"). Static and stateless: any request thread calls it.
  */
 final class DashboardAudit {
 
@@ -34,7 +34,7 @@ final class DashboardAudit {
         }
     }
 
-    /** What the request named, e.g. {@code " (messages=2: id order-7, slot 3 handle)"}; empty when nothing. */
+    /** What the request named, e.g. {@code " (messages=2: slot 1 id order-7; slot 3 body)"}; empty when nothing. */
     static String named(Map<String, Object> request) {
         if (request.isEmpty()) {
             return "";
@@ -69,12 +69,24 @@ final class DashboardAudit {
             out.append(shown == 0 ? ": " : "; ");
             if (entry instanceof Map<?, ?> m) {
                 out.append("slot ").append(m.get("slot"));
-                out.append(m.get("id") != null ? " id " + cut(String.valueOf(m.get("id"))) : " handle");
+                String id = m.get("id") != null ? String.valueOf(m.get("id")) : idOf(m.get("handle"));
+                out.append(id != null ? " id " + cut(id) : " body");
             }
             else {
                 out.append('?');
             }
             shown++;
+        }
+    }
+
+    /** The id a handle names (0xFF + id), or null: a body (never written) or not a handle at all. */
+    private static @Nullable String idOf(@Nullable Object handle) {
+        try {
+            return handle == null ? null
+                    : io.rmq.redis.internal.EnvelopeKeys.idOf(java.util.Base64.getDecoder().decode(handle.toString()));
+        }
+        catch (IllegalArgumentException notBase64) {
+            return null;
         }
     }
 
