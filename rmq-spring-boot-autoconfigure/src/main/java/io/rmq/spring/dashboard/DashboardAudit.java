@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * {@value #LOGGER}, saying who (the request's principal, else {@code anonymous}, and the client's address), what (the
  * route and what the request named) and how it ended. Bodies are never written (they may hold personal data): a
  * message named by its body shows as its length, one named by id as its id, a selection as its size and the ids it
- * names (the first {@value #IDS_SHOWN}; a message named by a handle shows its id when it has one, else "body"). Static and stateless: any request thread calls it.
+ * names (the first {@value #IDS_SHOWN}; a message named by a handle shows its id when it has one, else "body").
+ * Static and stateless: any request thread calls it.
  */
 final class DashboardAudit {
 

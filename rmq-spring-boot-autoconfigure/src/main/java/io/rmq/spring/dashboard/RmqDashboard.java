@@ -23,6 +23,8 @@ import org.jspecify.annotations.Nullable;
  * {@code id} (query parameter of {@code find}; JSON field of cancel, reschedule and the dead message's requeue and
  * delete). Pauses: {@code listeners/{id}/pause|resume} are this instance's own; {@code listeners/{id}/pause-cluster|
  * resume-cluster} and {@code topics/{t}/pause|resume} are cluster-wide (stored in Redis, honoured by every instance).
+ * The operator's bulk actions ({@code retries|waiting/run-now|delete}, {@code dead/requeue-matching|delete-matching},
+ * {@code dead-groups}) sit beside the others; every POST writes one audit line ({@link DashboardAudit}).
  */
 public class RmqDashboard {
 

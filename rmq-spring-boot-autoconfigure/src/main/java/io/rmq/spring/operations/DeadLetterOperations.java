@@ -111,8 +111,8 @@ final class DeadLetterOperations {
         topics.required(topic);
         String err = error == null || error.isEmpty() ? null : error;
         String pre = prefix == null || prefix.isEmpty() ? null : prefix;
-        io.rmq.admin.DeadBulkResult done = action.startsWith("requeue") ? rmq.admin().requeueDeadMatching(topic, err, pre)
-                : rmq.admin().deleteDeadMatching(topic, err, pre);
+        io.rmq.admin.DeadBulkResult done = action.startsWith("requeue")
+                ? rmq.admin().requeueDeadMatching(topic, err, pre) : rmq.admin().deleteDeadMatching(topic, err, pre);
         return new RmqOperations.MatchingResult(action, topic, err, pre, done.acted(), done.matched(), done.scanned(),
                 done.more());
     }

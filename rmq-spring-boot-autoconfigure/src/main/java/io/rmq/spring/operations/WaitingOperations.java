@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Messages not taken yet: waiting pages in taking order, where one message (by body or id) is, cancelling or
- * rescheduling one, and running now or deleting a selection of waiting or retrying ones. Holds no state of its own; any request thread of the endpoint or the dashboard calls it.
+ * rescheduling one, and running now or deleting a selection of waiting or retrying ones. Holds no state of its own;
+ * any request thread of the endpoint or the dashboard calls it.
  */
 final class WaitingOperations {
 

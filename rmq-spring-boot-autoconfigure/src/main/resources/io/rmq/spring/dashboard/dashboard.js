@@ -24,6 +24,7 @@ const state = {
   deadOffset: 0,
   deadFilter: {error: '', prefix: ''},
   deadSelected: new Map(),  // key -> how the message is named in requeue-selected / delete-selected
+  deadMatches: null,        // {total, capped} of the current dead search, null without one (for "… matching")
   retriesOffset: 0,
   retriesSelected: new Map(), // key -> how the retry is named in retries/run-now and retries/delete
   inFlightOffset: 0,

@@ -150,7 +150,8 @@ abstract class OperatorActionsTests {
             JsonNode ran = json(writable().post("topics/ops-prio-flaky/retries/run-now",
                     "{\"messages\":[{\"slot\":" + retry.slot() + ",\"id\":\"p-1\"}]}", "bob"));
             assertThat(ran.get("count").asLong()).isEqualTo(1);
-            await().atMost(Duration.ofSeconds(30)).until(() -> OperatorActionsListeners.PRIORITY_ATTEMPTS.size() == before + 2);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> OperatorActionsListeners.PRIORITY_ATTEMPTS.size() == before + 2);
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(operations.retries("ops-prio-flaky",
                     0, 10).messages()).singleElement().extracting(RmqOperations.RetryView::attempt).isEqualTo(2));
             assertThat(audit.messages()).containsExactly("RMQ dashboard: bob POST topics/ops-prio-flaky/retries/run-now"
@@ -238,7 +239,8 @@ abstract class OperatorActionsTests {
             assertThat(requeued.get("count").asLong()).as("the answer says how many were acted on").isEqualTo(2);
             assertThat(requeued.get("matched").asLong()).isEqualTo(2);
             assertThat(requeued.get("more").asBoolean()).isFalse();
-            await().atMost(Duration.ofSeconds(30)).until(() -> OperatorActionsListeners.MIXED_ATTEMPTS.size() == attemptsBefore + 2);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> OperatorActionsListeners.MIXED_ATTEMPTS.size() == attemptsBefore + 2);
             await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("ops-mixed") == 7);
             assertThat(audit.messages()).containsExactly("RMQ dashboard: dave POST topics/ops-mixed/dead/requeue-matching"
                     + " (error=IllegalArgumentException) -> 200 count 2 of 2 matched");
