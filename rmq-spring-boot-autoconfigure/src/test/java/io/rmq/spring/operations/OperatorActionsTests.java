@@ -259,6 +259,29 @@ abstract class OperatorActionsTests {
     }
 
     @Test
+    void oneRequestActsOnAtMostAThousandMatchesAndSaysWhenMoreAreLeft() throws Exception {
+        try (LogCapture failures = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
+            for (int i = 0; i < 1005; i++) {
+                template.send(OutgoingMessage.fixedTime("ops-mixed", "bulk-" + i, Instant.now()));
+            }
+            await().atMost(Duration.ofSeconds(120)).until(() -> operations.dead("ops-mixed", 0, 1, null, "bulk-")
+                    .total() == 1005);
+            assertThat(failures.warnings()).isNotEmpty();
+        }
+        RmqDashboard dashboard = writable();
+        JsonNode first = json(dashboard.post("topics/ops-mixed/dead/delete-matching", "{\"prefix\":\"bulk-\"}",
+                "dave"));
+        assertThat(first.get("count").asLong()).isEqualTo(1000);
+        assertThat(first.get("matched").asLong()).isEqualTo(1005);
+        assertThat(first.get("more").asBoolean()).as("matches were left for another request").isTrue();
+        JsonNode second = json(dashboard.post("topics/ops-mixed/dead/delete-matching", "{\"prefix\":\"bulk-\"}",
+                "dave"));
+        assertThat(second.get("count").asLong()).isEqualTo(5);
+        assertThat(second.get("more").asBoolean()).isFalse();
+        assertThat(operations.dead("ops-mixed", 0, 1, null, "bulk-").total()).isZero();
+    }
+
+    @Test
     void theActionsAreRefusedWhileReadOnlyAndTheRefusalIsAudited() throws Exception {
         template.send(OutgoingMessage.fixedTime("ops-backlog", "ro-1", Instant.now().plus(Duration.ofHours(2))));
         RmqDashboard readOnly = new RmqDashboard(operations, "/rmq", true, null);
