@@ -758,6 +758,116 @@ public final class RmqAdmin {
                 "deleting dead messages of " + topicName);
     }
 
+    /**
+     * Requeues the dead messages that match a search ({@code error} and {@code prefix} as in {@link #searchDead}),
+     * bounded per request: the first {@link #MAX_SELECTION} matches among at most {@link #DEAD_SEARCH_EXAMINED} dead
+     * messages examined. The result says how many were requeued (a match removed meanwhile by someone else is not
+     * counted) and whether matches were left for another request.
+     */
+    public DeadBulkResult requeueDeadMatching(String topicName, @Nullable String error, @Nullable String prefix) {
+        DeadSearchPage found = searchDead(topicName, error, prefix, 0, MAX_SELECTION);
+        long acted = found.messages().isEmpty() ? 0 : requeueDead(topicName, found.messages());
+        return bulkResult(found, acted);
+    }
+
+    /** Deletes the dead messages that match a search, bounded as {@link #requeueDeadMatching} is. */
+    public DeadBulkResult deleteDeadMatching(String topicName, @Nullable String error, @Nullable String prefix) {
+        DeadSearchPage found = searchDead(topicName, error, prefix, 0, MAX_SELECTION);
+        long acted = found.messages().isEmpty() ? 0 : deleteDead(topicName, found.messages());
+        return bulkResult(found, acted);
+    }
+
+    private static DeadBulkResult bulkResult(DeadSearchPage found, long acted) {
+        return new DeadBulkResult(acted, found.total(), found.scanned(),
+                found.capped() || found.total() > found.messages().size());
+    }
+
+    /**
+     * The topic's dead messages counted by error class (see {@link DeadErrorGroups}), most first: slot by slot, at most
+     * {@link #DEAD_SEARCH_EXAMINED} dead messages examined per request, and only their error texts read.
+     */
+    public DeadErrorGroups deadErrorGroups(String topicName) {
+        TopicDefinition topic = topics.get(topicName);
+        SlotKeys[] slots = redis.keys().slots(topic);
+        java.util.Map<String, Long> counts = new java.util.HashMap<>();
+        long scanned = 0;
+        boolean capped = false;
+        for (SlotKeys slot : slots) {
+            int budget = (int) (DEAD_SEARCH_EXAMINED - scanned);
+            RmqRedisAdmin.DeadGroups groups = RedisGateway.await(redis.deadGroups(slot, 0, Math.max(budget, 0)),
+                    "counting the dead messages of " + topicName + " by error");
+            scanned += groups.examined();
+            groups.counts().forEach((errorClass, count) -> counts.merge(errorClass, count, Long::sum));
+            if (groups.left() > 0) {
+                capped = true; // the budget ran out in this slot; later slots are not examined either
+                break;
+            }
+        }
+        List<DeadErrorGroups.Group> out = new ArrayList<>(counts.size());
+        counts.forEach((errorClass, count) -> out.add(new DeadErrorGroups.Group(errorClass, count)));
+        out.sort(java.util.Comparator.comparingLong(DeadErrorGroups.Group::count).reversed()
+                .thenComparing(DeadErrorGroups.Group::errorClass));
+        return new DeadErrorGroups(List.copyOf(out), scanned, capped);
+    }
+
+    // ---------------------------------------------------------------- selections of waiting and retrying messages
+
+    /**
+     * "Run now" for a selection of messages (at most {@link #MAX_SELECTION}; each by the slot and member a view listed):
+     * a message waiting for its retry has its backoff ended, and is handed out as soon as a consumer takes it, its
+     * attempt count kept; a waiting message of a RANGE_MERGE or FIXED_TIME topic becomes due now. A PRIORITY message
+     * that waits in the store is due already (its place in line is its priority: {@link #reprioritize} moves it) and
+     * is left alone, as are messages in flight, dead or gone. One script call per slot, pipelined.
+     *
+     * @return how many of them are now due (were waiting, or retrying)
+     */
+    public long runNow(String topicName, List<MessageRef> messages) {
+        TopicDefinition topic = topics.get(topicName);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        return eachSlotOfRefs(topic, messages, (slot, members) -> redis.runNow(slot, priority, members),
+                "making messages of " + topicName + " due now");
+    }
+
+    /**
+     * Cancels a selection of messages (at most {@link #MAX_SELECTION}; each by the slot and member a view listed) as
+     * {@link #cancel(String, Object)} cancels one: removed where they wait, their pending retries too; a delivery in
+     * flight is marked and not handed out again; a dead one is left alone.
+     *
+     * @return how many were removed (waiting or retrying); in-flight ones marked are not counted
+     */
+    public long cancelSelected(String topicName, List<MessageRef> messages) {
+        TopicDefinition topic = topics.get(topicName);
+        boolean priority = topic.type() == TopicType.PRIORITY;
+        return eachSlotOfRefs(topic, messages, (slot, members) -> {
+            List<CompletableFuture<boolean[]>> each = new ArrayList<>(members.size());
+            for (byte[] member : members) {
+                each.add(redis.cancel(slot, priority, member));
+            }
+            return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> each.stream()
+                    .map(CompletableFuture::join).filter(r -> r[0] || r[1]).count());
+        }, "cancelling messages of " + topicName);
+    }
+
+    private long eachSlotOfRefs(TopicDefinition topic, List<MessageRef> messages,
+            java.util.function.BiFunction<SlotKeys, List<byte[]>, CompletableFuture<Long>> action, String what) {
+        if (messages == null || messages.isEmpty()) {
+            throw new RmqInvalidArgumentException("messages", messages, "must name at least one message");
+        }
+        if (messages.size() > MAX_SELECTION) {
+            throw new RmqInvalidArgumentException("messages", messages.size() + " messages", "must be at most "
+                    + MAX_SELECTION + " per request");
+        }
+        java.util.Map<Integer, List<byte[]>> bySlot = new java.util.TreeMap<>();
+        for (MessageRef message : messages) {
+            slotKeys(topic, message.slot()); // checks the slot
+            bySlot.computeIfAbsent(message.slot(), s -> new ArrayList<>()).add(message.member());
+        }
+        List<CompletableFuture<Long>> done = new ArrayList<>(bySlot.size());
+        bySlot.forEach((slot, members) -> done.add(action.apply(redis.keys().slots(topic)[slot], members)));
+        RedisGateway.await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)), what);
+        return done.stream().mapToLong(CompletableFuture::join).sum();
+    }
+
     private long eachSlotOf(TopicDefinition topic, List<DeadMessage> selection,
             java.util.function.BiFunction<SlotKeys, List<byte[]>, CompletableFuture<Long>> action, String what) {
         if (selection.size() > MAX_SELECTION) {

@@ -311,6 +311,42 @@ public final class RmqRedisAdmin {
     }
 
     /**
+     * Makes members of one slot due now (see run_now.lua): retries end their backoff, time-ordered waiting messages
+     * get due time now. Returns how many were waiting or retrying (PRIORITY: retrying).
+     */
+    public CompletableFuture<Long> runNow(SlotKeys slot, boolean priority, List<byte[]> members) {
+        byte[][] args = new byte[1 + members.size()][];
+        args[0] = priority ? ONE : ZERO;
+        for (int i = 0; i < members.size(); i++) {
+            args[1 + i] = members.get(i);
+        }
+        return gateway.eval(RmqScript.RUN_NOW, ScriptOutputType.INTEGER, slot.all(), args);
+    }
+
+    /**
+     * Part of one slot's dead queue counted by error class (see dead_groups.lua).
+     *
+     * @param examined entries examined
+     * @param left     entries after the last one examined
+     * @param counts   dead messages per error class among those examined, in order of first appearance
+     */
+    public record DeadGroups(long examined, long left, java.util.Map<String, Long> counts) {
+    }
+
+    /** Counts one slot's dead messages by error class from rank {@code start}, examining at most {@code examine}. */
+    public CompletableFuture<DeadGroups> deadGroups(SlotKeys slot, long start, int examine) {
+        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.DEAD_GROUPS, ScriptOutputType.MULTI, slot.all(),
+                bytes(start), bytes(examine));
+        return reply.thenApply(items -> {
+            java.util.Map<String, Long> counts = new java.util.LinkedHashMap<>();
+            for (int i = 2; i + 1 < items.size(); i += 2) {
+                counts.merge(string((byte[]) items.get(i)), (long) number(items.get(i + 1)), Long::sum);
+            }
+            return new DeadGroups((long) number(items.get(0)), (long) number(items.get(1)), counts);
+        });
+    }
+
+    /**
      * Part of one slot's dead queue searched (see dead_search.lua).
      *
      * @param examined entries examined

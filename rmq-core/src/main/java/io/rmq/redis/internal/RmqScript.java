@@ -42,6 +42,8 @@ enum RmqScript {
     STATS("stats.lua"),
     RETRIES("retries.lua"),
     DEAD_SEARCH("dead_search.lua"),
+    DEAD_GROUPS("dead_groups.lua"),
+    RUN_NOW("run_now.lua"),
     SCHEDULE_REGISTER("schedule_register.lua"),
     SCHEDULE_CLAIM("schedule_claim.lua"),
     INSTANCE_BEAT("instance_beat.lua"),

@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * Every failure is answered by {@link ErrorReply}, as the endpoint's: a route under {@code topics/{t}} first checks
  * the topic (400 for an invalid name, 404 for an unknown topic, the same on every route), and what is not there is a
  * 404 naming it.
+ * The operator's bulk actions ({@code retries|waiting/run-now|delete}, {@code dead/requeue-matching|delete-matching},
+ * {@code dead-groups}) sit beside the others; every POST writes one audit line ({@link DashboardAudit}).
  */
 public class RmqDashboard {
 
@@ -257,6 +259,7 @@ public class RmqDashboard {
                                 ? Reply.ok(operations.dead(topic, offset(query), limit(query), query.apply("error"),
                                         query.apply("prefix")))
                                 : Reply.ok(operations.dead(topic, offset(query), limit(query)));
+                        case "dead-groups" -> Reply.ok(operations.deadGroups(topic));
                         case "retries" -> Reply.ok(operations.retries(topic, offset(query), limit(query)));
                         case "waiting" -> Reply.ok(operations.waiting(topic, query.apply("cursor"), limit(query)));
                         case "in-flight" -> Reply.found(operations.inFlight(topic, offset(query), limit(query)),
@@ -308,9 +311,28 @@ public class RmqDashboard {
      * @param body  the request's JSON object (may be empty)
      */
     public Reply post(String route, String body) {
-        if (readOnly) {
-            return Reply.error(403, "The RMQ dashboard is read-only (rmq.dashboard.read-only=true)");
+        return post(route, body, "anonymous");
+    }
+
+    /**
+     * A POST as {@link #post(String, String)}, by {@code who} (the request's principal and address): each one, done,
+     * refused or failed, writes one audit line (see docs/operations.md, "Dashboard").
+     */
+    public Reply post(String route, String body, String who) {
+        Reply reply = readOnly ? Reply.error(403, "The RMQ dashboard is read-only (rmq.dashboard.read-only=true)")
+                : change(route, body);
+        Map<String, Object> named;
+        try {
+            named = parse(body);
         }
+        catch (RmqInvalidArgumentException ex) {
+            named = Map.of();
+        }
+        DashboardAudit.log(who, route, named, reply);
+        return reply;
+    }
+
+    private Reply change(String route, String body) {
         return answer(() -> {
             List<String> s = segments(route);
             Map<String, Object> in = parse(body);
@@ -352,6 +374,14 @@ public class RmqDashboard {
                     case "dead/requeue-selected" -> Reply.ok(operations.requeueDeadSelected(topic,
                             RmqOperations.selection(in.get("messages"))));
                     case "dead/delete-selected" -> Reply.ok(operations.deleteDeadSelected(topic,
+                            RmqOperations.selection(in.get("messages"))));
+                    case "dead/requeue-matching" -> Reply.ok(operations.requeueDeadMatching(topic,
+                            optional(in, "error"), optional(in, "prefix")));
+                    case "dead/delete-matching" -> Reply.ok(operations.deleteDeadMatching(topic,
+                            optional(in, "error"), optional(in, "prefix")));
+                    case "retries/run-now", "waiting/run-now" -> Reply.ok(operations.runNow(topic,
+                            RmqOperations.selection(in.get("messages"))));
+                    case "retries/delete", "waiting/delete" -> Reply.ok(operations.deleteWaiting(topic,
                             RmqOperations.selection(in.get("messages"))));
                     case "dead/requeue-all" -> Reply.ok(operations.requeueAllDead(topic));
                     case "dead/purge" -> Reply.ok(operations.purgeDead(topic));
@@ -439,6 +469,11 @@ public class RmqDashboard {
     private static String text(Map<String, Object> body, String name) {
         Object value = body.get(name);
         return required(value == null ? null : value.toString(), name);
+    }
+
+    private static @Nullable String optional(Map<String, Object> body, String name) {
+        Object value = body.get(name);
+        return value == null ? null : value.toString();
     }
 
     private static int slot(Map<String, Object> body) {

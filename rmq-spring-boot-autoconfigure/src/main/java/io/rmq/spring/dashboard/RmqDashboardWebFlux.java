@@ -39,8 +39,13 @@ public final class RmqDashboardWebFlux {
                 })
                 .POST(path + "/api/**", request -> {
                     String route = dashboard.route(pathOf(request));
-                    return request.bodyToMono(String.class).defaultIfEmpty("").publishOn(Schedulers.boundedElastic())
-                            .map(body -> dashboard.post(route, body)).flatMap(RmqDashboardWebFlux::reply);
+                    Mono<String> who = request.principal().map(java.security.Principal::getName)
+                            .defaultIfEmpty("anonymous").map(name -> request.remoteAddress()
+                                    .map(a -> name + " from " + a.getHostString()).orElse(name));
+                    return request.bodyToMono(String.class).defaultIfEmpty("").zipWith(who)
+                            .publishOn(Schedulers.boundedElastic())
+                            .map(sent -> dashboard.post(route, sent.getT1(), sent.getT2()))
+                            .flatMap(RmqDashboardWebFlux::reply);
                 })
                 .build();
     }

@@ -29,8 +29,14 @@ public final class RmqDashboardWebMvc {
                 .GET(path + "/api/**", request -> reply(dashboard.get(dashboard.route(pathOf(request)),
                         name -> request.param(name).orElse(null))))
                 .POST(path + "/api/**", request -> reply(dashboard.post(dashboard.route(pathOf(request)),
-                        request.body(String.class))))
+                        request.body(String.class), who(request))))
                 .build();
+    }
+
+    /** Who sends a POST, for the audit line: the principal's name (else anonymous) and the client's address. */
+    private static String who(ServerRequest request) {
+        String name = request.principal().map(java.security.Principal::getName).orElse("anonymous");
+        return request.remoteAddress().map(a -> name + " from " + a.getHostString()).orElse(name);
     }
 
     private static String pathOf(ServerRequest request) {

@@ -106,6 +106,24 @@ final class DeadLetterOperations {
         return new Result("delete-dead-selected", topic, rmq.admin().deleteDead(topic, selected(topic, selection)));
     }
 
+    /** A requeue ("requeue-dead-matching") or delete of the dead messages matching a search. */
+    RmqOperations.MatchingResult matching(String action, String topic, @Nullable String error,
+            @Nullable String prefix) {
+        topics.required(topic);
+        String err = error == null || error.isEmpty() ? null : error;
+        String pre = prefix == null || prefix.isEmpty() ? null : prefix;
+        io.rmq.admin.DeadBulkResult done = action.startsWith("requeue")
+                ? rmq.admin().requeueDeadMatching(topic, err, pre) : rmq.admin().deleteDeadMatching(topic, err, pre);
+        return new RmqOperations.MatchingResult(action, topic, err, pre, done.acted(), done.matched(), done.scanned(),
+                done.more());
+    }
+
+    RmqOperations.DeadGroupsView groups(String topic) {
+        topics.required(topic);
+        io.rmq.admin.DeadErrorGroups groups = rmq.admin().deadErrorGroups(topic);
+        return new RmqOperations.DeadGroupsView(topic, groups.groups(), groups.scanned(), groups.capped());
+    }
+
     /** See {@link RmqOperations#selection(Object)}. */
     static List<Selected> selection(@Nullable Object messages) {
         if (!(messages instanceof List<?> list) || list.isEmpty()) {

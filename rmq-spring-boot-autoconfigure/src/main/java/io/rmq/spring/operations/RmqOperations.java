@@ -138,9 +138,10 @@ public class RmqOperations {
      * @param failedAttempts failed attempts so far (above 0: it waits for a retry)
      * @param id       the id it was sent with, or null (its body is its identity)
      * @param headers  its headers, values cut to {@value #HEADER_VALUE_CHARS} characters
+     * @param handle   the member as stored (base64: the body, or 0xFF + the id): names it in write requests
      */
     public record WaitingView(int slot, String body, @Nullable Instant dueAt, @Nullable Long priority,
-            int failedAttempts, @Nullable String id, Map<String, String> headers) {
+            int failedAttempts, @Nullable String id, Map<String, String> headers, String handle) {
     }
 
     /**
@@ -220,7 +221,25 @@ public class RmqOperations {
             @Nullable String prefix, long scanned, boolean capped, List<DeadView> messages) {
     }
 
-    /** A dead message named by a selection: its slot and its handle (base64 member) or id. */
+    /**
+     * What a requeue or delete of the dead messages matching a search did: {@code count} acted on (a match removed
+     * meanwhile by someone else is not counted), {@code matched} found when the request searched, {@code scanned}
+     * examined; {@code more}: matches were left for another request (one acts on at most 1,000 among at most 10,000
+     * examined).
+     */
+    public record MatchingResult(String action, String target, @Nullable String error, @Nullable String prefix,
+            long count, long matched, long scanned, boolean more) {
+    }
+
+    /**
+     * A topic's dead messages counted by error class (the last error up to its first {@code :} or {@code ;}), most
+     * first; {@code capped}: the count stopped after {@code scanned} (10,000) dead messages, the counts are lower bounds.
+     */
+    public record DeadGroupsView(String topic, List<io.rmq.admin.DeadErrorGroups.Group> groups, long scanned,
+            boolean capped) {
+    }
+
+    /** A message named by a selection: its slot and its handle (base64 member) or id. */
     public record Selected(int slot, @Nullable String handle, @Nullable String id) {
     }
 
@@ -410,6 +429,24 @@ public class RmqOperations {
         return DeadLetterOperations.selection(messages);
     }
 
+    /**
+     * Requeues the dead messages that match a search (as {@link #dead(String, long, int, String, String)} finds them),
+     * at most 1,000 per request; the answer counts those requeued and says whether more are left.
+     */
+    public MatchingResult requeueDeadMatching(String topic, @Nullable String error, @Nullable String prefix) {
+        return deadLetters.matching("requeue-dead-matching", topic, error, prefix);
+    }
+
+    /** Deletes the dead messages that match a search, as {@link #requeueDeadMatching} requeues them. */
+    public MatchingResult deleteDeadMatching(String topic, @Nullable String error, @Nullable String prefix) {
+        return deadLetters.matching("delete-dead-matching", topic, error, prefix);
+    }
+
+    /** The topic's dead messages counted by error class, most first. */
+    public DeadGroupsView deadGroups(String topic) {
+        return deadLetters.groups(topic);
+    }
+
     // ---------------------------------------------------------------- retries
 
     /** A page of the topic's messages waiting for a retry (bodies only with show-bodies). */
@@ -459,6 +496,24 @@ public class RmqOperations {
     /** As {@link #reschedule(String, String, String)}, for the message sent with this id. */
     public RescheduleResult rescheduleById(String topic, String id, String when) {
         return waiting.rescheduleById(topic, id, when);
+    }
+
+    /**
+     * "Run now" for a selection of waiting or retrying messages (at most {@value #MAX_SELECTION}, named as dead ones
+     * are: slot and handle or id): a retry's backoff ends (its attempt count stays), a waiting message of a time-typed
+     * topic becomes due now. A PRIORITY message waiting in the store is due already and is left alone (its turn is its
+     * priority: {@link #reschedule} gives it another). Count: how many are due now.
+     */
+    public Result runNow(String topic, List<Selected> selection) {
+        return waiting.runNow(topic, selection);
+    }
+
+    /**
+     * Deletes a selection of waiting or retrying messages (named as in {@link #runNow}), as {@link #cancel} deletes
+     * one; count: how many were removed (a delivery in flight is marked and not handed out again, and not counted).
+     */
+    public Result deleteWaiting(String topic, List<Selected> selection) {
+        return waiting.delete(topic, selection);
     }
 
     // ---------------------------------------------------------------- instances, in flight, cluster-wide pauses

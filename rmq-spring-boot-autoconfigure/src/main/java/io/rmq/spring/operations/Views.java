@@ -39,6 +39,38 @@ final class Views {
         return Base64.getEncoder().encodeToString(id == null ? body : io.rmq.redis.internal.EnvelopeKeys.idMember(id));
     }
 
+    /**
+     * A selection as the engine names messages: each by its slot and member (its handle decoded, or 0xFF + its id).
+     * Refused naming the entry when a handle is not base64 or is empty, or the selection is too long.
+     */
+    static java.util.List<io.rmq.admin.MessageRef> refs(java.util.List<RmqOperations.Selected> selection) {
+        if (selection.size() > RmqOperations.MAX_SELECTION) {
+            throw new RmqInvalidArgumentException("messages", selection.size() + " entries", "must name at most "
+                    + RmqOperations.MAX_SELECTION + " messages per request");
+        }
+        java.util.List<io.rmq.admin.MessageRef> out = new java.util.ArrayList<>(selection.size());
+        for (int i = 0; i < selection.size(); i++) {
+            RmqOperations.Selected s = selection.get(i);
+            if (s.id() != null) {
+                out.add(io.rmq.admin.MessageRef.ofId(s.slot(), s.id()));
+                continue;
+            }
+            byte[] member;
+            try {
+                member = Base64.getDecoder().decode(s.handle() == null ? "" : s.handle());
+            }
+            catch (IllegalArgumentException ex) {
+                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must be base64 (the"
+                        + " handle of a listed message)");
+            }
+            if (member.length == 0) {
+                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must not be empty");
+            }
+            out.add(new io.rmq.admin.MessageRef(s.slot(), member));
+        }
+        return out;
+    }
+
     static void checkLimit(int limit) {
         if (limit < 1 || limit > RmqOperations.MAX_PAGE) {
             throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and " + RmqOperations.MAX_PAGE);

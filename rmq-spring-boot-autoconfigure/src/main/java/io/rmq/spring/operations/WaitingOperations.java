@@ -22,8 +22,9 @@ import io.rmq.spring.operations.RmqOperations.WaitingView;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Messages not taken yet: waiting pages in taking order, where one message (by body or id) is, and cancelling or
- * rescheduling one. Holds no state of its own; any request thread of the endpoint or the dashboard calls it.
+ * Messages not taken yet: waiting pages in taking order, where one message (by body or id) is, cancelling or
+ * rescheduling one, and running now or deleting a selection of waiting or retrying ones. Holds no state of its own;
+ * any request thread of the endpoint or the dashboard calls it.
  */
 final class WaitingOperations {
 
@@ -44,7 +45,8 @@ final class WaitingOperations {
         List<WaitingView> messages = new ArrayList<>(page.messages().size());
         for (WaitingMessage m : page.messages()) {
             messages.add(new WaitingView(m.slot(), m.bodyAsString(), priority ? null : Instant.ofEpochMilli((long) m.score()),
-                    priority ? (long) m.score() : null, m.failedAttempts(), m.id(), Views.shown(m.headers())));
+                    priority ? (long) m.score() : null, m.failedAttempts(), m.id(), Views.shown(m.headers()),
+                    Views.handle(m.id(), m.body())));
         }
         return new WaitingPage(topic, messages, encodeCursor(page.next()));
     }
@@ -91,6 +93,18 @@ final class WaitingOperations {
                 score == null || priority ? null : Instant.ofEpochMilli(score.longValue()),
                 score == null || !priority ? null : score.longValue(), s.inFlight(), s.retryAt(), s.failedAttempts(),
                 s.diedAt(), s.deadReason(), s.cancelled(), s.id(), Views.shown(s.headers()));
+    }
+
+    /** See {@link RmqOperations#runNow(String, List)}. */
+    RmqOperations.Result runNow(String topic, List<RmqOperations.Selected> selection) {
+        topics.required(topic);
+        return new RmqOperations.Result("run-now", topic, rmq.admin().runNow(topic, Views.refs(selection)));
+    }
+
+    /** See {@link RmqOperations#deleteWaiting(String, List)}. */
+    RmqOperations.Result delete(String topic, List<RmqOperations.Selected> selection) {
+        topics.required(topic);
+        return new RmqOperations.Result("delete", topic, rmq.admin().cancelSelected(topic, Views.refs(selection)));
     }
 
     CancelResult cancel(String topic, String body) {

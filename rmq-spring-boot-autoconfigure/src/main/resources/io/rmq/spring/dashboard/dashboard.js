@@ -24,7 +24,9 @@ const state = {
   deadOffset: 0,
   deadFilter: {error: '', prefix: ''},
   deadSelected: new Map(),  // key -> how the message is named in requeue-selected / delete-selected
+  deadMatches: null,        // {total, capped} of the current dead search, null without one (for "… matching")
   retriesOffset: 0,
+  retriesSelected: new Map(), // key -> how the retry is named in retries/run-now and retries/delete
   inFlightOffset: 0,
   waitingCursors: [null],   // cursor of each page seen; the last is the current page's
   resolution: 'minute',
@@ -226,6 +228,12 @@ function describe(result) {
   if (result == null) return 'done';
   if (result.action === 'pause-cluster') return result.count ? 'paused everywhere' : 'was already paused everywhere';
   if (result.action === 'resume-cluster') return result.count ? 'resumed everywhere' : 'was not paused everywhere';
+  if (typeof result.matched === 'number') {
+    // acted on what matched when the server searched: messages may have changed since the confirmation
+    return result.count + ' message' + (result.count === 1 ? '' : 's') + ' (' + result.matched + ' matched then)'
+        + (result.more ? '; more match: run it again' : '');
+  }
+  if (result.action === 'run-now') return result.count + ' message' + (result.count === 1 ? '' : 's') + ' due now';
   if (typeof result.count === 'number') return result.count + ' message' + (result.count === 1 ? '' : 's');
   if (result.state) return result.id + ' is ' + result.state;
   if (result.result) return result.result.toLowerCase().replace('_', ' ');
@@ -280,6 +288,7 @@ function route() {
     state.waitingCursors = [null];
     state.deadFilter = {error: '', prefix: ''};
     state.deadSelected.clear();
+    state.retriesSelected.clear();
     $('#dead-error').value = '';
     $('#dead-prefix').value = '';
     $('#find-result').replaceChildren();
@@ -731,26 +740,79 @@ async function loadDead() {
   fill($('#dead tbody'), rows, readOnly ? 8 : 9, f.error || f.prefix ? 'No dead message matches.' : 'No dead messages.');
   pager('dead', page);
   updateSelection();
+  // "everything matching this search": offered once a search has matches; the confirmation quotes this count
+  state.deadMatches = f.error || f.prefix ? {total: page.total, capped: page.capped} : null;
+  $('#dead-requeue-matching').disabled = !state.deadMatches || page.total === 0;
+  $('#dead-delete-matching').disabled = !state.deadMatches || page.total === 0;
+  await loadDeadGroups(topic);
+}
+
+/** The topic's dead messages by error class: each a button that searches for its class. */
+async function loadDeadGroups(topic) {
+  const groups = await optional('topics/' + enc(topic) + '/dead-groups');
+  if (state.route.topic !== topic) return;
+  const box = $('#dead-groups');
+  if (groups === null || !groups.groups.length) {
+    box.replaceChildren();
+    return;
+  }
+  box.replaceChildren(h('span', {class: 'muted'}, 'By error' + (groups.capped ? ' (first ' + num(groups.scanned)
+      + ' examined)' : '') + ':'), ...groups.groups.map((g) => h('button', {type: 'button', class: 'group chip',
+    title: 'Search the dead messages whose error contains ' + (g.errorClass || '(no reason)'),
+    'aria-pressed': String(state.deadFilter.error === g.errorClass && g.errorClass !== ''), onclick: () => {
+      $('#dead-error').value = g.errorClass;
+      $('#dead-search').click();
+    }}, h('code', {}, g.errorClass || '(no reason)'), ' ', h('span', {class: 'count'}, num(g.count)))));
+}
+
+function updateRetrySelection() {
+  const n = state.retriesSelected.size;
+  $('#retries-selected').textContent = n ? n + ' selected' : '';
+  $('#retries-run-now-selected').disabled = n === 0;
+  $('#retries-delete-selected').disabled = n === 0;
+  const boxes = [...document.querySelectorAll('#retries tbody input.select')];
+  $('#retries-select-all').checked = boxes.length > 0 && boxes.every((b) => b.checked);
+}
+
+/** Run now or delete one waiting or retrying message (tab: 'retries' or 'waiting'), named by its handle. */
+function messageActions(topic, tab, m, runNow) {
+  const name = {messages: [selectedName(m)]};
+  return h('td', {class: 'actions'},
+    runNow ? button('Run now', 'run-now', () => act('Run now', 'POST', 'topics/' + enc(topic) + '/' + tab
+        + '/run-now', name), 'Due at once (a retry keeps its attempt count)') : null,
+    button('Delete', 'delete danger', () => ask('Delete this ' + (tab === 'retries' ? 'retrying' : 'waiting')
+        + ' message for good?', 'Delete').then((ok) => ok && act('Delete', 'POST', 'topics/' + enc(topic) + '/'
+        + tab + '/delete', name))));
 }
 
 async function loadRetries() {
   const topic = state.route.topic;
   const page = await optional('topics/' + enc(topic) + '/retries?offset=' + state.retriesOffset + '&limit=' + PAGE);
   if (state.route.topic !== topic) return;
+  const columns = readOnly ? 7 : 9;
   if (page === null) {
-    fill($('#retries tbody'), [], 7, 'The list of retries is not available on this server.');
+    fill($('#retries tbody'), [], columns, 'The list of retries is not available on this server.');
     return;
   }
-  const rows = page.messages.map((m) => h('tr', {class: 'retry-row', 'data-slot': m.slot},
+  const rows = page.messages.map((m, i) => h('tr', {class: 'retry-row', 'data-slot': m.slot},
+    readOnly ? null : h('td', {class: 'select'}, h('input', {type: 'checkbox', class: 'select',
+      'aria-label': 'Select retry ' + (page.offset + i + 1),
+      checked: state.retriesSelected.has(JSON.stringify(selectedName(m))), onchange: (e) => {
+        const key = JSON.stringify(selectedName(m));
+        if (e.target.checked) state.retriesSelected.set(key, selectedName(m)); else state.retriesSelected.delete(key);
+        updateRetrySelection();
+      }})),
     h('td', {class: 'num'}, m.slot),
     idCell(m.id),
     bodyCell(m.body),
     h('td', {class: 'num'}, num(m.attempt)),
     h('td', {class: 'time'}, when(m.nextAttemptAt)),
     errorCell(m.lastError),
-    h('td', {class: 'time'}, when(m.failedAt))));
-  fill($('#retries tbody'), rows, 7, 'Nothing waits for a retry.');
+    h('td', {class: 'time'}, when(m.failedAt)),
+    readOnly ? null : messageActions(topic, 'retries', m, true)));
+  fill($('#retries tbody'), rows, columns, 'Nothing waits for a retry.');
   pager('retries', page);
+  if (!readOnly) updateRetrySelection();
 }
 
 /** A message in flight: on a topic's page with its instance, on an instance's page with its topic (when known). */
@@ -793,8 +855,10 @@ async function loadWaiting() {
     bodyCell(m.body),
     headersCell(m.headers),
     h('td', {class: m.priority != null ? 'num' : 'time'}, m.priority != null ? num(m.priority) : when(m.dueAt)),
-    h('td', {class: 'num'}, m.failedAttempts)));
-  fill($('#waiting tbody'), rows, 7, 'Nothing waiting.');
+    h('td', {class: 'num'}, m.failedAttempts),
+    // PRIORITY: a waiting message is due already, its turn is its priority (Find reschedules it to another)
+    readOnly || m.handle == null ? null : messageActions(topic, 'waiting', m, m.priority == null)));
+  fill($('#waiting tbody'), rows, readOnly ? 7 : 8, 'Nothing waiting.');
   $('#waiting-range').textContent = page.messages.length
       ? (first + 1) + '–' + (first + page.messages.length) : 'end';
   $('#waiting-first').disabled = state.waitingCursors.length === 1;
@@ -989,6 +1053,37 @@ function init() {
   };
   $('#dead-requeue-selected').addEventListener('click', bulk('requeue-selected', 'Requeue'));
   $('#dead-delete-selected').addEventListener('click', bulk('delete-selected', 'Delete'));
+  const matching = (action, label, danger) => () => {
+    const f = state.deadFilter;
+    const m = state.deadMatches;
+    if (!m) return;
+    const what = [f.error ? 'whose error contains "' + f.error + '"' : null,
+      f.prefix ? 'whose id or body starts with "' + f.prefix + '"' : null].filter(Boolean).join(' and ');
+    ask(label + ' the ' + (m.capped ? 'at least ' : '') + num(m.total) + ' dead message' + (m.total === 1 ? '' : 's')
+        + ' of ' + state.route.topic + ' ' + what + (danger ? ' for good' : '') + '? (At most 1,000 per request;'
+        + ' the answer says how many were ' + (danger ? 'deleted' : 'requeued') + '.)', label + ' ' + num(m.total))
+        .then((ok) => ok && act(label + ' matching', 'POST', 'topics/' + enc(state.route.topic) + '/dead/' + action,
+            {error: f.error, prefix: f.prefix}, () => { state.deadSelected.clear(); }));
+  };
+  $('#dead-requeue-matching').addEventListener('click', matching('requeue-matching', 'Requeue', false));
+  $('#dead-delete-matching').addEventListener('click', matching('delete-matching', 'Delete', true));
+  $('#retries-select-all').addEventListener('change', (e) => {
+    const wanted = e.target.checked;
+    document.querySelectorAll('#retries tbody input.select').forEach((box) => {
+      if (box.checked !== wanted) box.click();
+    });
+    e.target.checked = wanted;
+  });
+  const retryBulk = (action, label, question) => () => {
+    const messages = [...state.retriesSelected.values()];
+    const topic = state.route.topic;
+    const n = messages.length + ' selected retr' + (messages.length === 1 ? 'y' : 'ies');
+    const go = () => act(label + ' selected', 'POST', 'topics/' + enc(topic) + '/retries/' + action, {messages},
+        () => { state.retriesSelected.clear(); });
+    if (question) ask(question + ' ' + n + ' of ' + topic + ' for good?', label).then((ok) => ok && go()); else go();
+  };
+  $('#retries-run-now-selected').addEventListener('click', retryBulk('run-now', 'Run now', null));
+  $('#retries-delete-selected').addEventListener('click', retryBulk('delete', 'Delete', 'Delete'));
   $('#dead-requeue-all').addEventListener('click', () => ask('Requeue every dead message of ' + state.route.topic
       + '?', 'Requeue all').then((ok) => ok && act('Requeue all', 'POST', 'topics/' + enc(state.route.topic)
       + '/dead/requeue-all')));

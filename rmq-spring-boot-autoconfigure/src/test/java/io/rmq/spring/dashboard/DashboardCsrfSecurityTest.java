@@ -61,6 +61,12 @@ class DashboardCsrfSecurityTest {
     @Autowired
     RmqListenerEndpointRegistry registry;
 
+    @Autowired
+    io.rmq.spring.RmqTemplate template;
+
+    @Autowired
+    io.rmq.Rmq rmq;
+
     @BeforeAll
     static void securityIsThere() {
         assumeTrue(ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain", null),
@@ -103,6 +109,38 @@ class DashboardCsrfSecurityTest {
         assertThat(wrong.statusCode()).isIn(401, 403);
         assertThat(registry.getListenerContainer("ops-worker").isPaused()).isTrue();
         registry.getListenerContainer("ops-worker").resume();
+    }
+
+    @Test
+    void theOperatorActionsNeedTheTokenAndTheirAuditLineNamesTheUser() throws Exception {
+        template.send(io.rmq.producer.OutgoingMessage.fixedTime("ops-backlog", "csrf-later",
+                java.time.Instant.now().plus(java.time.Duration.ofHours(2))).withId("csrf-1"));
+        int slot = rmq.admin().findById("ops-backlog", "csrf-1").slot();
+        String one = "{\"messages\":[{\"slot\":" + slot + ",\"id\":\"csrf-1\"}]}";
+        HttpClient http = HttpClient.newBuilder().cookieHandler(new CookieManager()).build();
+        try (io.rmq.test.LogCapture audit = io.rmq.test.LogCapture.of("io.rmq.spring.dashboard.audit")) {
+            HttpResponse<String> refused = http.send(request("/rmq/api/topics/ops-backlog/waiting/run-now")
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(one))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).isIn(401, 403);
+            assertThat(audit.messages()).as("refused before the dashboard: nothing done, nothing to audit").isEmpty();
+            assertThat(rmq.admin().findById("ops-backlog", "csrf-1").waitingScore())
+                    .isGreaterThan((double) java.time.Instant.now().plusSeconds(3600).toEpochMilli());
+
+            JsonNode token = JSON.readTree(http.send(request("/rmq/api/csrf").GET().build(),
+                    HttpResponse.BodyHandlers.ofString()).body());
+            HttpResponse<String> done = http.send(request("/rmq/api/topics/ops-backlog/waiting/run-now")
+                    .header("Content-Type", "application/json")
+                    .header(token.get("headerName").asString(), token.get("token").asString())
+                    .POST(HttpRequest.BodyPublishers.ofString(one)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+            assertThat(JSON.readTree(done.body()).get("count").asLong()).isEqualTo(1);
+            assertThat(rmq.admin().findById("ops-backlog", "csrf-1").waitingScore())
+                    .isLessThanOrEqualTo((double) java.time.Instant.now().plusSeconds(1).toEpochMilli());
+            assertThat(audit.messages()).singleElement().asString().matches("RMQ dashboard: " + USER
+                    + " from \\S+ POST topics/ops-backlog/waiting/run-now \\(messages=1: slot " + slot
+                    + " id csrf-1\\) -> 200 count 1");
+        }
     }
 
     /**
