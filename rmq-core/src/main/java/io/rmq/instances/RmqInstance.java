@@ -37,7 +37,7 @@ public record RmqInstance(String id, String application, String host, long pid, 
      * One listener container of the instance.
      *
      * @param state         running, paused or stopped
-     * @param busy          its handler threads busy now
+     * @param busy          its handler threads busy when the instance reported
      * @param pausedHere    whether the instance's own pause is on
      * @param pausedCluster whether the cluster-wide pause (of the listener or its topic) is on
      */

@@ -249,7 +249,7 @@ public class RmqOperations {
      * A listener of an instance.
      *
      * @param state         running, paused or stopped
-     * @param busy          its handler threads busy now
+     * @param busy          its handler threads busy when the instance reported
      * @param pausedHere    whether that instance's own pause is on
      * @param pausedCluster whether a cluster-wide pause of the listener or its topic is on
      */
