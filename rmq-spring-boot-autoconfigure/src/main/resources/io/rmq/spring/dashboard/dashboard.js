@@ -331,8 +331,13 @@ function route() {
     if (heading && document.activeElement && document.activeElement !== document.body) heading.focus();
   }
   refresh();
-  // a tab of a topic this application does not define answers 404: the page says "no topic" instead
-  if (next.view === 'topic') loadTab().catch((e) => { if (e.status !== 404) notice(e.message, true); });
+  // a tab of a topic this application does not define answers 400 or 404: the page says "no topic" instead
+  if (next.view === 'topic') {
+    loadTab().catch(async (e) => {
+      if ((e.status === 400 || e.status === 404) && !(await loadTopic().catch(() => true))) return;
+      notice(e.message, true);
+    });
+  }
 }
 
 function renderCrumbs() {

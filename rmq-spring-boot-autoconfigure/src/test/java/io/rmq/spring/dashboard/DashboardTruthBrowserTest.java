@@ -91,9 +91,11 @@ class DashboardTruthBrowserTest extends BrowserTestSupport {
             template.send(OutgoingMessage.fixedTime("truth-held", "a body sent without an id", due));
             await().atMost(PATIENCE).until(() -> rmq.admin().stats("truth-held").inFlight() == 4);
             String me = rmq.instances().id();
+            // its next report (1 s) lists what it fetched; the tab reads on opening (and on Refresh), not every 2 s
+            await().atMost(PATIENCE).until(() -> rmq.instances().list().stream().filter(i -> i.id().equals(me))
+                    .anyMatch(i -> i.handling().size() + i.prefetched().size() == 4));
 
             load("#/topics/truth-held/in-flight");
-            // every row names this instance once its next report (1 s) lists what it fetched
             waitUntil(d -> {
                 List<WebElement> rows = d.findElements(By.cssSelector("#in-flight tr.in-flight-row"));
                 return rows.size() == 4 && rows.stream().allMatch(r -> r.findElement(By.cssSelector("td.instance"))
@@ -174,6 +176,8 @@ class DashboardTruthBrowserTest extends BrowserTestSupport {
         assertThat(browser.findElement(By.id("topic-messages")).isDisplayed()).isFalse();
         assertThat(browser.findElement(By.id("history-card")).isDisplayed()).isFalse();
         assertThat(browser.findElement(By.id("updated")).getText()).startsWith("updated");
+        await().pollDelay(Duration.ofSeconds(2)).atMost(PATIENCE).until(() -> true); // the tab's answer has come
+        assertThat(browser.findElement(By.id("notice")).isDisplayed()).as("no error notice beside it").isFalse();
         Browser.screenshot(browser, "43-no-topic");
     }
 
