@@ -45,6 +45,21 @@ final class BatchBuffer extends HandoffBuffer {
     }
 
     @Override
+    @SuppressWarnings("unchecked")
+    void queuedNow(List<io.rmq.consumer.Delivery> into, int max) {
+        for (Object batch : batches.toArray()) {
+            for (Leased entry : (List<Leased>) batch) {
+                if (into.size() >= max) {
+                    return;
+                }
+                if (!entry.settled) {
+                    into.add(entry.delivery);
+                }
+            }
+        }
+    }
+
+    @Override
     void drainQueued(List<Leased> into) {
         List<List<Leased>> left = new ArrayList<>();
         batches.drainTo(left);

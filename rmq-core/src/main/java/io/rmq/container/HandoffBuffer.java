@@ -75,6 +75,12 @@ abstract class HandoffBuffer {
     /** Moves everything queued into {@code into} (stop). Under {@link #lock}. */
     abstract void drainQueued(List<Leased> into);
 
+    /**
+     * Adds up to {@code max} of the deliveries queued now (fetched, no handler started yet) to {@code into}, without
+     * taking them: a copy the queue makes under its own lock, for the instance's report (any thread).
+     */
+    abstract void queuedNow(List<Delivery> into, int max);
+
     /** A new run: hand-offs are queued again. Before the poller starts. */
     void start() {
         synchronized (lock) {

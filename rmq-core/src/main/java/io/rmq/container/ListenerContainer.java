@@ -71,6 +71,14 @@ public interface ListenerContainer {
     }
 
     /**
+     * CONCURRENT: up to {@code max} messages fetched (leased, in Redis's prepare set) and waiting in this container's
+     * buffer for a handler, a copy taken now (any thread); ORDERLY: empty (an owned slot's messages are its owner's).
+     */
+    default java.util.List<io.rmq.consumer.Delivery> prefetched(int max) {
+        return java.util.List.of();
+    }
+
+    /**
      * What the last {@link #stop()} handed back: CONCURRENT, fetched messages it had not started, returned to the store
      * (no attempt counted); ORDERLY, the slots it released for other instances to take over at once.
      */

@@ -230,6 +230,13 @@ public final class RmqListenerContainer implements ListenerContainer {
     }
 
     @Override
+    public java.util.List<io.rmq.consumer.Delivery> prefetched(int max) {
+        java.util.List<io.rmq.consumer.Delivery> out = new java.util.ArrayList<>();
+        buffer.queuedNow(out, max);
+        return out;
+    }
+
+    @Override
     public int concurrency() {
         return options.concurrency();
     }

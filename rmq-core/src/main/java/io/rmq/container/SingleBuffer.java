@@ -25,6 +25,18 @@ final class SingleBuffer extends HandoffBuffer {
     }
 
     @Override
+    void queuedNow(List<io.rmq.consumer.Delivery> into, int max) {
+        for (Leased entry : queue.toArray(new Leased[0])) {
+            if (into.size() >= max) {
+                return;
+            }
+            if (!entry.settled) {
+                into.add(entry.delivery);
+            }
+        }
+    }
+
+    @Override
     void drainQueued(List<Leased> into) {
         queue.drainTo(into);
     }

@@ -57,6 +57,9 @@ public final class RmqInstances implements AutoCloseable {
     /** Most messages of busy handlers one description lists (it is rewritten every beat). */
     public static final int MAX_HANDLING = 200;
 
+    /** Most prefetched messages (fetched, waiting in a buffer for a handler) one description lists. */
+    public static final int MAX_PREFETCHED = 200;
+
     /** How long {@link #start} waits for the first heartbeat's answer (the pauses to apply to listeners made next). */
     static final long FIRST_BEAT_WAIT_MILLIS = 2000;
 
@@ -195,27 +198,62 @@ public final class RmqInstances implements AutoCloseable {
         }
     }
 
+    /**
+     * One heartbeat. The description it sends was made before the pauses it reads back are applied, so when applying
+     * them changes a listener's state the beat is sent once more at once: the registry shows the new state within
+     * moments of the change, not one heartbeat later.
+     */
     private void beat() {
+        if (sendBeat()) {
+            sendBeat();
+        }
+    }
+
+    /** Sends the description and applies the pauses read back; true when that changed a listener's state. */
+    private boolean sendBeat() {
         InstanceSettings s = settings;
         long ttl = s.heartbeat().toMillis() * MISSED_BEATS;
         String description = JSON.writeValueAsString(describe(s));
         RmqRedisInstances.Beat beat = RedisGateway.await(redis.beat(id, description, ttl), "sending a heartbeat");
         knownPauses = Map.copyOf(beat.pauses());
+        boolean changed = false;
         for (ListenerContainer container : containers.get()) {
-            apply(container, beat.pauses());
+            changed |= apply(container, beat.pauses());
         }
+        return changed;
     }
 
-    private static void apply(ListenerContainer container, Map<String, String> pauses) {
+    /** Applies the pauses to one container; true when its cluster-wide pause changed. */
+    private static boolean apply(ListenerContainer container, Map<String, String> pauses) {
         boolean paused = pauses.containsKey(listenerField(container.id()))
                 || pauses.containsKey(topicField(container.topic()));
         if (container.isPausedCluster() != paused) {
             try {
                 container.setPausedCluster(paused);
+                return true;
             }
             catch (UnsupportedOperationException ex) {
                 log.debug("RMQ listener '{}' cannot be paused cluster-wide", container.id());
             }
+        }
+        return false;
+    }
+
+    /**
+     * Sends a heartbeat soon (on the heartbeat thread) without waiting for it: a listener of this instance changed
+     * state (paused or resumed here), and the registry is to show it now rather than one heartbeat later. Does
+     * nothing while the registry is not started.
+     */
+    public void reportSoon() {
+        ScheduledExecutorService executor = beats;
+        if (executor == null) {
+            return;
+        }
+        try {
+            executor.execute(heartbeat::runOnce);
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            // closing
         }
     }
 
@@ -243,10 +281,10 @@ public final class RmqInstances implements AutoCloseable {
     /** The description published each beat (epoch ms for times, so any language reads it). */
     record Description(String id, String application, String host, long pid, String version, long startedAt,
             long heartbeatMillis, int busy, List<RmqInstance.Listener> listeners, List<RmqInstance.OwnedSlot> ownedSlots,
-            List<Handled> handling) {
+            List<Handled> handling, @Nullable List<Handled> prefetched) {
     }
 
-    /** A busy handler's message as published. */
+    /** A busy handler's message (since: when its handler started) or a prefetched one (since 0) as published. */
     record Handled(String listener, String topic, int slot, String digest, @Nullable String id, long since) {
     }
 
@@ -266,7 +304,11 @@ public final class RmqInstances implements AutoCloseable {
         }
         List<RmqInstance.Listener> listeners = new ArrayList<>();
         List<RmqInstance.OwnedSlot> owned = new ArrayList<>();
+        List<Handled> prefetched = new ArrayList<>();
         for (ListenerContainer c : containers.get()) {
+            for (Delivery d : c.prefetched(MAX_PREFETCHED - prefetched.size())) {
+                prefetched.add(new Handled(c.id(), d.topic(), d.slot(), digest(d.member()), d.id(), 0));
+            }
             String state = !c.isRunning() ? "stopped" : c.isPaused() ? "paused" : "running";
             listeners.add(new RmqInstance.Listener(c.id(), c.topic(), c.mode().name(), state, c.concurrency(),
                     threadsByListener.getOrDefault(c.id(), Set.of()).size(), c.isPausedHere(), c.isPausedCluster()));
@@ -275,21 +317,23 @@ public final class RmqInstances implements AutoCloseable {
             }
         }
         return new Description(id, s.application(), HOST, ProcessHandle.current().pid(), VERSION, startedAt,
-                s.heartbeat().toMillis(), allThreads.size(), listeners, owned, handling);
+                s.heartbeat().toMillis(), allThreads.size(), listeners, owned, handling, prefetched);
     }
 
     // ---------------------------------------------------------------- reads
 
     /** The live instances (this one included once it has beaten), by id. */
     public List<RmqInstance> list() {
+        java.util.concurrent.CompletableFuture<Long> now = redis.now();
         Map<String, Long> live = RedisGateway.await(redis.live(), "reading the live instances");
         List<String> ids = new ArrayList<>(live.keySet());
         List<String> descriptions = RedisGateway.await(redis.descriptions(ids), "reading the instances");
+        Instant readAt = Instant.ofEpochMilli(RedisGateway.await(now, "reading Redis's clock"));
         List<RmqInstance> out = new ArrayList<>();
         for (int i = 0; i < ids.size(); i++) {
             String json = descriptions.get(i);
             if (json != null) { // else it expired: gone, not swept from the live list yet
-                RmqInstance instance = parse(json, live.get(ids.get(i)));
+                RmqInstance instance = parse(json, live.get(ids.get(i)), readAt);
                 if (instance != null) {
                     out.add(instance);
                 }
@@ -305,17 +349,20 @@ public final class RmqInstances implements AutoCloseable {
         return list().stream().filter(i -> i.id().equals(instanceId)).findFirst().orElse(null);
     }
 
-    private static @Nullable RmqInstance parse(String json, long aliveUntil) {
+    private static @Nullable RmqInstance parse(String json, long aliveUntil, Instant readAt) {
         try {
             Description d = JSON.readValue(json, Description.class);
             long lastSeen = aliveUntil - d.heartbeatMillis() * MISSED_BEATS;
             List<RmqInstance.Handling> handling = d.handling() == null ? List.of() : d.handling().stream()
                     .map(h -> new RmqInstance.Handling(h.listener(), h.topic(), h.slot(), h.digest(), h.id(),
                             Instant.ofEpochMilli(h.since()))).toList();
+            List<RmqInstance.Prefetched> prefetched = d.prefetched() == null ? List.of() : d.prefetched().stream()
+                    .map(h -> new RmqInstance.Prefetched(h.listener(), h.topic(), h.slot(), h.digest(), h.id()))
+                    .toList();
             return new RmqInstance(d.id(), d.application(), d.host(), d.pid(), d.version(),
                     Instant.ofEpochMilli(d.startedAt()), Instant.ofEpochMilli(lastSeen), d.busy(),
                     d.listeners() == null ? List.of() : List.copyOf(d.listeners()),
-                    d.ownedSlots() == null ? List.of() : List.copyOf(d.ownedSlots()), handling);
+                    d.ownedSlots() == null ? List.of() : List.copyOf(d.ownedSlots()), handling, prefetched, readAt);
         }
         catch (RuntimeException ex) {
             log.debug("RMQ skips an instance description it cannot read: {}", ex.toString());

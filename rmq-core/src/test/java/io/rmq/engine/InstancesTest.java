@@ -236,4 +236,103 @@ class InstancesTest extends EngineTestSupport {
             release.countDown();
         }
     }
+
+    /**
+     * A pause stored by another engine stops this one's listener at its next beat; the report that says "paused" must
+     * follow at once (a second beat), not one heartbeat later, and likewise "running" after the resume.
+     */
+    @Test
+    void aListenerPausedOrResumedEverywhereIsReportedSoAtOnceNotOneHeartbeatLater() {
+        String topic = "fleet-report";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
+        Duration slowBeat = Duration.ofSeconds(6);
+        rmq.instances().start(new InstanceSettings("app-a", slowBeat));
+        Rmq other = newEngine(); // changes the pauses without beating itself
+        ListenerContainer a = listen(rmq, topic, "report-listener", (String body, Delivery d) -> { });
+        rmq.instances().reportSoon();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stateOf(a).equals("running"));
+
+        assertThat(other.instances().pauseTopic(topic, "test")).isTrue();
+        await().atMost(slowBeat.multipliedBy(3)).until(a::isPausedCluster);
+        // the report follows the change well within half a heartbeat (before: up to one heartbeat later)
+        await().atMost(slowBeat.dividedBy(2)).until(() -> stateOf(a).equals("paused"));
+        assertThat(listed(rmq).listeners()).singleElement().satisfies(l -> assertThat(l.pausedCluster()).isTrue());
+
+        assertThat(other.instances().resumeTopic(topic)).isTrue();
+        await().atMost(slowBeat.multipliedBy(3)).until(() -> !a.isPausedCluster());
+        await().atMost(slowBeat.dividedBy(2)).until(() -> stateOf(a).equals("running"));
+
+        // the report's age is measured on Redis's clock, from its heartbeat to the read
+        RmqInstance read = listed(rmq);
+        assertThat(read.readAt()).isAfterOrEqualTo(read.lastSeenAt());
+        assertThat(read.reportAge()).isLessThanOrEqualTo(slowBeat.multipliedBy(RmqInstances.MISSED_BEATS));
+    }
+
+    /** A pause here (the instance's own) asks for a report at once too. */
+    @Test
+    void aPauseHereIsReportedAtOnceWhenTheCallerAsksForAReport() {
+        String topic = "fleet-report-here";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
+        Duration slowBeat = Duration.ofSeconds(30);
+        rmq.instances().start(new InstanceSettings("app-a", slowBeat));
+        ListenerContainer a = listen(rmq, topic, "report-here", (String body, Delivery d) -> { });
+        rmq.instances().reportSoon();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stateOf(a).equals("running"));
+        a.pause();
+        rmq.instances().reportSoon();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stateOf(a).equals("paused"));
+        assertThat(listed(rmq).listeners()).singleElement().satisfies(l -> assertThat(l.pausedHere()).isTrue());
+    }
+
+    /**
+     * Every message in flight in a busy CONCURRENT container is in its instance's report: the one in the handler as
+     * handling, the ones fetched and waiting in its buffer as prefetched; none is left unnamed.
+     */
+    @Test
+    void theReportNamesEveryMessageTheInstanceHoldsHandledOrPrefetched() throws Exception {
+        String topic = "fleet-prefetch";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
+        rmq.instances().start(new InstanceSettings("app-a", BEAT));
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        ListenerContainer container = rmq.container(topic, SHORT_LEASE, String.class, (String body, Delivery d) -> {
+            started.countDown();
+            release.await(60, TimeUnit.SECONDS);
+        }, new ContainerOptions("prefetcher", 1, Duration.ofMillis(200), Duration.ofSeconds(5), null)
+                .withCommandTimeout(Duration.ofSeconds(2)));
+        containers.add(container);
+        container.start();
+        try {
+            sendDue(topic, "held", 5);
+            assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                List<String> inPrepare = rmq.admin().inFlightMessages(topic, 0, 20).stream()
+                        .map(m -> RmqInstances.digest(m.member())).sorted().toList();
+                RmqInstance report = listed(rmq);
+                List<String> reported = new ArrayList<>();
+                report.handling().forEach(h -> reported.add(h.digest()));
+                report.prefetched().forEach(p -> reported.add(p.digest()));
+                assertThat(inPrepare).hasSize(5);
+                assertThat(reported).containsExactlyInAnyOrderElementsOf(inPrepare);
+                assertThat(report.handling()).hasSize(1);
+                assertThat(report.prefetched()).hasSize(4).allSatisfy(p -> {
+                    assertThat(p.topic()).isEqualTo(topic);
+                    assertThat(p.listener()).isEqualTo("prefetcher");
+                });
+            });
+        }
+        finally {
+            release.countDown();
+        }
+    }
+
+    private static RmqInstance listed(Rmq engine) {
+        String id = engine.instances().id();
+        return engine.instances().list().stream().filter(i -> i.id().equals(id)).findFirst().orElseThrow();
+    }
+
+    private String stateOf(ListenerContainer container) {
+        return listed(rmq).listeners().stream().filter(l -> l.id().equals(container.id())).findFirst()
+                .map(RmqInstance.Listener::state).orElse("absent");
+    }
 }

@@ -194,6 +194,46 @@ class MicrometerMetersTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * What one read of the queue-size gauges costs Redis, counted with INFO commandstats (commands run inside scripts
+     * count): per idle slot, 9 commands for a time-ordered topic and 8 for a PRIORITY one, the figures
+     * docs/operations.md gives.
+     */
+    @Test
+    void oneGaugeReadCostsNineCommandsPerTimeOrderedSlotAndEightPerPrioritySlot() {
+        engine.defineTopic("gauged-time", TopicType.FIXED_TIME, 16);
+        engine.defineTopic("gauged-priority", TopicType.PRIORITY, 16);
+        engine.admin().stats("gauged-time"); // scripts loaded, connections open
+        engine.admin().stats("gauged-priority");
+        java.util.Map<String, Long> before = commandCalls();
+        sizes = new RmqQueueSizeMeters(engine, Duration.ofHours(1), List::of);
+        sizes.bindTo(registry); // one read at once, the next an hour later
+        await().atMost(Duration.ofSeconds(10)).until(() -> !Double.isNaN(gaugeOf("gauged-time", "waiting"))
+                && !Double.isNaN(gaugeOf("gauged-priority", "waiting")));
+        java.util.Map<String, Long> after = commandCalls();
+        java.util.Map<String, Long> delta = new java.util.TreeMap<>();
+        after.forEach((command, calls) -> {
+            long d = calls - before.getOrDefault(command, 0L);
+            // connection upkeep (the measuring connections, topology refreshes) is not the read's
+            if (d > 0 && !java.util.Set.of("info", "cluster", "hello", "client", "command", "ping")
+                    .contains(command.split("\\|")[0])) {
+                delta.put(command, d);
+            }
+        });
+        System.out.println("[gauge read cost] " + topology + ", 2 topics of 16 slots: " + delta);
+        // per slot: EVALSHA, and inside stats.lua TIME, 3 ZCARD, EXISTS owner, ZRANGEBYSCORE retry, then
+        // time types: EXISTS attempts, ZRANGE (oldest due); PRIORITY: ZRANGEBYSCORE (retries due again)
+        assertThat(delta.get("evalsha")).isEqualTo(32);
+        assertThat(delta.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(16 * 9 + 16 * 8);
+        assertThat(delta.keySet()).containsOnly("evalsha", "time", "zcard", "exists", "zrangebyscore", "zrange");
+    }
+
+    private double gaugeOf(String topic, String state) {
+        var gauge = registry.find("rmq.messages").tag("messaging.destination.name", topic).tag("rmq.state", state)
+                .gauge();
+        return gauge == null ? Double.NaN : gauge.value();
+    }
+
     private double gauge(String name, String state) {
         var gauge = registry.find(name).tag("messaging.destination.name", "sized").tag("rmq.state", state).gauge();
         return gauge == null ? Double.NaN : gauge.value();

@@ -56,6 +56,12 @@ public final class RmqRedisInstances {
                 new byte[][] {keys.instancesLive(), keys.instance(id)}, Replies.bytes(id));
     }
 
+    /** Redis's clock now (ms): what a report's age is measured against. */
+    public CompletableFuture<Long> now() {
+        return gateway.commands().time().toCompletableFuture().thenApply(t -> Long.parseLong(Replies.string(t.get(0)))
+                * 1000 + Long.parseLong(Replies.string(t.get(1))) / 1000);
+    }
+
     /** The live list: instance id -&gt; alive until (Redis ms), including entries that ran out and were not swept. */
     public CompletableFuture<Map<String, Long>> live() {
         return gateway.commands().zrangeWithScores(keys.instancesLive(), 0, -1).toCompletableFuture()

@@ -4,11 +4,17 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 
 import io.rmq.Rmq;
+import io.rmq.admin.InFlightMessage;
+import io.rmq.instances.RmqInstance;
+import io.rmq.instances.RmqInstances;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.operations.RmqOperations.InFlightPage;
 import io.rmq.spring.operations.RmqOperations.InFlightView;
@@ -20,8 +26,9 @@ import io.rmq.spring.operations.RmqOperations.Result;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The fleet as Redis describes it: the live instances, the messages in flight with the instance whose handler works on
- * each, and the cluster-wide pauses of topics and listeners. Holds no state of its own (whether bodies show is read
+ * The fleet as Redis describes it: the live instances (each as of its latest report, with that report's age), the
+ * messages in flight with the instance that holds each (by the instances' reports: a handler works on it, it waits in
+ * a buffer, or its ORDERLY slot is owned), and the cluster-wide pauses of topics and listeners. Holds no state of its own (whether bodies show is read
  * from {@link RmqOperations} on every page); any request thread of the endpoint or the dashboard calls it.
  */
 final class FleetOperations {
@@ -43,37 +50,34 @@ final class FleetOperations {
     }
 
     @Nullable InstanceView instance(String id) {
-        io.rmq.instances.RmqInstance instance = rmq.instances().get(id);
+        RmqInstance instance = rmq.instances().get(id);
         if (instance == null) {
             return null;
         }
-        // the instance names its messages by digest: find them in their topics' prepare sets for handle, deadline
-        Map<String, InFlightView> byDigest = new java.util.HashMap<>();
-        for (String topic : instance.handling().stream().map(io.rmq.instances.RmqInstance.Handling::topic)
-                .distinct().toList()) {
+        // the instance names what it holds by digest: find each in its topic's prepare set for handle and deadline
+        Holders holders = new Holders();
+        holders.add(instance);
+        List<InFlightView> inFlight = new ArrayList<>();
+        for (String topic : holders.topics()) {
             if (topics.definition(topic) == null) {
                 continue;
             }
-            Map<String, io.rmq.instances.RmqInstance.Handling> mine = new java.util.HashMap<>();
-            instance.handling().stream().filter(h -> h.topic().equals(topic)).forEach(h -> mine.put(h.digest(), h));
-            for (io.rmq.admin.InFlightMessage m : rmq.admin().inFlightMessages(topic, 0, RmqOperations.MAX_PAGE)) {
-                String digest = io.rmq.instances.RmqInstances.digest(m.member());
-                io.rmq.instances.RmqInstance.Handling h = mine.get(digest);
-                if (h != null) {
-                    byDigest.put(topic + "\n" + digest, inFlightView(m, h, instance.id()));
+            for (InFlightMessage m : rmq.admin().inFlightMessages(topic, 0, RmqOperations.MAX_PAGE)) {
+                Holder holder = holders.of(topic, m);
+                if (holder != null && !holder.kind().equals(OWNER)) {
+                    inFlight.add(inFlightView(m, holder));
                 }
             }
         }
-        List<InFlightView> inFlight = instance.handling().stream()
-                .map(h -> byDigest.get(h.topic() + "\n" + h.digest())).filter(java.util.Objects::nonNull).toList();
         return instanceView(instance, inFlight);
     }
 
-    private static InstanceView instanceView(io.rmq.instances.RmqInstance i, @Nullable List<InFlightView> inFlight) {
+    private static InstanceView instanceView(RmqInstance i, @Nullable List<InFlightView> inFlight) {
         return new InstanceView(i.id(), i.application(), i.host(), i.pid(), i.version(), i.startedAt(),
                 i.lastSeenAt(), i.busy(), i.listeners().stream().map(l -> new InstanceListenerView(l.id(), l.topic(),
                         l.mode(), l.state(), l.concurrency(), l.busy(), l.pausedHere(), l.pausedCluster())).toList(),
-                i.ownedSlots().stream().map(o -> new OwnedSlotView(o.topic(), o.slot())).toList(), inFlight);
+                i.ownedSlots().stream().map(o -> new OwnedSlotView(o.topic(), o.slot())).toList(), inFlight,
+                i.reportAge().toMillis(), i.prefetched().size());
     }
 
     /** See {@link RmqOperations#inFlight(String, long, int)}. */
@@ -84,35 +88,73 @@ final class FleetOperations {
         Views.checkLimit(limit);
         Views.checkOffset(offset);
         long total = rmq.admin().inFlightCount(topic);
-        List<io.rmq.admin.InFlightMessage> page = rmq.admin().inFlightMessages(topic, offset, limit);
-        Map<String, String> instanceByKey = new java.util.HashMap<>();
-        Map<String, io.rmq.instances.RmqInstance.Handling> handlingByKey = new java.util.HashMap<>();
+        List<InFlightMessage> page = rmq.admin().inFlightMessages(topic, offset, limit);
+        Holders holders = new Holders();
         if (!page.isEmpty()) {
-            for (io.rmq.instances.RmqInstance i : rmq.instances().list()) {
-                for (io.rmq.instances.RmqInstance.Handling h : i.handling()) {
-                    if (h.topic().equals(topic)) {
-                        String key = h.slot() + "\n" + h.digest();
-                        instanceByKey.put(key, i.id());
-                        handlingByKey.put(key, h);
-                    }
-                }
-            }
+            rmq.instances().list().forEach(holders::add);
         }
         List<InFlightView> messages = new ArrayList<>(page.size());
-        for (io.rmq.admin.InFlightMessage m : page) {
-            String key = m.slot() + "\n" + io.rmq.instances.RmqInstances.digest(m.member());
-            messages.add(inFlightView(m, handlingByKey.get(key), instanceByKey.get(key)));
+        for (InFlightMessage m : page) {
+            messages.add(inFlightView(m, holders.of(topic, m)));
         }
         return new InFlightPage(topic, offset, limit, total, messages);
     }
 
-    private InFlightView inFlightView(io.rmq.admin.InFlightMessage m,
-            io.rmq.instances.RmqInstance.@Nullable Handling handling, @Nullable String instance) {
+    private InFlightView inFlightView(InFlightMessage m, @Nullable Holder holder) {
         return new InFlightView(m.slot(), m.id(),
                 showBodies.getAsBoolean() ? new String(m.body(), StandardCharsets.UTF_8) : null,
-                Base64.getEncoder().encodeToString(m.member()), handling == null ? null : handling.since(),
-                m.leaseDeadlineMillis() == null ? null : Instant.ofEpochMilli(m.leaseDeadlineMillis()), instance,
-                m.attempt());
+                Base64.getEncoder().encodeToString(m.member()), holder == null ? null : holder.since(),
+                m.leaseDeadlineMillis() == null ? null : Instant.ofEpochMilli(m.leaseDeadlineMillis()),
+                holder == null ? null : holder.instance(), m.attempt(), holder == null ? null : holder.kind(),
+                holder == null ? null : holder.reportAgeMillis());
+    }
+
+    private static final String HANDLER = "handler";
+    private static final String PREFETCHED = "prefetched";
+    private static final String OWNER = "owner";
+
+    /** Who holds a message in flight, by an instance's report. */
+    private record Holder(String instance, String kind, @Nullable Instant since, long reportAgeMillis) {
+    }
+
+    /**
+     * What the instances' reports say they hold, by topic, slot and member digest; an ORDERLY slot's messages are its
+     * owner's. No per-message bookkeeping in Redis: the reports are the instances' heartbeats, each at most one
+     * heartbeat old, so a message fetched after its holder's latest report is named by none (until the next).
+     */
+    private static final class Holders {
+
+        private final Map<String, Holder> byMessage = new HashMap<>();
+        private final Map<String, Holder> byOwnedSlot = new HashMap<>();
+        private final Set<String> topics = new LinkedHashSet<>();
+
+        void add(RmqInstance i) {
+            long age = i.reportAge().toMillis();
+            for (RmqInstance.Handling h : i.handling()) {
+                byMessage.put(key(h.topic(), h.slot(), h.digest()), new Holder(i.id(), HANDLER, h.since(), age));
+                topics.add(h.topic());
+            }
+            for (RmqInstance.Prefetched p : i.prefetched()) {
+                byMessage.putIfAbsent(key(p.topic(), p.slot(), p.digest()), new Holder(i.id(), PREFETCHED, null, age));
+                topics.add(p.topic());
+            }
+            for (RmqInstance.OwnedSlot o : i.ownedSlots()) {
+                byOwnedSlot.put(o.topic() + "\n" + o.slot(), new Holder(i.id(), OWNER, null, age));
+            }
+        }
+
+        Set<String> topics() {
+            return topics;
+        }
+
+        @Nullable Holder of(String topic, InFlightMessage m) {
+            Holder named = byMessage.get(key(topic, m.slot(), RmqInstances.digest(m.member())));
+            return named != null ? named : byOwnedSlot.get(topic + "\n" + m.slot());
+        }
+
+        private static String key(String topic, int slot, String digest) {
+            return topic + "\n" + slot + "\n" + digest;
+        }
     }
 
     List<PauseView> pauses() {

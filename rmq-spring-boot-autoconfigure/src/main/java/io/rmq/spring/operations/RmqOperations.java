@@ -247,22 +247,28 @@ public class RmqOperations {
      * A running RMQ instance as it last described itself in Redis (see docs/operations.md, "Instances and
      * cluster-wide pause").
      *
-     * @param busy       handler threads busy now
-     * @param lastSeenAt its latest heartbeat
-     * @param inFlight   {@link #instance(String)} only: the messages its busy handlers work on (else null, left out)
+     * Everything it reports (busy threads, listeners' states, owned slots, what it holds) is as of its latest report,
+     * {@code reportAgeMillis} old when this was read.
+     *
+     * @param busy            handler threads busy when it reported
+     * @param lastSeenAt      its latest heartbeat: when it made the report (Redis's clock)
+     * @param inFlight        {@link #instance(String)} only: the messages it reported holding (in a handler, or
+     *                        fetched and waiting for one) that are still in flight (else null, left out)
+     * @param reportAgeMillis how old the report was when read ({@code readAt - lastSeenAt}, both Redis's clock)
+     * @param prefetched      messages it had fetched and not yet started when it reported
      */
     public record InstanceView(String id, String application, String host, long pid, String version,
             Instant startedAt, Instant lastSeenAt, int busy, List<InstanceListenerView> listeners,
             List<OwnedSlotView> ownedSlots,
             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-            @Nullable List<InFlightView> inFlight) {
+            @Nullable List<InFlightView> inFlight, long reportAgeMillis, int prefetched) {
     }
 
     /**
      * A listener of an instance.
      *
      * @param state         running, paused or stopped
-     * @param busy          its handler threads busy now
+     * @param busy          its handler threads busy when the instance reported
      * @param pausedHere    whether that instance's own pause is on
      * @param pausedCluster whether a cluster-wide pause of the listener or its topic is on
      */
@@ -280,15 +286,21 @@ public class RmqOperations {
      * @param id            the id it was sent with, or null
      * @param body          its body as text, only with {@code rmq.dashboard.show-bodies=true}, else null
      * @param handle        base64 of the stored member (what write actions accept)
-     * @param since         when its handler started (that instance's clock), or null when no instance says it
-     *                      handles it (taken, not started yet; or its instance does not take part in the registry)
-     * @param leaseDeadline when its lease runs out unless extended; null for ORDERLY topics (their prepare score is
-     *                      the message's store score: the slot's ownership is the lease)
-     * @param instance      the instance whose handler works on it, or null when none says so
-     * @param attempt       which delivery this is (1 for the first)
+     * @param since           when its handler started (that instance's clock), or null when no handler has it
+     *                        (prefetched, waiting for a handler; or no instance reported it)
+     * @param leaseDeadline   when its lease runs out unless extended; null for ORDERLY topics (their prepare score
+     *                        is the message's store score: the slot's ownership is the lease)
+     * @param instance        the instance that holds it, as the instances' own reports say, or null when no report
+     *                        names it (fetched after the holder's latest report, or its holder stopped reporting)
+     * @param attempt         which delivery this is (1 for the first)
+     * @param heldAs          how {@code instance} holds it: {@code handler} (a handler works on it),
+     *                        {@code prefetched} (fetched, waiting in its buffer for a handler), {@code owner} (an
+     *                        ORDERLY slot's owner, whose lane has it); null with {@code instance}
+     * @param reportAgeMillis how old that instance's report was when read; null with {@code instance}
      */
     public record InFlightView(int slot, @Nullable String id, @Nullable String body, String handle,
-            @Nullable Instant since, @Nullable Instant leaseDeadline, @Nullable String instance, int attempt) {
+            @Nullable Instant since, @Nullable Instant leaseDeadline, @Nullable String instance, int attempt,
+            @Nullable String heldAs, @Nullable Long reportAgeMillis) {
     }
 
     /** A page of messages in flight: slot by slot, soonest lease deadline first within a slot. */

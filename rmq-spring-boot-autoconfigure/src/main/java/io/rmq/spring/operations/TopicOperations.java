@@ -92,6 +92,7 @@ final class TopicOperations {
             return false;
         }
         registry.pause(id);
+        rmq.instances().reportSoon(); // the registry shows the new state now, not one heartbeat later
         return true;
     }
 
@@ -101,6 +102,7 @@ final class TopicOperations {
             return false;
         }
         registry.resume(id);
+        rmq.instances().reportSoon();
         return true;
     }
 }

@@ -133,6 +133,21 @@ function lateness(v) {
   return (LATENESS_BUCKETS.has(v) ? '≤ ' : '') + duration(v);
 }
 
+/** How old an instance's report was when read: "just now" under 1.5 s, else "3 s ago". */
+function ageText(ms) {
+  if (ms == null) return '—';
+  return ms < 1500 ? 'just now' : duration(ms, true) + ' ago';
+}
+
+/**
+ * Text with a line-break opportunity after each separator (. _ : / @ # = , ;): ids, class names and keys wrap
+ * between their parts, never inside one (the cells do not break words anywhere else); a hyphen joins ("order-42").
+ */
+function breakable(text) {
+  const parts = String(text).split(/(?<=[._:/@#=,;])/);
+  return parts.flatMap((part, i) => i === 0 ? [part] : [h('wbr'), part]);
+}
+
 function bytes(n) {
   if (n == null) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -325,7 +340,13 @@ function route() {
     if (heading && document.activeElement && document.activeElement !== document.body) heading.focus();
   }
   refresh();
-  if (next.view === 'topic') loadTab().catch((e) => notice(e.message, true));
+  // a tab of a topic this application does not define answers 400 or 404: the page says "no topic" instead
+  if (next.view === 'topic') {
+    loadTab().catch(async (e) => {
+      if ((e.status === 400 || e.status === 404) && !(await loadTopic().catch(() => true))) return;
+      notice(e.message, true);
+    });
+  }
 }
 
 function renderCrumbs() {
@@ -442,11 +463,54 @@ function renderListeners(listeners) {
   fill($('#listeners tbody'), rows, 9, 'No listeners in this application.');
 }
 
+/** Most owned slots drawn as one chip each; more are written as ranges. */
+const SLOT_CHIPS = 16;
+
+/** Runs of slots that follow each other by {@code step}: [[first, last], …]. */
+function slotRuns(sorted, step) {
+  const runs = [];
+  for (const slot of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && slot === last[1] + step) last[1] = slot; else runs.push([slot, slot]);
+  }
+  return runs;
+}
+
+/** Slots as ranges: "0–63", "0–126 (even)", "1, 5, 9–12"; null when that takes more than 12 parts. */
+function slotRanges(slots) {
+  const sorted = [...slots].sort((a, b) => a - b);
+  let runs = slotRuns(sorted, 1);
+  let tag = '';
+  const parity = sorted[0] % 2;
+  if (sorted.length > 2 && sorted.every((slot) => slot % 2 === parity)) {
+    const byTwo = slotRuns(sorted, 2);
+    if (byTwo.length < runs.length) {
+      runs = byTwo;
+      tag = parity === 0 ? ' (even)' : ' (odd)';
+    }
+  }
+  if (runs.length > 12) return null;
+  return runs.map(([a, b]) => a === b ? String(a) : a + '–' + b + tag).join(', ');
+}
+
 function slotChips(owned, suspended) {
   if (!owned || !owned.length) return 'none';
   const held = new Set(suspended || []);
-  return owned.map((slot) => h('span', {class: 'slot-chip' + (held.has(slot) ? ' suspended' : ''),
-      title: held.has(slot) ? 'suspended until its head\'s retry' : 'owned'}, slot));
+  if (owned.length <= SLOT_CHIPS) {
+    return owned.map((slot) => h('span', {class: 'slot-chip' + (held.has(slot) ? ' suspended' : ''),
+        title: held.has(slot) ? 'suspended until its head\'s retry' : 'owned'}, slot));
+  }
+  // many slots: ranges (or a count), every slot in the tooltip; suspended ones still drawn one by one
+  const ranges = slotRanges(owned);
+  const all = [...owned].sort((a, b) => a - b).join(', ');
+  const parts = [h('span', {class: 'slot-ranges', title: 'owned: ' + all},
+      owned.length + ' slots' + (ranges ? ': ' + ranges : ''))];
+  const stuck = [...held].filter((slot) => owned.includes(slot)).sort((a, b) => a - b);
+  if (stuck.length) {
+    parts.push(' · suspended: ', stuck.map((slot) => h('span', {class: 'slot-chip suspended',
+        title: 'suspended until its head\'s retry'}, slot)));
+  }
+  return parts;
 }
 
 function renderSchedules(schedules) {
@@ -484,7 +548,8 @@ function renderInstances(instances) {
     h('td', {class: 'num'}, i.pid == null ? '—' : String(i.pid)),
     h('td', {}, i.version || '—'),
     h('td', {class: 'time'}, when(i.startedAt)),
-    h('td', {class: 'time'}, relative(i.lastSeenAt) || '—'),
+    h('td', {class: 'time report-age', title: 'its latest report, ' + time(i.lastSeenAt)},
+        i.reportAgeMillis != null ? ageText(i.reportAgeMillis) : relative(i.lastSeenAt) || '—'),
     h('td', {class: 'num busy'}, num(i.busy)),
     h('td', {class: 'num'}, num((i.listeners || []).length)),
     h('td', {class: 'num'}, num((i.ownedSlots || []).length))));
@@ -570,10 +635,30 @@ function renderSlots(topic) {
   $('#slots').replaceChildren(legend, h('div', {class: 'slot-bars' + (slots.length > 16 ? ' many' : '')}, bars));
 }
 
+/** Shows or hides "no topic <name>" in place of a topic's page; true when the topic is known. */
+function topicKnown(name, known) {
+  $('#topic-unknown').hidden = known;
+  $('#topic-unknown').textContent = known ? '' : 'No topic ' + name + ' here: this application does not define it.';
+  for (const id of ['#slots', '#history-card', '#topic-messages']) $(id).hidden = !known;
+  if (!known) {
+    $('#topic-name').textContent = name;
+    for (const id of ['#topic-paused', '#topic-pause', '#topic-resume']) $(id).hidden = true;
+  }
+  return known;
+}
+
 async function loadTopic() {
   const name = state.route.topic;
-  const topic = await api('GET', 'topics/' + enc(name));
-  if (state.route.topic !== name) return;
+  let topic;
+  try {
+    topic = await api('GET', 'topics/' + enc(name));
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    if (state.route.topic === name) topicKnown(name, false);
+    return false;
+  }
+  if (state.route.topic !== name) return false;
+  topicKnown(name, true);
   $('#topic-name').textContent = topic.name + ' — ' + topic.type + ', ' + topic.slots + ' slot'
       + (topic.slots === 1 ? '' : 's') + (topic.mode ? ', ' + topic.mode : '');
   $('#waiting-score').textContent = topic.type === 'PRIORITY' ? 'Priority' : 'Due';
@@ -583,6 +668,7 @@ async function loadTopic() {
   $('#topic-paused').title = paused ? 'since ' + time(paused.since) + ' by ' + paused.by : '';
   $('#topic-pause').hidden = state.pauses === null || !!paused;
   $('#topic-resume').hidden = state.pauses === null || !paused;
+  return true;
 }
 
 // ------------------------------------------------------------------ history charts
@@ -664,11 +750,11 @@ function bodyCell(text) {
 }
 
 function idCell(id) {
-  return h('td', {class: 'id'}, id != null ? h('code', {class: 'id-text'}, id) : '—');
+  return h('td', {class: 'id'}, id != null ? h('code', {class: 'id-text'}, breakable(id)) : '—');
 }
 
 function errorCell(error) {
-  return h('td', {class: 'error'}, error ? h('code', {}, error) : '—');
+  return h('td', {class: 'error'}, error ? h('code', {}, breakable(error)) : '—');
 }
 
 /** Every header name with its value (the server cuts long values), as text. */
@@ -816,16 +902,39 @@ async function loadRetries() {
 }
 
 /** A message in flight: on a topic's page with its instance, on an instance's page with its topic (when known). */
+const HELD_AS = {handler: 'in a handler', prefetched: 'prefetched', owner: 'its slot\'s owner'};
+
+/** Bytes of a base64 handle (the stored member), for a message the page may not show. */
+function handleBytes(handle) {
+  if (!handle) return null;
+  return Math.floor(handle.length * 3 / 4) - (handle.endsWith('==') ? 2 : handle.endsWith('=') ? 1 : 0);
+}
+
+/**
+ * A message in flight. The instance that holds it comes from the instances' own reports (each at most one heartbeat
+ * old, its age shown): a handler works on it, it waits prefetched in that instance's buffer, or it is an ORDERLY slot's
+ * owner's; "since" is its handler's start, so only a handler's message has one.
+ */
 function inFlightRow(m, onInstancePage, withTopic) {
+  const nameless = m.id == null && m.body == null;
+  const held = m.heldAs ? HELD_AS[m.heldAs] || m.heldAs : null;
+  const reported = m.reportAgeMillis != null ? ', reported ' + ageText(m.reportAgeMillis) : '';
   return h('tr', {class: 'in-flight-row', 'data-slot': m.slot},
     withTopic ? h('td', {}, h('a', {href: topicAddress(m.topic, 'in-flight')}, m.topic)) : null,
     h('td', {class: 'num'}, m.slot),
-    idCell(m.id),
-    bodyCell(m.body),
-    h('td', {class: 'time'}, when(m.since)),
+    nameless ? h('td', {class: 'id muted', title: 'sent without an id: its body is its id'}, 'no id') : idCell(m.id),
+    nameless ? h('td', {class: 'body muted', title: 'bodies are shown with rmq.dashboard.show-bodies=true; the Find'
+        + ' tab finds a message by its body'}, 'hidden, ' + bytes(handleBytes(m.handle))) : bodyCell(m.body),
+    h('td', {class: 'time'}, m.since ? when(m.since) : m.heldAs === 'prefetched'
+        ? h('span', {class: 'muted'}, 'waiting for a handler') : '—'),
     h('td', {class: 'time'}, when(m.leaseDeadline)),
     onInstancePage ? null : h('td', {class: 'instance'}, m.instance
-        ? h('a', {href: instanceAddress(m.instance)}, m.instance) : 'unknown'),
+        ? [h('a', {href: instanceAddress(m.instance)}, breakable(m.instance)),
+          h('span', {class: 'rel held-as'}, held + reported)]
+        : h('span', {class: 'muted', title: 'no instance\'s latest report names it: fetched since (each instance'
+            + ' reports every heartbeat), or its holder stopped; its lease deadline says when it goes back'},
+            'not reported yet')),
+    onInstancePage ? h('td', {class: 'held-as'}, held || '—') : null,
     h('td', {class: 'num'}, num(m.attempt)));
 }
 
@@ -909,11 +1018,16 @@ async function loadInstance() {
     $('#instance-facts').replaceChildren();
     return;
   }
+  const age = instance.reportAgeMillis != null ? ageText(instance.reportAgeMillis) : relative(instance.lastSeenAt);
   const facts = [
     ['Application', instance.application], ['Host', instance.host], ['Pid', instance.pid],
     ['RMQ version', instance.version], ['Started', when(instance.startedAt)],
-    ['Last seen', relative(instance.lastSeenAt) || '—'], ['Busy handler threads', num(instance.busy)],
+    ['Reported', age || '—'], ['Busy handler threads', num(instance.busy)],
+    ['Prefetched', instance.prefetched != null ? num(instance.prefetched) : null],
   ];
+  $('#instance-as-of').textContent = 'As this instance reported ' + (age || '') + ' (' + time(instance.lastSeenAt)
+      + '): its listeners, busy threads, owned slots and what it holds. It reports every heartbeat, and at once'
+      + ' when one of its listeners pauses or resumes.';
   $('#instance-facts').replaceChildren(...facts.map(([k, v]) => h('div', {}, h('dt', {}, k),
       h('dd', {}, v == null ? '—' : v))));
   const rows = (instance.listeners || []).map((l) => h('tr', {'data-listener': l.id},
@@ -941,8 +1055,11 @@ async function loadInstance() {
   const inFlight = instance.inFlight || [];
   const withTopic = inFlight.some((m) => m.topic != null);
   $('#instance-in-flight thead th:first-child').hidden = !withTopic;
-  fill($('#instance-in-flight tbody'), inFlight.map((m) => inFlightRow(m, true, withTopic)), withTopic ? 7 : 6,
-      'Nothing in flight in this instance.');
+  $('#instance-in-flight-as-of').textContent = 'What it reported holding ' + (age || '')
+      + ' (in a handler, or prefetched and waiting for one) that is still in flight now; a message fetched since'
+      + ' then is listed with its next report.';
+  fill($('#instance-in-flight tbody'), inFlight.map((m) => inFlightRow(m, true, withTopic)), withTopic ? 8 : 7,
+      'Nothing in flight in this instance' + (age ? ' (as of its report ' + age + ')' : '') + '.');
 }
 
 // ------------------------------------------------------------------ refresh loop
@@ -975,7 +1092,7 @@ async function refresh() {
       renderPauses(pauses);
       if (readRedis) renderRedis(redis);
     }
-    if (r.view === 'topic') await Promise.all([loadTopic(), loadHistory(false)]);
+    if (r.view === 'topic' && await loadTopic()) await loadHistory(false);
     if (r.view === 'instance') await loadInstance();
     $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     $('#updated').classList.remove('stale');
