@@ -71,8 +71,9 @@ public interface ListenerContainer {
     }
 
     /**
-     * CONCURRENT: up to {@code max} messages fetched (leased, in Redis's prepare set) and waiting in this container's
-     * buffer for a handler, a copy taken now (any thread); ORDERLY: empty (an owned slot's messages are its owner's).
+     * CONCURRENT: up to {@code max} messages fetched (leased, in Redis's prepare set) and waiting for a handler, in
+     * this container's buffer or taken by a handler thread for its next calls, a copy taken now (any thread); ORDERLY:
+     * empty (an owned slot's messages are its owner's).
      */
     default java.util.List<io.rmq.consumer.Delivery> prefetched(int max) {
         return java.util.List.of();

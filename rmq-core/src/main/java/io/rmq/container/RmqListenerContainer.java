@@ -66,6 +66,8 @@ public final class RmqListenerContainer implements ListenerContainer {
     /** What was fetched and not yet settled, and its leases' extension. */
     private final LeaseKeeper leases;
     private final HandoffBuffer buffer;
+    /** The handler threads' loop when one message is handled at a time (what they took shows in the report). */
+    private final @org.jspecify.annotations.Nullable SingleWorker singleWork;
     private final Poller poller;
     private final PollerCheck pollerCheck;
     private final HandlerThreads handlers;
@@ -118,8 +120,10 @@ public final class RmqListenerContainer implements ListenerContainer {
         HandlerWorker work;
         if (batchHandler == null) {
             SingleBuffer single = new SingleBuffer(consumer, leases, options.id());
-            work = new SingleWorker(single, handler, options.concurrency(), consumer, payloadType, flags, clock, leases,
-                    wakePoller, options.id());
+            SingleWorker singleWork = new SingleWorker(single, handler, options.concurrency(), consumer, payloadType,
+                    flags, clock, leases, wakePoller, options.id());
+            work = singleWork;
+            this.singleWork = singleWork;
             this.buffer = single;
         }
         else {
@@ -127,6 +131,7 @@ public final class RmqListenerContainer implements ListenerContainer {
             work = new BatchWorker(batches, batchHandler, consumer, payloadType, flags, clock, leases, wakePoller,
                     options.id());
             this.buffer = batches;
+            this.singleWork = null;
         }
         this.poller = new Poller(consumer, options, flags, buffer, leases, clock, capacity, extendEveryMillis);
         this.watchdog = new ContainerWatchdog(options.id(), topic(), log, consumer.instrumentation());
@@ -232,6 +237,9 @@ public final class RmqListenerContainer implements ListenerContainer {
     @Override
     public java.util.List<io.rmq.consumer.Delivery> prefetched(int max) {
         java.util.List<io.rmq.consumer.Delivery> out = new java.util.ArrayList<>();
+        if (singleWork != null) {
+            singleWork.takenNow(out, max); // taken by a handler thread for its next calls, not started yet
+        }
         buffer.queuedNow(out, max);
         return out;
     }

@@ -22,6 +22,20 @@ final class SingleWorker extends HandlerWorker {
     private final SingleBuffer buffer;
     private final MessageHandler<Object> handler;
     private final int concurrency;
+    /** Each running handler thread's view of what it took and has not started, for the instance's report. */
+    private final java.util.Set<TakenView> takenViews = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * What one handler thread took from the queue and has not started yet, as other threads may read it: written by
+     * that thread only ({@code next} before {@code entries}, so that a reader who sees an array sees an index of that
+     * array's round), read by the heartbeat for the instance's report. One volatile write per message.
+     */
+    private static final class TakenView {
+        private static final Leased[] NONE = new Leased[0];
+        volatile Leased[] entries = NONE;
+        /** The index in {@link #entries} of the first entry not started. */
+        volatile int next;
+    }
 
     SingleWorker(SingleBuffer buffer, MessageHandler<Object> handler, int concurrency, RmqConsumer consumer,
             Type payloadType, RunFlags flags, RedisClock clock, LeaseKeeper leases, Runnable wakePoller, String id) {
@@ -35,6 +49,8 @@ final class SingleWorker extends HandlerWorker {
     public void run() {
         // what this thread took and has not started: null where started (handle() then ends it, whatever it throws)
         List<Leased> taken = new ArrayList<>(HANDLER_TAKE);
+        TakenView view = new TakenView();
+        takenViews.add(view);
         try {
             for (Leased first = next(buffer.queue); first != null; first = next(buffer.queue)) {
                 // take a few more without blocking: one wake-up per few messages, not one per message (on a small
@@ -43,7 +59,14 @@ final class SingleWorker extends HandlerWorker {
                 try {
                     buffer.queue.drainTo(taken,
                             Math.min(HANDLER_TAKE, Math.max(0, buffer.queue.size() / concurrency)) - 1);
+                    if (taken.size() > 1) {
+                        view.next = 1;
+                        view.entries = taken.toArray(TakenView.NONE);
+                    }
                     for (int i = 0; i < taken.size(); i++) {
+                        if (i > 0) {
+                            view.next = i + 1;
+                        }
                         handle(taken.set(i, null));
                     }
                 }
@@ -52,12 +75,31 @@ final class SingleWorker extends HandlerWorker {
                     endHeld(taken, ex);
                     threadError(ex);
                 }
+                view.entries = TakenView.NONE;
                 taken.clear();
             }
         }
         catch (Throwable dying) {
             endHeld(taken, dying); // nothing this thread took is held for ever; HandlerThreads replaces it
             throw dying;
+        }
+        finally {
+            takenViews.remove(view);
+        }
+    }
+
+    /**
+     * Adds up to {@code max} of the deliveries the handler threads took and have not started to {@code into} (any
+     * thread; a copy as of now, for the instance's report: a message about to start may show here or in its handler).
+     */
+    void takenNow(List<Delivery> into, int max) {
+        for (TakenView view : takenViews) {
+            Leased[] entries = view.entries;
+            for (int i = view.next; i < entries.length && into.size() < max; i++) {
+                if (!entries[i].settled) {
+                    into.add(entries[i].delivery);
+                }
+            }
         }
     }
 
