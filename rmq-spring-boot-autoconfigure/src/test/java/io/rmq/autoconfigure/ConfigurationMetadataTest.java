@@ -90,7 +90,8 @@ class ConfigurationMetadataTest {
         assertThat(byName.get("rmq.max-headers-size").get("defaultValue").asString()).isEqualTo("8KB");
         assertThat(byName.get("rmq.max-headers").get("defaultValue").asInt()).isEqualTo(32);
         assertThat(byName.get("rmq.max-headers").get("description").asString())
-                .isEqualTo("Most headers one message may carry.");
+                .isEqualTo("Most headers one message may carry (the sender's own: RMQ's rmq_dlt_* headers, the stored"
+                        + " group and the trace context do not count).");
         assertThat(byName.get("rmq.producer.type-header").get("defaultValue").asBoolean()).isFalse();
         assertThat(byName.get("rmq.producer.type-header").get("description").asString()).contains("__TypeId__");
     }
