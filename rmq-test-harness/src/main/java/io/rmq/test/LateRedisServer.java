@@ -35,21 +35,32 @@ public final class LateRedisServer implements AutoCloseable {
 
     /** Starts {@code redis-server} on {@code port} and waits (up to 10 s) until it answers PING. */
     public static LateRedisServer startOn(int port) throws IOException, InterruptedException {
-        Path dir = Files.createTempDirectory("rmq-late-redis-" + port + "-");
-        Process process = new ProcessBuilder(List.of(TestRedisServers.redisServerExecutable().toString(),
+        LateRedisServer server = launch(port, Files.createTempDirectory("rmq-late-redis-" + port + "-"), List.of());
+        server.awaitUp(server::answersPing);
+        return server;
+    }
+
+    /** Starts {@code redis-server} on {@code port}, its data and log in {@code dir}, with {@code extraArgs}. */
+    private static LateRedisServer launch(int port, Path dir, List<String> extraArgs) throws IOException {
+        List<String> command = new java.util.ArrayList<>(List.of(TestRedisServers.redisServerExecutable().toString(),
                 "--port", Integer.toString(port), "--bind", RedisServerProcess.HOST, "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--dir", dir.toString()))
+                "--protected-mode", "no", "--dir", dir.toString()));
+        command.addAll(extraArgs);
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
-        LateRedisServer server = new LateRedisServer(process, dir, port);
+        return new LateRedisServer(process, dir, port);
+    }
+
+    /** Waits (up to 10 s) until {@code up}; closes this server and fails when it does not come, or exits. */
+    private void awaitUp(java.util.function.BooleanSupplier up) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!server.answersPing()) {
+        while (!up.getAsBoolean()) {
             if (System.nanoTime() > deadline || !process.isAlive()) {
-                server.close();
+                close();
                 throw new IOException("redis-server did not come up on port " + port + "; see " + dir);
             }
             Thread.sleep(20);
         }
-        return server;
     }
 
     /**
@@ -82,20 +93,9 @@ public final class LateRedisServer implements AutoCloseable {
         }
         Files.move(filler.dir.resolve("dump.rdb"), dir.resolve("dump.rdb"));
         filler.close();
-        Process process = new ProcessBuilder(List.of(TestRedisServers.redisServerExecutable().toString(),
-                "--port", Integer.toString(port), "--bind", RedisServerProcess.HOST, "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--dir", dir.toString(), "--key-load-delay", Integer.toString(microsPerKey),
-                "--loading-process-events-interval-bytes", "1024"))
-                .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
-        LateRedisServer server = new LateRedisServer(process, dir, port);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!server.answers()) {
-            if (System.nanoTime() > deadline || !process.isAlive()) {
-                server.close();
-                throw new IOException("redis-server did not come up on port " + port + "; see " + dir);
-            }
-            Thread.sleep(20);
-        }
+        LateRedisServer server = launch(port, dir, List.of("--key-load-delay", Integer.toString(microsPerKey),
+                "--loading-process-events-interval-bytes", "1024"));
+        server.awaitUp(server::answers);
         return server;
     }
 
@@ -121,33 +121,27 @@ public final class LateRedisServer implements AutoCloseable {
 
     /** Whether it answers PING at all, with PONG or an error such as LOADING. */
     private boolean answers() {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(RedisServerProcess.HOST, port), 200);
-            socket.setSoTimeout(500);
-            OutputStream out = socket.getOutputStream();
-            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            int first = socket.getInputStream().read();
-            return first == '+' || first == '-';
-        }
-        catch (IOException ex) {
-            return false;
-        }
+        String reply = pingReply();
+        return reply != null && (reply.charAt(0) == '+' || reply.charAt(0) == '-');
     }
 
     private boolean answersPing() {
+        return "+PONG".equals(pingReply());
+    }
+
+    /** The first up to five bytes of its reply to PING; null when it cannot be reached or says nothing. */
+    private String pingReply() {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(RedisServerProcess.HOST, port), 200);
             socket.setSoTimeout(500);
             OutputStream out = socket.getOutputStream();
             out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            InputStream in = socket.getInputStream();
-            byte[] reply = new byte[5];
-            return in.readNBytes(reply, 0, 5) == 5 && new String(reply, StandardCharsets.US_ASCII).equals("+PONG");
+            byte[] reply = socket.getInputStream().readNBytes(5);
+            return reply.length == 0 ? null : new String(reply, StandardCharsets.US_ASCII);
         }
         catch (IOException ex) {
-            return false;
+            return null;
         }
     }
 
