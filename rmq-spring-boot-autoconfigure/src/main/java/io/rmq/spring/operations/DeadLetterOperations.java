@@ -179,17 +179,7 @@ final class DeadLetterOperations {
                 out.add(new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", s.id(), Map.of()));
                 continue;
             }
-            byte[] member;
-            try {
-                member = Base64.getDecoder().decode(s.handle() == null ? "" : s.handle());
-            }
-            catch (IllegalArgumentException ex) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must be base64 (the"
-                        + " handle of a listed message)");
-            }
-            if (member.length == 0) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must not be empty");
-            }
+            byte[] member = Views.handle(i, s.handle());
             String id = io.rmq.redis.internal.EnvelopeKeys.idOf(member);
             out.add(id != null
                     ? new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", id, Map.of())

@@ -55,18 +55,7 @@ final class Views {
                 out.add(io.rmq.admin.MessageRef.ofId(s.slot(), s.id()));
                 continue;
             }
-            byte[] member;
-            try {
-                member = Base64.getDecoder().decode(s.handle() == null ? "" : s.handle());
-            }
-            catch (IllegalArgumentException ex) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must be base64 (the"
-                        + " handle of a listed message)");
-            }
-            if (member.length == 0) {
-                throw new RmqInvalidArgumentException("messages[" + i + "].handle", s.handle(), "must not be empty");
-            }
-            out.add(new io.rmq.admin.MessageRef(s.slot(), member));
+            out.add(new io.rmq.admin.MessageRef(s.slot(), handle(i, s.handle())));
         }
         return out;
     }
@@ -99,5 +88,21 @@ final class Views {
         if (offset < 0) {
             throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
         }
+    }
+
+    /** The storage member a selection's {@code messages[i].handle} names (base64 of a listed message's member). */
+    static byte[] handle(int i, String handle) {
+        byte[] member;
+        try {
+            member = Base64.getDecoder().decode(handle == null ? "" : handle);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new RmqInvalidArgumentException("messages[" + i + "].handle", handle, "must be base64 (the"
+                    + " handle of a listed message)");
+        }
+        if (member.length == 0) {
+            throw new RmqInvalidArgumentException("messages[" + i + "].handle", handle, "must not be empty");
+        }
+        return member;
     }
 }
