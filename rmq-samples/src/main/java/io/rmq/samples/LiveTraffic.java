@@ -44,6 +44,8 @@ public class LiveTraffic implements DisposableBean {
     private final LoggingSystem logging;
     private final Random random = new Random();
     private ScheduledExecutorService timer;
+    /** Set before the timer shuts down: a task still running then fails because of the stop, not of Redis. */
+    private volatile boolean stopping;
     private int orderNumber = 5000;
 
     public LiveTraffic(RmqTemplate rmq, PriceBoard prices, OrderBook orders, OrderPlacement placement,
@@ -90,6 +92,11 @@ public class LiveTraffic implements DisposableBean {
                         ex.node(), ex.usedMemory(), ex.maxMemory(), ex.policy());
             }
             catch (RuntimeException ex) {
+                if (stopping) {
+                    // the application is stopping: a follow-up the timer refuses or a send cut short is expected
+                    log.debug("live traffic stopped mid-task: {}", ex.toString());
+                    return;
+                }
                 // e.g. Redis went away while the sample keeps running: say so, keep going
                 log.warn("live traffic: {}", ex.toString());
             }
@@ -138,9 +145,12 @@ public class LiveTraffic implements DisposableBean {
     }
 
     @Override
-    public synchronized void destroy() {
+    public synchronized void destroy() throws InterruptedException {
+        stopping = true;
         if (timer != null) {
             timer.shutdownNow();
+            // the listeners and Redis stop after this bean: let a task in flight end before they go
+            timer.awaitTermination(5, TimeUnit.SECONDS);
         }
     }
 }
