@@ -272,6 +272,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             // running handlers finish their message (no new one starts); their slots are then given up
             handlers.joinUntil(System.nanoTime() + options.shutdownTimeout().toNanos());
+            slots.awaitStepsEnded(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis + 1000));
             List<OrderlySlot> left = slots.notRunning();
             left.forEach(ownership::giveUp);
             int abandoned = ownedSlots().size();

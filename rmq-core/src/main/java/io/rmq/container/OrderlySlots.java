@@ -634,6 +634,30 @@ final class OrderlySlots {
         return locked(() -> new ArrayList<>(owned.values()));
     }
 
+    /**
+     * At stop, once the handler threads ended: waits until no owned slot is stepped (a report sent without waiting ends
+     * when its reply is settled, within the command timeout) or until {@code deadlineNanos}, so that it is given up
+     * cleanly rather than left to run out.
+     */
+    void awaitStepsEnded(long deadlineNanos) {
+        lock.lock();
+        try {
+            while (owned.values().stream().anyMatch(s -> s.stepping)) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                changed.awaitNanos(left);
+            }
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+        finally {
+            lock.unlock();
+        }
+    }
+
     /** The owned slots that no thread runs now (at stop: those are given up). */
     List<OrderlySlot> notRunning() {
         return locked(() -> owned.values().stream().filter(s -> !s.busy() && !runsElsewhere(s)).toList());

@@ -3,6 +3,8 @@ package io.rmq.container;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.Delivery;
@@ -35,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * reported with the slot's next step that takes, or at once by the run's own thread when it is urgent
  * ({@link OrderlySlot#reportUrgent}: a failure, a batch of acks, the slot quiet, or its oldest ack has waited
  * {@link OrderlySlot#REPORT_WAIT_MILLIS}) and no other thread steps the slot (else by the next thread that finds it
- * urgent, before any other work).</li>
+ * urgent, before any other work). A step that only reports (no take due, no failure in it) is sent without waiting:
+ * the slot stays marked stepping until its reply is settled, on the thread that completes it, and the handler thread
+ * goes on with its lane (the 10 ms reports cost no handler time).</li>
  * <li value="4">A step whose outcome is unknown (its wait on Redis timed out or failed, {@link SlotStepSender}) is sent
  * again, with the same report, after {@link #ERROR_PAUSE_MILLIS}, and hands out every held message again (a resync:
  * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>
@@ -55,6 +59,8 @@ final class OrderlyStepper {
     private static final Logger log = LoggerFactory.getLogger(OrderlyListenerContainer.class);
 
     static final long ERROR_PAUSE_MILLIS = 1000;
+    /** What {@link #stepOnce} returns for a step that only reports: it ends when its reply is settled. */
+    private static final long REPORTING = Long.MIN_VALUE;
 
     private final OrderlySlots slots;
     private final SlotOwnership ownership;
@@ -68,6 +74,7 @@ final class OrderlyStepper {
     private final int batch;
     private final long commandTimeoutMillis;
     private final long maxIdleMillis;
+    private final ThreadFactory threadFactory;
     /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
     private final RmqInstrumentation instrumentation;
     private final boolean instrumented;
@@ -86,6 +93,7 @@ final class OrderlyStepper {
         this.batch = consumer.settings().batchSize();
         this.commandTimeoutMillis = commandTimeoutMillis;
         this.maxIdleMillis = options.maxIdle().toMillis();
+        this.threadFactory = options.threadFactory();
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
     }
@@ -214,27 +222,59 @@ final class OrderlyStepper {
         return following;
     }
 
-    /** One step of a slot the thread has marked stepping; the step ends (and the slot is given up if due) whatever. */
+    /**
+     * One step of a slot the thread has marked stepping; the step ends (and the slot is given up if due) whatever —
+     * here, or once its reply is settled when it only reports ({@link #REPORTING}).
+     */
     private void step(OrderlySlot s, long generation) {
         long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
         try {
             next = stepOnce(s, generation);
         }
-        catch (RuntimeException ex) {
+        catch (Throwable ex) {
+            stepFailed(s, ex);
+        }
+        finally {
+            if (next != REPORTING && slots.finishStep(s, next)) {
+                ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
+            }
+        }
+    }
+
+    private void stepFailed(OrderlySlot s, Throwable ex) {
+        if (ex instanceof RuntimeException) {
             s.failedSteps++;
             if (s.failedSteps == 1 || s.failedSteps % 60 == 0) {
                 log.warn("ORDERLY container '{}' failed a step on slot {} of topic '{}' ({} in a row); retrying in {}"
                         + " ms: {}", id, s.slot, topic, s.failedSteps, ERROR_PAUSE_MILLIS, String.valueOf(ex));
             }
         }
-        catch (Throwable ex) {
-            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on handler thread {} stepping slot {};"
-                    + " the slot is due again in {} ms", id, topic, Thread.currentThread().getName(), s.slot,
-                    ERROR_PAUSE_MILLIS, ex);
+        else {
+            log.error("ORDERLY container '{}' (topic '{}'): unexpected error on thread {} stepping slot {}; the slot is"
+                    + " due again in {} ms", id, topic, Thread.currentThread().getName(), s.slot, ERROR_PAUSE_MILLIS,
+                    ex);
+        }
+    }
+
+    /**
+     * The end of a step that only reported, on the thread that settled its reply (nothing here may block: a slot due
+     * to be given up is given up on a thread of its own). {@code kept} false: fenced, the slot is forgotten.
+     */
+    private void reported(OrderlySlot s, long due, @Nullable Boolean kept, @Nullable Throwable error) {
+        long next = due;
+        try {
+            if (error != null) {
+                next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
+                stepFailed(s, error instanceof CompletionException && error.getCause() != null ? error.getCause()
+                        : error);
+            }
+            else if (!Boolean.TRUE.equals(kept)) {
+                next = Long.MAX_VALUE;
+            }
         }
         finally {
             if (slots.finishStep(s, next)) {
-                ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
+                threadFactory.newThread(() -> ownership.giveUp(s)).start();
             }
         }
     }
@@ -261,10 +301,16 @@ final class OrderlyStepper {
         }
         s.guardLapsed = false;
         boolean take = slots.wantsTake(s, batch) && slots.beginTake();
+        if (!take) {
+            // it only reports: no thread waits on the round trip (a handler thread goes on with its lane meanwhile,
+            // issue 43's 10 ms reports cost no handler time); the step ends once the reply is settled
+            sender.report(s).whenComplete((kept, error) -> reported(s, due, kept, error));
+            return REPORTING;
+        }
         LaneStep step;
-        int wanted = take ? batch : 0;
+        int wanted = batch;
         try {
-            if (take && limiter != null) {
+            if (limiter != null) {
                 long[] permits = limiter.acquire(batch, commandTimeoutMillis);
                 wanted = (int) permits[0];
                 if (wanted == 0) {
@@ -280,18 +326,13 @@ final class OrderlyStepper {
             step = sender.send(s, wanted);
         }
         finally {
-            if (take) {
-                slots.endTake();
-            }
+            slots.endTake();
         }
         if (step == null) {
             return Long.MAX_VALUE; // fenced: the slot is gone
         }
-        if (limiter != null && wanted > 0) {
+        if (limiter != null) {
             limiter.giveBack(wanted - step.deliveries().size());
-        }
-        if (wanted == 0) {
-            return due; // it only reported
         }
         if (!step.deliveries().isEmpty()) {
             return System.currentTimeMillis(); // more may be due

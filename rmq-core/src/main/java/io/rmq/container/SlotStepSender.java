@@ -2,6 +2,8 @@ package io.rmq.container;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.NackOutcome;
 import io.rmq.consumer.RmqConsumer;
@@ -9,13 +11,15 @@ import io.rmq.consumer.RmqConsumer.LaneStep;
 import io.rmq.consumer.RmqConsumer.StepFailure;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sends an owned slot's steps to Redis (orderly_next.lua): what its lanes handled since the last step (acks, failures,
  * messages returned unstarted), and the next messages to take, all under the slot's epoch; then settles what the step
  * reported and hands what it took to the slot's lanes. Threads: called by whichever thread has the slot marked
- * stepping (a handler thread, the coordination thread or stop() giving it up); the report it sends is its own copy
- * ({@link OrderlySlots#drainReport}); {@link #clockOffset} is written by every step and read anywhere.
+ * stepping (a handler thread, the coordination thread or stop() giving it up), and a step sent without waiting
+ * ({@link #report}) is settled by the thread that completes its reply, the slot still marked; the report it sends is
+ * its own copy ({@link OrderlySlots#drainReport}); {@link #clockOffset} is written by every step and read anywhere.
  *
  * <h2>Invariant 4</h2>
  * Every step waits on Redis at most {@code commandTimeout}. A step whose outcome is unknown throws after putting its
@@ -62,7 +66,42 @@ final class SlotStepSender {
     LaneStep send(OrderlySlot s, int wanted) {
         long epoch = s.epoch;
         boolean resync = wanted > 0 && slots.resync(s);
+        return send(s, epoch, wanted, resync, slots.drainReport(s));
+    }
+
+    /**
+     * A step that takes nothing, sent without waiting on Redis when its report holds no failure: the thread goes on
+     * (a handler thread, with its lane) while the acks travel. A report with a failure is sent and settled before this
+     * returns, as {@link #send} does (a failure's follow-up, the dead-letter send, wants a thread that may block).
+     * Completes once Redis ran the step and it is settled here: true, or false when the slot was fenced (forgotten);
+     * exceptionally when its outcome is unknown (the report is put back first, as {@link #send} does). Completion runs
+     * on the thread that completes the reply (Lettuce's, or the timeout's): nothing on that path blocks.
+     */
+    CompletableFuture<Boolean> report(OrderlySlot s) {
+        long epoch = s.epoch;
         StepReport report = slots.drainReport(s);
+        if (!report.failures.isEmpty()) {
+            try {
+                return CompletableFuture.completedFuture(send(s, epoch, 0, false, report) != null);
+            }
+            catch (RuntimeException ex) {
+                return CompletableFuture.failedFuture(ex);
+            }
+        }
+        long sent = System.currentTimeMillis();
+        long sentNanos = timed ? System.nanoTime() : 0;
+        String what = what(s);
+        return consumer.laneStep(s.slot, epoch, 0, false, report.serial, report.acked, List.of(), report.returned)
+                .orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS)
+                .handle((step, error) -> {
+                    if (error != null) {
+                        throw unknown(s, 0, report, RedisGateway.failure(error, what, commandTimeoutMillis), sentNanos);
+                    }
+                    return settle(s, epoch, 0, false, report, step, sent, sentNanos) != null;
+                });
+    }
+
+    private LaneStep send(OrderlySlot s, long epoch, int wanted, boolean resync, StepReport report) {
         List<StepFailure> failures = new ArrayList<>(report.failures.size());
         for (StepReport.Failure failure : report.failures) {
             failures.add(new StepFailure(failure.delivery(), failure.outcome().reason(),
@@ -73,16 +112,31 @@ final class SlotStepSender {
         LaneStep step;
         try {
             step = RedisGateway.await(consumer.laneStep(s.slot, epoch, wanted, resync, report.serial, report.acked,
-                    failures, report.returned), "a step on slot " + s.slot + " of topic '" + topic + "'",
-                    commandTimeoutMillis);
+                    failures, report.returned), what(s), commandTimeoutMillis);
         }
         catch (RuntimeException ex) {
-            slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
-            if (instrumented) {
-                reportStep(s.slot, wanted, report, 0, ex, timed ? System.nanoTime() - sentNanos : 0);
-            }
-            throw ex;
+            throw unknown(s, wanted, report, ex, sentNanos);
         }
+        return settle(s, epoch, wanted, resync, report, step, sent, sentNanos);
+    }
+
+    private String what(OrderlySlot s) {
+        return "a step on slot " + s.slot + " of topic '" + topic + "'";
+    }
+
+    /** A step whose outcome is unknown: its report goes back in front (invariant 4); returns what to throw. */
+    private RuntimeException unknown(OrderlySlot s, int wanted, StepReport report, RuntimeException ex,
+            long sentNanos) {
+        slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
+        if (instrumented) {
+            reportStep(s.slot, wanted, report, 0, ex, timed ? System.nanoTime() - sentNanos : 0);
+        }
+        return ex;
+    }
+
+    /** A step Redis has run, settled here; null when the slot was fenced (and forgotten). */
+    private @Nullable LaneStep settle(OrderlySlot s, long epoch, int wanted, boolean resync, StepReport report,
+            LaneStep step, long sent, long sentNanos) {
         long received = System.currentTimeMillis();
         clockOffset = step.redisNow() - (sent + received) / 2;
         s.failedSteps = 0;

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.Rmq;
 import io.rmq.consumer.Delivery;
@@ -185,6 +186,7 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
         AtomicBoolean frozen = new AtomicBoolean();
         CountDownLatch thaw = new CountDownLatch(1);
         Set<Integer> caught = ConcurrentHashMap.newKeySet();
+        AtomicInteger stopped = new AtomicInteger();
         try (TcpProxy zookeeperOfA = new TcpProxy("127.0.0.1", zookeeper.getPort());
                 LogCapture rmqLog = LogCapture.rmq();
                 LogCapture zookeeperLog = LogCapture.of("org.apache.zookeeper");
@@ -193,6 +195,7 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
                     coordinator("127.0.0.1:" + zookeeperOfA.port(), 2000), starts, done, (body, d) -> {
                         if (frozen.get()) {
                             caught.add(d.slot());
+                            stopped.incrementAndGet();
                             thaw.await(120, TimeUnit.SECONDS);
                         }
                     });
@@ -208,8 +211,9 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
 
             frozen.set(true);
             sendLedger(topic, 32, 20, 0);
-            // every handler thread of A stops in a handler (4 slots), then A goes silent for ZooKeeper
-            await().atMost(Duration.ofSeconds(30)).until(() -> caught.size() == 4);
+            // every handler thread of A stops in a handler (on 1-4 slots: lanes of one slot run in parallel), then A
+            // goes silent for ZooKeeper
+            await().atMost(Duration.ofSeconds(30)).until(() -> stopped.get() == 4);
             zookeeperOfA.stall(120_000);
             long frozenAt = System.nanoTime();
             // A's session expires; B takes the slots over and handles, again, what A had taken

@@ -411,20 +411,31 @@ public final class RedisGateway implements AutoCloseable {
             throw new RmqException("Interrupted while " + what, ex);
         }
         catch (ExecutionException ex) {
-            Throwable cause = ex.getCause();
-            if (cause instanceof RmqUnavailableException unavailable) {
-                throw unavailable.during(what);
-            }
-            if (cause instanceof RuntimeException runtime) {
-                throw runtime;
-            }
-            throw new RmqException("Failed " + what + ": " + cause, cause);
+            throw failure(ex.getCause(), what, millis);
         }
         catch (TimeoutException ex) {
+            throw failure(ex, what, millis);
+        }
+    }
+
+    /**
+     * A future's failure as {@link #await} throws it, for a caller that does not wait ({@code orTimeout} of
+     * {@code millis}): unwrapped, and a timeout says the outcome is unknown.
+     */
+    public static RuntimeException failure(Throwable error, String what, long millis) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof TimeoutException) {
             // the call may have reached Redis and run there: a caller must not take it as not done (nor as done)
-            throw new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what
+            return new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what
                     + ": no reply came, so its outcome is unknown (it may or may not have been applied)");
         }
+        if (cause instanceof RmqUnavailableException unavailable) {
+            return unavailable.during(what);
+        }
+        if (cause instanceof RuntimeException runtime) {
+            return runtime;
+        }
+        return new RmqException("Failed " + what + ": " + cause, cause);
     }
 
     // ---------------------------------------------------------------- health
