@@ -91,8 +91,15 @@ final class SlotStepSender {
         long sent = System.currentTimeMillis();
         long sentNanos = timed ? System.nanoTime() : 0;
         String what = what(s);
-        return consumer.laneStep(s.slot, epoch, 0, false, report.serial, report.acked, List.of(), report.returned)
-                .orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS)
+        CompletableFuture<LaneStep> reply;
+        try {
+            reply = consumer.laneStep(s.slot, epoch, 0, false, report.serial, report.acked, List.of(),
+                    report.returned);
+        }
+        catch (RuntimeException ex) {
+            return CompletableFuture.failedFuture(unknown(s, 0, report, ex, sentNanos)); // the report goes back
+        }
+        return reply.orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS)
                 .handle((step, error) -> {
                     if (error != null) {
                         throw unknown(s, 0, report, RedisGateway.failure(error, what, commandTimeoutMillis), sentNanos);
