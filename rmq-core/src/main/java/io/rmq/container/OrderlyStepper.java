@@ -111,7 +111,7 @@ final class OrderlyStepper {
                     return;
                 }
                 if (work.lane() == null) {
-                    step(work.slot(), generation);
+                    step(work.slot(), generation, true);
                 }
                 else {
                     runLanes(work.slot(), work.lane(), generation);
@@ -201,7 +201,7 @@ final class OrderlyStepper {
                     acked = new ArrayList<>(deliveries.size() - next);
                     scopes = instrumented ? new ArrayList<>(deliveries.size() - next) : List.of();
                     if (stepNow) {
-                        step(s, generation);
+                        step(s, generation, false); // this thread has a run to go on with: it only reports
                     }
                 }
             }
@@ -213,7 +213,7 @@ final class OrderlyStepper {
             following = end.next();
             // step() and giveUp() throw nothing: done here, so that nothing stays marked whatever was thrown
             if (end.after() == OrderlySlots.AfterLane.STEP) {
-                step(s, generation);
+                step(s, generation, true);
             }
             else if (end.after() == OrderlySlots.AfterLane.GIVE_UP) {
                 ownership.giveUp(s);
@@ -224,12 +224,13 @@ final class OrderlyStepper {
 
     /**
      * One step of a slot the thread has marked stepping; the step ends (and the slot is given up if due) whatever —
-     * here, or once its reply is settled when it only reports ({@link #REPORTING}).
+     * here, or once its reply is settled when it only reports ({@link #REPORTING}). Without {@code mayTake} it only
+     * reports (a thread in the middle of a lane's run: a take is left to a thread that has nothing in hand).
      */
-    private void step(OrderlySlot s, long generation) {
+    private void step(OrderlySlot s, long generation, boolean mayTake) {
         long next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
         try {
-            next = stepOnce(s, generation);
+            next = stepOnce(s, generation, mayTake);
         }
         catch (Throwable ex) {
             stepFailed(s, ex);
@@ -280,12 +281,12 @@ final class OrderlyStepper {
     }
 
     /**
-     * Reports what the slot's lanes handled and, when it wants more (few queued, due, not paused), takes the next
-     * messages into its lanes.
+     * Reports what the slot's lanes handled and, when it may ({@code mayTake}) and wants more (few queued, due, not
+     * paused), takes the next messages into its lanes.
      *
      * @return local ms when the slot next wants a step that takes
      */
-    private long stepOnce(OrderlySlot s, long generation) {
+    private long stepOnce(OrderlySlot s, long generation, boolean mayTake) {
         long due = slots.dueAt(s);
         if (!slots.isCurrent(generation) || s.releasing) {
             return due; // stop() or the release reports what was handled
@@ -300,7 +301,7 @@ final class OrderlyStepper {
             return System.currentTimeMillis() + ownership.renewEveryMillis();
         }
         s.guardLapsed = false;
-        boolean take = slots.wantsTake(s, batch) && slots.beginTake();
+        boolean take = mayTake && slots.wantsTake(s, batch) && slots.beginTake();
         if (!take) {
             // it only reports: no thread waits on the round trip (a handler thread goes on with its lane meanwhile,
             // issue 43's 10 ms reports cost no handler time); the step ends once the reply is settled
