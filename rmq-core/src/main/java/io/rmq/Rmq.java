@@ -17,7 +17,6 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.CoordinatorFactory;
-import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.BackgroundTask;
 import io.rmq.core.internal.RmqKeys;
@@ -29,7 +28,6 @@ import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.consumer.Delivery;
 import io.rmq.internal.RmqInternals;
-import io.rmq.producer.MessageLimits;
 import io.rmq.producer.OutgoingMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -55,7 +53,7 @@ import io.rmq.observe.internal.HistoryFlusher;
  * admin operations.
  *
  * <pre>
- * try (Rmq rmq = Rmq.create(RedisClient.create("redis://localhost"), Rmq.Options.DEFAULT)) {
+ * try (Rmq rmq = Rmq.create(RedisClient.create("redis://localhost"), RmqOptions.DEFAULT)) {
  *     rmq.defineTopic("orders", TopicType.FIXED_TIME, 16);
  *     rmq.producer().sendFixedTime("orders", order, deadline);
  *     RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);
@@ -67,130 +65,11 @@ public final class Rmq implements AutoCloseable {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Rmq.class);
 
-    /**
-     * Engine-wide settings.
-     *
-     * @param keyPrefix    prefix of every Redis key RMQ writes
-     * @param maxBodyBytes largest serialized body accepted by a send
-     * @param codec        body serialization
-     * @param logBodyChars how many characters of a message body log lines show; 0 (default): none, only its size
-     *                     (bodies may hold personal data)
-     * @param instrumentation what the engine reports its work to (meters, observations); {@link RmqInstrumentation#NONE}
-     *                     (default, also for null): nothing
-     * @param propagateContext whether consumers read the trace context a sender stored beside each message
-     *                     ({@link Delivery#context()}); off by default, and then pops ask for nothing more. What
-     *                     senders store comes from the instrumentation's {@code SendScope.context()}.
-     * @param limits       the sizes of message ids and headers ({@link MessageLimits#DEFAULT} for null)
-     * @param historyFlushInterval how often the engine adds what it counted (sent, handled, failed, dead per topic) to
-     *                     the history in Redis ({@link io.rmq.admin.RmqAdmin#history}); {@link Duration#ZERO}: no
-     *                     history is counted or written; null: {@link #DEFAULT_HISTORY_FLUSH_INTERVAL}
-     */
-    public record Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-            RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits,
-            Duration historyFlushInterval) {
-
-        public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
-
-        /** How often an engine writes its history counts unless told otherwise. */
-        public static final Duration DEFAULT_HISTORY_FLUSH_INTERVAL = Duration.ofSeconds(10);
-
-        public static final Options DEFAULT = new Options(RmqKeys.DEFAULT_PREFIX, DEFAULT_MAX_BODY_BYTES, new BodyCodec());
-
-        public Options {
-            if (maxBodyBytes < 1 || maxBodyBytes > 512 * 1024 * 1024) {
-                throw new RmqInvalidArgumentException("maxBodyBytes", maxBodyBytes, "must be between 1 and 512 MiB");
-            }
-            if (codec == null) {
-                throw new RmqInvalidArgumentException("codec", null, "must not be null");
-            }
-            if (logBodyChars < 0) {
-                throw new RmqInvalidArgumentException("logBodyChars", logBodyChars, "must be zero (no bodies in logs) or"
-                        + " positive");
-            }
-            if (instrumentation == null) {
-                instrumentation = RmqInstrumentation.NONE;
-            }
-            if (limits == null) {
-                limits = MessageLimits.DEFAULT;
-            }
-            if (historyFlushInterval == null) {
-                historyFlushInterval = DEFAULT_HISTORY_FLUSH_INTERVAL;
-            }
-            if (historyFlushInterval.isNegative() || !historyFlushInterval.isZero()
-                    && historyFlushInterval.toMillis() < 10) {
-                throw new RmqInvalidArgumentException("historyFlushInterval", historyFlushInterval, "must be at least"
-                        + " 10 ms, or zero for no history");
-            }
-        }
-
-        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-                RmqInstrumentation instrumentation, boolean propagateContext, MessageLimits limits) {
-            this(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits, null);
-        }
-
-        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars,
-                RmqInstrumentation instrumentation, boolean propagateContext) {
-            this(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, MessageLimits.DEFAULT);
-        }
-
-        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec, int logBodyChars) {
-            this(keyPrefix, maxBodyBytes, codec, logBodyChars, RmqInstrumentation.NONE, false);
-        }
-
-        public Options(String keyPrefix, int maxBodyBytes, BodyCodec codec) {
-            this(keyPrefix, maxBodyBytes, codec, 0);
-        }
-
-        public Options withKeyPrefix(String keyPrefix) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-
-        public Options withMaxBodyBytes(int maxBodyBytes) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-
-        public Options withLogBodyChars(int logBodyChars) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-
-        /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
-        public Options withInstrumentation(RmqInstrumentation instrumentation) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-
-        /**
-         * With consumers that read the trace context stored beside each message (or not); the instrumentation's
-         * send scopes decide what senders store.
-         */
-        public Options withPropagateContext(boolean propagateContext) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-
-        /**
-         * With the history written every {@code interval} ({@link Duration#ZERO}: no history counted or written).
-         */
-        public Options withHistoryFlushInterval(Duration interval) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    interval);
-        }
-
-        /** With the sizes message ids and headers may have. */
-        public Options withLimits(MessageLimits limits) {
-            return new Options(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
-                    historyFlushInterval);
-        }
-    }
-
     private final RedisGateway gateway;
     private final RmqRedis redis;
     private final RmqRedisAdmin redisAdmin;
     private final TopicRegistry topics;
-    private final Options options;
+    private final RmqOptions options;
     /** {@code options.instrumentation()}, guarded: what it throws is logged and never reaches the engine. */
     private final RmqInstrumentation instrumentation;
     private final RmqProducer producer;
@@ -240,7 +119,7 @@ public final class Rmq implements AutoCloseable {
         });
     }
 
-    private Rmq(AbstractRedisClient client, RedisGateway gateway, Options options) {
+    private Rmq(AbstractRedisClient client, RedisGateway gateway, RmqOptions options) {
         this.gateway = gateway;
         this.options = options;
         HistoryCounter counts = options.historyFlushInterval().isZero() ? null : new HistoryCounter();
@@ -294,7 +173,7 @@ public final class Rmq implements AutoCloseable {
      * RMQ's connection. {@link io.rmq.redis.RmqRedisClient} builds a client with RMQ's own settings (reconnect, calls
      * for a disconnected node rejected at once, cluster topology refresh, dead nodes no longer dialled).
      */
-    public static Rmq create(AbstractRedisClient client, Options options) {
+    public static Rmq create(AbstractRedisClient client, RmqOptions options) {
         RedisGateway gateway = RedisGateway.connect(client);
         Rmq rmq = null;
         try {
@@ -323,7 +202,7 @@ public final class Rmq implements AutoCloseable {
      * fails at once with {@link RmqUnavailableException} instead of waiting. Once connected, Lettuce's own reconnect
      * takes over, as for {@link #create}.
      */
-    public static Rmq connectLazily(AbstractRedisClient client, Options options) {
+    public static Rmq connectLazily(AbstractRedisClient client, RmqOptions options) {
         Rmq rmq = new Rmq(client, RedisGateway.unconnected(client), options);
         Thread thread = new Thread(rmq::connectInBackground, "rmq-connect");
         thread.setDaemon(true);
@@ -652,7 +531,7 @@ public final class Rmq implements AutoCloseable {
         return instances;
     }
 
-    public Options options() {
+    public RmqOptions options() {
         return options;
     }
 

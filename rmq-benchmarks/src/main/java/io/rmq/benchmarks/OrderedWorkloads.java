@@ -26,6 +26,7 @@ import java.util.concurrent.locks.LockSupport;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.TopicStats;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -81,7 +82,7 @@ public final class OrderedWorkloads {
         static Instance connect(String host, int port) {
             RedisClient client = RedisClient.create(RedisURI.create(host, port));
             try {
-                return new Instance(client, Rmq.create(client, Rmq.Options.DEFAULT));
+                return new Instance(client, Rmq.create(client, RmqOptions.DEFAULT));
             }
             catch (RuntimeException ex) {
                 client.shutdown();

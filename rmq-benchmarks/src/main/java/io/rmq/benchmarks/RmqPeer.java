@@ -16,6 +16,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
@@ -123,14 +124,14 @@ public final class RmqPeer {
      */
     static volatile long lookAheadMillis;
 
-    static Rmq.Options options(PeerArgs args) {
+    static RmqOptions options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
         withIds = Boolean.parseBoolean(args.option("ids", "false"));
         headers = args.intOption("headers", 0);
         probing = Boolean.parseBoolean(args.option("probe", "false"));
         popAheadMillis = args.intOption("pop-ahead-ms", 0);
         lookAheadMillis = args.intOption("look-ahead-ms", 0);
-        Rmq.Options options = Rmq.Options.DEFAULT;
+        RmqOptions options = RmqOptions.DEFAULT;
         List<io.rmq.observe.RmqInstrumentation> parts = new ArrayList<>();
         List<String> ops = List.of(args.option("ops", "").split(","));
         if (ops.contains("metrics") || ops.contains("observations")) {

@@ -8,7 +8,7 @@ import io.rmq.core.RmqInvalidArgumentException;
 
 /**
  * What happened to a topic over the last hour (per minute) or day (per hour), as the engines that send to and consume
- * it counted it: every RMQ instance adds its counts to Redis once per flush interval ({@code Rmq.Options}
+ * it counted it: every RMQ instance adds its counts to Redis once per flush interval ({@code RmqOptions}
  * {@code historyFlushInterval}, 10 s by default), filed under Redis's clock at the time of that write. So a count
  * lands in the interval in which its instance wrote it, at most one flush interval (longer while Redis could not be
  * reached) after it happened.

@@ -176,7 +176,7 @@ public final class Delivery {
     /**
      * The headers a propagator reads the sender's trace context from ({@code rmq.observation.propagate-context}), e.g.
      * {@code traceparent}: the message's {@link #headers()} (which hold the context when the sender stored one), or a
-     * context that an engine before headers stored beside the body (read only with {@code Rmq.Options#propagateContext}
+     * context that an engine before headers stored beside the body (read only with {@code RmqOptions#propagateContext}
      * on). Unmodifiable.
      */
     public Map<String, String> context() {
@@ -224,7 +224,7 @@ public final class Delivery {
 
     /**
      * Topic, slot, attempt, score, the id (ids are identifiers) and the body's size; the body itself (truncated) only
-     * when the engine was told to log bodies ({@code Rmq.Options#logBodyChars}, {@code rmq.log-bodies}): bodies may
+     * when the engine was told to log bodies ({@code RmqOptions#logBodyChars}, {@code rmq.log-bodies}): bodies may
      * hold personal data. Header values never (names only).
      */
     @Override

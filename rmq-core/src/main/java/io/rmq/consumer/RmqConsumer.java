@@ -64,7 +64,7 @@ public final class RmqConsumer {
      * @param instrumentation what this consumer and the containers built on it report to
      *                        ({@link RmqInstrumentation#NONE}, or null: nothing)
      * @param readContexts    whether deliveries carry the trace context stored beside their message
-     *                        ({@link Delivery#context()}; {@code Rmq.Options#propagateContext}); pops pay nothing for
+     *                        ({@link Delivery#context()}; {@code RmqOptions#propagateContext}); pops pay nothing for
      *                        it when false
      */
     public record Parts(BodyCodec codec, @Nullable DeadLetterForwarder deadLetters, int logBodyChars,

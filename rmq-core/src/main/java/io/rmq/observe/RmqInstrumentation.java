@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * settle) and on Lettuce's event-loop threads: they must be cheap, must not block and must not throw (the engine
  * catches and logs what they throw, but a throwing instrumentation costs a log line per call).
  *
- * <p>The engine holds one instrumentation ({@code Rmq.Options#instrumentation}); {@link #composite(List)} combines
+ * <p>The engine holds one instrumentation ({@code RmqOptions#instrumentation}); {@link #composite(List)} combines
  * several (the Spring layer combines every {@code RmqInstrumentation} bean: meters, observations, the user's own).
  */
 public interface RmqInstrumentation {

@@ -4,7 +4,7 @@ import io.rmq.core.RmqInvalidArgumentException;
 
 /**
  * The sizes a message's id and headers may have, checked before anything is written (the body's limit is
- * {@code Rmq.Options#maxBodyBytes}). Sizes are UTF-8 bytes. The header limits count the sender's own headers: not
+ * {@code RmqOptions#maxBodyBytes}). Sizes are UTF-8 bytes. The header limits count the sender's own headers: not
  * RMQ's dead-letter headers ({@link OutgoingMessage#DEAD_LETTER_HEADERS}, bounded by
  * {@link OutgoingMessage#MAX_DEAD_LETTER_HEADER_BYTES} each), the stored group or the trace context. A dead message
  * forwarded to its dead-letter topic is not checked against them again.

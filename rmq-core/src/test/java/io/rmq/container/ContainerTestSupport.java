@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadFactory;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.coordination.SlotCoordinator;
@@ -65,7 +66,7 @@ abstract class ContainerTestSupport {
                     RedisClientSettings.DEFAULT);
         };
         String prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
-        engine = Rmq.create(client.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        engine = Rmq.create(client.client(), RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(instrumentation));
         return engine;
     }

@@ -12,6 +12,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.TopicType;
@@ -42,7 +43,7 @@ class AckRetryTest extends EngineTestSupport {
             admin.aclSetuser(user, AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
             RedisClient userClient = RedisClient.create(RedisURI.builder().withHost(endpoint.host())
                     .withPort(endpoint.port()).withAuthentication(user, "pw").build());
-            Rmq engine = Rmq.create(userClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+            Rmq engine = Rmq.create(userClient, RmqOptions.DEFAULT.withKeyPrefix(prefix));
             try {
                 engine.defineTopic("acks", TopicType.RANGE_MERGE, 1);
                 rmq.producer().sendRangeMerge("acks", "a", Duration.ofMillis(1));

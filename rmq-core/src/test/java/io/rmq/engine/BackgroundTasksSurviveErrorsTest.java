@@ -9,6 +9,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.TopicHistory;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -88,7 +89,7 @@ class BackgroundTasksSurviveErrorsTest extends EngineTestSupport {
 
     @Test
     void theHistoryFlushWritesAgainAfterAnError() {
-        try (Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        try (Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withHistoryFlushInterval(Duration.ofMillis(200)));
                 LogCapture log = failNextRun(HistoryFlusher.TASK)) {
             engine.defineTopic("guarded-history", TopicType.FIXED_TIME, 2);
@@ -131,7 +132,7 @@ class BackgroundTasksSurviveErrorsTest extends EngineTestSupport {
         try (LogCapture log = failNextRun(WakeUpSubscriber.CHECK_TASK);
                 LogCapture outage = LogCapture.of("io.rmq", "io.lettuce.core")
                         .expecting("cannot reach Redis", "failed to poll", "Cannot reconnect");
-                Rmq lazy = Rmq.connectLazily(lazyClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                Rmq lazy = Rmq.connectLazily(lazyClient, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             lazy.defineTopic("guarded-wake", TopicType.FIXED_TIME, 2);
             ListenerContainer container = lazy.container("guarded-wake", FAST, String.class,
                     (String body, Delivery delivery) -> { }, ContainerOptions.of("guarded-wake", 1));
@@ -154,7 +155,7 @@ class BackgroundTasksSurviveErrorsTest extends EngineTestSupport {
     void theConnectLoopConnectsAfterAnError() {
         RedisClient lazyClient = RedisClient.create(topology.uris().get(0));
         try (LogCapture log = failNextRun("connect loop");
-                Rmq lazy = Rmq.connectLazily(lazyClient, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+                Rmq lazy = Rmq.connectLazily(lazyClient, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             // its first attempt throws; without the guard the thread ended and the engine never connected
             await().atMost(Duration.ofSeconds(20)).until(lazy::isConnected);
             lazy.defineTopic("guarded-connect", TopicType.FIXED_TIME, 2);

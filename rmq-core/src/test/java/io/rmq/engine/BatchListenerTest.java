@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -121,7 +122,7 @@ class BatchListenerTest extends EngineTestSupport {
                 };
             }
         };
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(counting));
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withInstrumentation(counting));
         try {
             engine.defineTopic("orders", TopicType.FIXED_TIME, 4);
             rmq.defineTopic("orders", TopicType.FIXED_TIME, 4);
@@ -352,7 +353,7 @@ class BatchListenerTest extends EngineTestSupport {
     void everyMessageOfABatchIsObservedOnItsOwn() {
         io.micrometer.observation.tck.TestObservationRegistry registry =
                 io.micrometer.observation.tck.TestObservationRegistry.create();
-        Rmq observed = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        Rmq observed = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(new io.rmq.micrometer.observation.ObservationInstrumentation(registry)));
         try (LogCapture ignored = LogCapture.rmq()) {
             observed.defineTopic("observed", TopicType.FIXED_TIME, 1);

@@ -14,6 +14,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.RmqUnavailableException;
@@ -71,7 +72,7 @@ class ClusterFailoverClientTest {
         try (LogCapture lettuce = LogCapture.of("io.lettuce.core"); LogCapture rmqLog = LogCapture.rmq();
                 RmqRedisClient rmqClient = RmqRedisClient.cluster(cluster.seeds(), null, resources,
                         RedisClientSettings.DEFAULT);
-                Rmq rmq = Rmq.create(rmqClient.client(), Rmq.Options.DEFAULT.withKeyPrefix(
+                Rmq rmq = Rmq.create(rmqClient.client(), RmqOptions.DEFAULT.withKeyPrefix(
                         "fo-" + UUID.randomUUID().toString().substring(0, 8)))) {
             RedisClusterClient client = (RedisClusterClient) rmqClient.client();
             rmq.defineTopic(TOPIC, TopicType.FIXED_TIME, SLOTS);

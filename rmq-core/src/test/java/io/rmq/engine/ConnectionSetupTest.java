@@ -10,6 +10,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.core.RmqException;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisEndpoint;
@@ -63,8 +64,8 @@ class ConnectionSetupTest extends EngineTestSupport {
             own.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(ClusterTopologyRefreshOptions
                     .builder().disableAllAdaptiveRefreshTriggers().build()).build());
             ClusterClientOptions before = (ClusterClientOptions) own.getOptions();
-            try (Rmq first = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
-                    Rmq second = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+            try (Rmq first = Rmq.create(own, RmqOptions.DEFAULT.withKeyPrefix(prefix));
+                    Rmq second = Rmq.create(own, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
                 assertThat(own.getOptions()).isSameAs(before);
                 assertThat(((ClusterClientOptions) own.getOptions()).getTopologyRefreshOptions()
                         .isPeriodicRefreshEnabled()).isFalse();
@@ -87,7 +88,7 @@ class ConnectionSetupTest extends EngineTestSupport {
                     .enablePeriodicRefresh(Duration.ofSeconds(42)).enableAllAdaptiveRefreshTriggers()
                     .build();
             own.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(chosen).build());
-            try (Rmq engine = Rmq.create(own, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+            try (Rmq engine = Rmq.create(own, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
                 assertThat(((ClusterClientOptions) own.getOptions()).getTopologyRefreshOptions().getRefreshPeriod())
                         .isEqualTo(Duration.ofSeconds(42));
                 assertThat(engine.topics()).isNotNull();
@@ -113,7 +114,7 @@ class ConnectionSetupTest extends EngineTestSupport {
             RedisClient limited = RedisClient.create(RedisURI.builder().withHost(endpoint.host())
                     .withPort(endpoint.port()).withAuthentication(user, "pw").build());
             try {
-                assertThatThrownBy(() -> Rmq.create(limited, Rmq.Options.DEFAULT.withKeyPrefix(prefix)))
+                assertThatThrownBy(() -> Rmq.create(limited, RmqOptions.DEFAULT.withKeyPrefix(prefix)))
                         .isInstanceOf(RmqException.class)
                         .hasMessageContaining("+@read +@write +@scripting +@pubsub +time");
             }

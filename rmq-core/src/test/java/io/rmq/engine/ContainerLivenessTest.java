@@ -16,6 +16,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -136,7 +137,7 @@ class ContainerLivenessTest extends EngineTestSupport {
             RedisEndpoint endpoint = TestRedisServers.standalone();
             proxy = new TcpProxy(endpoint.host(), endpoint.port());
             client = RedisClient.create(resources, RedisURI.create(endpoint.host(), proxy.port()));
-            engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+            engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix));
             engine.defineTopic(topic, type, 16);
             container = ListenerContainers.concurrent(engine.consumer(topic, settings), wakeUps(engine), String.class,
                     handler, options);

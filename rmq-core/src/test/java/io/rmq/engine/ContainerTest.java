@@ -12,6 +12,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
@@ -115,7 +116,7 @@ class ContainerTest extends EngineTestSupport {
     @Test
     void aTopicDefinedByAnotherProcessIsFoundInTheRedisRegistry() {
         rmq.defineTopic("shared", TopicType.FIXED_TIME, 8);
-        try (Rmq other = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+        try (Rmq other = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             TopicDefinition found = other.topics().get("shared");
             assertThat(found).isEqualTo(new TopicDefinition("shared", TopicType.FIXED_TIME, 8));
             assertThat(other.producer().sendFixedTime("shared", "x", Instant.now().plusSeconds(5)).merged()).isFalse();

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailurePolicy;
@@ -59,7 +60,7 @@ class DeadLetterForwardingTest extends EngineTestSupport {
         engines.forEach(Rmq::close);
     }
 
-    private Rmq engine(Rmq.Options options) {
+    private Rmq engine(RmqOptions options) {
         Rmq engine = Rmq.create(client, options.withKeyPrefix(prefix));
         engines.add(engine);
         engine.defineTopic("x03", TopicType.FIXED_TIME, 4);
@@ -146,7 +147,7 @@ class DeadLetterForwardingTest extends EngineTestSupport {
     void aTraceContextBesideAFullSetOfUserHeadersDoesNotStopTheForward() {
         Map<String, String> context = Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
                 "tracestate", "congo=t61rcWkgMzE");
-        Rmq sending = engine(Rmq.Options.DEFAULT.withInstrumentation(new RmqInstrumentation() {
+        Rmq sending = engine(RmqOptions.DEFAULT.withInstrumentation(new RmqInstrumentation() {
             @Override
             public SendScope sendStarted(String topic, int messages) {
                 return new SendScope() {
@@ -159,7 +160,7 @@ class DeadLetterForwardingTest extends EngineTestSupport {
         }));
         Map<String, String> full = headers(MessageLimits.DEFAULT.maxHeaders(), MessageLimits.DEFAULT.maxHeadersBytes());
         sending.producer().send(OutgoingMessage.fixedTime("x03", "{\"n\":1}", Instant.now()).withHeaders(full));
-        Rmq consuming = engine(Rmq.Options.DEFAULT.withPropagateContext(true));
+        Rmq consuming = engine(RmqOptions.DEFAULT.withPropagateContext(true));
         Delivery dead = dieAndRecover(consuming, "{\"n\":1}", "refused");
         assertStory(dead, full);
         assertThat(dead.headers()).containsAllEntriesOf(context);
@@ -167,7 +168,7 @@ class DeadLetterForwardingTest extends EngineTestSupport {
 
     @Test
     void aBodyAtTheBodyLimitWithHeadersAtEveryLimitIsForwarded() {
-        Rmq strict = engine(Rmq.Options.DEFAULT.withMaxBodyBytes(100).withLimits(new MessageLimits(16, 64, 256, 4)));
+        Rmq strict = engine(RmqOptions.DEFAULT.withMaxBodyBytes(100).withLimits(new MessageLimits(16, 64, 256, 4)));
         String atLimit = "b".repeat(100);
         strict.producer().send(OutgoingMessage.fixedTime("x03", atLimit, Instant.now()).withHeaders(headers(4, 256)));
         Delivery dead = dieAndRecover(strict, atLimit, "refused");
@@ -178,7 +179,7 @@ class DeadLetterForwardingTest extends EngineTestSupport {
     @Test
     void aMessageSentUnderLargerLimitsElsewhereIsForwardedAsStored() {
         // sent by an instance with the default limits, consumed by one with smaller ones
-        Rmq strict = engine(Rmq.Options.DEFAULT.withMaxBodyBytes(100).withLimits(new MessageLimits(16, 64, 256, 4)));
+        Rmq strict = engine(RmqOptions.DEFAULT.withMaxBodyBytes(100).withLimits(new MessageLimits(16, 64, 256, 4)));
         String larger = "c".repeat(500);
         Map<String, String> many = headers(20, 4000);
         rmq.defineTopic("x03", TopicType.FIXED_TIME, 4);

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.DeadMessage;
 import io.rmq.admin.TopicHistory;
 import io.rmq.consumer.ConsumerSettings;
@@ -68,7 +69,7 @@ class DeadLetterRetentionTest extends EngineTestSupport {
                 reported.add(messages);
             }
         };
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(RmqInstrumentation.composite(List.of(counting, also)))
                 .withHistoryFlushInterval(historyFlush));
         closing.add(engine);

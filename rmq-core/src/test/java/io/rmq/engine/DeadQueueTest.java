@@ -84,7 +84,7 @@ class DeadQueueTest extends EngineTestSupport {
         });
 
         // rmq.log-bodies=true: the parser's own words, body text included
-        try (var verbose = io.rmq.Rmq.create(client, io.rmq.Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        try (var verbose = io.rmq.Rmq.create(client, io.rmq.RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withLogBodyChars(200)); LogCapture log = LogCapture.rmq()) {
             redisAdmin(rmq).rawAdd(slot, "SECRET-2".getBytes(), 5).join();
             verbose.consumer("private", NO_RETRY).pollAndHandle(Order.class, (order, delivery) -> { });

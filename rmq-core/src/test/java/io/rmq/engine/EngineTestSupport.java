@@ -12,6 +12,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
@@ -57,7 +58,7 @@ abstract class EngineTestSupport {
         };
         client = rmqClient.client();
         prefix = "t-" + UUID.randomUUID().toString().substring(0, 8);
-        rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        rmq = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix));
     }
 
     /** One Redis command on a connection of its own (cluster or standalone), as a tool or an operator would send it. */
@@ -78,7 +79,7 @@ abstract class EngineTestSupport {
 
     /** Another engine (another "process") on the same Redis and key prefix, with the topics defined so far. */
     Rmq newEngine() {
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix));
         engines.add(engine);
         if (rmq != null) {
             rmq.topics().all().values().forEach(engine::defineTopic);

@@ -253,7 +253,7 @@ class FailureHandlingTest extends EngineTestSupport {
                     .doesNotContain("Ada").contains("body " + personal.length() + " bytes");
         }
 
-        try (var verbose = io.rmq.Rmq.create(client, io.rmq.Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        try (var verbose = io.rmq.Rmq.create(client, io.rmq.RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withLogBodyChars(12)); LogCapture log = LogCapture.rmq()) {
             verbose.defineTopic("people", TopicType.FIXED_TIME, 1);
             RmqConsumer verboseConsumer = verbose.consumer("people", RETRYING);

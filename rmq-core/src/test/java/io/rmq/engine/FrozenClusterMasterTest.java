@@ -12,6 +12,7 @@ import java.util.stream.Collectors;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -43,7 +44,7 @@ class FrozenClusterMasterTest {
     void aFrozenMasterHoldsBackOnlyItsOwnSlotsDeliveries() throws Exception {
         try (PrivateCluster cluster = PrivateCluster.start(3, 0, Duration.ofSeconds(60))) {
             RedisClusterClient client = cluster.newClient();
-            Rmq rmq = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(PREFIX));
+            Rmq rmq = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(PREFIX));
             Map<String, Long> handledAt = new ConcurrentHashMap<>();
             RmqListenerContainer container = null;
             boolean frozen = false;

@@ -7,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -65,7 +66,7 @@ class HandlerThreadErrorTest extends EngineTestSupport {
 
     @Test
     void anErrorOnAHandlerThreadEndsNeitherTheThreadNorTheDelivery() {
-        engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(breakingOnce("first")));
         engine.defineTopic("jobs", TopicType.FIXED_TIME, 1);
         List<String> handled = new CopyOnWriteArrayList<>();
@@ -77,7 +78,7 @@ class HandlerThreadErrorTest extends EngineTestSupport {
 
     @Test
     void anErrorOnABatchHandlerThreadEndsNeitherTheThreadNorTheBatch() {
-        engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(breakingOnce("first")));
         engine.defineTopic("batches", TopicType.FIXED_TIME, 1);
         List<String> handled = new CopyOnWriteArrayList<>();

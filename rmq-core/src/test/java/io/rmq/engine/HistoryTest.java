@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.TopicHistory;
 import io.rmq.admin.TopicHistory.Resolution;
 import io.rmq.consumer.ConsumerSettings;
@@ -50,7 +51,7 @@ class HistoryTest extends EngineTestSupport {
 
     /** An engine on the test's prefix that writes its history every 200 ms. */
     private Rmq counting() {
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withHistoryFlushInterval(FLUSH));
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withHistoryFlushInterval(FLUSH));
         closing.add(engine);
         return engine;
     }

@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.RmqConsumer;
@@ -32,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The engine reports its work to {@link Rmq.Options#instrumentation()}: every event arrives, from the producer, both
+ * The engine reports its work to {@link RmqOptions#instrumentation()}: every event arrives, from the producer, both
  * containers and the ORDERLY ownership, with the values the contract promises.
  */
 @ParameterizedClass
@@ -49,7 +50,7 @@ class InstrumentationTest extends EngineTestSupport {
 
     @BeforeEach
     void openInstrumentedEngine() {
-        engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(recorder));
+        engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withInstrumentation(recorder));
     }
 
     @AfterEach
@@ -189,7 +190,7 @@ class InstrumentationTest extends EngineTestSupport {
         };
         List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (LogCapture log = LogCapture.of("io.rmq.observe");
-                Rmq brokenEngine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+                Rmq brokenEngine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                         .withInstrumentation(broken))) {
             brokenEngine.defineTopic("sturdy", TopicType.PRIORITY, 2);
             for (int i = 0; i < 5; i++) {

@@ -13,6 +13,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -66,7 +67,7 @@ class LazyConnectionTest {
         String prefix = "lazy-" + UUID.randomUUID().toString().substring(0, 8);
         Queue<String> handled = new ConcurrentLinkedQueue<>();
         long created = System.nanoTime();
-        try (Rmq rmq = Rmq.connectLazily(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+        try (Rmq rmq = Rmq.connectLazily(client, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             rmq.defineTopic("late", TopicType.PRIORITY, 4);
             ListenerContainer container = rmq.container("late", ConsumerSettings.DEFAULT, String.class,
                     (String body, io.rmq.consumer.Delivery delivery) -> handled.add(body),

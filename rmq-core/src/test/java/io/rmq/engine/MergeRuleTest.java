@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -33,16 +32,20 @@ import static io.rmq.internal.RmqInternals.redisAdmin;
 import static io.rmq.internal.RmqInternals.wakeUps;
 
 /**
- * The merge-and-wake rule is written three times, once per write path; this table holds them to one behaviour, as
+ * The merge-and-wake rule is written four times, once per write path; this table holds them to one behaviour, as
  * {@code find} and {@code browse} show it. Rows: write path × topic type × where the body's existing copy is (waiting
  * in store, in flight in prepare, dead) × the new send's value against the existing copy's (taken sooner, later, the
  * same). The paths, and which sends take them:
  * <ul>
- * <li>{@link Path#LONE}: a single send on an idle slot without a trace context ({@code send}, {@code sendAsync}):
- * one call of send_one.lua: {@code ZADD}, the rank check and a {@code PUBLISH} when the message is first
- * (SendWrites.sendOne);</li>
- * <li>{@link Path#SCRIPT}: send.lua, which single sends coalesced while their slot is busy and every send that carries
- * a trace context (propagation on, batches included) go through;</li>
+ * <li>{@link Path#LONE}: a single send without an envelope (or with a body's trace context alone) into a slot whose
+ * previous lone send was first ({@code send}, {@code sendAsync}): one call of send_one.lua: {@code ZADD}, the rank
+ * check and a {@code PUBLISH} when the message is first (SendWrites.sendOne);</li>
+ * <li>{@link Path#BACKLOGGED}: the same send into a slot whose previous lone send was not first: the native
+ * {@code ZADD} and its rank check written together, the announcement published from the client
+ * (SendWrites.sendTogether; RANGE_MERGE due at the client's estimate of Redis's clock). Which way a lone send goes
+ * depends on what earlier sends found, so the row takes this one on purpose ({@code RmqRedis.sendBacklogged});</li>
+ * <li>{@link Path#SCRIPT}: send.lua, which single sends coalesced while their slot is busy and every send whose
+ * envelope holds more than a body's trace context (here: a header) go through;</li>
  * <li>{@link Path#BATCH}: {@code sendBatch} without trace contexts: a multi-member {@code ZADD} and a read of the
  * slot's first message (SendWrites.sendBatch).</li>
  * </ul>
@@ -63,7 +66,7 @@ class MergeRuleTest extends EngineTestSupport {
         super(topology);
     }
 
-    enum Path { LONE, SCRIPT, BATCH }
+    enum Path { LONE, BACKLOGGED, SCRIPT, BATCH }
 
     enum Existing { WAITING, IN_FLIGHT, DEAD }
 
@@ -232,9 +235,10 @@ class MergeRuleTest extends EngineTestSupport {
         };
         return switch (path) {
             case LONE -> rmq.producer().send(message).merged();
-            // a send without a context of its own: send.lua leaves the context HASH alone
-            case SCRIPT -> redis(rmq).send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
-                    List.of(MEMBER), List.of(parameter), Collections.singletonList(null)).join().get(0) == 0;
+            case BACKLOGGED -> redis(rmq).sendBacklogged(slot, type == TopicType.RANGE_MERGE,
+                    type == TopicType.PRIORITY, MEMBER, parameter).join() == 0;
+            // a header makes the envelope more than a trace context: the lone send cannot take send_one.lua
+            case SCRIPT -> rmq.producer().send(message.withHeader("row", "script")).merged();
             case BATCH -> rmq.producer().sendBatch(List.of(message)).added() == 0;
         };
     }

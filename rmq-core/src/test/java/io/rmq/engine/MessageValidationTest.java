@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
@@ -127,7 +128,7 @@ class MessageValidationTest extends EngineTestSupport {
 
     @Test
     void limitsAreConfigurable() {
-        Rmq strict = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        Rmq strict = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withLimits(new MessageLimits(8, 4, 16, 2)));
         strict.defineTopic("t", TopicType.FIXED_TIME, 4);
         assertThatThrownBy(() -> strict.producer().send(good("a").withId("123456789")))

@@ -11,6 +11,7 @@ import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -55,7 +56,7 @@ class MicrometerMetersTest extends EngineTestSupport {
 
     @BeforeEach
     void openMeteredEngine() {
-        engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(meters));
+        engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withInstrumentation(meters));
     }
 
     @AfterEach
@@ -161,7 +162,7 @@ class MicrometerMetersTest extends EngineTestSupport {
                 TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
             RmqRedisClient proxied = RmqRedisClient.standalone(RedisURI.create(endpoint.host(), proxy.port()), null,
                     null, RedisClientSettings.DEFAULT);
-            Rmq down = Rmq.create(proxied.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+            Rmq down = Rmq.create(proxied.client(), RmqOptions.DEFAULT.withKeyPrefix(prefix)
                     .withInstrumentation(meters));
             try {
                 down.defineTopic("unreachable", TopicType.FIXED_TIME, 2);
@@ -242,7 +243,7 @@ class MicrometerMetersTest extends EngineTestSupport {
     /** Guards the cost claim of the README: with NONE, the engine asks nothing of the instrumentation. */
     @Test
     void noneIsTheDefault() {
-        assertThat(Rmq.Options.DEFAULT.instrumentation()).isSameAs(RmqInstrumentation.NONE);
-        assertThat(Rmq.Options.DEFAULT.withInstrumentation(null).instrumentation()).isSameAs(RmqInstrumentation.NONE);
+        assertThat(RmqOptions.DEFAULT.instrumentation()).isSameAs(RmqInstrumentation.NONE);
+        assertThat(RmqOptions.DEFAULT.withInstrumentation(null).instrumentation()).isSameAs(RmqInstrumentation.NONE);
     }
 }

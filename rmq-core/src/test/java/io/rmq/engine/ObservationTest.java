@@ -10,6 +10,7 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -51,7 +52,7 @@ class ObservationTest extends EngineTestSupport {
 
     @BeforeEach
     void observedEngine() {
-        observed = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        observed = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(new ObservationInstrumentation(registry)));
     }
 

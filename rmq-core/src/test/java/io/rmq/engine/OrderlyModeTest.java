@@ -12,6 +12,7 @@ import io.lettuce.core.api.sync.RedisKeyCommands;
 import io.lettuce.core.api.sync.RedisHashCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
@@ -135,7 +136,7 @@ class OrderlyModeTest extends OrderlyTestSupport {
         assertThat(registered(topic)).isEqualTo("FIXED_TIME:4:ORDERLY");
         assertThat(rmq.topics().get(topic).mode()).isEqualTo(ConsumeMode.ORDERLY);
 
-        try (Rmq other = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+        try (Rmq other = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             assertThat(other.defineTopic(topic, TopicType.FIXED_TIME, 4).mode()).as("a producer agrees with any mode")
                     .isEqualTo(ConsumeMode.ORDERLY);
             assertThatThrownBy(() -> other.container(topic, FAST, String.class, NOTHING, ContainerOptions.of("c", 1)))

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.DeadMessage;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -68,7 +69,7 @@ class TraceContextStorageTest extends EngineTestSupport {
 
     @BeforeEach
     void engines() {
-        reading = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
+        reading = newEngineWith(RmqOptions.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
         RmqInstrumentation propagating = new RmqInstrumentation() {
             @Override
             public SendScope sendStarted(String topic, int messages) {
@@ -81,7 +82,7 @@ class TraceContextStorageTest extends EngineTestSupport {
                 };
             }
         };
-        sending = newEngineWith(Rmq.Options.DEFAULT.withKeyPrefix(prefix).withInstrumentation(propagating));
+        sending = newEngineWith(RmqOptions.DEFAULT.withKeyPrefix(prefix).withInstrumentation(propagating));
     }
 
     /** Sends with {@code context} as the send scope's context. */
@@ -95,7 +96,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         }
     }
 
-    private Rmq newEngineWith(Rmq.Options options) {
+    private Rmq newEngineWith(RmqOptions options) {
         Rmq engine = Rmq.create(client, options);
         extraEngines.add(engine);
         return engine;

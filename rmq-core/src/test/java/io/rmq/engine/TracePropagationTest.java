@@ -26,6 +26,7 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
@@ -99,7 +100,7 @@ class TracePropagationTest extends EngineTestSupport {
 
     /** An engine observed by the tracer, with propagation on or off (senders and listeners alike). */
     private Rmq engine(boolean propagate) {
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix)
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
                 .withInstrumentation(new ObservationInstrumentation(registry, propagate, null, null))
                 .withPropagateContext(propagate));
         engines.add(engine);

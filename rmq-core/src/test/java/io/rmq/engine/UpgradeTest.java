@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.DeadMessage;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
@@ -100,7 +101,7 @@ class UpgradeTest extends EngineTestSupport {
         assertThat(anyExists(SlotKeys::context)).as("the old engine wrote its context HASH").isTrue();
         assertThat(anyExists(SlotKeys::msg)).isFalse();
 
-        Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
+        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withPropagateContext(true));
         upgraded.add(engine);
         engine.defineTopic(TOPIC, type, SLOTS);
         RmqConsumer consumer = engine.consumer(TOPIC, FAST);

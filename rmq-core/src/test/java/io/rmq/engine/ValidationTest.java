@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -101,7 +102,7 @@ class ValidationTest extends EngineTestSupport {
 
     @Test
     void bodyOverTheSizeLimitIsRejected() {
-        try (Rmq small = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix).withMaxBodyBytes(100))) {
+        try (Rmq small = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix).withMaxBodyBytes(100))) {
             small.defineTopic("rm", TopicType.RANGE_MERGE, 4);
             assertThat(small.producer().sendRangeMerge("rm", "x".repeat(100), Duration.ofSeconds(1)).merged()).isFalse();
             assertThatThrownBy(() -> small.producer().sendRangeMerge("rm", "x".repeat(101), Duration.ofSeconds(1)))
@@ -126,7 +127,7 @@ class ValidationTest extends EngineTestSupport {
                 .hasMessageContaining("topic 'orders' type=FIXED_TIME slotAmount=16")
                 .hasMessageContaining("topic 'orders' type=PRIORITY slotAmount=16");
         // Another process with a different definition: caught through the registry in Redis.
-        try (Rmq otherProcess = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+        try (Rmq otherProcess = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
             assertThatThrownBy(() -> otherProcess.defineTopic("orders", TopicType.FIXED_TIME, 8))
                     .isInstanceOf(TopicConflictException.class)
                     .hasMessageContaining("slotAmount=16 (registered in Redis)")

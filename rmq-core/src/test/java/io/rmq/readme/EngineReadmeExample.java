@@ -4,6 +4,7 @@ import java.time.Instant;
 
 import io.lettuce.core.RedisURI;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.TopicType;
@@ -31,7 +32,7 @@ final class EngineReadmeExample {
         // RMQ's own client with RMQ's settings (or RmqRedisClient.cluster(seeds, …)); null: no SSL options, own resources
         try (RmqRedisClient client = RmqRedisClient.standalone(RedisURI.create("redis://localhost"), null, null,
                 RedisClientSettings.DEFAULT);
-                Rmq rmq = Rmq.create(client.client(), Rmq.Options.DEFAULT)) {
+                Rmq rmq = Rmq.create(client.client(), RmqOptions.DEFAULT)) {
             rmq.defineTopic("orders", TopicType.FIXED_TIME, 16);
             rmq.producer().sendFixedTime("orders", order, deadline);
             RmqConsumer consumer = rmq.consumer("orders", ConsumerSettings.DEFAULT);

@@ -19,6 +19,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.DnsResolvers;
 import io.lettuce.core.resource.MappingSocketAddressResolver;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -80,7 +81,7 @@ public final class ConsumerMain {
         String topic = options.get("topic");
         long handleMillis = Long.parseLong(options.getOrDefault("handle-ms", "0"));
         OutputStream record = new FileOutputStream(options.get("record"), true);
-        Rmq.Options rmqOptions = Rmq.Options.DEFAULT.withKeyPrefix(options.get("prefix"));
+        RmqOptions rmqOptions = RmqOptions.DEFAULT.withKeyPrefix(options.get("prefix"));
         if (Boolean.parseBoolean(options.getOrDefault("held", "false"))) {
             rmqOptions = rmqOptions.withInstrumentation(new HeldRecorder(
                     new FileOutputStream(options.get("record") + ".held", true)));

@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.TopicType;
 import io.rmq.redis.RmqRedisClient;
@@ -78,7 +79,7 @@ final class FaultRun implements AutoCloseable {
         this.name = name;
         this.workDir = workDir;
         this.senderClient = senderClient;
-        this.sender = Rmq.create(senderClient.client(), Rmq.Options.DEFAULT.withKeyPrefix(prefix));
+        this.sender = Rmq.create(senderClient.client(), RmqOptions.DEFAULT.withKeyPrefix(prefix));
         sender.defineTopic(topic, ordered ? TopicType.FIXED_TIME : TopicType.RANGE_MERGE, slots);
     }
 

@@ -19,6 +19,7 @@ import java.util.stream.Collectors;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.SlotHash;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
@@ -131,7 +132,7 @@ class NetworkFaultScenariosTest extends FaultSuite {
                 FaultRun run = new FaultRun("sender blackholed from Redis", work, sender(redis));
                 RmqRedisClient cutClient = RmqRedisClient.standalone(RedisURI.create(RedisNode.HOST, proxy.port()),
                         null, null, RedisClientSettings.DEFAULT);
-                Rmq cutSender = Rmq.create(cutClient.client(), Rmq.Options.DEFAULT.withKeyPrefix(run.prefix))) {
+                Rmq cutSender = Rmq.create(cutClient.client(), RmqOptions.DEFAULT.withKeyPrefix(run.prefix))) {
             run.consumer("c0", consumer(redis.hostPort()));
             Set<String> sent = ConcurrentHashMap.newKeySet();
             Set<String> unknown = ConcurrentHashMap.newKeySet();

@@ -8,6 +8,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.resource.ClientResources;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RateLimit;
 import io.rmq.core.TopicDefinition;
@@ -133,7 +134,7 @@ public class RmqAutoConfiguration {
         }
         BodyCodec codec = new BodyCodec(jsonMapper.getIfAvailable(() -> JsonMapper.builder().findAndAddModules().build()),
                 properties.consumer().payloadMapping());
-        Rmq.Options options = new Rmq.Options(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
+        RmqOptions options = new RmqOptions(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
                 .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))

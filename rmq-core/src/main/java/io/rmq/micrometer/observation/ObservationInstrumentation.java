@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * <p>With {@code propagateContext}, the send observation's carrier is the map RMQ stores beside every message of the
  * send ({@link SendScope#context()}): a tracing handler injects the send span's context ({@code traceparent}) into it,
  * and the handler's observation continues that trace from {@link Delivery#context()} — hours later, on another host.
- * The consumer must read contexts too ({@code Rmq.Options#propagateContext}).
+ * The consumer must read contexts too ({@code RmqOptions#propagateContext}).
  *
  * <p>The process observation is started, and its scope opened, on the handler's thread in {@link #handleStarted};
  * {@link HandleScope#handlerReturned} records the error, closes the scope and stops it, on the same thread.

@@ -156,6 +156,19 @@ public final class RmqRedis {
     }
 
     /**
+     * One message without an envelope, written the way a lone send takes into a slot that held messages at its
+     * previous lone send (the native {@code ZADD} and its wake-up check written together; see
+     * {@link SendWrites#sendBacklogged}), whatever the slot holds. {@link #send} takes that way by itself when the slot
+     * looks backlogged; this entry exists so that the way's merge rule can be pinned beside the others'.
+     *
+     * @return 1 (new) or 0 (merged)
+     */
+    public CompletableFuture<Long> sendBacklogged(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long parameter) {
+        return writes.sendBacklogged(slot, rangeMerge, priority, member, parameter);
+    }
+
+    /**
      * One slot's part of a batch send.
      *
      * @param parameters per member: timeRange ms (RANGE_MERGE), priority, or due ms (FIXED_TIME)

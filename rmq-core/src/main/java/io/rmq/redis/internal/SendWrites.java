@@ -104,6 +104,23 @@ final class SendWrites {
     }
 
     /**
+     * {@link #sendOne}'s way into a backlogged slot ({@link #sendTogether}), taken whatever the hint says, for a
+     * message without an envelope; RANGE_MERGE due at this host's estimate of Redis's now plus the range, as
+     * {@link #sendOne} computes it (waiting for the slot's first clock reading where {@link #sendOne} would use the
+     * script instead). The hint and the reading at hand decide {@link #sendOne}'s way from what earlier sends did, so a
+     * caller that must pin this way's merge rule (MergeRuleTest) cannot choose it by sending alone.
+     *
+     * @return 1 when the message was added, 0 when it merged into a waiting one
+     */
+    CompletableFuture<Long> sendBacklogged(SlotKeys slot, boolean rangeMerge, boolean priority, byte[] member,
+            long parameter) {
+        if (!rangeMerge) {
+            return sendTogether(slot, false, priority, member, parameter, null);
+        }
+        return clock.now(slot).thenCompose(now -> sendTogether(slot, true, false, member, now + parameter, null));
+    }
+
+    /**
      * {@link #sendOne} into a slot that held messages at its previous lone send: the {@code ZADD} (its score at hand)
      * and the wake-up check written to the connection in one go, so Redis reads them together and the sender waits
      * for one round trip. With a trace record ({ field, value }), its {@code HSET} goes first in the same write: a pop

@@ -403,41 +403,65 @@ local function forget(member)
     forget_envelopes({ member })
 end
 
--- Records one failed attempt of `member`, which the caller has already taken out of prepare, and decides what
--- follows by `action` (the consumer's error handling decision):
+-- Records one failed attempt of `member` and decides what follows by `action` (the consumer's error handling
+-- decision):
 --   '' (or nil): the retry policy: retry after its backoff or, past max_retries, dead;
 --   'd': dead at once (unreadable body, non-retryable error);  'x': dropped (the application said so);
 --   a number: retry after that many ms, whatever max_retries says.
--- A body cancelled while in flight is dropped whatever the action.
--- PRIORITY messages wait out their backoff in the retry ZSET and return with their priority (kept in the
--- priority HASH); time-ordered messages go straight back to store with score = due time (ZADD LT: if a newer
--- duplicate is already waiting, the earlier of the two times wins and the two merge).
+-- A body cancelled while in flight is dropped whatever the action. The backoff after n failures is
+-- backoff_ms(n, initial, multiplier, max, jitter, rnd). Where the member leaves to or waits is the consume mode's:
+-- `mode` is CONCURRENT_FAILURE (below) or ORDERLY_FAILURE (_orderly.lua), with
+--   mode.drop(member, is_priority, now): it leaves for good;
+--   mode.leave(member, is_priority): it leaves its place on its way to dead; returns the priority dead-info keeps
+--     ('' for time types);
+--   mode.wait(member, is_priority, now, due): it waits for its retry at `due`.
 -- Returns 1 (retry scheduled), 2 (dead) or 3 (dropped).
-local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, action)
-    forget_skipped({ member }) -- its delivery is over; a waiting duplicate is announced below where it stays due
+local function fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, rnd, reason, action, mode)
+    -- its delivery is over; a waiting duplicate is announced below where it stays due (CONCURRENT only: ORDERLY
+    -- scripts have no skipped key)
+    forget_skipped({ member })
     if action == 'x' or take_cancel_mark(member) then
-        forget(member)
-        if redis.call('ZSCORE', K_STORE, member) then
-            announce_waiting(member, is_priority, now) -- a duplicate sent meanwhile is due on its own
-        end
+        mode.drop(member, is_priority, now)
         return 3
     end
     local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
     local delay = tonumber(action or '')
     if action == 'd' or (not delay and failures > max_retries) then
-        local priority = ''
-        if is_priority then
-            priority = redis.call('HGET', K_PRIORITY, member) or ''
-            if not redis.call('ZSCORE', K_RETRY, member) then
-                redis.call('HDEL', K_PRIORITY, member)
-            end
-        end
-        bury(member, now, failures, priority, reason)
+        bury(member, now, failures, mode.leave(member, is_priority), reason)
         return 2
     end
     local due = now + (delay or backoff_ms(failures, initial, multiplier, max, jitter, rnd))
     note_error(member, now, reason)
-    if is_priority then
+    mode.wait(member, is_priority, now, due)
+    return 1
+end
+
+-- fail()'s mode for a CONCURRENT delivery, which the caller has already taken out of prepare. PRIORITY messages wait
+-- out their backoff in the retry ZSET and return with their priority (kept in the priority HASH); time-ordered
+-- messages go straight back to store with score = due time (ZADD LT: if a newer duplicate is already waiting, the
+-- earlier of the two times wins and the two merge).
+local CONCURRENT_FAILURE = {
+    drop = function(member, is_priority, now)
+        forget(member)
+        if redis.call('ZSCORE', K_STORE, member) then
+            announce_waiting(member, is_priority, now) -- a duplicate sent meanwhile is due on its own
+        end
+    end,
+    leave = function(member, is_priority)
+        if not is_priority then
+            return ''
+        end
+        local priority = redis.call('HGET', K_PRIORITY, member) or ''
+        if not redis.call('ZSCORE', K_RETRY, member) then
+            redis.call('HDEL', K_PRIORITY, member)
+        end
+        return priority
+    end,
+    wait = function(member, is_priority, now, due)
+        if not is_priority then
+            return_to_store(member, due, false, now)
+            return
+        end
         if redis.call('ZSCORE', K_STORE, member) then
             -- a duplicate sent while this body was in flight waits in store and can be popped now
             announce_waiting(member, true, now)
@@ -448,11 +472,8 @@ local function fail(member, now, is_priority, max_retries, initial, multiplier, 
         if first[1] == member and redis.call('ZCARD', K_STORE) == 0 then
             redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. due)
         end
-    else
-        return_to_store(member, due, false, now)
-    end
-    return 1
-end
+    end,
+}
 
 -- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is
 -- retried after its backoff, or moved to dead past max retries. Returns retried, dead.
@@ -466,7 +487,7 @@ local function sweep_expired(now, limit, is_priority, max_retries, initial, mult
     for i, member in ipairs(expired) do
         redis.call('ZREM', K_PREPARE, member)
         if fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, i),
-                'lease expired (consumer died, stalled or lost its connection)', '') == 2 then
+                'lease expired (consumer died, stalled or lost its connection)', '', CONCURRENT_FAILURE) == 2 then
             dead = dead + 1
         else
             retried = retried + 1 -- (or dropped: cancelled while in flight)

@@ -43,31 +43,24 @@ local function orderly_drop(member)
     forget_envelopes({ member })
 end
 
--- Records a failed attempt of the head `member` (still in prepare) and follows `action` (as fail() in _common.lua):
--- dead past max_retries or with 'd' (it moves to dead with `reason` and the slot moves on: returns 2); dropped with
--- 'x' or when it was cancelled while in flight (the slot moves on: returns 3); else it stays at the head until
--- `retry_at`, or now + the action's ms (returns 1).
-local function orderly_fail(member, now, is_priority, max_retries, retry_at, reason, action)
-    if action == 'x' or take_cancel_mark(member) then
-        orderly_drop(member)
-        return 3
-    end
-    local failures = redis.call('HINCRBY', K_ATTEMPTS, member, 1)
-    local delay = tonumber(action or '')
-    if action == 'd' or (not delay and failures > max_retries) then
+-- fail()'s mode (see _common.lua) for the head `member` of an ordered slot, still in prepare: dead or dropped, it
+-- leaves prepare (and its retry time) and its lane moves on; else it stays at the head, its lane suspended, until
+-- its retry time in the retry ZSET.
+local ORDERLY_FAILURE = {
+    drop = orderly_drop,
+    leave = function(member, is_priority)
         local priority = ''
         if is_priority then
             priority = redis.call('ZSCORE', K_PREPARE, member) or ''
         end
         redis.call('ZREM', K_PREPARE, member)
         redis.call('ZREM', K_RETRY, member)
-        bury(member, now, failures, priority, reason)
-        return 2
-    end
-    note_error(member, now, reason)
-    redis.call('ZADD', K_RETRY, delay and now + delay or retry_at, member)
-    return 1
-end
+        return priority
+    end,
+    wait = function(member, is_priority, now, due)
+        redis.call('ZADD', K_RETRY, due, member)
+    end,
+}
 
 -- Puts every held message back into store with its score (merging with a waiting duplicate as a retry does); a
 -- message cancelled while held leaves for good instead. Retry times stay (see above). Returns how many went back.

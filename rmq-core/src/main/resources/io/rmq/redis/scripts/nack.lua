@@ -29,7 +29,7 @@ for i = 8, #ARGV, 4 do
     if score and token_of(score) == token then
         redis.call('ZREM', K_PREPARE, member)
         out[#out + 1] = fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter,
-            spread(rnd, i), reason, action)
+            spread(rnd, i), reason, action, CONCURRENT_FAILURE)
     else
         out[#out + 1] = 0
     end

@@ -24,7 +24,7 @@
 -- ARGV[12]: 1 when the owner holds messages of the slot's common lane (see orderly_lane): only more of it is taken
 -- ARGV[13]: n, the number of acked members, then the n acked members
 -- then f, the number of failed members, then per failure: member, reason, action ('' retry policy, 'd' dead, 'x' drop,
---      or ms until its retry; see orderly_fail)
+--      or ms until its retry; see fail() in _common.lua)
 -- then r, the number of returned members, then the r members
 -- Returns: { status, next due, Redis now, suspended lanes, earliest retry, f, outcome1..outcomef,
 --            member1, score1, attempt1, envelope1, member2, ... }
@@ -46,6 +46,7 @@ end
 local is_priority = ARGV[2] == '1'
 local batch = tonumber(ARGV[3])
 local max_retries = max_retries_of(ARGV[4])
+local initial, multiplier, max, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local rnd = tonumber(ARGV[9])
 local with_legacy = ARGV[10] == '1'
 local resync = ARGV[11] == '1'
@@ -87,10 +88,8 @@ for k = 1, f do
     local member, reason, action = ARGV[at + 3 * k - 2], ARGV[at + 3 * k - 1], ARGV[at + 3 * k]
     outcomes[k] = 0
     if redis.call('ZSCORE', K_PREPARE, member) then
-        local failures = tonumber(redis.call('HGET', K_ATTEMPTS, member) or '0') + 1
-        local retry_at = now + backoff_ms(failures, tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),
-            tonumber(ARGV[8]), spread(rnd, k))
-        outcomes[k] = orderly_fail(member, now, is_priority, max_retries, retry_at, reason, action)
+        outcomes[k] = fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, k),
+            reason, action, ORDERLY_FAILURE)
     end
 end
 at = at + 3 * f + 1

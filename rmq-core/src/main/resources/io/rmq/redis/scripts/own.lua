@@ -103,9 +103,10 @@ if until_ms > 0 then
                 seen[lanes[j]] = true
                 if not retry_times[j] then
                     -- only one of these was being handled (a group's head, not each): none goes to dead on this
-                    -- count alone with max retries 0
-                    orderly_fail(member, now, ARGV[6] == '1', math.max(max_retries_of(ARGV[7]), 1), now,
-                        'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '')
+                    -- count alone with max retries 0; no backoff (0 ms): the new owner retries it at once
+                    fail(member, now, ARGV[6] == '1', math.max(max_retries_of(ARGV[7]), 1), 0, 1, 0, 0, 0,
+                        'ordered consumer lost the slot while handling this message (died, paused or lost Redis)', '',
+                        ORDERLY_FAILURE)
                 end
             end
         end
