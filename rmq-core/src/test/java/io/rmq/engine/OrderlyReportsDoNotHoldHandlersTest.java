@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.rmq.Rmq;
+import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -57,7 +58,7 @@ class OrderlyReportsDoNotHoldHandlersTest extends OrderlyTestSupport {
         try (TcpProxy proxy = new TcpProxy(endpoint.host(), endpoint.port())) {
             RedisClient client = RedisClient.create(TestRedisServers.resources(),
                     RedisURI.create(endpoint.host(), proxy.port()));
-            try (Rmq engine = Rmq.create(client, Rmq.Options.DEFAULT.withKeyPrefix(prefix))) {
+            try (Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix))) {
                 engine.defineTopic(topic, TopicType.FIXED_TIME, 1);
                 proxy.latency(Duration.ofMillis(250), Duration.ZERO);
                 // one batch takes the whole group: its run is 60 messages on the one handler thread
