@@ -144,8 +144,11 @@ class IdleCostTest extends EngineTestSupport {
                     + " commands ({}/s): {}", topology, seconds, ours.size(), ours.size() / (double) seconds,
                     byCommand);
             assertThat(ours).as("the heartbeat ran").anyMatch(line -> line.contains(":members"));
+            // 5 commands/s: one 5-command heartbeat a second. A window of N s holds N or N + 1 of them, depending on
+            // where it falls between two (counted exactly 50 in 10 s in runs so far): the bound allows the one beat at
+            // the window's edge, not a sixth command per beat (that is 60-66)
             assertThat(ours).as("commands of the idle ORDERLY listener over %d s: %s", seconds, byCommand)
-                    .hasSizeLessThanOrEqualTo(5 * seconds);
+                    .hasSizeLessThanOrEqualTo(5 * (seconds + 1));
             assertThat(orderly.ownedSlots()).hasSize(SLOTS);
             assertThat(orderly.stallsRepaired()).isZero();
         }
