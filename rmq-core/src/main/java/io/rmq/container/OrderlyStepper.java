@@ -3,7 +3,6 @@ package io.rmq.container;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -16,6 +15,7 @@ import io.rmq.consumer.RmqConsumer.Outcome;
 import io.rmq.consumer.TopicRateLimiter;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
+import io.rmq.redis.internal.RedisGateway;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -266,8 +266,7 @@ final class OrderlyStepper {
         try {
             if (error != null) {
                 next = System.currentTimeMillis() + ERROR_PAUSE_MILLIS;
-                stepFailed(s, error instanceof CompletionException && error.getCause() != null ? error.getCause()
-                        : error);
+                stepFailed(s, RedisGateway.unwrap(error));
             }
             else if (!Boolean.TRUE.equals(kept)) {
                 next = Long.MAX_VALUE;

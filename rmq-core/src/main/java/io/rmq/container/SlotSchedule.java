@@ -3,11 +3,11 @@ package io.rmq.container;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.rmq.consumer.PollResult;
 import io.rmq.container.PollerEvents.Wake;
+import io.rmq.redis.internal.RedisGateway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -208,9 +208,7 @@ final class SlotSchedule {
         slotPop[slot] = null;
         lastPolled.set(slot, now);
         if (result == null) {
-            Throwable error = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            failed(slot, error, now);
+            failed(slot, RedisGateway.unwrap(failure), now);
             return;
         }
         if (slotFailures[slot] > 0) {

@@ -156,7 +156,7 @@ public final class RedisGateway implements AutoCloseable {
      * the engine reports to its instrumentation.
      */
     public static Throwable unwrap(Throwable error) {
-        return error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+        return error instanceof CompletionException && error.getCause() != null
                 ? error.getCause() : error;
     }
 
@@ -308,8 +308,7 @@ public final class RedisGateway implements AutoCloseable {
      * connection while in flight an {@link RmqException} that says its outcome is unknown. Other failures as they are.
      */
     Throwable unavailableIfDisconnected(Throwable failure, byte[] key, String what) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
-                : failure;
+        Throwable cause = unwrap(failure);
         if (cause instanceof RmqException) {
             return cause;
         }
@@ -368,9 +367,7 @@ public final class RedisGateway implements AutoCloseable {
         return bySha.exceptionallyCompose(ex -> {
             Throwable cause = keys.length == 0 ? ex
                     : unavailableIfDisconnected(ex, keys[0], "a call of " + script.file());
-            if (cause instanceof CompletionException && cause.getCause() != null) {
-                cause = cause.getCause();
-            }
+            cause = unwrap(cause);
             if (cause instanceof RmqException) {
                 return CompletableFuture.failedFuture(cause);
             }
@@ -423,7 +420,7 @@ public final class RedisGateway implements AutoCloseable {
      * {@code millis}): unwrapped, and a timeout says the outcome is unknown.
      */
     public static RuntimeException failure(Throwable error, String what, long millis) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        Throwable cause = unwrap(error);
         if (cause instanceof TimeoutException) {
             // the call may have reached Redis and run there: a caller must not take it as not done (nor as done)
             return new io.rmq.core.RmqTimeoutException("Timed out after " + millis + " ms " + what
@@ -554,7 +551,7 @@ public final class RedisGateway implements AutoCloseable {
             });
         });
         return check.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).exceptionally(ex -> {
-            Throwable cause = ex instanceof CompletionException && ex.getCause() != null ? ex.getCause() : ex;
+            Throwable cause = unwrap(ex);
             String error = cause instanceof TimeoutException ? "no reply within " + timeoutMillis + " ms"
                     : describe(cause);
             return new NodeCheck(name, latency[0] >= 0, latency[0], false, 0, error);
