@@ -100,23 +100,8 @@ end
 -- by an older engine, or with a legacy trace context): those share the slot's one common lane, handled in slot
 -- order as before groups were stored. Lanes are what an owner runs in parallel; each strictly in order.
 -- Reads the envelope's layout (see Envelope.java): flags; [1] uvarint length, payload; [2] 25 trace bytes;
--- [4] uvarint count, then per header uvarint length, name, uvarint length, value. A damaged envelope: ''.
-local function orderly_uvarint(s, i)
-    local value, shift = 0, 1
-    while true do
-        local b = string.byte(s, i)
-        if not b then
-            return nil, i
-        end
-        i = i + 1
-        if b < 128 then
-            return value + b * shift, i
-        end
-        value = value + (b - 128) * shift
-        shift = shift * 128
-    end
-end
-
+-- [4] uvarint count, then per header uvarint length, name, uvarint length, value (uvarint_at, _envelope.lua). A
+-- damaged envelope: ''.
 local function orderly_lane(envelope)
     if not envelope or envelope == '' then
         return ''
@@ -128,7 +113,7 @@ local function orderly_lane(envelope)
     local i = 2
     if flags % 2 == 1 then
         local length
-        length, i = orderly_uvarint(envelope, i)
+        length, i = uvarint_at(envelope, i)
         if not length then
             return ''
         end
@@ -138,15 +123,15 @@ local function orderly_lane(envelope)
         i = i + 25
     end
     local count
-    count, i = orderly_uvarint(envelope, i)
+    count, i = uvarint_at(envelope, i)
     for _ = 1, count or 0 do
         local name_length, value_length
-        name_length, i = orderly_uvarint(envelope, i)
+        name_length, i = uvarint_at(envelope, i)
         if not name_length then
             return ''
         end
         local name = string.sub(envelope, i, i + name_length - 1)
-        value_length, i = orderly_uvarint(envelope, i + name_length)
+        value_length, i = uvarint_at(envelope, i + name_length)
         if not value_length then
             return ''
         end

@@ -10,6 +10,7 @@
 -- ARGV[2]: the Redis ms (membership's clock) at which the live list was read; ARGV[3..]: the live instance ids
 -- Returns: how many messages went back to store, or -1 when an owner still holds the slot
 --#include _common.lua
+--#include _envelope.lua
 --#include _orderly.lua
 write_when_full()
 

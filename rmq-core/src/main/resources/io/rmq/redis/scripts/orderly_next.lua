@@ -36,6 +36,7 @@
 --   outcomeK: 0 (not held any more), 1 (retry at its time), 2 (dead), 3 (dropped)
 --   envelopeN: the envelope stored for the member (or its legacy trace context), '' when none
 --#include _common.lua
+--#include _envelope.lua
 --#include _orderly.lua
 write_when_full()
 

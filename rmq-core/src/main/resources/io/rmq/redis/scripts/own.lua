@@ -37,6 +37,7 @@
 --          live leased holder, -1: stale epoch) } when not
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
 --#include _common.lua
+--#include _envelope.lua
 --#include _orderly.lua
 write_when_full()
 

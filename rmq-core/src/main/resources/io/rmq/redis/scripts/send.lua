@@ -22,28 +22,11 @@
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
 --          call); one reply element instead of one per message
 --#include _common.lua
+--#include _envelope.lua
 
 -- The trace context inside envelopes (send.lua only, so other scripts do not pay for these definitions). The context
 -- is what propagators write: the envelope's trace section (a W3C traceparent of version 00) and the headers named
 -- traceparent, tracestate, baggage, b3 or x-b3-* (any case). Envelope layout: see Envelope.java.
-
--- An unsigned LEB128 at byte i of s: its value and the index after it; nil when s ends first or it is too long.
-local function uvarint_at(s, i)
-    local value, scale = 0, 1
-    while scale <= 268435456 do
-        local b = string.byte(s, i)
-        if not b then
-            return nil
-        end
-        i = i + 1
-        if b < 128 then
-            return value + b * scale, i
-        end
-        value = value + (b - 128) * scale
-        scale = scale * 128
-    end
-    return nil
-end
 
 local function uvarint(n)
     local out = ''
