@@ -26,7 +26,12 @@ import org.slf4j.LoggerFactory;
  * epochs;</li>
  * <li>{@link OrderlyStepper}, what a handler thread does with one slot: steps, handling in order;</li>
  * <li>{@link SlotStepSender}, one step's round trip to Redis and the settlement of what it reports;</li>
- * <li>{@link OrderlySlots} and {@link OrderlySlot}, the scheduling state under one lock, and one owned slot.</li>
+ * <li>{@link OrderlySlots}, the owned slots and the one lock every scheduling decision is made under, with the jobs
+ * that decide beside it, each on its own threads: {@link LaneScheduler} (handler threads: take work, finish a step or
+ * a lane, wake-ups), {@link StepBook} (the stepping thread's report and take), {@link OwnershipChanges} (the
+ * coordination thread: slots claimed, given up, lost) and {@link OrderlyPauseGate}; {@link OrderlySlot} is one owned
+ * slot;</li>
+ * <li>{@link RedisClock}, Redis's clock as the steps' replies bracket it (the same estimate as CONCURRENT's).</li>
  * <li>{@link ContainerWatchdog} (every second, on the shared timer thread) runs the {@link CoordinationCheck} (the
  * coordination thread alive and passing) and {@link HandlerThreads} (a dead handler thread is replaced); each repair
  * is an ERROR and counts in {@link #stallsRepaired()}.</li>
@@ -42,12 +47,13 @@ import org.slf4j.LoggerFactory;
  * <li>A slot's messages are taken and settled only under the epoch this instance holds for it, and no handler starts
  * once another instance may own the slot: {@link SlotOwnership}.</li>
  * <li>At most one thread runs a slot at a time; it handles a step's messages in order and stops at the first
- * failure: {@link OrderlySlots}, {@link OrderlyStepper}.</li>
- * <li>The scheduling state is guarded by one lock; waits on it are bounded: {@link OrderlySlots}.</li>
+ * failure: {@link LaneScheduler}, {@link OrderlyStepper}.</li>
+ * <li>The scheduling state is guarded by one lock; waits on it are bounded: {@link OrderlySlots},
+ * {@link LaneScheduler}.</li>
  * <li>Every wait on Redis has a deadline; a step whose outcome is unknown is sent again after a pause:
  * {@link SlotStepSender}, {@link OrderlyStepper}.</li>
  * <li>Nothing is taken once {@link #pause()} has returned; slots stay owned and settle what they have in hand:
- * {@link OrderlySlots}.</li>
+ * {@link OrderlyPauseGate}.</li>
  * </ol>
  */
 public final class OrderlyListenerContainer implements ListenerContainer {
@@ -62,6 +68,11 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private final long commandTimeoutMillis;
 
     private final OrderlySlots slots;
+    private final OrderlyPauseGate gate;
+    private final LaneScheduler scheduler;
+    private final OwnershipChanges changes;
+    /** Redis's clock as the steps' replies bracket it: wake-ups come in Redis time. */
+    private final RedisClock clock = new RedisClock();
     /** This instance's own pause and the cluster-wide one; changed (and acted on) under its own lock. */
     private final PauseFlags pauses = new PauseFlags(this::pauseTaking, this::resumeTaking);
     private final SlotStepSender sender;
@@ -79,12 +90,12 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     private final WakeUpSubscriber.Listener wakeListener = new WakeUpSubscriber.Listener() {
         @Override
         public void wake(int slot, long due) {
-            slots.wake(slot, due - sender.clockOffset());
+            scheduler.wake(slot, due - clock.offset());
         }
 
         @Override
         public void resubscribed() {
-            slots.wakeAll();
+            scheduler.wakeAll();
         }
     };
 
@@ -111,10 +122,15 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         this.commandTimeoutMillis = Math.min(options.commandTimeout().toMillis(),
                 options.ownershipTimeout().toMillis());
         this.slots = new OrderlySlots(options.id(), consumer.topic().name());
-        this.sender = new SlotStepSender(consumer, slots, options.id(), commandTimeoutMillis);
-        this.ownership = new SlotOwnership(consumer, coordinator, slots, sender, options, commandTimeoutMillis);
-        OrderlyStepper stepper = new OrderlyStepper(slots, ownership, sender, consumer, payloadType,
-                (MessageHandler<Object>) handler, options, commandTimeoutMillis);
+        this.gate = new OrderlyPauseGate(slots);
+        this.scheduler = new LaneScheduler(slots, gate);
+        this.changes = new OwnershipChanges(slots);
+        StepBook steps = new StepBook(slots, gate);
+        this.sender = new SlotStepSender(consumer, steps, changes, clock, options.id(), commandTimeoutMillis);
+        this.ownership = new SlotOwnership(consumer, coordinator, slots, changes, steps, sender, options,
+                commandTimeoutMillis);
+        OrderlyStepper stepper = new OrderlyStepper(slots, scheduler, steps, gate, ownership, sender, clock,
+                consumer, payloadType, (MessageHandler<Object>) handler, options, commandTimeoutMillis);
         this.watchdog = new ContainerWatchdog(options.id(), topic(), log, consumer.instrumentation());
         this.handlers = new HandlerThreads(options, "orderly", stepper::work, watchdog, topic(), log);
         watchdog.add(new CoordinationCheck());
@@ -170,7 +186,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     @Override
     public boolean isPaused() {
-        return slots.isPaused();
+        return gate.isPaused();
     }
 
     @Override
@@ -213,16 +229,16 @@ public final class OrderlyListenerContainer implements ListenerContainer {
     }
 
     private void pauseTaking() {
-        if (slots.pause()) {
+        if (gate.pause()) {
             log.info("ORDERLY listener container '{}' (topic '{}') paused: it takes no new messages; it keeps its"
                     + " slots", id(), topic());
         }
-        slots.awaitTakesUnderWay(System.currentTimeMillis() + commandTimeoutMillis + 1000);
+        gate.awaitTakesUnderWay(System.currentTimeMillis() + commandTimeoutMillis + 1000);
     }
 
     /** Takes messages again at once: every owned slot that is not running is due now. */
     private void resumeTaking() {
-        if (slots.resume()) {
+        if (gate.resume()) {
             log.info("ORDERLY listener container '{}' (topic '{}') resumed", id(), topic());
         }
     }
@@ -272,8 +288,8 @@ public final class OrderlyListenerContainer implements ListenerContainer {
             }
             // running handlers finish their message (no new one starts); their slots are then given up
             handlers.joinUntil(System.nanoTime() + options.shutdownTimeout().toNanos());
-            slots.awaitStepsEnded(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis + 1000));
-            List<OrderlySlot> left = slots.notRunning();
+            changes.awaitStepsEnded(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis + 1000));
+            List<OrderlySlot> left = changes.notRunning();
             left.forEach(ownership::giveUp);
             int abandoned = ownedSlots().size();
             handedBackOnStop = left.size();

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What an {@link OrderlyListenerContainer}'s handler threads do: take work ({@link OrderlySlots#takeWork}) — run a
+ * What an {@link OrderlyListenerContainer}'s handler threads do: take work ({@link LaneScheduler#takeWork}) — run a
  * lane (the messages of one group of an owned slot, in order) or step a slot (report what its lanes handled, take the
  * next messages into its lanes) — and hand it back. Threads: no state of its own; each handler thread runs
  * {@link #work()}, and touches a lane's deliveries only while it has the lane marked running, a slot's step
@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Invariants</h2>
  * <ol>
- * <li value="2">At most one thread steps a slot, and at most one runs each lane, at a time (marked under the lock of
- * {@link OrderlySlots}); different lanes of a slot run in parallel, up to the container's concurrency. A lane's
+ * <li value="2">At most one thread steps a slot, and at most one runs each lane, at a time (marked by
+ * {@link LaneScheduler}); different lanes of a slot run in parallel, up to the container's concurrency. A lane's
  * messages are handled in their order and the run stops at the first failure; the failure and what the lane still
  * held (returned unstarted) are reported together, and Redis keeps the failed message at its lane's head until its
  * retry (the lane is suspended; the slot's other lanes go on) or moves it to dead. What a lane's run handled is
@@ -45,11 +45,11 @@ import org.slf4j.LoggerFactory;
  * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>
  * </ol>
  * Before every handler start the slot's guard is checked ({@link SlotOwnership#mayStart}, invariant 1), and a step
- * takes messages only when {@link OrderlySlots#beginTake()} allows it (not paused, invariant 5).
+ * takes messages only when {@link OrderlyPauseGate#beginTake()} allows it (not paused, invariant 5).
  * <p>
  * Nothing is stranded, whatever is thrown: a {@code Throwable} is caught at the thread's top and logged once with the
- * listener's id, and the thread goes on; a lane's run and a step always end ({@link OrderlySlots#finishLane},
- * {@link OrderlySlots#finishStep}), so nothing stays marked; a delivery in hand when the instrumentation throws ends as
+ * listener's id, and the thread goes on; a lane's run and a step always end ({@link LaneScheduler#finishLane},
+ * {@link LaneScheduler#finishStep}), so nothing stays marked; a delivery in hand when the instrumentation throws ends as
  * a failure, retried in its place. Should something still escape (the log itself failing), the run has ended first,
  * and {@link HandlerThreads} replaces the thread.
  */
@@ -63,8 +63,13 @@ final class OrderlyStepper {
     private static final long REPORTING = Long.MIN_VALUE;
 
     private final OrderlySlots slots;
+    private final LaneScheduler scheduler;
+    private final StepBook steps;
+    private final OrderlyPauseGate gate;
     private final SlotOwnership ownership;
     private final SlotStepSender sender;
+    /** Redis's clock: a step's due times are Redis's. */
+    private final RedisClock clock;
     private final RmqConsumer consumer;
     private final Type payloadType;
     private final MessageHandler<Object> handler;
@@ -79,11 +84,16 @@ final class OrderlyStepper {
     private final RmqInstrumentation instrumentation;
     private final boolean instrumented;
 
-    OrderlyStepper(OrderlySlots slots, SlotOwnership ownership, SlotStepSender sender, RmqConsumer consumer,
-            Type payloadType, MessageHandler<Object> handler, ContainerOptions options, long commandTimeoutMillis) {
+    OrderlyStepper(OrderlySlots slots, LaneScheduler scheduler, StepBook steps, OrderlyPauseGate gate,
+            SlotOwnership ownership, SlotStepSender sender, RedisClock clock, RmqConsumer consumer, Type payloadType,
+            MessageHandler<Object> handler, ContainerOptions options, long commandTimeoutMillis) {
         this.slots = slots;
+        this.scheduler = scheduler;
+        this.steps = steps;
+        this.gate = gate;
         this.ownership = ownership;
         this.sender = sender;
+        this.clock = clock;
         this.consumer = consumer;
         this.payloadType = payloadType;
         this.handler = handler;
@@ -106,7 +116,7 @@ final class OrderlyStepper {
         long generation = slots.generation();
         while (slots.isCurrent(generation)) {
             try {
-                OrderlySlots.Work work = slots.takeWork(generation, batch, ownership::mayStart);
+                LaneScheduler.Work work = scheduler.takeWork(generation, batch, ownership::mayStart);
                 if (work == null) {
                     return;
                 }
@@ -129,8 +139,8 @@ final class OrderlyStepper {
     }
 
     /** Runs a lane, then (as long as its runs end normally) the slot's next ready lanes. */
-    private void runLanes(OrderlySlot s, OrderlySlots.LaneRun first, long generation) {
-        OrderlySlots.LaneRun run = first;
+    private void runLanes(OrderlySlot s, LaneScheduler.LaneRun first, long generation) {
+        LaneScheduler.LaneRun run = first;
         while (run != null) {
             run = runLane(s, run.lane(), run.deliveries(), generation);
         }
@@ -143,7 +153,7 @@ final class OrderlyStepper {
      *
      * @return the slot's next lane to run, marked running (only when this run ended normally), or null
      */
-    private OrderlySlots.@Nullable LaneRun runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries,
+    private LaneScheduler.@Nullable LaneRun runLane(OrderlySlot s, OrderlyLane lane, List<Delivery> deliveries,
             long generation) {
         List<Delivery> acked = new ArrayList<>(deliveries.size());
         List<HandleScope> scopes = instrumented ? new ArrayList<>(deliveries.size()) : List.of();
@@ -152,7 +162,7 @@ final class OrderlyStepper {
         long epoch = s.epoch;
         int next = 0;
         boolean ended = false;
-        OrderlySlots.LaneRun following = null;
+        LaneScheduler.LaneRun following = null;
         try {
             for (; next < deliveries.size(); next++) {
                 if (!slots.isCurrent(generation) || s.epoch != epoch || s.lost || !ownership.mayStart(s)) {
@@ -196,7 +206,7 @@ final class OrderlyStepper {
                         || ackedAt - startedAt >= OrderlySlot.REPORT_WAIT_MILLIS)) {
                     // a long run does not keep its acks to its end (what a freeze would leave unreported); after a
                     // handler that took the wait's length they are due at once: not one more handler's time
-                    boolean stepNow = slots.reportMidRun(s, acked, scopes,
+                    boolean stepNow = scheduler.reportMidRun(s, acked, scopes,
                             Math.min(firstAckAt, ackedAt - OrderlySlot.REPORT_WAIT_MILLIS), batch);
                     acked = new ArrayList<>(deliveries.size() - next);
                     scopes = instrumented ? new ArrayList<>(deliveries.size() - next) : List.of();
@@ -208,14 +218,14 @@ final class OrderlyStepper {
             ended = true;
         }
         finally {
-            OrderlySlots.LaneEnd end = slots.finishLane(s, lane, acked, scopes, failure,
+            LaneScheduler.LaneEnd end = scheduler.finishLane(s, lane, acked, scopes, failure,
                     deliveries.subList(next, deliveries.size()), batch, ended ? ownership::mayStart : null);
             following = end.next();
             // step() and giveUp() throw nothing: done here, so that nothing stays marked whatever was thrown
-            if (end.after() == OrderlySlots.AfterLane.STEP) {
+            if (end.after() == LaneScheduler.AfterLane.STEP) {
                 step(s, generation, true);
             }
-            else if (end.after() == OrderlySlots.AfterLane.GIVE_UP) {
+            else if (end.after() == LaneScheduler.AfterLane.GIVE_UP) {
                 ownership.giveUp(s);
             }
         }
@@ -236,7 +246,7 @@ final class OrderlyStepper {
             stepFailed(s, ex);
         }
         finally {
-            if (next != REPORTING && slots.finishStep(s, next)) {
+            if (next != REPORTING && scheduler.finishStep(s, next)) {
                 ownership.giveUp(s); // throws nothing: the slot leaves the owned ones whatever happens
             }
         }
@@ -273,7 +283,7 @@ final class OrderlyStepper {
             }
         }
         finally {
-            if (slots.finishStep(s, next)) {
+            if (scheduler.finishStep(s, next)) {
                 threadFactory.newThread(() -> ownership.giveUp(s)).start();
             }
         }
@@ -286,7 +296,7 @@ final class OrderlyStepper {
      * @return local ms when the slot next wants a step that takes
      */
     private long stepOnce(OrderlySlot s, long generation, boolean mayTake) {
-        long due = slots.dueAt(s);
+        long due = steps.dueAt(s);
         if (!slots.isCurrent(generation) || s.releasing) {
             return due; // stop() or the release reports what was handled
         }
@@ -294,13 +304,13 @@ final class OrderlyStepper {
             // another instance may own the slot by now: take nothing, report what was handled (Redis refuses it
             // if so), and wait for a renewal (the coordination pass makes the slot due again)
             s.guardLapsed = true;
-            if (slots.hasReport(s)) {
+            if (steps.hasReport(s)) {
                 sender.send(s, 0);
             }
             return System.currentTimeMillis() + ownership.renewEveryMillis();
         }
         s.guardLapsed = false;
-        boolean take = mayTake && slots.wantsTake(s, batch) && slots.beginTake();
+        boolean take = mayTake && steps.wantsTake(s, batch) && gate.beginTake();
         if (!take) {
             // it only reports: no thread waits on the round trip (a handler thread goes on with its lane meanwhile,
             // issue 43's 10 ms reports cost no handler time); the step ends once the reply is settled
@@ -317,7 +327,7 @@ final class OrderlyStepper {
                     if (instrumented) {
                         instrumentation.rateLimitWaited(id, topic, TimeUnit.MILLISECONDS.toNanos(permits[1]));
                     }
-                    if (slots.hasReport(s)) {
+                    if (steps.hasReport(s)) {
                         sender.send(s, 0);
                     }
                     return System.currentTimeMillis() + permits[1]; // throttled: no polling until a permit is free
@@ -326,7 +336,7 @@ final class OrderlyStepper {
             step = sender.send(s, wanted);
         }
         finally {
-            slots.endTake();
+            gate.endTake();
         }
         if (step == null) {
             return Long.MAX_VALUE; // fenced: the slot is gone
@@ -337,13 +347,13 @@ final class OrderlyStepper {
         if (!step.deliveries().isEmpty()) {
             return System.currentTimeMillis(); // more may be due
         }
-        slots.tookNothing(s);
+        steps.tookNothing(s);
         long next = Long.MAX_VALUE;
         if (step.nextDue() >= 0) {
-            next = step.nextDue() - sender.clockOffset();
+            next = step.nextDue() - clock.offset();
         }
         if (step.earliestRetry() >= 0) {
-            next = Math.min(next, step.earliestRetry() - sender.clockOffset());
+            next = Math.min(next, step.earliestRetry() - clock.offset());
         }
         return next == Long.MAX_VALUE ? System.currentTimeMillis() + maxIdleMillis : next;
     }

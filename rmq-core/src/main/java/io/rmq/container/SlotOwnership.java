@@ -50,6 +50,8 @@ final class SlotOwnership {
     private final RmqConsumer consumer;
     private final SlotCoordinator coordinator;
     private final OrderlySlots slots;
+    private final OwnershipChanges changes;
+    private final StepBook steps;
     private final SlotStepSender sender;
     private final ContainerOptions options;
     private final String id;
@@ -74,11 +76,13 @@ final class SlotOwnership {
      */
     private final Set<Integer> orphaned = ConcurrentHashMap.newKeySet();
 
-    SlotOwnership(RmqConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, SlotStepSender sender,
-            ContainerOptions options, long commandTimeoutMillis) {
+    SlotOwnership(RmqConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, OwnershipChanges changes,
+            StepBook steps, SlotStepSender sender, ContainerOptions options, long commandTimeoutMillis) {
         this.consumer = consumer;
         this.coordinator = coordinator;
         this.slots = slots;
+        this.changes = changes;
+        this.steps = steps;
         this.sender = sender;
         this.options = options;
         this.id = options.id();
@@ -208,8 +212,8 @@ final class SlotOwnership {
             // taken over by whoever's share they fall in (under the old id they would stay with a live instance that
             // no longer holds them)
             log.warn("ORDERLY container '{}': {}", id, dropped.getMessage());
-            for (OrderlySlot s : slots.held()) {
-                slots.lost(s, s.epoch, "this instance dropped out of the membership");
+            for (OrderlySlot s : changes.held()) {
+                changes.lost(s, s.epoch, "this instance dropped out of the membership");
             }
             orphaned.clear(); // keys of the old id: taken over, not released
             newInstanceId();
@@ -220,7 +224,7 @@ final class SlotOwnership {
         long guardMillis = guardMillis();
         renewEveryMillis = Math.max(100, guardMillis / 5);
         long validUntil = sent + guardMillis - renewEveryMillis;
-        List<OrderlySlot> held = slots.held();
+        List<OrderlySlot> held = changes.held();
         // renewals and claims go out together, then each is awaited with its own bound
         Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
         for (OrderlySlot s : held) {
@@ -274,14 +278,14 @@ final class SlotOwnership {
                 s.validUntil = validUntil;
             }
             else {
-                slots.lost(s, s.epoch, "another instance holds it now");
+                changes.lost(s, s.epoch, "another instance holds it now");
             }
         }
-        for (OrderlySlot s : slots.renewed(held, assigned, this::mayStart)) {
+        for (OrderlySlot s : changes.renewed(held, assigned, this::mayStart)) {
             log.debug("ORDERLY container '{}' gives slot {} of topic '{}' up (rebalance)", id, s.slot, topic);
         }
         for (OrderlySlot s : held) {
-            if (s.releasing && slots.takeForRelease(s)) {
+            if (s.releasing && changes.takeForRelease(s)) {
                 giveUp(s);
             }
         }
@@ -326,7 +330,7 @@ final class SlotOwnership {
                     if (claim.tookOver() && instrumented) {
                         instrumentation.slotTakenOver(id, topic, entry.getKey());
                     }
-                    slots.add(entry.getKey(), claim.epoch(), validUntil);
+                    changes.add(entry.getKey(), claim.epoch(), validUntil);
                     log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(),
                             topic, claim.epoch());
                 }
@@ -371,7 +375,7 @@ final class SlotOwnership {
      */
     void giveUp(OrderlySlot s) {
         try {
-            if (slots.hasReport(s)) {
+            if (steps.hasReport(s)) {
                 sender.send(s, 0);
             }
             RedisGateway.await(consumer.releaseOwnership(s.slot, instanceId, s.epoch), "releasing slot " + s.slot
@@ -387,7 +391,7 @@ final class SlotOwnership {
                     + " its ownership runs out", id, topic, s.slot, ex);
         }
         finally {
-            slots.remove(s);
+            changes.remove(s);
         }
         try {
             membership.released(s.slot);

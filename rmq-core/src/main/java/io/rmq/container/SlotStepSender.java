@@ -19,11 +19,11 @@ import org.jspecify.annotations.Nullable;
  * reported and hands what it took to the slot's lanes. Threads: called by whichever thread has the slot marked
  * stepping (a handler thread, the coordination thread or stop() giving it up), and a step sent without waiting
  * ({@link #report}) is settled by the thread that completes its reply, the slot still marked; the report it sends is
- * its own copy ({@link OrderlySlots#drainReport}); {@link #clockOffset} is written by every step and read anywhere.
+ * its own copy ({@link StepBook#drainReport}); every step's reply brackets the container's {@link RedisClock}.
  *
  * <h2>Invariant 4</h2>
  * Every step waits on Redis at most {@code commandTimeout}. A step whose outcome is unknown throws after putting its
- * report back in front of the slot's ({@link OrderlySlots#stepUnknown}), so the next step sends the same acks,
+ * report back in front of the slot's ({@link StepBook#stepUnknown}), so the next step sends the same acks,
  * failures and returns again (all idempotent: each applies only to a member still in prepare) and resyncs; the
  * {@link OrderlyStepper} pauses before it. A fenced step means another instance owns the slot: it is forgotten. Once
  * Redis has run a step, what it reported is settled here whatever the follow-up throws, so it is never reported twice.
@@ -31,7 +31,8 @@ import org.jspecify.annotations.Nullable;
 final class SlotStepSender {
 
     private final RmqConsumer consumer;
-    private final OrderlySlots slots;
+    private final StepBook steps;
+    private final OwnershipChanges changes;
     private final String id;
     private final String topic;
     private final long commandTimeoutMillis;
@@ -40,12 +41,14 @@ final class SlotStepSender {
     private final boolean instrumented;
     /** Whether the instrumentation is {@link RmqInstrumentation#timed()}: steps are timed and reported as operations. */
     private final boolean timed;
-    /** Estimated Redis clock minus local clock (from each step's reply). */
-    private volatile long clockOffset;
+    /** Redis's clock, bracketed by each step's reply. */
+    private final RedisClock clock;
 
-    SlotStepSender(RmqConsumer consumer, OrderlySlots slots, String id, long commandTimeoutMillis) {
+    SlotStepSender(RmqConsumer consumer, StepBook steps, OwnershipChanges changes, RedisClock clock, String id, long commandTimeoutMillis) {
         this.consumer = consumer;
-        this.slots = slots;
+        this.steps = steps;
+        this.changes = changes;
+        this.clock = clock;
         this.id = id;
         this.topic = consumer.topic().name();
         this.commandTimeoutMillis = commandTimeoutMillis;
@@ -54,19 +57,14 @@ final class SlotStepSender {
         this.timed = instrumentation.timed(); // NONE is not timed
     }
 
-    /** Estimated Redis clock minus local clock: a Redis time minus this is local. */
-    long clockOffset() {
-        return clockOffset;
-    }
-
     /**
      * Sends a step: what the slot's lanes handled since the last one, and (with {@code wanted > 0}) takes the next
      * messages into its lanes. Returns null when the slot was fenced (and forgets it).
      */
     LaneStep send(OrderlySlot s, int wanted) {
         long epoch = s.epoch;
-        boolean resync = wanted > 0 && slots.resync(s);
-        return send(s, epoch, wanted, resync, slots.drainReport(s));
+        boolean resync = wanted > 0 && steps.resync(s);
+        return send(s, epoch, wanted, resync, steps.drainReport(s));
     }
 
     /**
@@ -79,7 +77,7 @@ final class SlotStepSender {
      */
     CompletableFuture<Boolean> report(OrderlySlot s) {
         long epoch = s.epoch;
-        StepReport report = slots.drainReport(s);
+        StepReport report = steps.drainReport(s);
         if (!report.failures.isEmpty()) {
             try {
                 return CompletableFuture.completedFuture(send(s, epoch, 0, false, report) != null);
@@ -134,7 +132,7 @@ final class SlotStepSender {
     /** A step whose outcome is unknown: its report goes back in front (invariant 4); returns what to throw. */
     private RuntimeException unknown(OrderlySlot s, int wanted, StepReport report, RuntimeException ex,
             long sentNanos) {
-        slots.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
+        steps.stepUnknown(s, report, OrderlyStepper.ERROR_PAUSE_MILLIS);
         if (instrumented) {
             reportStep(s.slot, wanted, report, 0, ex, timed ? System.nanoTime() - sentNanos : 0);
         }
@@ -145,9 +143,9 @@ final class SlotStepSender {
     private @Nullable LaneStep settle(OrderlySlot s, long epoch, int wanted, boolean resync, StepReport report,
             LaneStep step, long sent, long sentNanos) {
         long received = System.currentTimeMillis();
-        clockOffset = step.redisNow() - (sent + received) / 2;
+        clock.bracket(step.redisNow() - received, step.redisNow() - sent);
         s.failedSteps = 0;
-        s.suspendedUntil = step.suspendedLanes() > 0 ? Math.max(1, step.earliestRetry() - clockOffset) : 0;
+        s.suspendedUntil = step.suspendedLanes() > 0 ? Math.max(1, step.earliestRetry() - clock.offset()) : 0;
         long nanos = timed ? System.nanoTime() - sentNanos : 0;
         int fresh = 0;
         try {
@@ -156,13 +154,13 @@ final class SlotStepSender {
         finally {
             // Redis has settled what the step reported: it is never reported twice (a failure would count twice),
             // whatever the instrumentation or a failure's follow-up threw; what it took joins the lanes
-            fresh = slots.stepped(s, report, resync, step.fenced(), step.deliveries());
+            fresh = steps.stepped(s, report, resync, step.fenced(), step.deliveries());
             if (instrumented) {
                 reportStep(s.slot, wanted, report, fresh, null, nanos);
             }
         }
         if (step.fenced()) {
-            slots.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
+            changes.lost(s, epoch, "fenced: its ownership ran out or another instance took it");
             return null;
         }
         return step;

@@ -47,8 +47,10 @@ class SlotOwnershipSettleTest extends ContainerTestSupport {
         engine(RmqInstrumentation.NONE).defineTopic(topic, TopicType.FIXED_TIME, 4);
         RmqConsumer consumer = engine.consumer(topic, ORDERLY_FAST);
         OrderlySlots slots = new OrderlySlots("settle", topic);
-        SlotOwnership ownership = new SlotOwnership(consumer, engine.slotCoordinator(), slots,
-                new SlotStepSender(consumer, slots, "settle", COMMAND_TIMEOUT_MILLIS),
+        OwnershipChanges changes = new OwnershipChanges(slots);
+        StepBook steps = new StepBook(slots, new OrderlyPauseGate(slots));
+        SlotOwnership ownership = new SlotOwnership(consumer, engine.slotCoordinator(), slots, changes, steps,
+                new SlotStepSender(consumer, steps, changes, new RedisClock(), "settle", COMMAND_TIMEOUT_MILLIS),
                 orderlyOptions("settle", Duration.ofSeconds(1), Thread::new), COMMAND_TIMEOUT_MILLIS);
         ownership.newInstanceId();
         String me = ownership.instanceId();
