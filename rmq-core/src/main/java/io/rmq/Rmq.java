@@ -497,7 +497,7 @@ public final class Rmq implements AutoCloseable {
      */
     public <T> ListenerContainer batchContainer(String topic, ConsumerSettings settings,
             java.lang.reflect.Type payloadType, BatchMessageHandler<T> handler, ContainerOptions options) {
-        io.rmq.container.RmqListenerContainer.checkBatchable(options); // before anything is registered
+        io.rmq.container.internal.RmqListenerContainer.checkBatchable(options); // before anything is registered
         declareConsumeMode(topic, options.mode());
         return adopt(ListenerContainers.createBatch(consumer(topic, settings), wakeUps, payloadType, handler, options));
     }

@@ -5,7 +5,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.rmq.consumer.Delivery;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.TopicType;
 

@@ -33,7 +33,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.internal.SlotRouter;

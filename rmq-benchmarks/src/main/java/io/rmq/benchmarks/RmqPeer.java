@@ -20,7 +20,7 @@ import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.RmqListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;

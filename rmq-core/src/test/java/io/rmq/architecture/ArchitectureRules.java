@@ -123,4 +123,79 @@ public final class ArchitectureRules {
             }
         }
     }
+
+    /**
+     * The import cycles between top-level classes of {@code classes} (a nested class counts as its top-level class):
+     * each strongly connected group of two or more, its members sorted and joined by " <-> ". Any dependency in the
+     * bytecode counts (a field, a call, a class literal such as a logger's name), as a newcomer reading the imports
+     * would follow it; Javadoc links do not.
+     */
+    public static List<String> classCycles(JavaClasses classes) {
+        java.util.Map<String, Set<String>> edges = new java.util.TreeMap<>();
+        for (JavaClass c : classes) {
+            String from = topLevel(c);
+            Set<String> out = edges.computeIfAbsent(from, k -> new TreeSet<>());
+            c.getDirectDependenciesFromSelf().forEach(d -> {
+                JavaClass target = d.getTargetClass();
+                if (classes.contain(target.getName())) {
+                    String to = topLevel(target);
+                    if (!to.equals(from)) {
+                        out.add(to);
+                    }
+                }
+            });
+        }
+        // Tarjan's strongly connected components, iterative enough for a few hundred classes
+        java.util.Map<String, Integer> index = new java.util.HashMap<>();
+        java.util.Map<String, Integer> low = new java.util.HashMap<>();
+        java.util.Deque<String> stack = new java.util.ArrayDeque<>();
+        Set<String> onStack = new java.util.HashSet<>();
+        List<String> cycles = new ArrayList<>();
+        int[] counter = {0};
+        for (String v : edges.keySet()) {
+            if (!index.containsKey(v)) {
+                strongConnect(v, edges, index, low, stack, onStack, cycles, counter);
+            }
+        }
+        cycles.sort(null);
+        return cycles;
+    }
+
+    private static void strongConnect(String v, java.util.Map<String, Set<String>> edges,
+            java.util.Map<String, Integer> index, java.util.Map<String, Integer> low, java.util.Deque<String> stack,
+            Set<String> onStack, List<String> cycles, int[] counter) {
+        index.put(v, counter[0]);
+        low.put(v, counter[0]++);
+        stack.push(v);
+        onStack.add(v);
+        for (String w : edges.getOrDefault(v, Set.of())) {
+            if (!index.containsKey(w)) {
+                strongConnect(w, edges, index, low, stack, onStack, cycles, counter);
+                low.put(v, Math.min(low.get(v), low.get(w)));
+            }
+            else if (onStack.contains(w)) {
+                low.put(v, Math.min(low.get(v), index.get(w)));
+            }
+        }
+        if (low.get(v).equals(index.get(v))) {
+            Set<String> component = new TreeSet<>();
+            String w;
+            do {
+                w = stack.pop();
+                onStack.remove(w);
+                component.add(w);
+            } while (!w.equals(v));
+            if (component.size() > 1) {
+                cycles.add(String.join(" <-> ", component));
+            }
+        }
+    }
+
+    private static String topLevel(JavaClass c) {
+        JavaClass top = c;
+        while (top.getEnclosingClass().isPresent()) {
+            top = top.getEnclosingClass().get();
+        }
+        return top.getName();
+    }
 }

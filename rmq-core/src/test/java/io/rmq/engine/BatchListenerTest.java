@@ -334,7 +334,7 @@ class BatchListenerTest extends EngineTestSupport {
             ListenerContainer first = start(rmq, "random", settings, 3, handler);
             await().atMost(Duration.ofSeconds(30)).until(() -> succeeded.size() >= 100);
             first.stop();
-            assertThat(((io.rmq.container.RmqListenerContainer) first).outstanding()).isZero();
+            assertThat(((io.rmq.container.internal.RmqListenerContainer) first).outstanding()).isZero();
             assertThat(first.abandonedOnStop()).isZero();
             assertThat(rmq.admin().stats("random").inFlight()).as("nothing left leased by the stop").isZero();
             start(rmq, "random", settings, 3, handler);

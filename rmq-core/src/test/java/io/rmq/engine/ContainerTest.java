@@ -16,7 +16,7 @@ import io.rmq.RmqOptions;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.RmqListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;

@@ -16,7 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.RmqListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
@@ -127,7 +127,7 @@ class IdleCostTest extends EngineTestSupport {
                         .withMode(io.rmq.core.ConsumeMode.ORDERLY), rmq.slotCoordinator());
         container.start();
         try {
-            io.rmq.container.OrderlyListenerContainer orderly = (io.rmq.container.OrderlyListenerContainer) container;
+            io.rmq.container.internal.OrderlyListenerContainer orderly = (io.rmq.container.internal.OrderlyListenerContainer) container;
             await().atMost(Duration.ofSeconds(30)).until(() -> orderly.ownedSlots().size() == SLOTS);
             Thread.sleep(1000); // the first step of every slot
             int seconds = WINDOW_SECONDS;

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
-import io.rmq.container.RmqListenerContainer;
+import io.rmq.container.internal.RmqListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;

@@ -12,7 +12,7 @@ import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RetryPolicy;

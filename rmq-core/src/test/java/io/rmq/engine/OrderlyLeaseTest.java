@@ -7,7 +7,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
 import io.rmq.consumer.internal.SlotClaims;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedis.Beat;

@@ -21,7 +21,7 @@ import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.RmqConsumer.OrderedStep;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;

@@ -20,7 +20,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
-import io.rmq.container.OrderlyListenerContainer;
+import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.ConsumeMode;
