@@ -10,13 +10,13 @@ import io.rmq.consumer.DeadLetterForwarder;
 import io.rmq.consumer.DeadLetterStory;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.internal.ConsumerFactory;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.container.internal.ListenerContainers;
 import io.rmq.coordination.SlotCoordinator;
-import io.rmq.coordination.internal.CoordinatorFactory;
+import io.rmq.coordination.internal.RedisSlotCoordinator;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.BackgroundTask;
 import io.rmq.core.internal.RmqKeys;
@@ -38,8 +38,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import io.rmq.producer.RmqProducer;
-import io.rmq.producer.internal.ProducerFactory;
-import io.rmq.producer.internal.StoredSends;
+import io.rmq.producer.internal.DefaultRmqProducer;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
@@ -72,14 +71,14 @@ public final class Rmq implements AutoCloseable {
     private final RmqOptions options;
     /** {@code options.instrumentation()}, guarded: what it throws is logged and never reaches the engine. */
     private final RmqInstrumentation instrumentation;
-    private final RmqProducer producer;
+    private final DefaultRmqProducer producer;
     private final RmqAdmin admin;
     private final WakeUpSubscriber wakeUps;
     private final SlotCoordinator redisCoordinator;
     /** The listener containers made here (weakly held: a container dropped by its user is forgotten). */
     private final java.util.Set<ListenerContainer> containers = java.util.Collections.synchronizedSet(
             java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
-    private final io.rmq.instances.RmqInstances instances;
+    private final io.rmq.instances.internal.DefaultRmqInstances instances;
     /** Writes the history counts; null when the history is off. */
     private final @Nullable HistoryFlusher history;
 
@@ -129,13 +128,13 @@ public final class Rmq implements AutoCloseable {
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));
-        this.producer = ProducerFactory.SEAM.get().create(redis, topics, options.codec(), options.maxBodyBytes(),
+        this.producer = new DefaultRmqProducer(redis, topics, options.codec(), options.maxBodyBytes(),
                 options.limits(), instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
         this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
-        this.redisCoordinator = CoordinatorFactory.SEAM.get().create(redis);
-        this.instances = io.rmq.instances.internal.InstancesFactory.SEAM.get().create(redis, this::containers);
+        this.redisCoordinator = new RedisSlotCoordinator(redis);
+        this.instances = new io.rmq.instances.internal.DefaultRmqInstances(redis, this::containers);
         this.history = counts == null ? null
                 : new HistoryFlusher(counts, redisAdmin.history(), options.historyFlushInterval());
     }
@@ -369,7 +368,7 @@ public final class Rmq implements AutoCloseable {
                 defineTopic(new TopicDefinition(deadLetterTopic, TopicType.FIXED_TIME, definition.slotAmount()));
             }
         }
-        return ConsumerFactory.SEAM.get().create(redis, definition, settings, new RmqConsumer.Parts(options.codec(),
+        return new DefaultRmqConsumer(redis, definition, settings, new DefaultRmqConsumer.Parts(options.codec(),
                 new DeadLetters(), options.logBodyChars(),
                 consumerInstrumentation(),
                 options.propagateContext()));
@@ -450,7 +449,7 @@ public final class Rmq implements AutoCloseable {
             }
             message = message.withId(delivery.id()).withGroup(delivery.group()).withHeaders(headers);
             // as stored, whatever this instance's size limits (RMQ's headers never count against them)
-            return StoredSends.send(producer, message)
+            return producer.sendStoredAsync(message)
                     .thenCompose(sent -> redisAdmin.deadDelete(slot, 1, List.of(delivery.member())))
                     .thenApply(deleted -> null);
         }

@@ -11,17 +11,17 @@ import org.jspecify.annotations.Nullable;
 public final class FailureDecision {
 
     private static final FailureDecision STANDARD = new FailureDecision("standard", null);
-    private static final FailureDecision RETRY = new FailureDecision("retry", "");
-    private static final FailureDecision DEAD = new FailureDecision("dead", "d");
-    private static final FailureDecision DROP = new FailureDecision("drop", "x");
+    private static final FailureDecision RETRY = new FailureDecision("retry", null);
+    private static final FailureDecision DEAD = new FailureDecision("dead", null);
+    private static final FailureDecision DROP = new FailureDecision("drop", null);
 
     private final String name;
-    /** The action the scripts take (see fail() in _common.lua); null for {@link #standard()} (not resolved yet). */
-    private final @Nullable String action;
+    /** For {@link #retryAfter}: the delay; null for the others. */
+    private final @Nullable Duration delay;
 
-    private FailureDecision(String name, @Nullable String action) {
+    private FailureDecision(String name, @Nullable Duration delay) {
         this.name = name;
-        this.action = action;
+        this.delay = delay;
     }
 
     /**
@@ -43,7 +43,7 @@ public final class FailureDecision {
         if (delay == null || delay.isNegative()) {
             throw new RmqInvalidArgumentException("delay", delay, "must be zero or positive");
         }
-        return new FailureDecision("retry after " + delay.toMillis() + " ms", Long.toString(delay.toMillis()));
+        return new FailureDecision("retry after " + delay.toMillis() + " ms", delay);
     }
 
     /** To the dead queue at once, with the error as its reason. */
@@ -56,16 +56,9 @@ public final class FailureDecision {
         return DROP;
     }
 
-    boolean isStandard() {
-        return this == STANDARD;
-    }
-
-    /**
-     * The scripts' action code for a decision: '' the retry policy (also for null and {@link #standard()}, which the
-     * consumer resolves before it writes), 'd' dead, 'x' drop, or the delay in ms.
-     */
-    static @Nullable String actionOf(@Nullable FailureDecision decision) {
-        return decision == null || decision.isStandard() ? "" : decision.action;
+    /** The delay of a {@link #retryAfter} decision; null for any other. */
+    public @Nullable Duration retryDelay() {
+        return delay;
     }
 
     @Override

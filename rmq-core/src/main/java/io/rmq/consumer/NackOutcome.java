@@ -9,9 +9,5 @@ public enum NackOutcome {
     /** In the dead queue, with the reason. */
     DEAD,
     /** Gone for good: it was cancelled while in flight, or the error handler dropped it. */
-    DROPPED;
-
-    static NackOutcome of(long code) {
-        return code == 3 ? DROPPED : code == 2 ? DEAD : code == 1 ? RETRY : FENCED;
-    }
+    DROPPED
 }

@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Decides which ORDERLY consumer instance of a topic should own which of its slots. It only decides; the fence is in
  * Redis either way: an instance takes a slot by claiming its owner key ({@code own.lua}), and every ordered script
- * refuses an instance whose epoch no longer holds the slot. Implementations: {@link RedisSlotCoordinator} (the
+ * refuses an instance whose epoch no longer holds the slot. Implementations: {@link io.rmq.coordination.internal.RedisSlotCoordinator} (the
  * default, nothing else to run) and {@code ZooKeeperSlotCoordinator} (Apache Curator, optional).
  */
 public interface SlotCoordinator {
@@ -25,7 +25,7 @@ public interface SlotCoordinator {
         /**
          * Renews this instance's liveness and returns the slots it should own now, each with the epoch to claim it
          * with: 0 lets Redis number the epoch (the slot is claimed once its holder has released it or its time has
-         * run out, or, with {@link RedisSlotCoordinator}, whose membership leases the slots, once the holder dropped
+         * run out, or, with {@link io.rmq.coordination.internal.RedisSlotCoordinator}, whose membership leases the slots, once the holder dropped
          * out of the membership); above 0 is the coordinator's own fencing epoch, which takes over from any lower one.
          */
         Map<Integer, Long> assignedSlots();

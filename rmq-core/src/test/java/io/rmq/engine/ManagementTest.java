@@ -17,6 +17,7 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.NackOutcome;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -364,7 +365,7 @@ class ManagementTest extends EngineTestSupport {
         rmq.producer().sendFixedTime("ledger", "first", Instant.ofEpochMilli(now - 2));
         rmq.producer().sendFixedTime("ledger", "second", Instant.ofEpochMilli(now - 1));
         rmq.producer().sendFixedTime("ledger", "third", Instant.ofEpochMilli(now));
-        RmqConsumer owner = rmq.consumer("ledger", SLOW_RETRY);
+        DefaultRmqConsumer owner = (DefaultRmqConsumer) rmq.consumer("ledger", SLOW_RETRY);
         Claim claim = SlotClaims.claim(owner, 0, "me", 0, 10_000, 0).join();
         var step = owner.orderedStep(0, claim.epoch(), 3, List.of(), null, null, null).join();
         assertThat(step.deliveries()).extracting(Delivery::bodyAsString).containsExactly("first", "second", "third");

@@ -5,7 +5,8 @@ import java.util.List;
 
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
+import io.rmq.consumer.internal.DefaultRmqConsumer.OrderedStep;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.TopicType;
@@ -43,8 +44,8 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         String topic = "lease";
         rmq.defineTopic(topic, TopicType.PRIORITY, 1);
         RmqRedis redis = redis(rmq);
-        RmqConsumer a = newEngine().consumer(topic, ORDERED);
-        RmqConsumer b = newEngine().consumer(topic, ORDERED);
+        DefaultRmqConsumer a = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
+        DefaultRmqConsumer b = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
         rmq.producer().sendPriority(topic, "x", 5);
         rmq.producer().sendPriority(topic, "y", 9);
         // a's membership lasts 1.5 s unless it beats again, b's a minute
@@ -98,7 +99,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         String topic = "oldkey";
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
         RmqRedis redis = redis(rmq);
-        RmqConsumer b = newEngine().consumer(topic, ORDERED);
+        DefaultRmqConsumer b = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
         // an engine before the leases holds the slot for 3 s more (it renews until every second)
         byte[] owner = redis.keys().slots(rmq.topics().get(topic))[0].owner();
         long until = System.currentTimeMillis() + 3000; // the test's Redis runs on this machine

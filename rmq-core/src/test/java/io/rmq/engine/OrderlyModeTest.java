@@ -178,7 +178,7 @@ class OrderlyModeTest extends OrderlyTestSupport {
     void anEpochRedisNumberedNeitherRepeatsAfterAReleaseNorHoldsBackAZooKeeperClaim() {
         String topic = "epochs";
         rmq.defineTopic(topic, TopicType.PRIORITY, 1);
-        io.rmq.consumer.RmqConsumer a = newEngine().consumer(topic, ORDERED);
+        io.rmq.consumer.internal.DefaultRmqConsumer a = (io.rmq.consumer.internal.DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
         io.rmq.consumer.RmqConsumer b = newEngine().consumer(topic, ORDERED);
         long first = SlotClaims.claim(a, 0, "a", 0, 5000, 0).join().epoch();
         assertThat(a.releaseOwnership(0, "a", first).join()).isTrue();
@@ -204,7 +204,7 @@ class OrderlyModeTest extends OrderlyTestSupport {
     void theHolderClaimsItsSlotAgainUnderTheZooKeeperDecisionItHoldsAndItsStaleStepsStayFenced() {
         String topic = "zk-again";
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
-        io.rmq.consumer.RmqConsumer a = newEngine().consumer(topic, ORDERED);
+        io.rmq.consumer.internal.DefaultRmqConsumer a = (io.rmq.consumer.internal.DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
         io.rmq.consumer.RmqConsumer b = newEngine().consumer(topic, ORDERED);
         long zxid = 7L << 32;
         long decided = SlotClaims.claim(a, 0, "a", 0, 300, zxid).join().epoch();

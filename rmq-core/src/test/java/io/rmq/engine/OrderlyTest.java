@@ -18,7 +18,8 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
+import io.rmq.consumer.internal.DefaultRmqConsumer.OrderedStep;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.container.internal.OrderlyListenerContainer;
@@ -147,8 +148,8 @@ class OrderlyTest extends OrderlyTestSupport {
     void redisFencesAnInstanceWhoseOwnershipRanOutOrWasTakenOver() {
         String topic = "fence";
         rmq.defineTopic(topic, TopicType.PRIORITY, 1);
-        RmqConsumer a = newEngine().consumer(topic, ORDERED);
-        RmqConsumer b = newEngine().consumer(topic, ORDERED);
+        DefaultRmqConsumer a = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
+        DefaultRmqConsumer b = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
         rmq.producer().sendPriority(topic, "x", 5);
         rmq.producer().sendPriority(topic, "y", 9);
         // a holds the slot for 2 s: longer than a loaded machine takes for the next three calls
@@ -181,7 +182,7 @@ class OrderlyTest extends OrderlyTestSupport {
     void concurrentConsumersRefuseAnOrderedTopicUntilOrderingIsEnded() {
         String topic = "modes";
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
-        RmqConsumer orderedConsumer = rmq.consumer(topic, ORDERED);
+        DefaultRmqConsumer orderedConsumer = (DefaultRmqConsumer) rmq.consumer(topic, ORDERED);
         rmq.producer().send(OutgoingMessage.fixedTime(topic, "m", Instant.now()).withSlotBasis("k"));
         Claim claim0 = SlotClaims.claim(orderedConsumer, 0, "me", 0, 5000, 0).join();
         Claim claim1 = SlotClaims.claim(orderedConsumer, 1, "me", 0, 5000, 0).join();

@@ -20,6 +20,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.core.ConsumeMode;
@@ -72,7 +73,7 @@ class RedisFullTest extends EngineTestSupport {
         }
         fillEveryMaster();
 
-        RmqConsumer consumer = rmq.consumer("full", FAST);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) rmq.consumer("full", FAST);
         List<Delivery> taken = consumer.poll().deliveries(); // pop.lua
         assertThat(taken).hasSize(9);
         assertThat(consumer.extend(taken.get(0))).isTrue(); // extend.lua
@@ -199,7 +200,7 @@ class RedisFullTest extends EngineTestSupport {
     @Test
     void aBatchRefusedPartWaySaysWhichOfItsMessagesWereStored() {
         rmq.defineTopic("part", TopicType.FIXED_TIME, 16);
-        RmqConsumer consumer = rmq.consumer("part", FAST);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) rmq.consumer("part", FAST);
         // standalone: the one server is full; a cluster: only the master that serves slot 0 of the topic
         String fullNode = consumer.nodeOf(0);
         fill(node -> fullNode == null || fullNode.equals(node));

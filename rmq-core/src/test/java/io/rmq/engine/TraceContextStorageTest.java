@@ -15,7 +15,8 @@ import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.OrderedStep;
+import io.rmq.consumer.internal.DefaultRmqConsumer;
+import io.rmq.consumer.internal.DefaultRmqConsumer.OrderedStep;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
@@ -148,7 +149,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         sendNow("t", BODY, SECOND);
         assertThat(stored("t", BODY)).isEqualTo(SECOND);
 
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery delivery = only(consumer.poll().deliveries());
         assertThat(delivery.context()).isEqualTo(SECOND);
         assertThat(stored("t", BODY)).as("kept while in flight").isEqualTo(SECOND);
@@ -194,7 +195,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         raw(c -> c.del(trace));
         raw(c -> c.set(trace, bytes("not a hash")));
 
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery delivery = only(consumer.poll().deliveries());
         assertThat(delivery.bodyAsString()).isEqualTo(BODY);
         assertThat(delivery.context()).isEmpty();
@@ -262,7 +263,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void aNewerDuplicateWaitingWhileTheOldOneIsInFlightKeepsItsContextThroughTheOldOnesAck() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery old = only(consumer.poll().deliveries());
         assertThat(old.context()).isEqualTo(FIRST);
 
@@ -280,7 +281,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void retriesKeepTheContextAndDeadMessagesKeepItUntilDeletedSoARequeueStillLinks() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
-        RmqConsumer consumer = reading.consumer("t", new ConsumerSettings(10, Duration.ofSeconds(5),
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", new ConsumerSettings(10, Duration.ofSeconds(5),
                 new RetryPolicy(1, BackoffPolicy.fixed(Duration.ZERO))));
         consumer.nack(only(consumer.poll().deliveries()), "first failure");
         assertThat(stored("t", BODY)).isEqualTo(FIRST);
@@ -310,7 +311,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void aReleaseAtShutdownKeepsTheContextAndACancelledReleaseTakesItAlong() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         assertThat(consumer.release(consumer.poll().deliveries())).isOne();
         Delivery again = only(consumer.poll().deliveries());
         assertThat(again.context()).isEqualTo(FIRST);
@@ -324,7 +325,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void deletingADeadCopyKeepsTheContextOfACopyThatStillWaits() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
-        RmqConsumer consumer = reading.consumer("t", NO_RETRY);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", NO_RETRY);
         consumer.deadLetter(only(consumer.poll().deliveries()), "dead");
         sendNow("t", BODY, SECOND); // the same body sent again: waits while its old copy lies in dead
         assertThat(rmq.admin().purgeDead("t")).isOne();
@@ -361,7 +362,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(rmq.admin().purge("t")).isEqualTo(2);
         assertThat(storedCount("t")).isZero();
 
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         sendNow("t", BODY, FIRST);
         consumer.fail(only(consumer.poll().deliveries()), "not wanted", FailureDecision.drop());
         assertThat(storedCount("t")).isZero();
@@ -379,7 +380,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void priorityRetriesBackingOffKeepTheContext() {
         define("p", TopicType.PRIORITY);
         withContext(FIRST, () -> sending.producer().send(OutgoingMessage.priority("p", BODY, 5)));
-        RmqConsumer consumer = reading.consumer("p", new ConsumerSettings(10, Duration.ofSeconds(5),
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("p", new ConsumerSettings(10, Duration.ofSeconds(5),
                 new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofMillis(200)))));
         consumer.nack(only(consumer.poll().deliveries()), "failure");
         assertThat(stored("p", BODY)).as("kept while the retry backs off").isEqualTo(FIRST);
@@ -398,7 +399,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         define("o", TopicType.FIXED_TIME);
         sendNow("o", BODY, FIRST);
         sendNow("o", "{\"id\":2}", Map.of());
-        RmqConsumer consumer = reading.consumer("o", NO_RETRY);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("o", NO_RETRY);
         long epoch = SlotClaims.claim(consumer, 0, "a", 0, 10_000, 0).join().epoch();
         OrderedStep step = consumer.orderedStep(0, epoch, 10, List.of(), null, null, null).join();
         assertThat(step.deliveries()).hasSize(2);
@@ -505,7 +506,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1)));
         assertThat(stored("t", BODY)).isEqualTo(plus(FIRST, "tenant", "acme"));
 
-        RmqConsumer consumer = reading.consumer("t", ConsumerSettings.DEFAULT);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery delivery = only(consumer.poll().deliveries());
         assertThat(delivery.context()).isEqualTo(plus(FIRST, "tenant", "acme"));
         assertThat(consumer.ack(delivery)).isTrue();

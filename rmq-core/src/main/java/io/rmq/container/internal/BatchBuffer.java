@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.PriorityBlockingQueue;
 
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 
 /**
@@ -20,7 +20,7 @@ final class BatchBuffer extends HandoffBuffer {
     final PriorityBlockingQueue<List<Leased>> batches;
     private final int batchSize;
 
-    BatchBuffer(RmqConsumer consumer, LeaseKeeper leases, String id) {
+    BatchBuffer(SlotConsumer consumer, LeaseKeeper leases, String id) {
         super(consumer, leases, id);
         this.batches = new PriorityBlockingQueue<>(16, Comparator.comparing((List<Leased> batch) -> batch.get(0),
                 order));

@@ -7,13 +7,13 @@ import java.util.concurrent.CompletableFuture;
 
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 
 /**
  * A handler thread's loop in batch mode: takes one batch at a time from the {@link BatchBuffer}, hands it to the
- * {@link BatchMessageHandler} and settles it ({@link RmqConsumer#handleBatchAsync}). Its deliveries stop counting as
+ * {@link BatchMessageHandler} and settles it ({@link SlotConsumer#handleBatchAsync}). Its deliveries stop counting as
  * unhandled when the call returns and leave {@code outstanding} when their settlement ends. Instrumentation is per
  * delivery: {@code handleStarted} for each delivery of the batch (in order, right before the call; nested observation
  * scopes, the handler runs in the last one's), then its {@code handlerReturned} and {@code settled}, so metrics count
@@ -24,7 +24,7 @@ final class BatchWorker extends HandlerWorker {
     private final BatchBuffer buffer;
     private final BatchMessageHandler<Object> batchHandler;
 
-    BatchWorker(BatchBuffer buffer, BatchMessageHandler<Object> batchHandler, RmqConsumer consumer, Type payloadType,
+    BatchWorker(BatchBuffer buffer, BatchMessageHandler<Object> batchHandler, SlotConsumer consumer, Type payloadType,
             RunFlags flags, RedisClock clock, LeaseKeeper leases, Runnable wakePoller, String id) {
         super(consumer, payloadType, flags, clock, leases, wakePoller, id);
         this.buffer = buffer;

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 import io.rmq.observe.RmqInstrumentation;
 import org.slf4j.Logger;
@@ -30,7 +30,7 @@ abstract class HandlerWorker implements Runnable {
     /** Logs under the container's name ({@link ContainerLoggers}). */
     static final Logger log = LoggerFactory.getLogger(ContainerLoggers.CONCURRENT);
 
-    final RmqConsumer consumer;
+    final SlotConsumer consumer;
     final Type payloadType;
     final RunFlags flags;
     final RedisClock clock;
@@ -48,7 +48,7 @@ abstract class HandlerWorker implements Runnable {
     final boolean instrumented;
 
     /** {@code wakePoller}: after each handling, wakes the poller if the buffer has room for a round. */
-    HandlerWorker(RmqConsumer consumer, Type payloadType, RunFlags flags, RedisClock clock, LeaseKeeper leases,
+    HandlerWorker(SlotConsumer consumer, Type payloadType, RunFlags flags, RedisClock clock, LeaseKeeper leases,
             Runnable wakePoller, String id) {
         this.consumer = consumer;
         this.payloadType = payloadType;

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
@@ -32,7 +32,7 @@ abstract class HandoffBuffer {
     /** Logs under the container's name ({@link ContainerLoggers}). */
     static final Logger log = LoggerFactory.getLogger(ContainerLoggers.CONCURRENT);
 
-    final RmqConsumer consumer;
+    final SlotConsumer consumer;
     final LeaseKeeper leases;
     final String id;
     final String topic;
@@ -52,7 +52,7 @@ abstract class HandoffBuffer {
     /** Under {@link #lock}: the final drain at stop has run. */
     private boolean drained;
 
-    HandoffBuffer(RmqConsumer consumer, LeaseKeeper leases, String id) {
+    HandoffBuffer(SlotConsumer consumer, LeaseKeeper leases, String id) {
         this.consumer = consumer;
         this.leases = leases;
         this.id = id;

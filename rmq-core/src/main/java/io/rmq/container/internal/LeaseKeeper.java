@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +56,7 @@ final class LeaseKeeper {
         }
     }
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     /** The container's id, for the logs. */
     private final String id;
     /** The container's buffer capacity: {@link #leased} is compacted no more often than every four buffers. */
@@ -82,7 +82,7 @@ final class LeaseKeeper {
     /** Per slot, the lease extension under way (bounded); the slot's next one waits for it. */
     private CompletableFuture<?>[] extensions;
 
-    LeaseKeeper(RmqConsumer consumer, String id, int capacity, long extendEveryMillis, Runnable afterSettle) {
+    LeaseKeeper(SlotConsumer consumer, String id, int capacity, long extendEveryMillis, Runnable afterSettle) {
         this.consumer = consumer;
         this.id = id;
         this.capacity = capacity;

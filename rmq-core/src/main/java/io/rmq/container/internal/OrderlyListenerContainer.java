@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.coordination.SlotCoordinator;
@@ -62,7 +62,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerLoggers.ORDERLY);
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final WakeUpSubscriber wakeUps;
     private final SlotCoordinator coordinator;
     private final Type payloadType;
@@ -103,7 +103,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
 
     /** Made by {@link ListenerContainers} for the {@link io.rmq.Rmq} facade; use {@link io.rmq.Rmq#container}. */
     @SuppressWarnings("unchecked")
-    <T> OrderlyListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
+    <T> OrderlyListenerContainer(SlotConsumer consumer, WakeUpSubscriber wakeUps, SlotCoordinator coordinator,
             Type payloadType, MessageHandler<T> handler, ContainerOptions options) {
         if (coordinator == null) {
             throw new IllegalArgumentException("An ORDERLY container needs a SlotCoordinator (listener '"

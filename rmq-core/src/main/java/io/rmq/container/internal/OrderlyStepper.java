@@ -9,10 +9,10 @@ import java.util.concurrent.TimeUnit;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailureDecision;
 import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.LaneStep;
-import io.rmq.consumer.RmqConsumer.Outcome;
-import io.rmq.consumer.TopicRateLimiter;
+import io.rmq.consumer.internal.SlotConsumer;
+import io.rmq.consumer.internal.SlotConsumer.LaneStep;
+import io.rmq.consumer.internal.SlotConsumer.Outcome;
+import io.rmq.consumer.internal.TopicRateLimiter;
 import io.rmq.container.ContainerOptions;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
@@ -71,7 +71,7 @@ final class OrderlyStepper {
     private final SlotStepSender sender;
     /** Redis's clock: a step's due times are Redis's. */
     private final RedisClock clock;
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final Type payloadType;
     private final MessageHandler<Object> handler;
     private final TopicRateLimiter limiter;
@@ -86,7 +86,7 @@ final class OrderlyStepper {
     private final boolean instrumented;
 
     OrderlyStepper(OrderlySlots slots, LaneScheduler scheduler, StepBook steps, OrderlyPauseGate gate,
-            SlotOwnership ownership, SlotStepSender sender, RedisClock clock, RmqConsumer consumer, Type payloadType,
+            SlotOwnership ownership, SlotStepSender sender, RedisClock clock, SlotConsumer consumer, Type payloadType,
             MessageHandler<Object> handler, ContainerOptions options, long commandTimeoutMillis) {
         this.slots = slots;
         this.scheduler = scheduler;

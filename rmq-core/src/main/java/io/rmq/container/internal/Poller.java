@@ -7,8 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.TopicRateLimiter;
+import io.rmq.consumer.internal.SlotConsumer;
+import io.rmq.consumer.internal.TopicRateLimiter;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.internal.PollerEvents.Event;
 import io.rmq.container.internal.PollerEvents.Members;
@@ -50,7 +50,7 @@ final class Poller {
 
     private static final long ERROR_PAUSE_MILLIS = SlotSchedule.ERROR_PAUSE_MILLIS;
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final ContainerOptions options;
     private final String id;
     private final String topic;
@@ -123,7 +123,7 @@ final class Poller {
         }
     };
 
-    Poller(RmqConsumer consumer, ContainerOptions options, RunFlags flags, HandoffBuffer buffer, LeaseKeeper leases,
+    Poller(SlotConsumer consumer, ContainerOptions options, RunFlags flags, HandoffBuffer buffer, LeaseKeeper leases,
             RedisClock clock, int capacity, long extendEveryMillis) {
         this.consumer = consumer;
         this.options = options;
@@ -305,7 +305,7 @@ final class Poller {
     /**
      * The idle check, every {@code maxIdle}: the safety net for what no announcement told the poller (a lost one, a
      * writer that does not announce, another consumer's lease that expires because it died). Instead of a pop of
-     * every slot it asks which slots hold anything at all ({@link RmqConsumer#occupiedSlotsAsync()}: one plain
+     * every slot it asks which slots hold anything at all ({@link SlotConsumer#occupiedSlotsAsync()}: one plain
      * {@code EXISTS} on a standalone server whose slots are all empty, one per slot on a cluster) and pops only
      * those, at once. Its answer comes back as a {@link SlotsChecked} event; one check at a time, bounded by the
      * command timeout.

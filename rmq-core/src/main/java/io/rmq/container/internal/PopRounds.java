@@ -5,8 +5,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.consumer.PollResult;
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.TopicRateLimiter;
+import io.rmq.consumer.internal.SlotConsumer;
+import io.rmq.consumer.internal.TopicRateLimiter;
 import io.rmq.container.internal.PollerEvents.TopologyChecked;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.internal.Timeouts;
@@ -43,7 +43,7 @@ final class PopRounds {
     private static final long STUCK_POP_MILLIS = 1000;
     private static final long TOPOLOGY_CHECK_MILLIS = 1000;
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final String id;
     private final String topic;
     private final PollerEvents events;
@@ -66,7 +66,7 @@ final class PopRounds {
     /** Local ms before which the poller asks for no topology refresh (cluster only). Poller thread. */
     private long nextTopologyCheck;
 
-    PopRounds(RmqConsumer consumer, String id, PollerEvents events, SlotSchedule schedule, HandoffBuffer buffer,
+    PopRounds(SlotConsumer consumer, String id, PollerEvents events, SlotSchedule schedule, HandoffBuffer buffer,
             TopicRateLimiter limiter, long commandTimeoutMillis) {
         this.consumer = consumer;
         this.id = id;

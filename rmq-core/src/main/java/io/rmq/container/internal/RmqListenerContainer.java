@@ -6,7 +6,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;
 import io.rmq.container.internal.PollerEvents.Resync;
@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * handled and settled, leases keep being extended, and the poller keeps draining its events; {@link #resume()} has
  * it poll every slot at once.
  * <p>
- * <b>Batch mode</b> ({@link #RmqListenerContainer(RmqConsumer, WakeUpSubscriber, Type, BatchMessageHandler,
+ * <b>Batch mode</b> ({@link #RmqListenerContainer(SlotConsumer, WakeUpSubscriber, Type, BatchMessageHandler,
  * ContainerOptions)}): what one pop of one slot brought is queued as one batch and handed whole to the
  * {@link BatchMessageHandler} ({@link BatchBuffer}, {@link BatchWorker}). Everything else is the same. The buffer
  * holds {@code (concurrency + 8) * batchSize} deliveries, so that every handler thread can have a full batch.
@@ -56,7 +56,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     private static final Logger log = LoggerFactory.getLogger(ContainerLoggers.CONCURRENT);
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final WakeUpSubscriber wakeUps;
     private final Type payloadType;
     private final ContainerOptions options;
@@ -78,7 +78,7 @@ public final class RmqListenerContainer implements ListenerContainer {
 
     /** Made by {@link ListenerContainers} for the {@link io.rmq.Rmq} facade; use {@link io.rmq.Rmq#container}. */
     @SuppressWarnings("unchecked")
-    <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+    <T> RmqListenerContainer(SlotConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<T> handler, ContainerOptions options) {
         this(consumer, wakeUps, payloadType, (MessageHandler<Object>) handler, null, options);
     }
@@ -89,13 +89,13 @@ public final class RmqListenerContainer implements ListenerContainer {
      * by {@link ListenerContainers}: use {@link io.rmq.Rmq#batchContainer}.
      */
     @SuppressWarnings("unchecked")
-    <T> RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+    <T> RmqListenerContainer(SlotConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             BatchMessageHandler<T> batchHandler, ContainerOptions options) {
         this(consumer, wakeUps, payloadType, null, (BatchMessageHandler<Object>) requireBatchable(batchHandler,
                 options), options);
     }
 
-    private RmqListenerContainer(RmqConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
+    private RmqListenerContainer(SlotConsumer consumer, WakeUpSubscriber wakeUps, Type payloadType,
             MessageHandler<Object> handler, BatchMessageHandler<Object> batchHandler, ContainerOptions options) {
         this.consumer = consumer;
         this.wakeUps = wakeUps;

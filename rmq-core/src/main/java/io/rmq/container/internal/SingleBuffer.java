@@ -3,7 +3,7 @@ package io.rmq.container.internal;
 import java.util.List;
 import java.util.concurrent.PriorityBlockingQueue;
 
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 
 /**
@@ -14,7 +14,7 @@ final class SingleBuffer extends HandoffBuffer {
 
     final PriorityBlockingQueue<Leased> queue;
 
-    SingleBuffer(RmqConsumer consumer, LeaseKeeper leases, String id) {
+    SingleBuffer(SlotConsumer consumer, LeaseKeeper leases, String id) {
         super(consumer, leases, id);
         this.queue = new PriorityBlockingQueue<>(64, order);
     }

@@ -6,7 +6,7 @@ import java.util.List;
 
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.LeaseKeeper.Leased;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 
@@ -37,7 +37,7 @@ final class SingleWorker extends HandlerWorker {
         volatile int next;
     }
 
-    SingleWorker(SingleBuffer buffer, MessageHandler<Object> handler, int concurrency, RmqConsumer consumer,
+    SingleWorker(SingleBuffer buffer, MessageHandler<Object> handler, int concurrency, SlotConsumer consumer,
             Type payloadType, RunFlags flags, RedisClock clock, LeaseKeeper leases, Runnable wakePoller, String id) {
         super(consumer, payloadType, flags, clock, leases, wakePoller, id);
         this.buffer = buffer;

@@ -10,8 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.internal.SlotClaims;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.MembershipLease;
@@ -48,7 +47,7 @@ final class SlotOwnership {
     /** Logs under the container's name ({@link ContainerLoggers}). */
     private static final Logger log = LoggerFactory.getLogger(ContainerLoggers.ORDERLY);
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final SlotCoordinator coordinator;
     private final OrderlySlots slots;
     private final OwnershipChanges changes;
@@ -77,7 +76,7 @@ final class SlotOwnership {
      */
     private final Set<Integer> orphaned = ConcurrentHashMap.newKeySet();
 
-    SlotOwnership(RmqConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, OwnershipChanges changes,
+    SlotOwnership(SlotConsumer consumer, SlotCoordinator coordinator, OrderlySlots slots, OwnershipChanges changes,
             StepBook steps, SlotStepSender sender, ContainerOptions options, long commandTimeoutMillis) {
         this.consumer = consumer;
         this.coordinator = coordinator;
@@ -230,7 +229,7 @@ final class SlotOwnership {
         Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
         for (OrderlySlot s : held) {
             if (lease == null) {
-                renewals.put(s, SlotClaims.claim(consumer, s.slot, instanceId, s.epoch, ownershipMillis, 0));
+                renewals.put(s, consumer.claim(s.slot, instanceId, s.epoch, ownershipMillis, 0));
             }
             else {
                 // listed at this beat: no other instance takes it before the membership runs out (own.lua)
@@ -241,8 +240,8 @@ final class SlotOwnership {
         for (Map.Entry<Integer, Long> slot : assigned.entrySet()) {
             if (held.stream().noneMatch(s -> s.slot == slot.getKey())) {
                 claims.put(slot.getKey(), lease == null
-                        ? SlotClaims.claim(consumer, slot.getKey(), instanceId, 0, ownershipMillis, slot.getValue())
-                        : SlotClaims.claimLeased(consumer, slot.getKey(), instanceId, slot.getValue(), lease.live()));
+                        ? consumer.claim(slot.getKey(), instanceId, 0, ownershipMillis, slot.getValue())
+                        : consumer.claimLeased(slot.getKey(), instanceId, slot.getValue(), lease.live()));
             }
         }
         // a slot whose claim or release had no answer may still be this instance's in Redis: a leased key of a live

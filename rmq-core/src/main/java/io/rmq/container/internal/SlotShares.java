@@ -7,7 +7,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.PollerEvents.Members;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +49,7 @@ final class SlotShares {
     /** The longest delay before stealing a slot whose steals keep finding nothing (its owner keeps up). */
     static final long MAX_STEAL_DELAY_MILLIS = 2000;
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final String id;
     private final String topic;
     private final PollerEvents events;
@@ -74,7 +74,7 @@ final class SlotShares {
     /** How many live members the current shares were computed from (0 without a membership), for tests and views. */
     private volatile int liveMembers;
 
-    SlotShares(RmqConsumer consumer, String id, PollerEvents events, long ttlMillis, long commandTimeoutMillis) {
+    SlotShares(SlotConsumer consumer, String id, PollerEvents events, long ttlMillis, long commandTimeoutMillis) {
         this.consumer = consumer;
         this.id = id;
         this.topic = consumer.topic().name();

@@ -6,9 +6,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.NackOutcome;
-import io.rmq.consumer.RmqConsumer;
-import io.rmq.consumer.RmqConsumer.LaneStep;
-import io.rmq.consumer.RmqConsumer.StepFailure;
+import io.rmq.consumer.internal.SlotConsumer;
+import io.rmq.consumer.internal.SlotConsumer.LaneStep;
+import io.rmq.consumer.internal.SlotConsumer.StepFailure;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class SlotStepSender {
 
-    private final RmqConsumer consumer;
+    private final SlotConsumer consumer;
     private final StepBook steps;
     private final OwnershipChanges changes;
     private final String id;
@@ -44,7 +44,7 @@ final class SlotStepSender {
     /** Redis's clock, bracketed by each step's reply. */
     private final RedisClock clock;
 
-    SlotStepSender(RmqConsumer consumer, StepBook steps, OwnershipChanges changes, RedisClock clock, String id, long commandTimeoutMillis) {
+    SlotStepSender(SlotConsumer consumer, StepBook steps, OwnershipChanges changes, RedisClock clock, String id, long commandTimeoutMillis) {
         this.consumer = consumer;
         this.steps = steps;
         this.changes = changes;
@@ -179,7 +179,7 @@ final class SlotStepSender {
                 first = first == null ? ex : first; // the others' follow-ups still run
             }
             if (instrumented) {
-                failure.scope().settled(RmqConsumer.outcomeOf(outcome));
+                failure.scope().settled(SlotConsumer.outcomeOf(outcome));
             }
         }
         if (instrumented) {

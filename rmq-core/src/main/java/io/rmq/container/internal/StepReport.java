@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.rmq.consumer.Delivery;
-import io.rmq.consumer.RmqConsumer.Outcome;
+import io.rmq.consumer.internal.SlotConsumer.Outcome;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 
 /**

@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.TopicType;
@@ -45,7 +45,7 @@ class SlotOwnershipSettleTest extends ContainerTestSupport {
     void aReleaseWithoutAnAnswerHidesNoClaimAndALateClaimIsOrphaned() {
         String topic = "settle";
         engine(RmqInstrumentation.NONE).defineTopic(topic, TopicType.FIXED_TIME, 4);
-        RmqConsumer consumer = engine.consumer(topic, ORDERLY_FAST);
+        SlotConsumer consumer = (SlotConsumer) engine.consumer(topic, ORDERLY_FAST);
         OrderlySlots slots = new OrderlySlots("settle", topic);
         OwnershipChanges changes = new OwnershipChanges(slots);
         StepBook steps = new StepBook(slots, new OrderlyPauseGate(slots));

@@ -169,7 +169,7 @@ class SlotSharesTest extends ContainerTestSupport {
         await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
         // long enough that sending and handling 200 messages ends before it on a loaded machine
         long ghostMillis = 30_000; // > the 5 s + 15 s awaits below plus the sends
-        engine.consumer("ghosted", SETTINGS).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
+        ((io.rmq.consumer.internal.SlotConsumer) engine.consumer("ghosted", SETTINGS)).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
         Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());
         ghostShare.removeAll(slots(a));
@@ -182,7 +182,7 @@ class SlotSharesTest extends ContainerTestSupport {
 
         // its time runs out (its last beat is made to end now, rather than waiting out the long life that covered the
         // steps above on a loaded machine): the survivor's own share covers every slot again, within a beat or two
-        engine.consumer("ghosted", SETTINGS).sharesAsync("ghost", 1, false).get(5, TimeUnit.SECONDS);
+        ((io.rmq.consumer.internal.SlotConsumer) engine.consumer("ghosted", SETTINGS)).sharesAsync("ghost", 1, false).get(5, TimeUnit.SECONDS);
         await().atMost(Duration.ofMillis(TIMEOUT.toMillis() + 5000)).until(() -> slots(a).size() == SLOTS);
         assertThat(ghostShare).isNotEmpty();
         assertThat(a.stallsRepaired()).isZero();

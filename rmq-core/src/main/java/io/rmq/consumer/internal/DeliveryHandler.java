@@ -1,11 +1,20 @@
-package io.rmq.consumer;
+package io.rmq.consumer.internal;
 
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
-import io.rmq.consumer.RmqConsumer.Outcome;
+import io.rmq.consumer.BatchMessageHandler;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.FailedMessage;
+import io.rmq.consumer.FailureDecision;
+import io.rmq.consumer.FailurePolicy;
+import io.rmq.consumer.MessageHandler;
+import io.rmq.consumer.RmqBatchFailure;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer.Outcome;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqPayloadMismatchException;
 
@@ -143,7 +152,7 @@ final class DeliveryHandler {
                 decision = FailureDecision.standard();
             }
         }
-        if (decision.isStandard()) {
+        if (decision == FailureDecision.standard()) {
             decision = retryable ? FailureDecision.retry() : FailureDecision.dead();
         }
         return decision;

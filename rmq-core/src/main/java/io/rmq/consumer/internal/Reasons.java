@@ -1,5 +1,6 @@
-package io.rmq.consumer;
+package io.rmq.consumer.internal;
 
+import io.rmq.consumer.RmqConsumer;
 import tools.jackson.core.JacksonException;
 
 /**

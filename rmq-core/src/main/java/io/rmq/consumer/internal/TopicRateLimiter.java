@@ -1,4 +1,4 @@
-package io.rmq.consumer;
+package io.rmq.consumer.internal;
 
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -1,12 +1,11 @@
-package io.rmq.coordination;
+package io.rmq.coordination.internal;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.rmq.coordination.internal.CoordinatorFactory;
-import io.rmq.coordination.internal.MembershipLease;
+import io.rmq.coordination.SlotCoordinator;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 
@@ -22,12 +21,8 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
 
     private final RmqRedis redis;
 
-    static {
-        CoordinatorFactory.SEAM.register(RedisSlotCoordinator::new);
-    }
-
-    /** Takes engine internals, so the {@link io.rmq.Rmq} facade makes it through {@link CoordinatorFactory}. */
-    RedisSlotCoordinator(RmqRedis redis) {
+    /** Made by the {@link io.rmq.Rmq} facade, the default coordinator of its ORDERLY listeners. */
+    public RedisSlotCoordinator(RmqRedis redis) {
         this.redis = redis;
     }
 

@@ -1,4 +1,4 @@
-package io.rmq.consumer;
+package io.rmq.consumer.internal;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,7 +12,15 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
-import io.rmq.consumer.RmqConsumer.Outcome;
+import io.rmq.consumer.ConsumerSettings;
+import io.rmq.consumer.DeadLetterForwarder;
+import io.rmq.consumer.DeadLetterStory;
+import io.rmq.consumer.Delivery;
+import io.rmq.consumer.FailureDecision;
+import io.rmq.consumer.NackOutcome;
+import io.rmq.consumer.RmqConsumer;
+import io.rmq.consumer.internal.SlotConsumer.Outcome;
+import io.rmq.core.DeadLetterRetention;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.internal.Timeouts;
@@ -44,7 +52,7 @@ final class Settlement {
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final boolean priority;
-    /** The retry policy as the slots' scripts apply it (RmqConsumer#perSlot). */
+    /** The retry policy as the slots' scripts apply it ({@link #perSlot}). */
     private final RetryPolicy slotRetry;
     /** Acks to a slot that arrive while one is under way go out together. */
     private final SlotBatcher<Delivery, Long> acks;
@@ -63,7 +71,7 @@ final class Settlement {
         this.topic = topic;
         this.settings = settings;
         this.priority = topic.type() == TopicType.PRIORITY;
-        this.slotRetry = RmqConsumer.perSlot(settings.retry(), topic.slotAmount());
+        this.slotRetry = perSlot(settings.retry(), topic.slotAmount());
         this.deadLetters = deadLetters;
         this.instrumentation = instrumentation;
         this.timed = instrumentation.timed(); // NONE is not timed
@@ -97,7 +105,7 @@ final class Settlement {
                     != NackOutcome.FENCED);
             afterFailure(delivery, result[0], outcome);
             // after its log line (and a dead-letter forward): whoever sees the count sees the line written
-            scope.settled(RmqConsumer.outcomeOf(result[0]));
+            scope.settled(SlotConsumer.outcomeOf(result[0]));
             whenSettled.accept(null);
             return;
         }
@@ -177,7 +185,7 @@ final class Settlement {
                 result[0] = RedisGateway.await(calls.get(k), "failing " + delivery);
                 if (result[0] == NackOutcome.FENCED) {
                     // a lease extension may have changed the token meanwhile: wait for it, and fail again if it did
-                    delivery.extension().exceptionally(ex -> null).join();
+                    DefaultDelivery.of(delivery).extension().exceptionally(ex -> null).join();
                     if (delivery.token() != sentTokens.get(k)) {
                         retryFenced(delivery, d -> (result[0] = fail(d, outcome.reason(), outcome.decision()))
                                 != NackOutcome.FENCED);
@@ -191,7 +199,7 @@ final class Settlement {
                 continue;
             }
             afterFailure(delivery, result[0], outcome);
-            scopes.get(i).settled(RmqConsumer.outcomeOf(result[0]));
+            scopes.get(i).settled(SlotConsumer.outcomeOf(result[0]));
         }
         return acked;
     }
@@ -243,7 +251,7 @@ final class Settlement {
      */
     private void ack(Delivery delivery, long firstTriedMillis, long retryInMillis, BiConsumer<Boolean, Throwable> then) {
         long token = delivery.token();
-        acks.submit(delivery.slotKeys(), delivery).whenComplete((code, error) -> {
+        acks.submit(DefaultDelivery.of(delivery).slotKeys(), delivery).whenComplete((code, error) -> {
             if (error == null && code == 1) {
                 then.accept(true, null);
                 return;
@@ -269,7 +277,8 @@ final class Settlement {
     CompletableFuture<boolean[]> ackBatchAsync(List<Delivery> deliveries) {
         Map<SlotKeys, List<Integer>> bySlot = new LinkedHashMap<>();
         for (int i = 0; i < deliveries.size(); i++) {
-            bySlot.computeIfAbsent(deliveries.get(i).slotKeys(), s -> new ArrayList<>()).add(i);
+            SlotKeys keys = DefaultDelivery.of(deliveries.get(i)).slotKeys();
+            bySlot.computeIfAbsent(keys, s -> new ArrayList<>()).add(i);
         }
         @SuppressWarnings("unchecked")
         CompletableFuture<Boolean>[] each = new CompletableFuture[deliveries.size()];
@@ -310,9 +319,10 @@ final class Settlement {
     }
 
     CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        return timed("nack", redis.nack(delivery.slotKeys(), priority, slotRetry, List.of(delivery.member()),
+        SlotKeys keys = DefaultDelivery.of(delivery).slotKeys();
+        return timed("nack", redis.nack(keys, priority, slotRetry, List.of(delivery.member()),
                 List.of(delivery.token()), List.of(Reasons.truncate(reason)),
-                List.of(FailureDecision.actionOf(decision)))).thenApply(codes -> NackOutcome.of(codes.get(0)));
+                List.of(Settlement.actionOf(decision)))).thenApply(codes -> Settlement.nackOutcome(codes.get(0)));
     }
 
     /** See {@link RmqConsumer#afterFailure}. */
@@ -341,7 +351,7 @@ final class Settlement {
         // Redis's clock, as every due time (estimated from the pop: no call to Redis; the engine's forwarder tells the
         // dead queue's died-at instead)
         return new DeadLetterStory(root == null ? null : root.getClass().getName(), outcome.reason(), delivery.attempt(),
-                delivery.redisNowEstimate());
+                DefaultDelivery.of(delivery).redisNowEstimate());
     }
 
     /**
@@ -380,7 +390,7 @@ final class Settlement {
         // deliveries leased until they expire (seen at a container's stop with a short lease); extensions are bounded
         CompletableFuture<?>[] extensions = new CompletableFuture<?>[deliveries.size()];
         for (int i = 0; i < extensions.length; i++) {
-            extensions[i] = deliveries.get(i).extension().exceptionally(ex -> null);
+            extensions[i] = DefaultDelivery.of(deliveries.get(i)).extension().exceptionally(ex -> null);
         }
         return CompletableFuture.allOf(extensions).thenCompose(v -> releaseNow(deliveries));
     }
@@ -400,7 +410,7 @@ final class Settlement {
         long leaseMillis = settings.lease().toMillis();
         CompletableFuture<Void> applied = new CompletableFuture<>();
         for (Delivery delivery : deliveries) {
-            delivery.extensionUnderWay(applied);
+            DefaultDelivery.of(delivery).extensionUnderWay(applied);
         }
         CompletableFuture<Integer> extended;
         try {
@@ -420,7 +430,7 @@ final class Settlement {
                     int extended = 0;
                     for (int i = 0; i < group.size(); i++) {
                         if (tokens.get(i) > 0) {
-                            group.get(i).leaseExtendedTo(tokens.get(i));
+                            DefaultDelivery.of(group.get(i)).leaseExtendedTo(tokens.get(i));
                             extended++;
                         }
                     }
@@ -440,7 +450,7 @@ final class Settlement {
             if (call.test(delivery)) {
                 return true;
             }
-            delivery.extension().exceptionally(ex -> null).join();
+            DefaultDelivery.of(delivery).extension().exceptionally(ex -> null).join();
             if (delivery.token() == token) {
                 return false;
             }
@@ -453,7 +463,7 @@ final class Settlement {
      */
     private static <R> CompletableFuture<R> afterExtension(Delivery delivery, long token,
             Supplier<CompletableFuture<R>> retry, R fenced) {
-        return delivery.extension().handle((v, ex) -> null).thenCompose(v -> delivery.token() != token
+        return DefaultDelivery.of(delivery).extension().handle((v, ex) -> null).thenCompose(v -> delivery.token() != token
                 ? retry.get()
                 : CompletableFuture.completedFuture(fenced));
     }
@@ -464,7 +474,7 @@ final class Settlement {
             BiFunction<SlotKeys, List<Delivery>, CompletableFuture<R>> call) {
         Map<SlotKeys, List<Delivery>> bySlot = new LinkedHashMap<>();
         for (Delivery delivery : deliveries) {
-            bySlot.computeIfAbsent(delivery.slotKeys(), s -> new ArrayList<>()).add(delivery);
+            bySlot.computeIfAbsent(DefaultDelivery.of(delivery).slotKeys(), s -> new ArrayList<>()).add(delivery);
         }
         Map<SlotKeys, CompletableFuture<R>> calls = new LinkedHashMap<>();
         bySlot.forEach((slot, group) -> calls.put(slot, call.apply(slot, group)));
@@ -490,7 +500,7 @@ final class Settlement {
     static @Nullable List<byte[]> traceFields(List<Delivery> group) {
         List<byte[]> out = null;
         for (int i = 0; i < group.size(); i++) {
-            byte[] field = group.get(i).traceField();
+            byte[] field = DefaultDelivery.of(group.get(i)).traceField();
             if (field != null && out == null) {
                 out = new ArrayList<>(group.size());
                 for (int k = 0; k < i; k++) {
@@ -512,5 +522,39 @@ final class Settlement {
             out.add(d.token());
         }
         return out;
+    }
+
+    /** What became of a failed delivery, from the scripts' code for it. */
+    static NackOutcome nackOutcome(long code) {
+        return code == 3 ? NackOutcome.DROPPED : code == 2 ? NackOutcome.DEAD : code == 1 ? NackOutcome.RETRY
+                : NackOutcome.FENCED;
+    }
+
+    /**
+     * The scripts' action code for a decision (see fail() in _common.lua): '' the retry policy (also for null and
+     * {@link FailureDecision#standard()}, which the consumer resolves before it writes), 'd' dead, 'x' drop, or the
+     * delay in ms.
+     */
+    static String actionOf(@Nullable FailureDecision decision) {
+        if (decision == null || decision == FailureDecision.standard() || decision == FailureDecision.retry()) {
+            return "";
+        }
+        if (decision == FailureDecision.dead()) {
+            return "d";
+        }
+        if (decision == FailureDecision.drop()) {
+            return "x";
+        }
+        return Long.toString(java.util.Objects.requireNonNull(decision.retryDelay()).toMillis());
+    }
+
+    /**
+     * {@code retry} as one of {@code slotAmount} slots applies it: a script sees one slot's dead queue, so each keeps
+     * its share of the topic's dead-letter count bound (rounded up); the age bound is the topic's.
+     */
+    static RetryPolicy perSlot(RetryPolicy retry, int slotAmount) {
+        DeadLetterRetention retention = retry.deadLetters();
+        return retry.withDeadLetters(
+                new DeadLetterRetention(retention.maxCountPerSlot(slotAmount), retention.maxAge()));
     }
 }

@@ -1,4 +1,4 @@
-package io.rmq.instances;
+package io.rmq.instances.internal;
 
 import java.util.ArrayList;
 import java.util.List;
