@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.core.internal.RmqKeys.SlotKeys;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.TraceContexts;
@@ -24,7 +24,7 @@ public final class Delivery {
     private final byte[] member;
     private final double score;
     private final int attempt;
-    /** CONCURRENT: the lease token, in {@link RmqRedis#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
+    /** CONCURRENT: the lease token, in {@link RmqRedisLeases#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
     private volatile long token;
     private final boolean leased;
     /**
@@ -47,7 +47,7 @@ public final class Delivery {
     private @Nullable Envelope envelope;
     /**
      * The field of the body's trace record when the pop read the slot's trace records (see
-     * {@link RmqRedis#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
+     * {@link RmqRedisLeases#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
      */
     private final byte @Nullable [] traceField;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
@@ -161,13 +161,13 @@ public final class Delivery {
      * delivery of an ORDERLY slot, which is held under its owner's epoch, not leased.
      */
     public long leaseDeadline() {
-        return leased ? Math.floorDiv(token, RmqRedis.TOKEN_UNITS) : -1;
+        return leased ? Math.floorDiv(token, RmqRedisLeases.TOKEN_UNITS) : -1;
     }
 
     /**
      * The fencing token of this delivery. CONCURRENT: its prepare score (the lease deadline in ms plus a fraction that
-     * makes it unique) times {@link RmqRedis#TOKEN_UNITS}; every pop and every extension of a slot issues a higher
-     * one. ORDERLY: the epoch under which the owner took the slot.
+     * makes it unique) times {@link RmqRedisLeases#TOKEN_UNITS}; every pop and every extension of a slot issues a
+     * higher one. ORDERLY: the epoch under which the owner took the slot.
      */
     public long token() {
         return token;

@@ -20,8 +20,10 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
-import io.rmq.redis.internal.RmqRedis.PopResult;
-import io.rmq.redis.internal.RmqRedis.Popped;
+import io.rmq.redis.internal.RmqRedisLeases;
+import io.rmq.redis.internal.RmqRedisLeases.PopResult;
+import io.rmq.redis.internal.RmqRedisLeases.Popped;
+import io.rmq.redis.internal.RmqRedisOrderly;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,6 +39,9 @@ public final class RmqConsumer {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqConsumer.class);
 
     private final RmqRedis redis;
+    /** The engine's {@link RmqRedis#leases()} and {@link RmqRedis#orderly()}, kept: called on every pop and step. */
+    private final RmqRedisLeases leases;
+    private final RmqRedisOrderly orderly;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final SlotKeys[] slots;
@@ -92,6 +97,8 @@ public final class RmqConsumer {
         this.timed = this.instrumentation.timed(); // NONE is not timed
         this.logBodyChars = parts.logBodyChars();
         this.redis = redis;
+        this.leases = redis.leases();
+        this.orderly = redis.orderly();
         this.topic = topic;
         this.settings = settings;
         this.slots = redis.keys().slots(topic);
@@ -102,7 +109,7 @@ public final class RmqConsumer {
         }
         this.priority = topic.type() == TopicType.PRIORITY;
         this.handling = new DeliveryHandler(topic.name(), settings, parts.codec(), logBodyChars);
-        this.settlement = new Settlement(redis, topic, settings, parts.deadLetters(), instrumentation);
+        this.settlement = new Settlement(leases, topic, settings, parts.deadLetters(), instrumentation);
     }
 
     /** What this consumer and the containers built on it report to ({@link RmqInstrumentation#NONE}: nothing). */
@@ -153,7 +160,7 @@ public final class RmqConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, slotRetry, readContexts));
+            pops.add(leases.pop(slots[slot], priority, batchPerSlot, leaseMillis, slotRetry, readContexts));
         }
         // handle, not thenApply: one failed slot must not hide what the other slots already leased
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
@@ -213,7 +220,7 @@ public final class RmqConsumer {
      */
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, slotRetry, readContexts,
+        return leases.pop(slots[slot], priority, batch, leaseMillis, slotRetry, readContexts,
                 settings.lookAhead().toMillis()).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
@@ -222,10 +229,10 @@ public final class RmqConsumer {
     /**
      * Per slot of the topic, whether it holds anything at all (waiting messages, leases, PRIORITY retries): 0 means
      * nothing can fall due there until something is written to it. Cheap (plain {@code EXISTS}, see
-     * {@link RmqRedis#occupied}): an idle listener's periodic check of the slots it has no news of.
+     * {@link RmqRedisLeases#occupied}): an idle listener's periodic check of the slots it has no news of.
      */
     public CompletableFuture<long[]> occupiedSlotsAsync() {
-        return redis.occupied(slots, priority);
+        return leases.occupied(slots, priority);
     }
 
     /**
@@ -351,7 +358,7 @@ public final class RmqConsumer {
     public CompletableFuture<long[]> sweepAsync(int[] slotNumbers) {
         List<CompletableFuture<long[]>> sweeps = new ArrayList<>(slotNumbers.length);
         for (int slot : slotNumbers) {
-            sweeps.add(redis.sweep(slots[slot], priority, slotRetry, 1000));
+            sweeps.add(leases.sweep(slots[slot], priority, slotRetry, 1000));
         }
         return CompletableFuture.allOf(sweeps.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long[] total = new long[2];
@@ -586,13 +593,13 @@ public final class RmqConsumer {
     public CompletableFuture<LaneStep> laneStep(int slot, long epoch, int batch, boolean resync, boolean serial,
             List<Delivery> acked, List<StepFailure> failures, List<Delivery> returned) {
         SlotKeys keys = slots[slot];
-        List<RmqRedis.OrderlyFailure> failed = new ArrayList<>(failures.size());
+        List<RmqRedisOrderly.OrderlyFailure> failed = new ArrayList<>(failures.size());
         for (StepFailure failure : failures) {
-            failed.add(new RmqRedis.OrderlyFailure(failure.delivery().member(),
+            failed.add(new RmqRedisOrderly.OrderlyFailure(failure.delivery().member(),
                     Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
                     FailureDecision.actionOf(failure.decision())));
         }
-        return redis.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
+        return orderly.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
                 Settlement.bodies(acked),
                 failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
@@ -616,9 +623,9 @@ public final class RmqConsumer {
      * the claimant's heartbeat returned), else timed for {@code ownershipMillis}. Its answer is an engine internal, so
      * the ORDERLY container calls it through {@link io.rmq.consumer.internal.SlotClaims}.
      */
-    CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
+    CompletableFuture<RmqRedisOrderly.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
             long decidedEpoch, RmqRedis.@org.jspecify.annotations.Nullable Beat live) {
-        return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
+        return orderly.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority,
                 slotRetry, live);
     }
 
@@ -639,7 +646,7 @@ public final class RmqConsumer {
 
     /** Gives ownership of an ordered slot up; false when this instance no longer held it. */
     public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
-        return redis.releaseOwnership(slots[slot], instanceId, epoch, priority);
+        return orderly.releaseOwnership(slots[slot], instanceId, epoch, priority);
     }
 
     /** Error text kept with a failed message: exception class and message, and its causes. */

@@ -21,7 +21,7 @@ import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import io.rmq.redis.internal.RedisGateway;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.redis.internal.SlotBatcher;
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +40,7 @@ final class Settlement {
     /** Wait before the first retry of an ack that failed; it doubles with every further failure. */
     private static final long FIRST_ACK_RETRY_MILLIS = 100;
 
-    private final RmqRedis redis;
+    private final RmqRedisLeases leases;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final boolean priority;
@@ -57,9 +57,9 @@ final class Settlement {
      */
     private final boolean timed;
 
-    Settlement(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings,
+    Settlement(RmqRedisLeases leases, TopicDefinition topic, ConsumerSettings settings,
             @Nullable DeadLetterForwarder deadLetters, RmqInstrumentation instrumentation) {
-        this.redis = redis;
+        this.leases = leases;
         this.topic = topic;
         this.settings = settings;
         this.priority = topic.type() == TopicType.PRIORITY;
@@ -68,7 +68,7 @@ final class Settlement {
         this.instrumentation = instrumentation;
         this.timed = instrumentation.timed(); // NONE is not timed
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
-                (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
+                (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
     }
 
     /**
@@ -199,7 +199,7 @@ final class Settlement {
     // ---------------------------------------------------------------- acks
 
     CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
+        return perSlot(deliveries, (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -279,7 +279,7 @@ final class Settlement {
             List<Long> sentTokens = tokens(group);
             CompletableFuture<List<Long>> call;
             try {
-                call = timed("ack", redis.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
+                call = timed("ack", leases.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
             }
             catch (RuntimeException ex) {
                 call = CompletableFuture.failedFuture(ex);
@@ -310,7 +310,7 @@ final class Settlement {
     }
 
     CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
-        return timed("nack", redis.nack(delivery.slotKeys(), priority, slotRetry, List.of(delivery.member()),
+        return timed("nack", leases.nack(delivery.slotKeys(), priority, slotRetry, List.of(delivery.member()),
                 List.of(delivery.token()), List.of(Reasons.truncate(reason)),
                 List.of(FailureDecision.actionOf(decision)))).thenApply(codes -> NackOutcome.of(codes.get(0)));
     }
@@ -391,7 +391,7 @@ final class Settlement {
             for (Delivery d : group) {
                 scores.add(d.score());
             }
-            return redis.release(slot, priority, bodies(group), tokens(group), scores);
+            return leases.release(slot, priority, bodies(group), tokens(group), scores);
         }).thenApply(results -> results.values().stream().mapToInt(Long::intValue).sum());
     }
 
@@ -415,7 +415,7 @@ final class Settlement {
     }
 
     private CompletableFuture<Integer> extendAll(List<Delivery> deliveries, long leaseMillis) {
-        return perSlot(deliveries, (slot, group) -> timed("extend", redis.extend(slot, leaseMillis, bodies(group),
+        return perSlot(deliveries, (slot, group) -> timed("extend", leases.extend(slot, leaseMillis, bodies(group),
                 tokens(group))).thenApply(tokens -> {
                     int extended = 0;
                     for (int i = 0; i < group.size(); i++) {

@@ -14,7 +14,7 @@ import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedis.Beat;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.redis.internal.RmqRedis.MembersAction;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;

@@ -11,7 +11,7 @@ import io.rmq.container.OrderlyListenerContainer;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedis.Beat;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.redis.internal.RmqRedis.MembersAction;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.internal.Seam;
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,7 +19,7 @@ public final class SlotClaims {
     @FunctionalInterface
     public interface Access {
 
-        CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId, long heldEpoch,
+        CompletableFuture<Claim> claim(RmqConsumer consumer, int slot, String instanceId, long heldEpoch,
                 long ownershipMillis, long decidedEpoch, RmqRedis.@Nullable Beat live);
     }
 
@@ -31,7 +32,7 @@ public final class SlotClaims {
      * Claims (or, with the epoch held, renews) {@code consumer}'s ordered slot {@code slot} for
      * {@code ownershipMillis}; {@code decidedEpoch} is the epoch the slot coordinator decided on (0: none).
      */
-    public static CompletableFuture<RmqRedis.Claim> claim(RmqConsumer consumer, int slot, String instanceId,
+    public static CompletableFuture<Claim> claim(RmqConsumer consumer, int slot, String instanceId,
             long heldEpoch, long ownershipMillis, long decidedEpoch) {
         return SEAM.get().claim(consumer, slot, instanceId, heldEpoch, ownershipMillis, decidedEpoch, null);
     }
@@ -40,7 +41,7 @@ public final class SlotClaims {
      * Claims {@code consumer}'s ordered slot {@code slot} leased by the membership: taken over only from a holder
      * missing from {@code live}, the list the claimant's own heartbeat returned (see own.lua).
      */
-    public static CompletableFuture<RmqRedis.Claim> claimLeased(RmqConsumer consumer, int slot, String instanceId,
+    public static CompletableFuture<Claim> claimLeased(RmqConsumer consumer, int slot, String instanceId,
             long decidedEpoch, RmqRedis.Beat live) {
         return SEAM.get().claim(consumer, slot, instanceId, 0, 0, decidedEpoch, live);
     }

@@ -26,9 +26,10 @@ import static io.rmq.redis.internal.Replies.string;
  * <p>
  * The admin and inspection side of RMQ's Redis access, as Asynq keeps {@code inspect.go} beside {@code rdb.go}:
  * finding, moving and listing messages by member (body or id) with what is stored beside them, the dead queue, queue
- * figures, the topics registered, and the reads tests and tooling use. Nothing a sender or a listener does on its hot path goes through here ({@link RmqRedis}
- * holds that); the encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are
- * asynchronous; calls made without waiting in between are pipelined by Lettuce.
+ * figures, the topics registered, and the reads tests and tooling use. Nothing a sender or a listener does on its hot
+ * path goes through here ({@link RmqRedis}, {@link RmqRedisLeases} and {@link RmqRedisOrderly} hold that); the
+ * encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are asynchronous; calls made
+ * without waiting in between are pipelined by Lettuce.
  */
 public final class RmqRedisAdmin {
 
@@ -405,7 +406,7 @@ public final class RmqRedisAdmin {
         return gateway.commands().zscore(slot.dead(), member).toCompletableFuture();
     }
 
-    /** The score of a member in a slot's prepare (its lease token / {@link RmqRedis#TOKEN_UNITS}; null when absent). */
+    /** A member's score in a slot's prepare (lease token / {@link RmqRedisLeases#TOKEN_UNITS}; null when absent). */
     public CompletableFuture<@Nullable Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }
