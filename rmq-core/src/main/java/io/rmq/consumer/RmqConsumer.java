@@ -19,6 +19,7 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RedisNodes;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.redis.internal.RmqRedisLeases.PopResult;
@@ -42,6 +43,8 @@ public final class RmqConsumer {
     /** The engine's {@link RmqRedis#leases()} and {@link RmqRedis#orderly()}, kept: called on every pop and step. */
     private final RmqRedisLeases leases;
     private final RmqRedisOrderly orderly;
+    /** The gateway's {@link RedisGateway#nodes()}, kept: asked which node serves a slot on every pop. */
+    private final RedisNodes nodes;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final SlotKeys[] slots;
@@ -99,6 +102,7 @@ public final class RmqConsumer {
         this.redis = redis;
         this.leases = redis.leases();
         this.orderly = redis.orderly();
+        this.nodes = redis.gateway().nodes();
         this.topic = topic;
         this.settings = settings;
         this.slots = redis.keys().slots(topic);
@@ -262,12 +266,12 @@ public final class RmqConsumer {
      * no reply until it times out: comparing the node a pop went to with this one tells when to send it again.
      */
     public @Nullable String nodeOf(int slot) {
-        return redis.gateway().nodeOf(slots[slot].store());
+        return nodes.nodeOf(slots[slot].store());
     }
 
-    /** Asks the cluster client to look at the topology again now (see {@link RedisGateway#refreshTopology()}). */
+    /** Asks the cluster client to look at the topology again now (see {@link RedisNodes#refreshTopology()}). */
     public CompletableFuture<Void> refreshTopology() {
-        return redis.gateway().refreshTopology();
+        return nodes.refreshTopology();
     }
 
     // ---------------------------------------------------------------- outcomes (written by Settlement)

@@ -54,7 +54,7 @@ public final class RedisFull {
         }
         CompletableFuture<Map<String, String>> memory;
         try {
-            memory = gateway.memoryOf(key);
+            memory = gateway.nodes().memoryOf(key);
         }
         catch (RuntimeException ex) {
             memory = CompletableFuture.failedFuture(ex);
@@ -108,7 +108,7 @@ public final class RedisFull {
     /** As {@link #masters(RedisGateway)}, waiting at most {@code timeoutMillis} for each node. */
     public static List<Memory> masters(RedisGateway gateway, long timeoutMillis) {
         List<Memory> out = new ArrayList<>();
-        for (RedisGateway.NodeCommands node : gateway.nodeCommands()) {
+        for (RedisNodes.NodeCommands node : gateway.nodes().nodeCommands()) {
             if (node.node() != null && !node.node().is(io.lettuce.core.cluster.models.partitions.RedisClusterNode
                     .NodeFlag.UPSTREAM)) {
                 continue;

@@ -63,9 +63,9 @@ public final class RmqRedisServer {
     }
 
     public Figures figures() {
-        List<RedisGateway.NodeCommands> all = gateway.nodeCommands();
+        List<RedisNodes.NodeCommands> all = gateway.nodes().nodeCommands();
         List<RedisClusterAsyncCommands<byte[], byte[]>> masters = new ArrayList<>();
-        for (RedisGateway.NodeCommands node : all) {
+        for (RedisNodes.NodeCommands node : all) {
             if (node.node() == null || node.node().is(RedisClusterNode.NodeFlag.UPSTREAM)) {
                 masters.add(RedisGateway.await(node.commands(), "connecting to a Redis node"));
             }
