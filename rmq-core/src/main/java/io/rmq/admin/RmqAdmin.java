@@ -444,7 +444,7 @@ public final class RmqAdmin {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
         // a leased owner holds its slot while it is a live member
-        io.rmq.redis.internal.RmqRedis.Beat live = RedisGateway.await(redis.liveMembers(topicName),
+        io.rmq.redis.internal.MembersBeat live = RedisGateway.await(redis.liveMembers(topicName),
                 "reading the ordered consumers of " + topicName);
         List<CompletableFuture<Long>> ends = new ArrayList<>(slots.length);
         for (SlotKeys slot : slots) {

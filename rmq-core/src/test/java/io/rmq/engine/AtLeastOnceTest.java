@@ -20,6 +20,7 @@ import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.test.RedisTopology;
+import io.rmq.redis.internal.RmqRedisLeases;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -379,7 +380,7 @@ class AtLeastOnceTest extends EngineTestSupport {
         var slot = redis(rmq).keys().slot("ft", 0);
         for (Delivery d : got) {
             Double score = redisAdmin(rmq).prepareScore(slot, d.body()).get();
-            assertThat(score * io.rmq.redis.internal.RmqRedis.TOKEN_UNITS).isEqualTo((double) d.token());
+            assertThat(score * RmqRedisLeases.TOKEN_UNITS).isEqualTo((double) d.token());
             assertThat(d.leaseDeadline()).isEqualTo((long) Math.floor(score));
         }
         assertThat(consumer.ackAll(got)).isEqualTo(pops);
@@ -398,9 +399,9 @@ class AtLeastOnceTest extends EngineTestSupport {
             assertThat(consumer.extend(d)).isTrue(); // often in the millisecond of the pop: same deadline, new token
             assertThat(d.token()).isGreaterThan(popped);
             List<byte[]> body = List.of(d.body());
-            assertThat(redis(rmq).ack(slot, false, body, List.of(popped)).get()).as("the token before the extension")
-                    .containsExactly(0L);
-            assertThat(redis(rmq).extend(slot, 30_000, body, List.of(popped)).get()).containsExactly(0L);
+            assertThat(redis(rmq).leases().ack(slot, false, body, List.of(popped)).get())
+                    .as("the token before the extension").containsExactly(0L);
+            assertThat(redis(rmq).leases().extend(slot, 30_000, body, List.of(popped)).get()).containsExactly(0L);
             assertThat(consumer.ack(d)).isTrue();
         }
     }

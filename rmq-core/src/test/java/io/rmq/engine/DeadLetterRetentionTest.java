@@ -24,7 +24,7 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.micrometer.MicrometerInstrumentation;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisOrderly;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.AfterEach;
@@ -259,18 +259,18 @@ class DeadLetterRetentionTest extends EngineTestSupport {
         for (String body : names("o", 0, 4)) {
             engine.producer().sendFixedTime("ordered", body, Instant.now().minusSeconds(1));
         }
-        RmqRedis redis = redis(engine);
-        SlotKeys slot = redis.keys().slot("ordered", 0);
+        RmqRedisOrderly orderly = redis(engine).orderly();
+        SlotKeys slot = redis(engine).keys().slot("ordered", 0);
         RetryPolicy retry = new RetryPolicy(0, BackoffPolicy.fixed(Duration.ZERO),
                 new DeadLetterRetention(1, Duration.ZERO));
-        long epoch = redis.claim(slot, "owner", 0, 10_000, 0, false, retry, null).join().epoch();
-        List<byte[]> members = redis.orderlyNext(slot, epoch, false, 10, retry, true, false, List.of(), List.of(),
+        long epoch = orderly.claim(slot, "owner", 0, 10_000, 0, false, retry, null).join().epoch();
+        List<byte[]> members = orderly.orderlyNext(slot, epoch, false, 10, retry, true, false, List.of(), List.of(),
                 List.of(), false).join().messages().stream().map(p -> p.member()).toList();
         assertThat(members).hasSize(4);
-        List<RmqRedis.OrderlyFailure> failures = members.stream()
-                .map(m -> new RmqRedis.OrderlyFailure(m, "poison", "d")).toList();
-        RmqRedis.OrderlyStep step = redis.orderlyNext(slot, epoch, false, 0, retry, false, false, List.of(), failures,
-                List.of(), false).join();
+        List<RmqRedisOrderly.OrderlyFailure> failures = members.stream()
+                .map(m -> new RmqRedisOrderly.OrderlyFailure(m, "poison", "d")).toList();
+        RmqRedisOrderly.OrderlyStep step = orderly.orderlyNext(slot, epoch, false, 0, retry, false, false, List.of(),
+                failures, List.of(), false).join();
 
         assertThat(step.failedOutcomes()).containsOnly(2);
         assertThat(deadBodies(engine, "ordered")).hasSize(1);

@@ -23,7 +23,7 @@ import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.TopicType;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedClass;

@@ -11,8 +11,8 @@ import io.rmq.consumer.internal.SlotClaims;
 import io.rmq.container.internal.OrderlyListenerContainer;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RmqRedis;
-import io.rmq.redis.internal.RmqRedis.Beat;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.MembersBeat;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.redis.internal.RmqRedis.MembersAction;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
@@ -50,7 +50,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         rmq.producer().sendPriority(topic, "y", 9);
         // a's membership lasts 1.5 s unless it beats again, b's a minute
         assertThat(redis.members(topic, "a", 1500, MembersAction.JOIN).join().listed()).isTrue();
-        Beat listedA = redis.members(topic, "b", 60_000, MembersAction.JOIN).join();
+        MembersBeat listedA = redis.members(topic, "b", 60_000, MembersAction.JOIN).join();
         assertThat(listedA.live()).containsExactlyInAnyOrder("a", "b");
         Claim claimA = SlotClaims.claimLeased(a, 0, "a", 0, listedA).join();
         assertThat(claimA.held()).isTrue();
@@ -59,7 +59,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
 
         // while a is listed, b does not take the slot; nor with a list not newer than the one a claimed with
         assertThat(SlotClaims.claimLeased(b, 0, "b", 0, listedA).join().held()).as("a is live").isFalse();
-        Beat stale = new Beat(true, listedA.redisNow(), List.of("b"));
+        MembersBeat stale = new MembersBeat(true, listedA.redisNow(), List.of("b"));
         assertThat(SlotClaims.claimLeased(b, 0, "b", 0, stale).join().held()).as("list not newer than a's")
                 .isFalse();
         assertThat(SlotClaims.claim(b, 0, "b", 0, 5000, 0).join().held()).as("a timed claim cannot judge a lease")
@@ -70,7 +70,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         // a stops beating: once the membership has dropped it, b's heartbeat no longer lists it and b takes over
         await().atMost(Duration.ofSeconds(30)).until(() -> !redis.members(topic, "b", 60_000, MembersAction.BEAT)
                 .join().live().contains("a"));
-        Beat withoutA = redis.members(topic, "b", 60_000, MembersAction.BEAT).join();
+        MembersBeat withoutA = redis.members(topic, "b", 60_000, MembersAction.BEAT).join();
         Claim claimB = SlotClaims.claimLeased(b, 0, "b", 0, withoutA).join();
         assertThat(claimB.held()).isTrue();
         assertThat(claimB.tookOver()).isTrue();
@@ -104,7 +104,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         byte[] owner = redis.keys().slots(rmq.topics().get(topic))[0].owner();
         long until = System.currentTimeMillis() + 3000; // the test's Redis runs on this machine
         hset(owner, "id", "old@1-abc", "epoch", "7", "until", Long.toString(until), "decided", "0");
-        Beat live = redis.members(topic, "b", 60_000, MembersAction.JOIN).join();
+        MembersBeat live = redis.members(topic, "b", 60_000, MembersAction.JOIN).join();
         assertThat(live.live()).doesNotContain("old@1-abc");
         Claim refused = SlotClaims.claimLeased(b, 0, "b", 0, live).join();
         assertThat(refused.held()).as("its until is in the future").isFalse();

@@ -16,7 +16,7 @@ import io.rmq.RmqOptions;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.consumer.MessageHandler;
 import io.rmq.container.ContainerOptions;
 import io.rmq.container.ListenerContainer;

@@ -30,7 +30,7 @@ import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.AfterEach;

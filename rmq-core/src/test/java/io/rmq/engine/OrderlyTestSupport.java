@@ -29,7 +29,7 @@ import io.rmq.core.RateLimit;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -25,8 +25,9 @@ import io.rmq.core.TopicType;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.test.RedisTopology;
+import io.rmq.redis.internal.Popped;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -170,17 +171,18 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(records).as("two compact trace records, in the trace hash").isEqualTo(2);
         assertThat(msgHashes).as("no msg hash for contexts alone").isZero();
 
-        RmqRedis.PopResult popped = redis(rmq).pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT).join();
+        RmqRedisLeases.PopResult popped = redis(rmq).leases().pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT)
+                .join();
         assertThat(popped.messages()).hasSize(2).allSatisfy(p -> assertThat(p.traceField()).isNotNull());
         assertThat(popped.messages()).extracting(p -> Envelope.decode(p.envelope()).headers())
                 .containsExactlyInAnyOrder(FIRST, THIRD);
 
-        RmqRedis.Popped named = popped.messages().get(0);
-        RmqRedis.Popped unnamed = popped.messages().get(1);
-        assertThat(redis(rmq).ack(slot("t"), false, List.of(named.member()), List.of(popped.token()),
+        Popped named = popped.messages().get(0);
+        Popped unnamed = popped.messages().get(1);
+        assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(named.member()), List.of(popped.token()),
                 List.of(named.traceField())).join()).containsExactly(1L);
         assertThat(storedCount("t")).isOne();
-        assertThat(redis(rmq).ack(slot("t"), false, List.of(unnamed.member()), List.of(popped.token())).join())
+        assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(unnamed.member()), List.of(popped.token())).join())
                 .containsExactly(1L);
         assertThat(storedCount("t")).isZero();
     }

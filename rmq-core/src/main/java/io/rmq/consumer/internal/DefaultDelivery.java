@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import io.rmq.consumer.Delivery;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.TraceContexts;
@@ -26,7 +26,7 @@ public final class DefaultDelivery implements Delivery {
     private final byte[] member;
     private final double score;
     private final int attempt;
-    /** CONCURRENT: the lease token, in {@link RmqRedis#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
+    /** CONCURRENT: the lease token, in {@link RmqRedisLeases#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
     private volatile long token;
     private final boolean leased;
     /**
@@ -49,7 +49,7 @@ public final class DefaultDelivery implements Delivery {
     private @Nullable Envelope envelope;
     /**
      * The field of the body's trace record when the pop read the slot's trace records (see
-     * {@link RmqRedis#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
+     * {@link RmqRedisLeases#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
      */
     private final byte @Nullable [] traceField;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
@@ -156,7 +156,7 @@ public final class DefaultDelivery implements Delivery {
 
     @Override
     public long leaseDeadline() {
-        return leased ? Math.floorDiv(token, RmqRedis.TOKEN_UNITS) : -1;
+        return leased ? Math.floorDiv(token, RmqRedisLeases.TOKEN_UNITS) : -1;
     }
 
     @Override

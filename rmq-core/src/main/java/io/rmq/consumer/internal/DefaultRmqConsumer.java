@@ -28,9 +28,13 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RedisNodes;
 import io.rmq.redis.internal.RmqRedis;
-import io.rmq.redis.internal.RmqRedis.PopResult;
-import io.rmq.redis.internal.RmqRedis.Popped;
+import io.rmq.redis.internal.RmqRedisLeases;
+import io.rmq.redis.internal.RmqRedisLeases.PopResult;
+import io.rmq.redis.internal.Popped;
+import io.rmq.redis.internal.RmqRedisOrderly;
+import io.rmq.redis.internal.MembersBeat;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,6 +47,11 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqConsumer.class);
 
     private final RmqRedis redis;
+    /** The engine's {@link RmqRedis#leases()} and {@link RmqRedis#orderly()}, kept: called on every pop and step. */
+    private final RmqRedisLeases leases;
+    private final RmqRedisOrderly orderly;
+    /** The gateway's {@link RedisGateway#nodes()}, kept: asked which node serves a slot on every pop. */
+    private final RedisNodes nodes;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final SlotKeys[] slots;
@@ -90,6 +99,9 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         this.timed = this.instrumentation.timed(); // NONE is not timed
         this.logBodyChars = parts.logBodyChars();
         this.redis = redis;
+        this.leases = redis.leases();
+        this.orderly = redis.orderly();
+        this.nodes = redis.gateway().nodes();
         this.topic = topic;
         this.settings = settings;
         this.slots = redis.keys().slots(topic);
@@ -100,7 +112,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         }
         this.priority = topic.type() == TopicType.PRIORITY;
         this.handling = new DeliveryHandler(topic.name(), settings, parts.codec(), logBodyChars);
-        this.settlement = new Settlement(redis, topic, settings, parts.deadLetters(), instrumentation);
+        this.settlement = new Settlement(leases, topic, settings, parts.deadLetters(), instrumentation);
     }
 
     @Override
@@ -146,7 +158,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         List<CompletableFuture<PopResult>> pops = new ArrayList<>(slotNumbers.length);
         long leaseMillis = settings.lease().toMillis();
         for (int slot : slotNumbers) {
-            pops.add(redis.pop(slots[slot], priority, batchPerSlot, leaseMillis, slotRetry, readContexts));
+            pops.add(leases.pop(slots[slot], priority, batchPerSlot, leaseMillis, slotRetry, readContexts));
         }
         // handle, not thenApply: one failed slot must not hide what the other slots already leased
         return CompletableFuture.allOf(pops.toArray(CompletableFuture[]::new)).handle((v, error) -> {
@@ -202,7 +214,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     @Override
     public CompletableFuture<PollResult> pollSlotAsync(int slot, int batch) {
         long leaseMillis = settings.lease().toMillis();
-        return redis.pop(slots[slot], priority, batch, leaseMillis, slotRetry, readContexts,
+        return leases.pop(slots[slot], priority, batch, leaseMillis, slotRetry, readContexts,
                 settings.lookAhead().toMillis()).thenApply(result ->
                 new PollResult(deliveriesOf(result), result.redisNow(), result.nextDue(), new int[] {slot},
                         new long[] {result.nextDue()}));
@@ -210,7 +222,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
     @Override
     public CompletableFuture<long[]> occupiedSlotsAsync() {
-        return redis.occupied(slots, priority);
+        return leases.occupied(slots, priority);
     }
 
     @Override
@@ -233,12 +245,12 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
     @Override
     public @Nullable String nodeOf(int slot) {
-        return redis.gateway().nodeOf(slots[slot].store());
+        return nodes.nodeOf(slots[slot].store());
     }
 
     @Override
     public CompletableFuture<Void> refreshTopology() {
-        return redis.gateway().refreshTopology();
+        return nodes.refreshTopology();
     }
 
     // ---------------------------------------------------------------- outcomes (written by Settlement)
@@ -322,7 +334,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     public CompletableFuture<long[]> sweepAsync(int[] slotNumbers) {
         List<CompletableFuture<long[]>> sweeps = new ArrayList<>(slotNumbers.length);
         for (int slot : slotNumbers) {
-            sweeps.add(redis.sweep(slots[slot], priority, slotRetry, 1000));
+            sweeps.add(leases.sweep(slots[slot], priority, slotRetry, 1000));
         }
         return CompletableFuture.allOf(sweeps.toArray(CompletableFuture[]::new)).thenApply(v -> {
             long[] total = new long[2];
@@ -476,13 +488,13 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     public CompletableFuture<LaneStep> laneStep(int slot, long epoch, int batch, boolean resync, boolean serial,
             List<Delivery> acked, List<StepFailure> failures, List<Delivery> returned) {
         SlotKeys keys = slots[slot];
-        List<RmqRedis.OrderlyFailure> failed = new ArrayList<>(failures.size());
+        List<RmqRedisOrderly.OrderlyFailure> failed = new ArrayList<>(failures.size());
         for (StepFailure failure : failures) {
-            failed.add(new RmqRedis.OrderlyFailure(failure.delivery().member(),
+            failed.add(new RmqRedisOrderly.OrderlyFailure(failure.delivery().member(),
                     Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
                     Settlement.actionOf(failure.decision())));
         }
-        return redis.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
+        return orderly.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
                 Settlement.bodies(acked),
                 failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
@@ -502,16 +514,16 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     }
 
     @Override
-    public CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
+    public CompletableFuture<RmqRedisOrderly.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
             long decidedEpoch) {
-        return redis.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority, slotRetry,
+        return orderly.claim(slots[slot], instanceId, heldEpoch, ownershipMillis, decidedEpoch, priority, slotRetry,
                 null);
     }
 
     @Override
-    public CompletableFuture<RmqRedis.Claim> claimLeased(int slot, String instanceId, long decidedEpoch,
-            RmqRedis.Beat live) {
-        return redis.claim(slots[slot], instanceId, 0, 0, decidedEpoch, priority, slotRetry, live);
+    public CompletableFuture<RmqRedisOrderly.Claim> claimLeased(int slot, String instanceId, long decidedEpoch,
+            MembersBeat live) {
+        return orderly.claim(slots[slot], instanceId, 0, 0, decidedEpoch, priority, slotRetry, live);
     }
 
 
@@ -522,7 +534,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
     @Override
     public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
-        return redis.releaseOwnership(slots[slot], instanceId, epoch, priority);
+        return orderly.releaseOwnership(slots[slot], instanceId, epoch, priority);
     }
 
     /** Error text kept with a failed message: exception class and message, and its causes. */

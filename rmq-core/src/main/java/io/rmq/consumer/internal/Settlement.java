@@ -29,7 +29,7 @@ import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import io.rmq.redis.internal.RedisGateway;
-import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisLeases;
 import io.rmq.redis.internal.SlotBatcher;
 import org.jspecify.annotations.Nullable;
 
@@ -48,7 +48,7 @@ final class Settlement {
     /** Wait before the first retry of an ack that failed; it doubles with every further failure. */
     private static final long FIRST_ACK_RETRY_MILLIS = 100;
 
-    private final RmqRedis redis;
+    private final RmqRedisLeases leases;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
     private final boolean priority;
@@ -65,9 +65,9 @@ final class Settlement {
      */
     private final boolean timed;
 
-    Settlement(RmqRedis redis, TopicDefinition topic, ConsumerSettings settings,
+    Settlement(RmqRedisLeases leases, TopicDefinition topic, ConsumerSettings settings,
             @Nullable DeadLetterForwarder deadLetters, RmqInstrumentation instrumentation) {
-        this.redis = redis;
+        this.leases = leases;
         this.topic = topic;
         this.settings = settings;
         this.priority = topic.type() == TopicType.PRIORITY;
@@ -76,7 +76,7 @@ final class Settlement {
         this.instrumentation = instrumentation;
         this.timed = instrumentation.timed(); // NONE is not timed
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
-                (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
+                (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
     }
 
     /**
@@ -207,7 +207,7 @@ final class Settlement {
     // ---------------------------------------------------------------- acks
 
     CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> timed("ack", redis.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
+        return perSlot(deliveries, (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -288,7 +288,7 @@ final class Settlement {
             List<Long> sentTokens = tokens(group);
             CompletableFuture<List<Long>> call;
             try {
-                call = timed("ack", redis.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
+                call = timed("ack", leases.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
             }
             catch (RuntimeException ex) {
                 call = CompletableFuture.failedFuture(ex);
@@ -320,7 +320,7 @@ final class Settlement {
 
     CompletableFuture<NackOutcome> failAsync(Delivery delivery, String reason, FailureDecision decision) {
         SlotKeys keys = DefaultDelivery.of(delivery).slotKeys();
-        return timed("nack", redis.nack(keys, priority, slotRetry, List.of(delivery.member()),
+        return timed("nack", leases.nack(keys, priority, slotRetry, List.of(delivery.member()),
                 List.of(delivery.token()), List.of(Reasons.truncate(reason)),
                 List.of(Settlement.actionOf(decision)))).thenApply(codes -> Settlement.nackOutcome(codes.get(0)));
     }
@@ -401,7 +401,7 @@ final class Settlement {
             for (Delivery d : group) {
                 scores.add(d.score());
             }
-            return redis.release(slot, priority, bodies(group), tokens(group), scores);
+            return leases.release(slot, priority, bodies(group), tokens(group), scores);
         }).thenApply(results -> results.values().stream().mapToInt(Long::intValue).sum());
     }
 
@@ -425,7 +425,7 @@ final class Settlement {
     }
 
     private CompletableFuture<Integer> extendAll(List<Delivery> deliveries, long leaseMillis) {
-        return perSlot(deliveries, (slot, group) -> timed("extend", redis.extend(slot, leaseMillis, bodies(group),
+        return perSlot(deliveries, (slot, group) -> timed("extend", leases.extend(slot, leaseMillis, bodies(group),
                 tokens(group))).thenApply(tokens -> {
                     int extended = 0;
                     for (int i = 0; i < group.size(); i++) {

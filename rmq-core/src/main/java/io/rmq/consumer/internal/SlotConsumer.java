@@ -16,6 +16,8 @@ import io.rmq.consumer.RmqConsumer;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.RmqInstrumentation.HandleScope;
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.RmqRedisOrderly;
+import io.rmq.redis.internal.MembersBeat;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,7 +47,7 @@ public interface SlotConsumer extends RmqConsumer {
     /**
      * Per slot of the topic, whether it holds anything at all (waiting messages, leases, PRIORITY retries): 0 means
      * nothing can fall due there until something is written to it. Cheap (plain {@code EXISTS}, see
-     * {@link io.rmq.redis.internal.RmqRedis#occupied}): an idle listener's periodic check of the slots it has no news of.
+     * {@link io.rmq.redis.internal.RmqRedisLeases#occupied}): an idle listener's periodic check of the slots it has no news of.
      */
     CompletableFuture<long[]> occupiedSlotsAsync();
 
@@ -62,7 +64,7 @@ public interface SlotConsumer extends RmqConsumer {
      */
     @Nullable String nodeOf(int slot);
 
-    /** Asks the cluster client to look at the topology again now (see {@link io.rmq.redis.internal.RedisGateway#refreshTopology()}). */
+    /** Asks the cluster client to look at the topology again now (see {@link io.rmq.redis.internal.RedisNodes#refreshTopology()}). */
     CompletableFuture<Void> refreshTopology();
 
     /** Resolves the conversion to {@code payloadType} ahead of the first message (see {@link io.rmq.core.BodyCodec#prepare}). */
@@ -129,14 +131,14 @@ public interface SlotConsumer extends RmqConsumer {
      * Claims (or, with the epoch held, renews) ownership of an ordered slot for {@code ownershipMillis};
      * {@code decidedEpoch} is the epoch the slot coordinator decided on (0: none).
      */
-    CompletableFuture<RmqRedis.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
+    CompletableFuture<RmqRedisOrderly.Claim> claim(int slot, String instanceId, long heldEpoch, long ownershipMillis,
             long decidedEpoch);
 
     /**
      * Claims an ordered slot leased by the membership: taken over only from a holder missing from {@code live}, the
      * list the claimant's own heartbeat returned (see own.lua).
      */
-    CompletableFuture<RmqRedis.Claim> claimLeased(int slot, String instanceId, long decidedEpoch, RmqRedis.Beat live);
+    CompletableFuture<RmqRedisOrderly.Claim> claimLeased(int slot, String instanceId, long decidedEpoch, MembersBeat live);
 
     /** The instrumentation's name for what became of a failed delivery. */
     static RmqInstrumentation.Outcome outcomeOf(NackOutcome result) {

@@ -16,7 +16,7 @@ import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.MembershipLease;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

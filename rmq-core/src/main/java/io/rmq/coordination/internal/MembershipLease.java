@@ -1,6 +1,7 @@
 package io.rmq.coordination.internal;
 
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.MembersBeat;
 
 /**
  * A {@link io.rmq.coordination.SlotCoordinator.Membership} that is also the lease of every slot its instance holds
@@ -13,7 +14,7 @@ public interface MembershipLease {
      * The live members as the last successful {@code assignedSlots()} read them, with the membership's Redis clock
      * then: a claim takes a slot over only from a holder missing from this list.
      */
-    RmqRedis.Beat live();
+    MembersBeat live();
 
     /**
      * Thrown by {@code assignedSlots()} when the heartbeat found the instance no longer listed (its time ran out and

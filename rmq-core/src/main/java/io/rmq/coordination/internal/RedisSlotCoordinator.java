@@ -8,6 +8,7 @@ import java.util.Map;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.MembersBeat;
 
 /**
  * The default coordinator: live instances are listed in {@code <prefix>:{<topic>}:members} (a heartbeat per tick;
@@ -42,7 +43,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         private final int slotAmount;
         private final long ttl;
         private boolean joined;
-        private RmqRedis.Beat live;
+        private MembersBeat live;
 
         Lease(String topic, String instanceId, int slotAmount, long ttl) {
             this.topic = topic;
@@ -53,7 +54,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
 
         @Override
         public Map<Integer, Long> assignedSlots() {
-            RmqRedis.Beat beat = RedisGateway.await(redis.members(topic, instanceId, ttl,
+            MembersBeat beat = RedisGateway.await(redis.members(topic, instanceId, ttl,
                     joined ? RmqRedis.MembersAction.BEAT : RmqRedis.MembersAction.JOIN),
                     "renewing membership of ordered consumers of topic '" + topic + "'", ttl);
             if (!beat.listed()) {
@@ -72,7 +73,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         }
 
         @Override
-        public RmqRedis.Beat live() {
+        public MembersBeat live() {
             return live;
         }
 

@@ -32,6 +32,7 @@ import io.rmq.producer.MessageLimits;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.RmqProducer;
 import io.rmq.producer.SendResult;
+import io.rmq.redis.internal.BatchPart;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -181,7 +182,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         try {
             // without envelopes (ids, headers), or with bodies' trace contexts alone (trace records), every slot's
             // chunks go out as native commands written together; with them, a send.lua call per chunk
-            List<RmqRedis.BatchPart> parts = new ArrayList<>(bySlot.size());
+            List<BatchPart> parts = new ArrayList<>(bySlot.size());
             List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
             long started = timed ? System.nanoTime() : 0;
             bySlot.forEach((slot, group) -> {
@@ -193,7 +194,7 @@ public final class DefaultRmqProducer implements RmqProducer {
                     List<byte[]> traceRecords = contexts == null ? null : traceRecords(chunk);
                     if (contexts == null || traceRecords != null) {
                         TopicType type = chunk.get(0).type;
-                        parts.add(new RmqRedis.BatchPart(slot, type == TopicType.RANGE_MERGE,
+                        parts.add(new BatchPart(slot, type == TopicType.RANGE_MERGE,
                                 type == TopicType.PRIORITY, members(chunk), parameterArray(chunk), traceRecords));
                         partSlots.add(slot);
                     }

@@ -54,7 +54,7 @@ public final class RedisFull {
         }
         CompletableFuture<Map<String, String>> memory;
         try {
-            memory = gateway.memoryOf(key);
+            memory = gateway.nodes().memoryOf(key);
         }
         catch (RuntimeException ex) {
             memory = CompletableFuture.failedFuture(ex);
@@ -108,7 +108,7 @@ public final class RedisFull {
     /** As {@link #masters(RedisGateway)}, waiting at most {@code timeoutMillis} for each node. */
     public static List<Memory> masters(RedisGateway gateway, long timeoutMillis) {
         List<Memory> out = new ArrayList<>();
-        for (RedisGateway.NodeCommands node : gateway.nodeCommands()) {
+        for (RedisNodes.NodeCommands node : gateway.nodes().nodeCommands()) {
             if (node.node() != null && !node.node().is(io.lettuce.core.cluster.models.partitions.RedisClusterNode
                     .NodeFlag.UPSTREAM)) {
                 continue;
@@ -118,7 +118,7 @@ public final class RedisFull {
             try {
                 String text = node.commands().thenCompose(c -> c.info("memory").toCompletableFuture())
                         .get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
-                Map<String, String> info = RmqRedisServer.parseInfo(text);
+                Map<String, String> info = RedisNodes.parseInfo(text);
                 out.add(new Memory(name, number(info.get("used_memory")), number(info.get("maxmemory")),
                         info.getOrDefault("used_memory_human", "?") + " of "
                                 + info.getOrDefault("maxmemory_human", "?"),

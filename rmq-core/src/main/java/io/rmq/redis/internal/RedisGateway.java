@@ -6,7 +6,6 @@ import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -20,10 +19,7 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -37,17 +33,25 @@ import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
-import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
 import io.rmq.core.RmqUnavailableException;
 import org.jspecify.annotations.Nullable;
-import io.rmq.redis.RmqRedisClient;
 
 /**
+ * Not API (RMQ's internal Redis layer, changed without notice). Used by every thread that calls Redis (senders',
+ * listener containers', admin and start-up threads) and Lettuce's event-loop threads (completions run there); its
+ * state is the connection and its commands (volatile, written once: when it connects, {@link #open()} under this
+ * object's lock) and whether it was closed, so it is thread-safe.
+ * <p>
  * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
- * values. Lettuce's async API pipelines by itself: commands issued without waiting share round trips.
+ * values, and the calls on it: opening it (also after a start while Redis was down), dispatching commands, loading
+ * and calling RMQ's scripts (EVALSHA, falling back to EVAL where a server lost its script cache), and saying what a
+ * failed call means (Redis unreachable, a connection down, a timeout whose outcome is unknown). Lettuce's async API
+ * pipelines by itself: commands issued without waiting share round trips. Invariant: until connected, every command
+ * fails at once with {@link RmqUnavailableException}; no caller waits for a connection. The nodes behind the
+ * connection (routing by key, following a failover, per-node checks) are {@link #nodes()}'.
  */
 public final class RedisGateway implements AutoCloseable {
 
@@ -72,6 +76,7 @@ public final class RedisGateway implements AutoCloseable {
     private final Instant unreachableSince = Instant.now();
     private volatile String lastFailure = "the first attempt is under way";
     private volatile boolean closed;
+    private final RedisNodes nodes;
 
     private RedisGateway(AbstractRedisClient client) {
         if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
@@ -80,6 +85,7 @@ public final class RedisGateway implements AutoCloseable {
         this.client = client;
         this.cluster = client instanceof RedisClusterClient;
         this.commands = unavailableCommands();
+        this.nodes = new RedisNodes(this);
     }
 
     /** Opens a connection on a {@link RedisClient} or {@link RedisClusterClient}; the caller keeps owning the client. */
@@ -127,7 +133,7 @@ public final class RedisGateway implements AutoCloseable {
 
     private StatefulConnection<byte[], byte[]> openConnection() {
         if (client instanceof RedisClusterClient clusterClient) {
-            warnIfFailoverIsNotFollowed(clusterClient);
+            RedisNodes.warnIfFailoverIsNotFollowed(clusterClient);
             return clusterClient.connect(ByteArrayCodec.INSTANCE);
         }
         return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
@@ -149,6 +155,25 @@ public final class RedisGateway implements AutoCloseable {
     /** Whether a connection has been opened (Lettuce reconnects it by itself after that). */
     public boolean isConnected() {
         return connection != null;
+    }
+
+    /** The connection, or null until connected. */
+    @Nullable StatefulConnection<byte[], byte[]> connection() {
+        return connection;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Why the last attempt to connect failed (or that the first is under way). */
+    String lastFailure() {
+        return lastFailure;
+    }
+
+    /** The nodes behind the connection: which serves a key, following a failover, health checks, per-node reads. */
+    public RedisNodes nodes() {
+        return nodes;
     }
 
     /**
@@ -272,34 +297,6 @@ public final class RedisGateway implements AutoCloseable {
         return Delay.exponential(Duration.ofMillis(50), max, 2, TimeUnit.MILLISECONDS);
     }
 
-    private static final java.util.Set<RedisClusterClient> WARNED = java.util.Collections.newSetFromMap(
-            new java.util.WeakHashMap<>());
-
-    /**
-     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; a client
-     * with neither a periodic nor an adaptive refresh leaves the dead master's slots unreachable until the
-     * application restarts. RMQ's own client ({@link RmqRedisClient}) refreshes;
-     * a client the caller hands in is the caller's, and stays as configured: RMQ only says so, once per client.
-     */
-    static void warnIfFailoverIsNotFollowed(RedisClusterClient client) {
-        if (client instanceof FollowsFailover) {
-            return;
-        }
-        ClusterTopologyRefreshOptions refresh = client.getOptions() instanceof ClusterClientOptions cluster
-                ? cluster.getTopologyRefreshOptions() : ClusterTopologyRefreshOptions.create();
-        if (refresh.isPeriodicRefreshEnabled() || !refresh.getAdaptiveRefreshTriggers().isEmpty()) {
-            return;
-        }
-        synchronized (WARNED) {
-            if (!WARNED.add(client)) {
-                return;
-            }
-        }
-        log.warn("RMQ uses a Redis Cluster client without topology refresh (neither periodic nor adaptive): after a"
-                + " failover, RMQ's calls for the lost master's slots fail until the client learns the new topology."
-                + " Use RMQ's own client (RmqRedisClient; in Spring Boot rmq.redis.connection=own, the default), or"
-                + " enable a refresh (spring.data.redis.lettuce.cluster.refresh.period / .adaptive)");
-    }
 
     /**
      * The failure of a call for {@code key}, named by topic, slot and node when the connection that serves the key is
@@ -349,7 +346,7 @@ public final class RedisGateway implements AutoCloseable {
     /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
     private @Nullable String addressOfNodeServing(byte[] key) {
         try {
-            RedisClusterNode node = masterServing(key);
+            RedisClusterNode node = nodes.masterServing(key);
             return node == null || node.getUri() == null ? null : node.getUri().getHost() + ":" + node.getUri().getPort();
         }
         catch (RuntimeException ex) {
@@ -433,221 +430,6 @@ public final class RedisGateway implements AutoCloseable {
             return runtime;
         }
         return new RmqException("Failed " + what + ": " + cause, cause);
-    }
-
-    // ---------------------------------------------------------------- health
-
-    /**
-     * What a health check found on one Redis node (standalone: the server; cluster: each master).
-     *
-     * @param node            host:port (cluster), or "standalone"
-     * @param reachable       it answered a PING within the timeout
-     * @param latencyMillis   how long the PING took (-1 when it did not answer)
-     * @param scriptsLoaded   every RMQ script is in its script cache (after reloading those it had lost)
-     * @param scriptsReloaded how many scripts it had lost (a restart, SCRIPT FLUSH) and were loaded again
-     * @param error           why it is not healthy, or null
-     */
-    public record NodeCheck(String node, boolean reachable, long latencyMillis, boolean scriptsLoaded,
-            int scriptsReloaded, @Nullable String error) {
-    }
-
-    /**
-     * Checks every node RMQ uses through its own connection: a PING and SCRIPT EXISTS of RMQ's scripts, each bounded
-     * by {@code timeoutMillis}; scripts a node lost are loaded again (RMQ's calls would fall back to EVAL meanwhile).
-     * Never throws: a node that does not answer is reported unreachable; before the first connection, the one node
-     * reported is unreachable with the last reason.
-     */
-    public List<NodeCheck> checkNodes(long timeoutMillis) {
-        StatefulConnection<byte[], byte[]> current = connection;
-        if (current == null || closed) {
-            return List.of(new NodeCheck(cluster ? "cluster" : "standalone", false, -1, false, 0,
-                    closed ? "closed" : "not connected yet (" + lastFailure + ")"));
-        }
-        if (!(current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection)) {
-            return List.of(checkNode("standalone", CompletableFuture.completedFuture(commands), timeoutMillis).join());
-        }
-        List<RedisClusterNode> masters = new ArrayList<>();
-        for (RedisClusterNode node : ((RedisClusterClient) client).getPartitions()) {
-            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.is(RedisClusterNode.NodeFlag.FAIL)) {
-                masters.add(node);
-            }
-        }
-        if (masters.isEmpty()) {
-            return List.of(new NodeCheck("cluster", false, -1, false, 0, "no master in the client's view"));
-        }
-        List<CompletableFuture<NodeCheck>> checks = new ArrayList<>(masters.size());
-        for (RedisClusterNode master : masters) {
-            String address = master.getUri().getHost() + ":" + master.getUri().getPort();
-            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> node;
-            try {
-                node = clusterConnection.getConnectionAsync(master.getNodeId())
-                        .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
-            }
-            catch (RuntimeException ex) {
-                node = CompletableFuture.failedFuture(ex);
-            }
-            checks.add(checkNode(address, node, timeoutMillis));
-        }
-        return checks.stream().map(CompletableFuture::join).toList(); // in parallel, each within the timeout
-    }
-
-    /**
-     * The commands of one node: standalone, the server (node null); a cluster, the node of the client's current view
-     * (a connection of its own, opened by Lettuce on first use). For reads that must reach every node (INFO, SCAN).
-     */
-    record NodeCommands(@Nullable RedisClusterNode node,
-            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands) {
-    }
-
-    /** Every node in the client's current view (masters and replicas); standalone, the one server. */
-    List<NodeCommands> nodeCommands() {
-        StatefulConnection<byte[], byte[]> current = connection;
-        if (!(current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection)) {
-            return List.of(new NodeCommands(null, CompletableFuture.completedFuture(commands)));
-        }
-        List<NodeCommands> out = new ArrayList<>();
-        for (RedisClusterNode node : ((RedisClusterClient) client).getPartitions()) {
-            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> reach;
-            try {
-                reach = clusterConnection.getConnectionAsync(node.getNodeId())
-                        .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
-            }
-            catch (RuntimeException ex) {
-                reach = CompletableFuture.failedFuture(ex);
-            }
-            out.add(new NodeCommands(node, reach));
-        }
-        return out;
-    }
-
-    /** PING, then SCRIPT EXISTS (and SCRIPT LOAD of what is missing), within the timeout; never fails. */
-    private static CompletableFuture<NodeCheck> checkNode(String name,
-            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> node, long timeoutMillis) {
-        long[] latency = {-1};
-        RmqScript[] scripts = RmqScript.values();
-        String[] shas = new String[scripts.length];
-        for (int i = 0; i < scripts.length; i++) {
-            shas[i] = scripts[i].sha();
-        }
-        CompletableFuture<NodeCheck> check = node.thenCompose(commands -> {
-            long sent = System.nanoTime();
-            return commands.ping().toCompletableFuture().thenCompose(pong -> {
-                latency[0] = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
-                return commands.scriptExists(shas).toCompletableFuture();
-            }).thenCompose(exists -> {
-                List<CompletableFuture<String>> loads = new ArrayList<>();
-                for (int i = 0; i < scripts.length; i++) {
-                    if (!Boolean.TRUE.equals(exists.get(i))) {
-                        loads.add(commands.scriptLoad(scripts[i].source()).toCompletableFuture());
-                    }
-                }
-                return CompletableFuture.allOf(loads.toArray(CompletableFuture[]::new)).thenApply(v -> {
-                    if (!loads.isEmpty()) {
-                        log.info("RMQ's health check loaded {} Lua script(s) again on Redis {} (restarted or"
-                                + " flushed)", loads.size(), name);
-                    }
-                    return new NodeCheck(name, true, latency[0], true, loads.size(), null);
-                });
-            });
-        });
-        return check.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).exceptionally(ex -> {
-            Throwable cause = unwrap(ex);
-            String error = cause instanceof TimeoutException ? "no reply within " + timeoutMillis + " ms"
-                    : describe(cause);
-            return new NodeCheck(name, latency[0] >= 0, latency[0], false, 0, error);
-        });
-    }
-
-
-    /**
-     * {@code INFO memory} of the node that serves {@code key} (standalone: the server; a cluster: the master of the
-     * key's slot in the client's view), parsed, with its name under {@code "node"} ("standalone" or host:port). INFO,
-     * not CONFIG: managed Redis services often disable CONFIG. Fails after {@link #CALL_TIMEOUT_MILLIS}.
-     */
-    public CompletableFuture<java.util.Map<String, String>> memoryOf(byte[] key) {
-        StatefulConnection<byte[], byte[]> current = connection;
-        RedisClusterNode node = masterServing(key);
-        String name;
-        CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> reach;
-        if (node != null && current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection) {
-            name = node.getUri().getHost() + ":" + node.getUri().getPort();
-            reach = clusterConnection.getConnectionAsync(node.getNodeId())
-                    .thenApply(c -> (RedisClusterAsyncCommands<byte[], byte[]>) c.async());
-        }
-        else {
-            name = "standalone";
-            reach = CompletableFuture.completedFuture(commands);
-        }
-        return reach.thenCompose(c -> c.info("memory").toCompletableFuture())
-                .orTimeout(CALL_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).thenApply(text -> {
-                    java.util.Map<String, String> info = RmqRedisServer.parseInfo(text);
-                    info.put("node", name);
-                    return info;
-                });
-    }
-
-    // ---------------------------------------------------------------- following a failover
-
-    /**
-     * Least time between two topology refreshes asked for through {@link #refreshTopology()}: while a pop waits on
-     * a node that may have died, its container asks about once a second, so that the replica's promotion is seen
-     * within about a second (the client's own periodic refresh is slower).
-     */
-    static final long REFRESH_ON_DEMAND_EVERY_MILLIS = 1000;
-    private final Object refreshLock = new Object();
-    private CompletableFuture<Void> refreshUnderWay = CompletableFuture.completedFuture(null); // refreshLock
-    private long lastRefreshMillis;                                                               // refreshLock
-
-    /**
-     * The node id of the cluster master that serves {@code key} in the client's current view, or null (standalone or
-     * Sentinel, or a slot no node serves).
-     */
-    public @Nullable String nodeOf(byte[] key) {
-        RedisClusterNode node = masterServing(key);
-        return node == null ? null : node.getNodeId();
-    }
-
-    /** The cluster master that serves {@code key} in the client's current view; null standalone or unknown. */
-    private @Nullable RedisClusterNode masterServing(byte[] key) {
-        if (!(client instanceof RedisClusterClient clusterClient) || connection == null) {
-            return null;
-        }
-        return clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-    }
-
-    /**
-     * Asks a cluster client to reload its topology now, for callers that wait on a node that may have failed over.
-     * At most one refresh is under way at a time and they start at least {@link #REFRESH_ON_DEMAND_EVERY_MILLIS}
-     * apart: a caller in between gets the one under way (or the last one). The future completes, never
-     * exceptionally, when the refresh is done, failed, or {@link #CALL_TIMEOUT_MILLIS} has passed. Standalone:
-     * completed at once.
-     */
-    public CompletableFuture<Void> refreshTopology() {
-        if (!(client instanceof RedisClusterClient clusterClient) || connection == null || closed) {
-            return CompletableFuture.completedFuture(null);
-        }
-        synchronized (refreshLock) {
-            long now = System.currentTimeMillis();
-            if (!refreshUnderWay.isDone() || now - lastRefreshMillis < REFRESH_ON_DEMAND_EVERY_MILLIS) {
-                return refreshUnderWay;
-            }
-            lastRefreshMillis = now;
-            CompletableFuture<Void> refresh;
-            try {
-                refresh = clusterClient.refreshPartitionsAsync().toCompletableFuture();
-            }
-            catch (RuntimeException ex) {
-                refresh = CompletableFuture.failedFuture(ex);
-            }
-            refreshUnderWay = io.rmq.core.internal.Timeouts.within(refresh, CALL_TIMEOUT_MILLIS, () -> "refreshing the"
-                    + " cluster topology").handle((v, error) -> {
-                        if (error != null) {
-                            log.debug("Refreshing the cluster topology failed: {}", String.valueOf(error));
-                        }
-                        return null;
-                    });
-            return refreshUnderWay;
-        }
     }
 
     @Override

@@ -3,7 +3,9 @@ package io.rmq.redis.internal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
+import io.rmq.core.RetryPolicy;
 import io.rmq.core.RmqException;
 import org.jspecify.annotations.Nullable;
 
@@ -11,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * Stateless (static helpers and constants only), so usable from any thread: the senders', the listeners', and
  * Lettuce's event-loop threads, where replies are read.
  * <p>
- * The bytes RMQ's Redis access shares between {@link RmqRedis}, {@link SendWrites} and {@link RmqRedisAdmin}:
- * arguments as the scripts and native commands take them, and replies as the scripts and Redis write them.
+ * The bytes RMQ's Redis access shares between {@link RmqRedis}, {@link RmqRedisLeases}, {@link RmqRedisOrderly},
+ * {@link SendWrites} and {@link RmqRedisAdmin}: arguments as the scripts and native commands take them, and replies as
+ * the scripts and Redis write them.
  */
 final class Replies {
 
@@ -72,6 +75,27 @@ final class Replies {
             value = value * 10 + digit;
         }
         return i == 1 ? -value : value;
+    }
+
+    /**
+     * The retry policy as the scripts that fail a delivery take it (pop.lua's sweep, nack.lua, sweep.lua,
+     * orderly_next.lua): ARGV priority, max retries, backoff initial, multiplier, max, jitter, and a random draw.
+     */
+    static void fillRetryArgs(byte[][] args, boolean priority, RetryPolicy retry) {
+        args[0] = priority ? ONE : ZERO;
+        // the max retries with the dead-letter retention (see max_retries_of in _common.lua)
+        args[1] = maxRetriesArg(retry);
+        args[2] = bytes(retry.backoff().initial().toMillis());
+        args[3] = bytes(Double.toString(retry.backoff().multiplier()));
+        args[4] = bytes(retry.backoff().max().toMillis());
+        args[5] = bytes(Double.toString(retry.backoff().jitter()));
+        args[6] = bytes(Double.toString(ThreadLocalRandom.current().nextDouble()));
+    }
+
+    /** The max retries with the dead-letter retention's count and age bounds, one argument (own.lua takes it alone). */
+    static byte[] maxRetriesArg(RetryPolicy retry) {
+        return bytes(retry.maxRetries() + " " + retry.deadLetters().maxCount() + " "
+                + retry.deadLetters().maxAge().toMillis());
     }
 
     static byte[] bytes(String s) {

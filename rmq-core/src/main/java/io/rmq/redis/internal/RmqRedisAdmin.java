@@ -26,9 +26,10 @@ import static io.rmq.redis.internal.Replies.string;
  * <p>
  * The admin and inspection side of RMQ's Redis access, as Asynq keeps {@code inspect.go} beside {@code rdb.go}:
  * finding, moving and listing messages by member (body or id) with what is stored beside them, the dead queue, queue
- * figures, the topics registered, and the reads tests and tooling use. Nothing a sender or a listener does on its hot path goes through here ({@link RmqRedis}
- * holds that); the encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are
- * asynchronous; calls made without waiting in between are pipelined by Lettuce.
+ * figures, the topics registered, and the reads tests and tooling use. Nothing a sender or a listener does on its hot
+ * path goes through here ({@link RmqRedis}, {@link RmqRedisLeases} and {@link RmqRedisOrderly} hold that); the
+ * encodings both sides share (arguments, replies, scores) are {@link Replies}'. Methods are asynchronous; calls made
+ * without waiting in between are pipelined by Lettuce.
  */
 public final class RmqRedisAdmin {
 
@@ -55,7 +56,7 @@ public final class RmqRedisAdmin {
 
     /** The server figures (INFO, CLUSTER NODES, RMQ's key count) of the Redis behind this engine. */
     public RmqRedisServer server() {
-        return new RmqRedisServer(redis);
+        return new RmqRedisServer(redis.gateway(), redis.keys().prefix());
     }
 
     // ---------------------------------------------------------------- topics
@@ -77,7 +78,7 @@ public final class RmqRedisAdmin {
     // ---------------------------------------------------------------- ordered consumption
 
     /** The live ordered consumers of {@code topic} (see members.lua), for {@link #endOrdering}. */
-    public CompletableFuture<RmqRedis.Beat> liveMembers(String topic) {
+    public CompletableFuture<MembersBeat> liveMembers(String topic) {
         return redis.members(topic, "", 0, RmqRedis.MembersAction.LIST);
     }
 
@@ -85,7 +86,7 @@ public final class RmqRedisAdmin {
      * Ends ordered consumption of a slot (see orderly_end.lua); -1 while an owner still holds it. {@code live}: the
      * topic's ordered consumers as {@link RmqRedis#members} listed them (a leased owner holds while listed).
      */
-    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority, RmqRedis.Beat live) {
+    public CompletableFuture<Long> endOrdering(SlotKeys slot, boolean priority, MembersBeat live) {
         byte[][] args = new byte[2 + live.live().size()][];
         args[0] = priority ? ONE : ZERO;
         args[1] = bytes(live.redisNow());
@@ -405,7 +406,7 @@ public final class RmqRedisAdmin {
         return gateway.commands().zscore(slot.dead(), member).toCompletableFuture();
     }
 
-    /** The score of a member in a slot's prepare (its lease token / {@link RmqRedis#TOKEN_UNITS}; null when absent). */
+    /** A member's score in a slot's prepare (lease token / {@link RmqRedisLeases#TOKEN_UNITS}; null when absent). */
     public CompletableFuture<@Nullable Double> prepareScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.prepare(), member).toCompletableFuture();
     }

@@ -32,9 +32,9 @@ public final class RmqRedisServer {
     private final RedisGateway gateway;
     private final String prefix;
 
-    public RmqRedisServer(RmqRedis redis) {
-        this.gateway = redis.gateway();
-        this.prefix = redis.keys().prefix();
+    public RmqRedisServer(RedisGateway gateway, String prefix) {
+        this.gateway = gateway;
+        this.prefix = prefix;
     }
 
     /**
@@ -63,9 +63,9 @@ public final class RmqRedisServer {
     }
 
     public Figures figures() {
-        List<RedisGateway.NodeCommands> all = gateway.nodeCommands();
+        List<RedisNodes.NodeCommands> all = gateway.nodes().nodeCommands();
         List<RedisClusterAsyncCommands<byte[], byte[]>> masters = new ArrayList<>();
-        for (RedisGateway.NodeCommands node : all) {
+        for (RedisNodes.NodeCommands node : all) {
             if (node.node() == null || node.node().is(RedisClusterNode.NodeFlag.UPSTREAM)) {
                 masters.add(RedisGateway.await(node.commands(), "connecting to a Redis node"));
             }
@@ -75,7 +75,7 @@ public final class RmqRedisServer {
         long peak = 0;
         long clients = 0;
         for (RedisClusterAsyncCommands<byte[], byte[]> master : masters) {
-            Map<String, String> info = parseInfo(RedisGateway.await(master.info().toCompletableFuture(),
+            Map<String, String> info = RedisNodes.parseInfo(RedisGateway.await(master.info().toCompletableFuture(),
                     "reading Redis INFO"));
             if (version.isEmpty()) {
                 version = info.getOrDefault("redis_version", "");
@@ -128,16 +128,6 @@ public final class RmqRedisServer {
         return out.toString();
     }
 
-    static Map<String, String> parseInfo(String info) {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (String line : info.split("\r?\n")) {
-            int colon = line.indexOf(':');
-            if (colon > 0 && !line.startsWith("#")) {
-                out.put(line.substring(0, colon), line.substring(colon + 1).trim());
-            }
-        }
-        return out;
-    }
 
     private static long number(@Nullable String value) {
         try {

@@ -15,7 +15,7 @@ import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
-import io.rmq.redis.internal.RmqRedis.BatchPart;
+import io.rmq.redis.internal.BatchPart;
 import org.jspecify.annotations.Nullable;
 
 import static io.rmq.redis.internal.Replies.ZERO;

@@ -13,8 +13,8 @@ import io.rmq.core.RmqTimeoutException;
 import io.rmq.core.TopicType;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RmqRedis;
-import io.rmq.redis.internal.RmqRedis.Beat;
-import io.rmq.redis.internal.RmqRedis.Claim;
+import io.rmq.redis.internal.MembersBeat;
+import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import io.rmq.redis.internal.RmqRedis.MembersAction;
 import io.rmq.test.RedisTopology;
 import org.junit.jupiter.api.Test;
@@ -55,7 +55,7 @@ class SlotOwnershipSettleTest extends ContainerTestSupport {
         ownership.newInstanceId();
         String me = ownership.instanceId();
         RmqRedis redis = redis(engine);
-        Beat live = redis.members(topic, me, 60_000, MembersAction.JOIN).join();
+        MembersBeat live = redis.members(topic, me, 60_000, MembersAction.JOIN).join();
 
         Map<Integer, CompletableFuture<Boolean>> releases = new LinkedHashMap<>();
         releases.put(3, CompletableFuture.failedFuture(new RmqTimeoutException("no answer releasing slot 3")));

@@ -18,7 +18,7 @@ import io.rmq.internal.RmqInternals;
 import io.rmq.redis.internal.RedisFull;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.WakeUpSubscriber;
-import io.rmq.redis.internal.RedisGateway.NodeCheck;
+import io.rmq.redis.internal.RedisNodes.NodeCheck;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.listener.RmqListenerState;
 import org.springframework.boot.health.contributor.Health;
@@ -103,7 +103,7 @@ public class RmqHealthIndicator implements HealthIndicator {
         Map<String, Object> details = new LinkedHashMap<>();
 
         // Redis, through RMQ's own connection
-        List<NodeCheck> nodes = RmqInternals.redis(rmq).gateway().checkNodes(timeoutMillis);
+        List<NodeCheck> nodes = RmqInternals.redis(rmq).gateway().nodes().checkNodes(timeoutMillis);
         Map<String, Object> redis = new LinkedHashMap<>();
         boolean reachable = true;
         for (NodeCheck node : nodes) {

@@ -1,0 +1,19 @@
+package io.rmq.redis.internal;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A message moved from store to prepare.
+ *
+ * @param envelope   its stored {@link Envelope} (or a legacy trace context, {@link TraceContexts}), or null: none
+ *                   stored (a legacy context: none, or not asked for)
+ * @param traceField the field of the body's trace record when the consumer read the slot's trace records itself
+ *                   (named again in the ack, see ack.lua); null otherwise
+ */
+public record Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope,
+        byte @Nullable [] traceField) {
+
+    public Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope) {
+        this(member, score, attempt, envelope, null);
+    }
+}
