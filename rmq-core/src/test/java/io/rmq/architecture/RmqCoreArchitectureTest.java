@@ -105,8 +105,8 @@ class RmqCoreArchitectureTest {
 
     /**
      * No public type outside the internal packages extends or implements an internal type, and none of its public or
-     * protected members mentions one in its signature. The engine's own constructors and plumbing are reached through internal packages instead: each
-     * class registers a factory or accessor there when it is initialized ({@code io.rmq.core.internal.Seam}).
+     * protected members mentions one in its signature: the API packages hold interfaces and values, the implementations
+     * live in the internal packages, and {@code Rmq} builds them.
      */
     @Test
     void publicApiExposesNoInternalType() {

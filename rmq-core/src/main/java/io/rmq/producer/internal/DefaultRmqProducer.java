@@ -149,7 +149,7 @@ public final class DefaultRmqProducer implements RmqProducer {
 
     /**
      * Groups the messages by slot and writes each group with one native multi-member ZADD, all written to the
-     * connection together. RANGE_MERGE due times come from an estimate of Redis's clock (see {@code RedisClock}), as
+     * connection together. RANGE_MERGE due times come from an estimate of Redis's clock ({@code SlotMasterClocks}), as
      * for a lone single send; single sends coalesced into one call compute them inside Redis (send.lua).
      */
     @Override

@@ -20,7 +20,7 @@ import static io.rmq.redis.internal.Replies.string;
 /**
  * Not API (RMQ's internal Redis layer, changed without notice). Used by senders' threads, listener containers' and
  * slot coordinators' threads, start-up, and Lettuce's event-loop threads (completions run there); its only state is
- * {@link RedisClock}'s per-slot readings (its {@link SendWrites}'), which are thread-safe.
+ * {@link SlotMasterClocks}'s per-slot readings (its {@link SendWrites}'), which are thread-safe.
  * <p>
  * The entry to RMQ's Redis access on the engine's hot path, and its sending side: send.lua (the lone and batch native
  * writes and the wake-ups they announce are {@link SendWrites}'), the topic registration and permission check the
@@ -52,7 +52,7 @@ public final class RmqRedis {
     public RmqRedis(RedisGateway gateway, RmqKeys keys, DeadTrims trims) {
         this.gateway = gateway;
         this.keys = keys;
-        this.writes = new SendWrites(gateway, new RedisClock(this::redisMillis), keys.prefix());
+        this.writes = new SendWrites(gateway, new SlotMasterClocks(this::redisMillis), keys.prefix());
         this.leases = new RmqRedisLeases(gateway, trims);
         this.orderly = new RmqRedisOrderly(gateway, trims);
     }

@@ -23,7 +23,7 @@ import static io.rmq.redis.internal.Replies.bytes;
 
 /**
  * Used by senders' threads and Lettuce's event-loop threads (completions run there); its only state is
- * {@link RedisClock}'s per-slot readings and the {@link #backlogged} hint, both thread-safe maps.
+ * {@link SlotMasterClocks}'s per-slot readings and the {@link #backlogged} hint, both thread-safe maps.
  * <p>
  * {@link RmqRedis}'s sends of messages without an envelope or with a body's trace context alone (its trace record,
  * one more field in an {@code HSET}) instead of send.lua: the lone send in one small script (send_one.lua) or two native
@@ -40,7 +40,7 @@ final class SendWrites {
     private static final byte[] MODE_PRIORITY = bytes("p");
 
     private final RedisGateway gateway;
-    private final RedisClock clock;
+    private final SlotMasterClocks clock;
     /** {@code <prefix>:wake}, where the scripts and {@link #announce} tell sleepers of a new first message. */
     private final byte[] wakeChannel;
     /**
@@ -49,9 +49,9 @@ final class SendWrites {
      * event-loop threads without order between them: a stale entry costs one send a few µs of Redis time.
      */
     private final Map<SlotKeys, Boolean> backlogged = new ConcurrentHashMap<>();
-    // (keyed as RedisClock's readings: RmqKeys caches one SlotKeys per topic slot, so the record's equals holds)
+    // (keyed as SlotMasterClocks's readings: RmqKeys caches one SlotKeys per topic slot, so the record's equals holds)
 
-    SendWrites(RedisGateway gateway, RedisClock clock, String prefix) {
+    SendWrites(RedisGateway gateway, SlotMasterClocks clock, String prefix) {
         this.gateway = gateway;
         this.clock = clock;
         this.wakeChannel = bytes(prefix + ":wake");
@@ -179,7 +179,7 @@ final class SendWrites {
      * Writes each part into its slot with a native multi-member ZADD (a script pays per argument: about twice the
      * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go. Merge
      * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
-     * {@link RedisClock}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
+     * {@link SlotMasterClocks}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
      * <p>
      * Wake-ups as send.lua gives them, without a script: a PRIORITY part publishes right behind its ZADD (due now);
      * a time part's ZADD is followed by a native {@code ZRANGE store 0 0 WITHSCORES}, and when the slot's first

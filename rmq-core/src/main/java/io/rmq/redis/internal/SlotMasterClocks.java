@@ -9,12 +9,16 @@ import java.util.function.Function;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 
 /**
- * Estimates Redis's clock on the master of each slot from this host, so batch sends can compute RANGE_MERGE due times
- * ("Redis now + timeRange") without a script (and a lone send into a backlogged slot; other lone sends read Redis's own clock in send_one.lua). Each slot's offset is read with one round trip and trusted for
- * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be
- * written (both well under the 1 ms resolution of due times on a local network).
+ * The send side's readings of the clock of each slot's master, so that native batch writes can compute RANGE_MERGE due
+ * times ("Redis now + timeRange") without a script (and a lone send into a backlogged slot; other lone sends read
+ * Redis's own clock in their script). Each slot's offset is read with one round trip and trusted for
+ * {@link #REFRESH_NANOS}; the estimate is off by at most half a round trip plus the time the batch waits to be written
+ * (both well under the 1 ms resolution of due times on a local network). Not the consuming side's estimate
+ * ({@code io.rmq.container.internal.RedisClock}, bracketed by every pop and step), which must never run ahead of
+ * Redis's clock; this one is read per slot and needs no bracket. Threads: the readings are a concurrent map; any
+ * sending thread reads and refreshes them.
  */
-final class RedisClock {
+final class SlotMasterClocks {
 
     /** How long an offset reading is used before it is read again (clocks drift, NTP steps them). */
     static final long REFRESH_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -26,7 +30,7 @@ final class RedisClock {
     private final Function<SlotKeys, CompletableFuture<Long>> readRedisMillis;
     private final Map<SlotKeys, CompletableFuture<Reading>> readings = new ConcurrentHashMap<>();
 
-    RedisClock(Function<SlotKeys, CompletableFuture<Long>> readRedisMillis) {
+    SlotMasterClocks(Function<SlotKeys, CompletableFuture<Long>> readRedisMillis) {
         this.readRedisMillis = readRedisMillis;
     }
 
