@@ -78,6 +78,14 @@ public final class MessageRef {
         return new MessageRef(topic, null, EnvelopeKeys.idOf(member), member, null, slot);
     }
 
+    /**
+     * The id a stored member names (a message sent with an id is stored as 0xFF followed by the id), or null: the
+     * member is a body.
+     */
+    public static @Nullable String idOf(byte[] member) {
+        return EnvelopeKeys.idOf(member);
+    }
+
     /** A message as a view shows it: by its id when it has one, else by its body, the member it is stored as. */
     static MessageRef shown(String topic, int slot, @Nullable String id, byte[] body) {
         return stored(topic, slot, id == null ? body : EnvelopeKeys.idMember(id));
