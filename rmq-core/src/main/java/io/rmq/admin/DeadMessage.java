@@ -42,6 +42,11 @@ public record DeadMessage(String topic, int slot, byte[] body, Instant diedAt, i
         return new String(body, StandardCharsets.UTF_8);
     }
 
+    /** Names this message for the admin's operations ({@link RmqAdmin#requeueDead(MessageRef)}, ...). */
+    public MessageRef ref() {
+        return MessageRef.shown(topic, slot, id, body);
+    }
+
     /** The body as text, for people and JSON (a {@code bodyText} property beside the base64 {@code body}). */
     @JsonProperty("bodyText")
     public String bodyText() {

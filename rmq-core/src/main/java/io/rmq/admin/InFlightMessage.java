@@ -19,4 +19,9 @@ import org.jspecify.annotations.Nullable;
  */
 public record InFlightMessage(String topic, int slot, byte[] member, @Nullable String id, byte[] body,
         @Nullable Long leaseDeadlineMillis, int attempt, @Nullable ConsumeMode mode, Map<String, String> headers) {
+
+    /** Names this message for the admin's operations ({@link RmqAdmin#find}, {@link RmqAdmin#cancel}, ...). */
+    public MessageRef ref() {
+        return MessageRef.stored(topic, slot, member);
+    }
 }

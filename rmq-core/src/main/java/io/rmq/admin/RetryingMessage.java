@@ -32,4 +32,9 @@ public record RetryingMessage(String topic, int slot, byte[] body, int attempts,
     public String bodyAsString() {
         return new String(body, StandardCharsets.UTF_8);
     }
+
+    /** Names this message for the admin's operations ({@link RmqAdmin#cancel}, {@link RmqAdmin#runNow}, ...). */
+    public MessageRef ref() {
+        return MessageRef.shown(topic, slot, id, body);
+    }
 }

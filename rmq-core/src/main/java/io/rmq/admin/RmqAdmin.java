@@ -1,22 +1,22 @@
 package io.rmq.admin;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.admin.internal.AdminFactory;
+import io.rmq.admin.internal.DeadLetters;
+import io.rmq.admin.internal.MessageActions;
+import io.rmq.admin.internal.MessageLocator;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
-import io.rmq.core.internal.SlotRouter;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicConflictException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
-import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisAdmin;
 import io.rmq.redis.internal.RmqRedisAdmin.DeadEntry;
@@ -24,9 +24,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Introspection and the operations behind "manual intervention": find, cancel, reschedule, browse and purge waiting
- * messages by their body or (methods named {@code ...ById}) by the id they were sent with; count, page through,
- * requeue, delete and purge dead messages; queue sizes per topic and slot. Views show a message's id, payload and
- * headers. Every change is one atomic script per slot.
+ * messages; count, page through, search, requeue, delete and purge dead messages; queue sizes per topic and slot. One
+ * message is named by a {@link MessageRef}: by the body or the id it was sent with (and its group), or as a view
+ * listed it. Views show a message's id, payload and headers. Every change is one atomic script per slot. Holds no
+ * mutable state; thread-safe.
  */
 public final class RmqAdmin {
 
@@ -49,7 +50,8 @@ public final class RmqAdmin {
 
     private final RmqRedisAdmin redis;
     private final TopicRegistry topics;
-    private final BodyCodec codec;
+    private final MessageActions messages;
+    private final DeadLetters deadLetters;
 
     static {
         AdminFactory.SEAM.register(RmqAdmin::new);
@@ -63,203 +65,49 @@ public final class RmqAdmin {
     RmqAdmin(RmqRedisAdmin redis, TopicRegistry topics, BodyCodec codec) {
         this.redis = redis;
         this.topics = topics;
-        this.codec = codec;
+        MessageLocator locator = new MessageLocator(redis, topics, codec);
+        this.messages = new MessageActions(redis, locator);
+        this.deadLetters = new DeadLetters(redis, locator);
     }
 
-    // ---------------------------------------------------------------- waiting messages by body
+    // ---------------------------------------------------------------- one message
 
-    /** Where the message with this body is (waiting with its score, in flight, retrying, dead). */
-    public MessageStatus find(String topicName, Object body) {
-        return find(topicName, body, null);
+    /**
+     * Where the message is (waiting with its score, in flight, retrying, dead), with the payload and headers of its
+     * latest send.
+     */
+    public MessageStatus find(MessageRef message) {
+        return messages.find(message);
     }
 
-    /** As {@link #find(String, Object)}, for a message sent with a {@code group}. */
-    public MessageStatus find(String topicName, Object body, @Nullable String group) {
-        return find(locate(topicName, body, group));
-    }
-
-    /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
-    public boolean contains(String topicName, Object body) {
-        return find(topicName, body).isPending();
-    }
-
-    public boolean contains(String topicName, Object body, @Nullable String group) {
-        return find(topicName, body, group).isPending();
+    /** Whether the message will still be handled: waiting, retrying or in flight (not dead). */
+    public boolean contains(MessageRef message) {
+        return find(message).isPending();
     }
 
     /**
-     * Cancels the message with this body: removes it where it waits, and its pending retry. A delivery in flight
-     * cannot be recalled; it is reported, and once it ends without an ack it is dropped instead of handed out
-     * again. A dead body is reported and left alone.
+     * Cancels the message: removes it where it waits, and its pending retry. A delivery in flight cannot be recalled;
+     * it is reported, and once it ends without an ack it is dropped instead of handed out again. A dead message is
+     * reported and left alone. A message sent with an id takes its payload and headers with its last copy.
      */
-    public CancelResult cancel(String topicName, Object body) {
-        return cancel(topicName, body, null);
-    }
-
-    /** As {@link #cancel(String, Object)}, for a message sent with a {@code group}. */
-    public CancelResult cancel(String topicName, Object body, @Nullable String group) {
-        return cancel(locate(topicName, body, group));
+    public CancelResult cancel(MessageRef message) {
+        return messages.cancel(message);
     }
 
     /**
      * A new due time for a waiting RANGE_MERGE or FIXED_TIME message, whatever the merge rule (at or before now: due
      * at once). A message waiting for its retry moves its retry. In-flight and dead messages are not changed.
      */
-    public RescheduleResult reschedule(String topicName, Object body, Instant dueAt) {
-        return reschedule(topicName, body, null, dueAt);
-    }
-
-    public RescheduleResult reschedule(String topicName, Object body, @Nullable String group, Instant dueAt) {
-        long millis = dueAtMillis(topicName, dueAt);
-        return reschedule(locate(topicName, body, group), false, millis, "dueAt " + dueAt);
+    public RescheduleResult reschedule(MessageRef message, Instant dueAt) {
+        return messages.reschedule(message, dueAt);
     }
 
     /**
      * A new priority for a waiting PRIORITY message, whatever the merge rule; one backing off after a failure comes
      * back with it. In-flight and dead messages are not changed.
      */
-    public RescheduleResult reprioritize(String topicName, Object body, long priority) {
-        return reprioritize(topicName, body, null, priority);
-    }
-
-    public RescheduleResult reprioritize(String topicName, Object body, @Nullable String group, long priority) {
-        checkPriority(priority);
-        return reschedule(locate(topicName, body, group), true, priority, "priority " + priority);
-    }
-
-    // ---------------------------------------------------------------- waiting messages by id
-
-    /**
-     * Where the message sent with this id is (waiting with its score, in flight, retrying, dead), with the payload and
-     * headers of its latest send. Methods by id have names of their own: an id and a String body would make
-     * overloads ambiguous.
-     */
-    public MessageStatus findById(String topicName, String id) {
-        return findById(topicName, id, null);
-    }
-
-    /** As {@link #findById(String, String)}, for a message sent with a {@code group}. */
-    public MessageStatus findById(String topicName, String id, @Nullable String group) {
-        return find(locateId(topicName, id, group));
-    }
-
-    /** Whether the message sent with this id will still be handled: waiting, retrying or in flight (not dead). */
-    public boolean containsById(String topicName, String id) {
-        return findById(topicName, id).isPending();
-    }
-
-    public boolean containsById(String topicName, String id, @Nullable String group) {
-        return findById(topicName, id, group).isPending();
-    }
-
-    /**
-     * Cancels the message sent with this id, as {@link #cancel(String, Object)} does by body: a delivery in flight is
-     * reported and not handed out again; a dead one is left alone. Its payload and headers go with its last copy.
-     */
-    public CancelResult cancelById(String topicName, String id) {
-        return cancelById(topicName, id, null);
-    }
-
-    /** As {@link #cancelById(String, String)}, for a message sent with a {@code group}. */
-    public CancelResult cancelById(String topicName, String id, @Nullable String group) {
-        return cancel(locateId(topicName, id, group));
-    }
-
-    /** A new due time for the waiting message sent with this id, as {@link #reschedule(String, Object, Instant)}. */
-    public RescheduleResult rescheduleById(String topicName, String id, Instant dueAt) {
-        return rescheduleById(topicName, id, null, dueAt);
-    }
-
-    public RescheduleResult rescheduleById(String topicName, String id, @Nullable String group, Instant dueAt) {
-        long millis = dueAtMillis(topicName, dueAt);
-        return reschedule(locateId(topicName, id, group), false, millis, "dueAt " + dueAt);
-    }
-
-    /** A new priority for the waiting message sent with this id, as {@link #reprioritize(String, Object, long)}. */
-    public RescheduleResult reprioritizeById(String topicName, String id, long priority) {
-        return reprioritizeById(topicName, id, null, priority);
-    }
-
-    public RescheduleResult reprioritizeById(String topicName, String id, @Nullable String group, long priority) {
-        checkPriority(priority);
-        return reschedule(locateId(topicName, id, group), true, priority, "priority " + priority);
-    }
-
-    // ---------------------------------------------------------------- one located message
-
-    private MessageStatus find(Located at) {
-        String topicName = at.topic.name();
-        RmqRedisAdmin.Whereabouts w = RedisGateway.await(redis.find(at.slot, at.member),
-                "finding a message in " + topicName);
-        boolean priority = at.topic.type() == TopicType.PRIORITY;
-        Instant retryAt = null;
-        boolean inFlight = w.prepareScore() != null;
-        if (w.ordered() && w.retryScore() != null && inFlight) {
-            retryAt = instant(w.retryScore()); // an ordered slot's failed head, suspended until its retry
-            inFlight = false;
-        }
-        else if (priority && w.retryScore() != null) {
-            retryAt = instant(w.retryScore());
-        }
-        else if (!priority && w.storeScore() != null && w.failedAttempts() > 0 && !inFlight) {
-            retryAt = instant(w.storeScore()); // time types wait for their retry in the store
-        }
-        Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
-        return new MessageStatus(topicName, at.slot.slot(), payload(at.member, w.envelope()), w.storeScore(), inFlight,
-                retryAt, w.failedAttempts(), diedAt, w.deadReason(), w.cancelled(), EnvelopeKeys.idOf(at.member),
-                w.envelope().headers());
-    }
-
-    private CancelResult cancel(Located at) {
-        boolean[] r = RedisGateway.await(redis.cancel(at.slot, at.topic.type() == TopicType.PRIORITY, at.member),
-                "cancelling a message in " + at.topic.name());
-        return new CancelResult(r[0], r[1], r[2], r[3]);
-    }
-
-    private static long dueAtMillis(String topicName, Instant dueAt) {
-        if (dueAt == null) {
-            throw new RmqInvalidArgumentException("dueAt", null, "must not be null");
-        }
-        long millis;
-        try {
-            millis = dueAt.toEpochMilli();
-        }
-        catch (ArithmeticException ex) {
-            millis = Long.MAX_VALUE;
-        }
-        if (Math.abs(millis) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
-            throw new RmqInvalidArgumentException("dueAt", dueAt, "must be within ±2^53 ms of the epoch (topic '"
-                    + topicName + "')");
-        }
-        return millis;
-    }
-
-    private static void checkPriority(long priority) {
-        if (Math.abs(priority) > io.rmq.producer.OutgoingMessage.MAX_PRIORITY) {
-            throw new RmqInvalidArgumentException("priority", priority, "must be between -2^53 and 2^53 (exact in a"
-                    + " Redis score)");
-        }
-    }
-
-    private RescheduleResult reschedule(Located at, boolean byPriority, long score, String what) {
-        String topicName = at.topic.name();
-        boolean priority = at.topic.type() == TopicType.PRIORITY;
-        if (priority != byPriority) {
-            boolean byId = EnvelopeKeys.isIdMember(at.member);
-            throw new RmqInvalidArgumentException("topic", topicName, at.topic.describe() + (priority
-                    ? (byId ? " orders by priority: use reprioritizeById(topic, id, priority)"
-                            : " orders by priority: use reprioritize(topic, body, priority)")
-                    : (byId ? " orders by time: use rescheduleById(topic, id, dueAt)"
-                            : " orders by time: use reschedule(topic, body, dueAt)")));
-        }
-        long code = RedisGateway.await(redis.reschedule(at.slot, priority, at.member, score),
-                "rescheduling a message in " + topicName + " to " + what);
-        return switch ((int) code) {
-            case 1, 2 -> RescheduleResult.RESCHEDULED;
-            case 3 -> RescheduleResult.IN_FLIGHT;
-            case 4 -> RescheduleResult.DEAD;
-            default -> RescheduleResult.NOT_FOUND;
-        };
+    public RescheduleResult reprioritize(MessageRef message, long priority) {
+        return messages.reprioritize(message, priority);
     }
 
     /**
@@ -305,8 +153,9 @@ public final class RmqAdmin {
             }
             last = pages.get(best).join().get(at[best]++);
             lastSlot = best;
-            out.add(new WaitingMessage(topicName, best, payload(last.member(), last.envelope()), last.score(),
-                    last.failedAttempts(), EnvelopeKeys.idOf(last.member()), last.envelope().headers()));
+            out.add(new WaitingMessage(topicName, best, MessageLocator.payload(last.member(), last.envelope()),
+                    last.score(), last.failedAttempts(), MessageLocator.idOf(last.member()),
+                    last.envelope().headers()));
         }
         BrowsePage.Cursor next = out.size() < limit || last == null ? null
                 : new BrowsePage.Cursor(last.score(), lastSlot, last.member(), last.tie());
@@ -326,66 +175,6 @@ public final class RmqAdmin {
         boolean priority = topic.type() == TopicType.PRIORITY;
         return drainEachSlot(topic, slot -> redis.purge(slot, priority, CHUNK));
     }
-
-    private record Located(TopicDefinition topic, SlotKeys slot, byte[] member) {
-    }
-
-    /** The slot and member of an id, routed as a send routes it: by its group, else by the id. */
-    private Located locateId(String topicName, String id, @Nullable String group) {
-        TopicDefinition topic = topics.get(topicName);
-        if (id == null) {
-            throw new RmqInvalidArgumentException("id", null, "must not be null (topic '" + topicName + "')");
-        }
-        if (id.isEmpty()) {
-            throw new RmqInvalidArgumentException("id", "", "must not be empty (topic '" + topicName + "')");
-        }
-        if (group != null && group.isEmpty()) {
-            throw new RmqInvalidArgumentException("group", "", "must be null or non-empty (topic '" + topicName
-                    + "')");
-        }
-        byte[] routing = id.getBytes(StandardCharsets.UTF_8);
-        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(routing, group, topic.slotAmount())],
-                EnvelopeKeys.idMember(id));
-    }
-
-    /**
-     * What a view shows as a message's body: the member itself, or for an id message the payload its latest send
-     * stored (empty when none is stored: the message is gone, or its envelope was removed by hand).
-     */
-    private static byte[] payload(byte[] member, RmqRedisAdmin.Stored stored) {
-        if (!EnvelopeKeys.isIdMember(member)) {
-            return member;
-        }
-        return stored.payload() == null ? new byte[0] : stored.payload();
-    }
-
-    /** The member a view of a message names: 0xFF + id for an id message, else its body. */
-    private static byte[] member(@Nullable String id, byte[] body) {
-        return id == null ? body : EnvelopeKeys.idMember(id);
-    }
-
-    /** The slot and stored member of a body, serialized as a send serializes it. */
-    private Located locate(String topicName, Object body, @Nullable String group) {
-        TopicDefinition topic = topics.get(topicName);
-        if (body == null) {
-            throw new RmqInvalidArgumentException("body", null, "must not be null (topic '" + topicName + "')");
-        }
-        if (group != null && group.isEmpty()) {
-            throw new RmqInvalidArgumentException("group", "", "must be null or non-empty (topic '" + topicName
-                    + "')");
-        }
-        byte[] member = codec.encode(body);
-        if (member.length == 0) {
-            throw new RmqInvalidArgumentException("body", "0 bytes", "must not be empty (topic '" + topicName + "')");
-        }
-        return new Located(topic, redis.keys().slots(topic)[SlotRouter.slot(member, group, topic.slotAmount())],
-                member);
-    }
-
-    private static Instant instant(double epochMillis) {
-        return Instant.ofEpochMilli((long) epochMillis);
-    }
-
     // ---------------------------------------------------------------- sizes, ordering
 
     /**
@@ -518,12 +307,6 @@ public final class RmqAdmin {
         return stats(topic).dead();
     }
 
-    /**
-     * A page of the topic's dead messages: slot by slot, oldest death first within a slot.
-     *
-     * @param offset how many dead messages to skip
-     * @param limit  the most to return
-     */
     /** How many messages of a topic are in flight (taken and not settled), over all slots. */
     public long inFlightCount(String topicName) {
         return stats(topicName).inFlight();
@@ -560,14 +343,20 @@ public final class RmqAdmin {
             for (RmqRedisAdmin.InFlightEntry e : entries) {
                 // a CONCURRENT prepare score is the lease token: deadline ms + k/1024
                 Long deadline = mode == ConsumeMode.ORDERLY ? null : (long) Math.floor(e.score());
-                out.add(new InFlightMessage(topicName, slot.slot(), e.member(), EnvelopeKeys.idOf(e.member()),
-                        payload(e.member(), e.envelope()), deadline, e.failedAttempts() + 1, mode,
+                out.add(new InFlightMessage(topicName, slot.slot(), e.member(), MessageLocator.idOf(e.member()),
+                        MessageLocator.payload(e.member(), e.envelope()), deadline, e.failedAttempts() + 1, mode,
                         e.envelope().headers()));
             }
         }
         return out;
     }
 
+    /**
+     * A page of the topic's dead messages: slot by slot, oldest death first within a slot.
+     *
+     * @param offset how many dead messages to skip
+     * @param limit  the most to return
+     */
     public List<DeadMessage> deadMessages(String topicName, long offset, int limit) {
         if (offset < 0) {
             throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
@@ -591,21 +380,18 @@ public final class RmqAdmin {
                     "reading dead messages of " + topicName);
             skip = 0;
             for (DeadEntry e : entries) {
-                out.add(deadMessage(topic, slot.slot(), e));
+                out.add(DeadLetters.deadMessage(topic, slot.slot(), e));
             }
         }
         return out;
     }
 
     /**
-     * Makes one dead message deliverable again with a fresh attempt count; false if it was not dead. A message sent with
-     * an id is named by its id (and comes back with the payload and headers stored for it), else by its body.
+     * Makes one dead message deliverable again with a fresh attempt count; false if it was not dead. A message sent
+     * with an id comes back with the payload and headers stored for it. {@link DeadMessage#ref()} names a listed one.
      */
-    public boolean requeueDead(DeadMessage message) {
-        TopicDefinition topic = topics.get(message.topic());
-        return RedisGateway.await(redis.deadRequeue(slotKeys(topic, message.slot()),
-                topic.type() == TopicType.PRIORITY, 1, List.of(member(message.id(), message.body()))),
-                "requeueing a dead message") == 1;
+    public boolean requeueDead(MessageRef message) {
+        return deadLetters.requeue(message);
     }
 
     /** Requeues every dead message of the topic; returns how many. */
@@ -615,11 +401,9 @@ public final class RmqAdmin {
         return drainEachSlot(topic, slot -> redis.deadRequeue(slot, priority, CHUNK, List.of()));
     }
 
-    /** Deletes one dead message for good (named as in {@link #requeueDead}); false if it was not dead. */
-    public boolean deleteDead(DeadMessage message) {
-        TopicDefinition topic = topics.get(message.topic());
-        return RedisGateway.await(redis.deadDelete(slotKeys(topic, message.slot()), 1,
-                List.of(member(message.id(), message.body()))), "deleting a dead message") == 1;
+    /** Deletes one dead message for good; false if it was not dead. */
+    public boolean deleteDead(MessageRef message) {
+        return deadLetters.delete(message);
     }
 
     /** Deletes every dead message of the topic; returns how many. */
@@ -672,9 +456,9 @@ public final class RmqAdmin {
                     RETRIES_EXAMINED), "reading the retries of " + topicName);
             skip = 0;
             for (RmqRedisAdmin.RetryEntry e : page.entries()) {
-                out.add(new RetryingMessage(topicName, i, payload(e.member(), e.envelope()), e.attempts(),
-                        Instant.ofEpochMilli(e.nextAttemptAt()), e.lastError(),
-                        e.failedAt() < 0 ? null : Instant.ofEpochMilli(e.failedAt()), EnvelopeKeys.idOf(e.member()),
+                out.add(new RetryingMessage(topicName, i, MessageLocator.payload(e.member(), e.envelope()),
+                        e.attempts(), Instant.ofEpochMilli(e.nextAttemptAt()), e.lastError(),
+                        e.failedAt() < 0 ? null : Instant.ofEpochMilli(e.failedAt()), MessageLocator.idOf(e.member()),
                         e.envelope().headers()));
             }
         }
@@ -692,70 +476,20 @@ public final class RmqAdmin {
      */
     public DeadSearchPage searchDead(String topicName, @Nullable String error, @Nullable String prefix, long offset,
             int limit) {
-        if (offset < 0) {
-            throw new RmqInvalidArgumentException("offset", offset, "must be zero or positive");
-        }
-        if (limit < 1 || limit > 1000) {
-            throw new RmqInvalidArgumentException("limit", limit, "must be between 1 and 1000");
-        }
-        TopicDefinition topic = topics.get(topicName);
-        SlotKeys[] slots = redis.keys().slots(topic);
-        String needle = error == null ? "" : asciiLowerCase(error);
-        byte[] start = prefix == null ? new byte[0] : prefix.getBytes(StandardCharsets.UTF_8);
-        List<DeadMessage> out = new ArrayList<>(limit);
-        long total = 0;
-        long scanned = 0;
-        long skip = offset;
-        boolean capped = false;
-        for (int i = 0; i < slots.length; i++) {
-            int budget = (int) (DEAD_SEARCH_EXAMINED - scanned);
-            RmqRedisAdmin.DeadSearch found = RedisGateway.await(redis.deadSearch(slots[i], needle, start, 0,
-                    Math.max(budget, 0), skip, limit - out.size()), "searching the dead messages of " + topicName);
-            scanned += found.examined();
-            total += found.matches();
-            skip = Math.max(0, skip - found.matches());
-            for (DeadEntry e : found.entries()) {
-                out.add(deadMessage(topic, i, e));
-            }
-            if (found.left() > 0) {
-                capped = true; // the budget ran out in this slot; later slots are not examined either
-                break;
-            }
-        }
-        return new DeadSearchPage(List.copyOf(out), total, scanned, capped);
-    }
-
-    private static String asciiLowerCase(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (char c : text.toCharArray()) {
-            out.append(c >= 'A' && c <= 'Z' ? (char) (c + 32) : c);
-        }
-        return out.toString();
-    }
-
-    private DeadMessage deadMessage(TopicDefinition topic, int slot, DeadEntry e) {
-        Long priority = topic.type() == TopicType.PRIORITY && !e.priority().isEmpty()
-                ? (long) Double.parseDouble(e.priority()) : null;
-        return new DeadMessage(topic.name(), slot, payload(e.member(), e.envelope()), Instant.ofEpochMilli(e.diedAt()),
-                e.attempts(), priority, e.lastError(), EnvelopeKeys.idOf(e.member()), e.envelope().headers());
+        return deadLetters.search(topicName, error, prefix, offset, limit);
     }
 
     /**
-     * Requeues a selection of dead messages of one topic (each named as in {@link #requeueDead(DeadMessage)}: by id or
-     * by body, with its slot), one script call per slot, pipelined. Returns how many were dead and came back.
+     * Requeues a selection of dead messages of one topic (at most {@link #MAX_SELECTION}, each named as in
+     * {@link #requeueDead(MessageRef)}), one script call per slot, pipelined. Returns how many were dead and came back.
      */
-    public long requeueDead(String topicName, List<DeadMessage> selection) {
-        TopicDefinition topic = topics.get(topicName);
-        boolean priority = topic.type() == TopicType.PRIORITY;
-        return eachSlotOf(topic, selection, (slot, members) -> redis.deadRequeue(slot, priority, members.size(),
-                members), "requeueing dead messages of " + topicName);
+    public long requeueDead(String topicName, List<MessageRef> selection) {
+        return deadLetters.requeue(topicName, selection);
     }
 
     /** Deletes a selection of dead messages of one topic (named as in {@link #requeueDead(String, List)}). */
-    public long deleteDead(String topicName, List<DeadMessage> selection) {
-        TopicDefinition topic = topics.get(topicName);
-        return eachSlotOf(topic, selection, (slot, members) -> redis.deadDelete(slot, members.size(), members),
-                "deleting dead messages of " + topicName);
+    public long deleteDead(String topicName, List<MessageRef> selection) {
+        return deadLetters.delete(topicName, selection);
     }
 
     /**
@@ -765,21 +499,12 @@ public final class RmqAdmin {
      * counted) and whether matches were left for another request.
      */
     public DeadBulkResult requeueDeadMatching(String topicName, @Nullable String error, @Nullable String prefix) {
-        DeadSearchPage found = searchDead(topicName, error, prefix, 0, MAX_SELECTION);
-        long acted = found.messages().isEmpty() ? 0 : requeueDead(topicName, found.messages());
-        return bulkResult(found, acted);
+        return deadLetters.matching(true, topicName, error, prefix);
     }
 
     /** Deletes the dead messages that match a search, bounded as {@link #requeueDeadMatching} is. */
     public DeadBulkResult deleteDeadMatching(String topicName, @Nullable String error, @Nullable String prefix) {
-        DeadSearchPage found = searchDead(topicName, error, prefix, 0, MAX_SELECTION);
-        long acted = found.messages().isEmpty() ? 0 : deleteDead(topicName, found.messages());
-        return bulkResult(found, acted);
-    }
-
-    private static DeadBulkResult bulkResult(DeadSearchPage found, long acted) {
-        return new DeadBulkResult(acted, found.total(), found.scanned(),
-                found.capped() || found.total() > found.messages().size());
+        return deadLetters.matching(false, topicName, error, prefix);
     }
 
     /**
@@ -787,106 +512,34 @@ public final class RmqAdmin {
      * {@link #DEAD_SEARCH_EXAMINED} dead messages examined per request, and only their error texts read.
      */
     public DeadErrorGroups deadErrorGroups(String topicName) {
-        TopicDefinition topic = topics.get(topicName);
-        SlotKeys[] slots = redis.keys().slots(topic);
-        java.util.Map<String, Long> counts = new java.util.HashMap<>();
-        long scanned = 0;
-        boolean capped = false;
-        for (SlotKeys slot : slots) {
-            int budget = (int) (DEAD_SEARCH_EXAMINED - scanned);
-            RmqRedisAdmin.DeadGroups groups = RedisGateway.await(redis.deadGroups(slot, 0, Math.max(budget, 0)),
-                    "counting the dead messages of " + topicName + " by error");
-            scanned += groups.examined();
-            groups.counts().forEach((errorClass, count) -> counts.merge(errorClass, count, Long::sum));
-            if (groups.left() > 0) {
-                capped = true; // the budget ran out in this slot; later slots are not examined either
-                break;
-            }
-        }
-        List<DeadErrorGroups.Group> out = new ArrayList<>(counts.size());
-        counts.forEach((errorClass, count) -> out.add(new DeadErrorGroups.Group(errorClass, count)));
-        out.sort(java.util.Comparator.comparingLong(DeadErrorGroups.Group::count).reversed()
-                .thenComparing(DeadErrorGroups.Group::errorClass));
-        return new DeadErrorGroups(List.copyOf(out), scanned, capped);
+        return deadLetters.errorGroups(topicName);
     }
 
     // ---------------------------------------------------------------- selections of waiting and retrying messages
 
     /**
-     * "Run now" for a selection of messages (at most {@link #MAX_SELECTION}; each by the slot and member a view listed):
-     * a message waiting for its retry has its backoff ended, and is handed out as soon as a consumer takes it, its
-     * attempt count kept; a waiting message of a RANGE_MERGE or FIXED_TIME topic becomes due now. A PRIORITY message
-     * that waits in the store is due already (its place in line is its priority: {@link #reprioritize} moves it) and
-     * is left alone, as are messages in flight, dead or gone. One script call per slot, pipelined.
+     * "Run now" for a selection of messages of one topic (at most {@link #MAX_SELECTION}; each as a view listed it,
+     * its {@code ref()}): a message waiting for its retry has its backoff ended, and is handed out as soon as a
+     * consumer takes it, its attempt count kept; a waiting message of a RANGE_MERGE or FIXED_TIME topic becomes due
+     * now. A PRIORITY message that waits in the store is due already (its place in line is its priority:
+     * {@link #reprioritize} moves it) and is left alone, as are messages in flight, dead or gone. One script call per
+     * slot, pipelined.
      *
      * @return how many of them are now due (were waiting, or retrying)
      */
     public long runNow(String topicName, List<MessageRef> messages) {
-        TopicDefinition topic = topics.get(topicName);
-        boolean priority = topic.type() == TopicType.PRIORITY;
-        return eachSlotOfRefs(topic, messages, (slot, members) -> redis.runNow(slot, priority, members),
-                "making messages of " + topicName + " due now");
+        return this.messages.runNow(topicName, messages);
     }
 
     /**
-     * Cancels a selection of messages (at most {@link #MAX_SELECTION}; each by the slot and member a view listed) as
-     * {@link #cancel(String, Object)} cancels one: removed where they wait, their pending retries too; a delivery in
-     * flight is marked and not handed out again; a dead one is left alone.
+     * Cancels a selection of messages of one topic (at most {@link #MAX_SELECTION}) as {@link #cancel(MessageRef)}
+     * cancels one: removed where they wait, their pending retries too; a delivery in flight is marked and not handed
+     * out again; a dead one is left alone.
      *
      * @return how many were removed (waiting or retrying); in-flight ones marked are not counted
      */
     public long cancelSelected(String topicName, List<MessageRef> messages) {
-        TopicDefinition topic = topics.get(topicName);
-        boolean priority = topic.type() == TopicType.PRIORITY;
-        return eachSlotOfRefs(topic, messages, (slot, members) -> {
-            List<CompletableFuture<boolean[]>> each = new ArrayList<>(members.size());
-            for (byte[] member : members) {
-                each.add(redis.cancel(slot, priority, member));
-            }
-            return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> each.stream()
-                    .map(CompletableFuture::join).filter(r -> r[0] || r[1]).count());
-        }, "cancelling messages of " + topicName);
-    }
-
-    private long eachSlotOfRefs(TopicDefinition topic, List<MessageRef> messages,
-            java.util.function.BiFunction<SlotKeys, List<byte[]>, CompletableFuture<Long>> action, String what) {
-        if (messages == null || messages.isEmpty()) {
-            throw new RmqInvalidArgumentException("messages", messages, "must name at least one message");
-        }
-        if (messages.size() > MAX_SELECTION) {
-            throw new RmqInvalidArgumentException("messages", messages.size() + " messages", "must be at most "
-                    + MAX_SELECTION + " per request");
-        }
-        java.util.Map<Integer, List<byte[]>> bySlot = new java.util.TreeMap<>();
-        for (MessageRef message : messages) {
-            slotKeys(topic, message.slot()); // checks the slot
-            bySlot.computeIfAbsent(message.slot(), s -> new ArrayList<>()).add(message.member());
-        }
-        List<CompletableFuture<Long>> done = new ArrayList<>(bySlot.size());
-        bySlot.forEach((slot, members) -> done.add(action.apply(redis.keys().slots(topic)[slot], members)));
-        RedisGateway.await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)), what);
-        return done.stream().mapToLong(CompletableFuture::join).sum();
-    }
-
-    private long eachSlotOf(TopicDefinition topic, List<DeadMessage> selection,
-            java.util.function.BiFunction<SlotKeys, List<byte[]>, CompletableFuture<Long>> action, String what) {
-        if (selection.size() > MAX_SELECTION) {
-            throw new RmqInvalidArgumentException("messages", selection.size() + " messages", "must be at most "
-                    + MAX_SELECTION + " per request");
-        }
-        java.util.Map<Integer, List<byte[]>> bySlot = new java.util.TreeMap<>();
-        for (DeadMessage message : selection) {
-            if (!message.topic().equals(topic.name())) {
-                throw new RmqInvalidArgumentException("topic", message.topic(), "must be " + topic.name()
-                        + " for every message of the selection");
-            }
-            slotKeys(topic, message.slot()); // checks the slot
-            bySlot.computeIfAbsent(message.slot(), s -> new ArrayList<>()).add(member(message.id(), message.body()));
-        }
-        List<CompletableFuture<Long>> done = new ArrayList<>(bySlot.size());
-        bySlot.forEach((slot, members) -> done.add(action.apply(redis.keys().slots(topic)[slot], members)));
-        RedisGateway.await(CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)), what);
-        return done.stream().mapToLong(CompletableFuture::join).sum();
+        return this.messages.cancelSelected(topicName, messages);
     }
 
     /**
@@ -912,11 +565,4 @@ public final class RmqAdmin {
         return total;
     }
 
-    private SlotKeys slotKeys(TopicDefinition topic, int slot) {
-        if (slot < 0 || slot >= topic.slotAmount()) {
-            throw new RmqInvalidArgumentException("slot", slot, "must be between 0 and " + (topic.slotAmount() - 1)
-                    + " for " + topic.describe());
-        }
-        return redis.keys().slots(topic)[slot];
-    }
 }

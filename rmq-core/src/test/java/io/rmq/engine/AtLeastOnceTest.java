@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.NackOutcome;
@@ -343,7 +344,8 @@ class AtLeastOnceTest extends EngineTestSupport {
                 ownAckFailed++;
             }
             if (stale) {
-                rmq.admin().cancel("pr", body); // what the stale call left behind must not reach the next round
+                // what the stale call left behind must not reach the next round
+                rmq.admin().cancel(MessageRef.body("pr", body));
             }
         }
         assertThat(staleSucceeded).as("stale calls that settled or extended B's delivery, of %d rounds", rounds)

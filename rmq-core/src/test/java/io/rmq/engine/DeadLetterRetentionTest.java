@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.rmq.Rmq;
 import io.rmq.RmqOptions;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.TopicHistory;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -230,7 +231,7 @@ class DeadLetterRetentionTest extends EngineTestSupport {
         assertThat(has(slot.deadInfo(), member)).isFalse();
         assertThat(score(slot.store(), member)).as("the newer copy waits").isNotNull();
         assertThat(has(slot.msg(), member)).as("with its payload and headers").isTrue();
-        assertThat(engine.admin().find("dup", "order-1")).isNotNull();
+        assertThat(engine.admin().find(MessageRef.body("dup", "order-1"))).isNotNull();
         assertThat(reported.sum()).isEqualTo(1);
     }
 

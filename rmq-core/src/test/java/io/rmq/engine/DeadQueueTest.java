@@ -145,15 +145,15 @@ class DeadQueueTest extends EngineTestSupport {
 
         // requeue one: delivered again with a fresh attempt count
         DeadMessage one = all.get(0);
-        assertThat(rmq.admin().requeueDead(one)).isTrue();
-        assertThat(rmq.admin().requeueDead(one)).isFalse();
+        assertThat(rmq.admin().requeueDead(one.ref())).isTrue();
+        assertThat(rmq.admin().requeueDead(one.ref())).isFalse();
         Delivery again = consumer.poll().deliveries().get(0);
         assertThat(again.body()).isEqualTo(one.body());
         assertThat(again.attempt()).isEqualTo(1);
         assertThat(consumer.ack(again)).isTrue();
 
         // delete one
-        assertThat(rmq.admin().deleteDead(all.get(1))).isTrue();
+        assertThat(rmq.admin().deleteDead(all.get(1).ref())).isTrue();
         assertThat(rmq.admin().deadCount("jobs")).isEqualTo(28);
 
         // requeue all, then fail them again, then purge

@@ -7,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import ch.qos.logback.classic.Level;
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailedMessage;
@@ -93,7 +94,7 @@ class FailureHandlingTest extends EngineTestSupport {
         }
         assertThat(rmq.admin().deadMessages("payments", 0, 10)).singleElement()
                 .satisfies(m -> assertThat(m.lastError()).isEqualTo("java.lang.NumberFormatException: zero"));
-        assertThat(rmq.admin().find("payments", new Payment(2, 100)).isRetrying()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("payments", new Payment(2, 100))).isRetrying()).isTrue();
     }
 
     @Test
@@ -131,18 +132,19 @@ class FailureHandlingTest extends EngineTestSupport {
         assertThat(seen).filteredOn(f -> ((Payment) f.payload()).orderId() == 3).singleElement()
                 .satisfies(f -> assertThat(f.retryable()).isFalse());
 
-        Instant retryAt = rmq.admin().find("payments", new Payment(1, 1)).retryAt();
+        Instant retryAt = rmq.admin().find(MessageRef.body("payments", new Payment(1, 1))).retryAt();
         assertThat(retryAt).isBetween(Instant.now().plus(Duration.ofMinutes(9)), Instant.now().plus(Duration.ofMinutes(11)));
-        assertThat(rmq.admin().find("payments", new Payment(2, 1)).exists()).as("dropped").isFalse();
-        assertThat(rmq.admin().find("payments", new Payment(3, 1)).isDead()).as("standard: not retryable").isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("payments", new Payment(2, 1))).exists()).as("dropped").isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("payments", new Payment(3, 1))).isDead())
+                .as("standard: not retryable").isTrue();
 
-        rmq.admin().reschedule("payments", new Payment(1, 1), Instant.now());
+        rmq.admin().reschedule(MessageRef.body("payments", new Payment(1, 1)), Instant.now());
         try (LogCapture ignored = LogCapture.rmq()) {
             consumer.pollAndHandle(Payment.class, (payment, d) -> {
                 throw new IllegalStateException("still down");
             });
         }
-        assertThat(rmq.admin().find("payments", new Payment(1, 1)).isDead()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("payments", new Payment(1, 1))).isDead()).isTrue();
         assertThat(rmq.admin().deadCount("payments")).isEqualTo(2);
     }
 
@@ -178,8 +180,8 @@ class FailureHandlingTest extends EngineTestSupport {
                 assertThat(e.getFormattedMessage()).contains("The error handler of topic 'jobs' failed");
             });
         }
-        assertThat(rmq.admin().find("jobs", "stubborn").exists()).isFalse();
-        assertThat(rmq.admin().find("jobs", "unlucky").isDead()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "stubborn")).exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "unlucky")).isDead()).isTrue();
     }
 
     @Test
@@ -234,8 +236,8 @@ class FailureHandlingTest extends EngineTestSupport {
             await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 4);
         }
         assertThat(handled).containsExactly("entry-0", "entry-1", "entry-2", "entry-3");
-        assertThat(rmq.admin().find("ledger", "entry-0").isDead()).isTrue();
-        assertThat(rmq.admin().find("ledger", "entry-1").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("ledger", "entry-0")).isDead()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("ledger", "entry-1")).exists()).isFalse();
         assertThat(rmq.admin().deadCount("ledger")).isEqualTo(1);
     }
 

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailurePolicy;
@@ -99,7 +100,8 @@ class GroupStorageTest extends OrderlyTestSupport {
         assertThat(stored).isNotNull();
         assertThat(new String(stored.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"amount\":5}");
         assertThat(stored.headers()).containsExactly(Map.entry(GROUP, "acct-2"));
-        assertThat(rmq.admin().findById("o", "pay-1", "acct-2").headers()).as("the admin view shows it")
+        assertThat(rmq.admin().find(MessageRef.id("o", "pay-1").inGroup("acct-2")).headers())
+                .as("the admin view shows it")
                 .containsExactly(Map.entry(GROUP, "acct-2"));
     }
 

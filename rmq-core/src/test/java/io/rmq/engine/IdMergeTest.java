@@ -355,7 +355,7 @@ class IdMergeTest extends EngineTestSupport {
         assertThat(consumer.poll().deliveries()).isEmpty();
         assertThat(envelopes("t")).as("a dead message keeps the slot's envelopes").isEqualTo(2);
 
-        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0))).isTrue();
+        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0).ref())).isTrue();
         assertThat(consumer.poll().deliveries()).isEmpty();
         assertThat(envelopes("t")).as("the empty slot's pop removed the orphan").isZero();
     }

@@ -8,6 +8,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.container.ContainerOptions;
@@ -181,7 +182,7 @@ class LookAheadTest extends EngineTestSupport {
             Instant due = Instant.now().plusMillis(3000);
             rmq.producer().sendFixedTime("ft", "order-7", due);
             await().atMost(Duration.ofSeconds(10)).until(() -> rmq.admin().stats("ft").inFlight() == 1);
-            var result = rmq.admin().cancel("ft", "order-7");
+            var result = rmq.admin().cancel(MessageRef.body("ft", "order-7"));
             assertThat(result.inFlight()).as("popped ahead: in flight").isTrue();
             assertThat(result.cancelled()).as("nothing waiting to remove").isFalse();
             Handled h = handled.poll(20, TimeUnit.SECONDS);

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import io.rmq.admin.CancelResult;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.WaitingMessage;
@@ -95,28 +96,29 @@ class ManagementByIdTest extends EngineTestSupport {
             rmq.producer().send(later(topic, new Price("p-42", 120)).withId("product-42").withHeader("tenant", "b"));
             rmq.producer().send(later(topic, new Price("p-7", 5)).withId("product-7"));
 
-            MessageStatus found = rmq.admin().findById(topic, "product-42");
+            MessageStatus found = rmq.admin().find(MessageRef.id(topic, "product-42"));
             assertThat(found.isWaiting()).as(topic).isTrue();
             assertThat(found.id()).isEqualTo("product-42");
             assertThat(found.slot()).as("routed by the id, as a send routes it").isEqualTo(slotOf("product-42", SLOTS));
             assertThat(found.bodyAsString()).as("the latest send's payload").isEqualTo("{\"cents\":120,\"product\":\"p-42\"}");
             assertThat(found.headers()).containsExactly(Map.entry("tenant", "b"));
-            assertThat(rmq.admin().containsById(topic, "product-42")).isTrue();
-            assertThat(rmq.admin().find(topic, new Price("p-42", 120)).exists()).as("the payload is not its identity")
+            assertThat(rmq.admin().contains(MessageRef.id(topic, "product-42"))).isTrue();
+            assertThat(rmq.admin().find(MessageRef.body(topic, new Price("p-42", 120))).exists())
+                    .as("the payload is not its identity")
                     .isFalse();
             assertThat(rmq.admin().stats(topic).waiting()).isEqualTo(2);
 
-            CancelResult cancelled = rmq.admin().cancelById(topic, "product-42");
+            CancelResult cancelled = rmq.admin().cancel(MessageRef.id(topic, "product-42"));
             assertThat(cancelled).isEqualTo(new CancelResult(true, false, false, false));
-            assertThat(rmq.admin().containsById(topic, "product-42")).isFalse();
-            MessageStatus gone = rmq.admin().findById(topic, "product-42");
+            assertThat(rmq.admin().contains(MessageRef.id(topic, "product-42"))).isFalse();
+            MessageStatus gone = rmq.admin().find(MessageRef.id(topic, "product-42"));
             assertThat(gone.exists()).isFalse();
             assertThat(gone.id()).isEqualTo("product-42");
             assertThat(gone.body()).as("no payload stored any more").isEmpty();
             assertThat(gone.headers()).isEmpty();
-            assertThat(rmq.admin().cancelById(topic, "product-42").found()).isFalse();
+            assertThat(rmq.admin().cancel(MessageRef.id(topic, "product-42")).found()).isFalse();
             assertThat(envelopes(topic)).as("only product-7's envelope is left").isEqualTo(1);
-            assertThat(rmq.admin().containsById(topic, "product-7")).isTrue();
+            assertThat(rmq.admin().contains(MessageRef.id(topic, "product-7"))).isTrue();
         }
     }
 
@@ -130,17 +132,18 @@ class ManagementByIdTest extends EngineTestSupport {
         }
         rmq.producer().send(OutgoingMessage.fixedTime("ledger", "debit 10", LATER).withId(id).withGroup(group));
 
-        assertThat(rmq.admin().findById("ledger", id).exists()).as("looked for in the id's own slot").isFalse();
-        MessageStatus found = rmq.admin().findById("ledger", id, group);
+        assertThat(rmq.admin().find(MessageRef.id("ledger", id)).exists()).as("looked for in the id's own slot")
+                .isFalse();
+        MessageStatus found = rmq.admin().find(MessageRef.id("ledger", id).inGroup(group));
         assertThat(found.isWaiting()).isTrue();
         assertThat(found.slot()).isEqualTo(slotOf(group, 16));
         assertThat(found.bodyAsString()).isEqualTo("debit 10");
-        assertThat(rmq.admin().containsById("ledger", id, group)).isTrue();
-        assertThat(rmq.admin().rescheduleById("ledger", id, group, LATER.plusSeconds(60)))
+        assertThat(rmq.admin().contains(MessageRef.id("ledger", id).inGroup(group))).isTrue();
+        assertThat(rmq.admin().reschedule(MessageRef.id("ledger", id).inGroup(group), LATER.plusSeconds(60)))
                 .isEqualTo(RescheduleResult.RESCHEDULED);
-        assertThat(rmq.admin().findById("ledger", id, group).waitingScore())
+        assertThat(rmq.admin().find(MessageRef.id("ledger", id).inGroup(group)).waitingScore())
                 .isEqualTo((double) LATER.plusSeconds(60).toEpochMilli());
-        assertThat(rmq.admin().cancelById("ledger", id, group).cancelled()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.id("ledger", id).inGroup(group)).cancelled()).isTrue();
         assertThat(rmq.admin().stats("ledger").waiting()).isZero();
         assertThat(envelopes("ledger")).isZero();
     }
@@ -154,16 +157,18 @@ class ManagementByIdTest extends EngineTestSupport {
             RmqConsumer consumer = rmq.consumer(topic, FAST);
             assertThat(consumer.poll().deliveries()).isEmpty();
 
-            assertThat(rmq.admin().rescheduleById(topic, "user-1", Instant.now().minusSeconds(5)))
+            assertThat(rmq.admin().reschedule(MessageRef.id(topic, "user-1"), Instant.now().minusSeconds(5)))
                     .as(topic).isEqualTo(RescheduleResult.RESCHEDULED);
             Delivery delivery = only(consumer.poll().deliveries());
             assertThat(delivery.id()).isEqualTo("user-1");
             assertThat(delivery.bodyAsString()).isEqualTo("newest state");
             assertThat(delivery.headers()).containsExactly(Map.entry("kind", "digest"));
-            assertThat(rmq.admin().rescheduleById(topic, "user-1", LATER)).isEqualTo(RescheduleResult.IN_FLIGHT);
-            assertThat(rmq.admin().findById(topic, "user-1").inFlight()).isTrue();
+            assertThat(rmq.admin().reschedule(MessageRef.id(topic, "user-1"), LATER))
+                    .isEqualTo(RescheduleResult.IN_FLIGHT);
+            assertThat(rmq.admin().find(MessageRef.id(topic, "user-1")).inFlight()).isTrue();
             consumer.ack(delivery);
-            assertThat(rmq.admin().rescheduleById(topic, "user-1", LATER)).isEqualTo(RescheduleResult.NOT_FOUND);
+            assertThat(rmq.admin().reschedule(MessageRef.id(topic, "user-1"), LATER))
+                    .isEqualTo(RescheduleResult.NOT_FOUND);
             assertThat(envelopes(topic)).isZero();
         }
     }
@@ -173,8 +178,9 @@ class ManagementByIdTest extends EngineTestSupport {
         rmq.defineTopic("render", TopicType.PRIORITY, 4);
         rmq.producer().send(OutgoingMessage.priority("render", "small job", 1).withId("small"));
         rmq.producer().send(OutgoingMessage.priority("render", "big job", 5).withId("big"));
-        assertThat(rmq.admin().reprioritizeById("render", "small", 10)).isEqualTo(RescheduleResult.RESCHEDULED);
-        assertThat(rmq.admin().findById("render", "small").waitingScore()).isEqualTo(10.0);
+        assertThat(rmq.admin().reprioritize(MessageRef.id("render", "small"), 10))
+                .isEqualTo(RescheduleResult.RESCHEDULED);
+        assertThat(rmq.admin().find(MessageRef.id("render", "small")).waitingScore()).isEqualTo(10.0);
         assertThat(rmq.admin().browse("render", null, 10).messages()).extracting(WaitingMessage::id)
                 .containsExactly("small", "big");
         RmqConsumer consumer = rmq.consumer("render", FAST.withBatchSize(1));
@@ -188,22 +194,22 @@ class ManagementByIdTest extends EngineTestSupport {
     void byIdMethodsRejectBadInputNamingTheRule() {
         rmq.defineTopic("timed", TopicType.FIXED_TIME, 2);
         rmq.defineTopic("ranked", TopicType.PRIORITY, 2);
-        assertThatThrownBy(() -> rmq.admin().findById("timed", ""))
+        assertThatThrownBy(() -> rmq.admin().find(MessageRef.id("timed", "")))
                 .isInstanceOf(RmqInvalidArgumentException.class)
                 .hasMessage("Invalid id '': must not be empty (topic 'timed')");
-        assertThatThrownBy(() -> rmq.admin().cancelById("timed", null))
+        assertThatThrownBy(() -> rmq.admin().cancel(MessageRef.id("timed", null)))
                 .hasMessage("Invalid id 'null': must not be null (topic 'timed')");
-        assertThatThrownBy(() -> rmq.admin().containsById("timed", "x", ""))
+        assertThatThrownBy(() -> rmq.admin().contains(MessageRef.id("timed", "x").inGroup("")))
                 .hasMessage("Invalid group '': must be null or non-empty (topic 'timed')");
-        assertThatThrownBy(() -> rmq.admin().reprioritizeById("timed", "x", 3))
-                .hasMessageContaining("orders by time: use rescheduleById(topic, id, dueAt)");
-        assertThatThrownBy(() -> rmq.admin().rescheduleById("ranked", "x", Instant.now()))
-                .hasMessageContaining("orders by priority: use reprioritizeById(topic, id, priority)");
-        assertThatThrownBy(() -> rmq.admin().rescheduleById("timed", "x", null))
+        assertThatThrownBy(() -> rmq.admin().reprioritize(MessageRef.id("timed", "x"), 3))
+                .hasMessageContaining("orders by time: use reschedule(message, dueAt)");
+        assertThatThrownBy(() -> rmq.admin().reschedule(MessageRef.id("ranked", "x"), Instant.now()))
+                .hasMessageContaining("orders by priority: use reprioritize(message, priority)");
+        assertThatThrownBy(() -> rmq.admin().reschedule(MessageRef.id("timed", "x"), null))
                 .hasMessage("Invalid dueAt 'null': must not be null");
-        assertThatThrownBy(() -> rmq.admin().reprioritizeById("ranked", "x", Long.MAX_VALUE))
+        assertThatThrownBy(() -> rmq.admin().reprioritize(MessageRef.id("ranked", "x"), Long.MAX_VALUE))
                 .hasMessageContaining("Invalid priority");
-        assertThatThrownBy(() -> rmq.admin().cancelById("no-such-topic", "x"))
+        assertThatThrownBy(() -> rmq.admin().cancel(MessageRef.id("no-such-topic", "x")))
                 .hasMessageContaining("Invalid topic 'no-such-topic': is not defined");
     }
 
@@ -225,11 +231,11 @@ class ManagementByIdTest extends EngineTestSupport {
         assertThat(page.get(2).headers()).isEmpty();
         assertThat(page.get(0).slot()).isEqualTo(slotOf("product-42", 4));
 
-        MessageStatus byBody = rmq.admin().find("timed", "plain with headers");
+        MessageStatus byBody = rmq.admin().find(MessageRef.body("timed", "plain with headers"));
         assertThat(byBody.id()).isNull();
         assertThat(byBody.bodyAsString()).isEqualTo("plain with headers");
         assertThat(byBody.headers()).containsExactly(Map.entry("tenant", "globex"));
-        assertThat(rmq.admin().find("timed", "plain").headers()).isEmpty();
+        assertThat(rmq.admin().find(MessageRef.body("timed", "plain")).headers()).isEmpty();
     }
 
     @Test
@@ -255,14 +261,15 @@ class ManagementByIdTest extends EngineTestSupport {
         assertThat(byBody.bodyAsString()).isEqualTo("body job");
         assertThat(byBody.headers()).as("headers without an id").containsExactly(Map.entry("tenant", "globex"));
 
-        MessageStatus status = rmq.admin().findById("jobs", "job-9");
+        MessageStatus status = rmq.admin().find(MessageRef.id("jobs", "job-9"));
         assertThat(status.isDead()).isTrue();
         assertThat(status.deadReason()).isEqualTo("bad input");
         assertThat(status.bodyAsString()).isEqualTo("job payload");
         assertThat(status.headers()).containsExactly(Map.entry("tenant", "acme"));
-        assertThat(rmq.admin().cancelById("jobs", "job-9")).isEqualTo(new CancelResult(false, false, false, true));
+        assertThat(rmq.admin().cancel(MessageRef.id("jobs", "job-9")))
+                .isEqualTo(new CancelResult(false, false, false, true));
 
-        assertThat(rmq.admin().requeueDead(byId)).isTrue();
+        assertThat(rmq.admin().requeueDead(byId.ref())).isTrue();
         Delivery again = only(consumer.poll().deliveries());
         assertThat(again.id()).isEqualTo("job-9");
         assertThat(again.bodyAsString()).isEqualTo("job payload");
@@ -271,7 +278,7 @@ class ManagementByIdTest extends EngineTestSupport {
         assertThat(consumer.ack(again)).isTrue();
         assertThat(envelopes("jobs")).as("the body message's envelope stays while it is dead").isEqualTo(1);
 
-        assertThat(rmq.admin().deleteDead(byBody)).isTrue();
+        assertThat(rmq.admin().deleteDead(byBody.ref())).isTrue();
         assertThat(rmq.admin().deadCount("jobs")).isZero();
         assertThat(envelopes("jobs")).isZero();
     }
@@ -284,10 +291,11 @@ class ManagementByIdTest extends EngineTestSupport {
         Delivery first = only(consumer.poll().deliveries());
         assertThat(first.bodyAsString()).isEqualTo("v1");
 
-        assertThat(rmq.admin().cancelById("orders", "order-1")).isEqualTo(new CancelResult(false, false, true, false));
-        assertThat(rmq.admin().findById("orders", "order-1").cancelled()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.id("orders", "order-1")))
+                .isEqualTo(new CancelResult(false, false, true, false));
+        assertThat(rmq.admin().find(MessageRef.id("orders", "order-1")).cancelled()).isTrue();
         rmq.producer().send(now("orders", "v2").withId("order-1").withHeader("rev", "2"));
-        MessageStatus both = rmq.admin().findById("orders", "order-1");
+        MessageStatus both = rmq.admin().find(MessageRef.id("orders", "order-1"));
         assertThat(both.inFlight()).isTrue();
         assertThat(both.isWaiting()).isTrue();
         assertThat(both.bodyAsString()).isEqualTo("v2");
@@ -300,7 +308,7 @@ class ManagementByIdTest extends EngineTestSupport {
         assertThat(second.headers()).containsExactly(Map.entry("rev", "2"));
         assertThat(second.attempt()).isEqualTo(1);
         assertThat(consumer.ack(second)).isTrue();
-        assertThat(rmq.admin().findById("orders", "order-1").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.id("orders", "order-1")).exists()).isFalse();
         assertThat(envelopes("orders")).isZero();
     }
 
@@ -330,9 +338,9 @@ class ManagementByIdTest extends EngineTestSupport {
         assertThat(rmq.admin().deadCount("jobs")).isEqualTo(6);
         assertThat(envelopes("jobs")).as("dead messages keep their envelopes").isEqualTo(6);
         DeadMessage one = rmq.admin().deadMessages("jobs", 0, 1).get(0);
-        assertThat(rmq.admin().deleteDead(one)).isTrue();
+        assertThat(rmq.admin().deleteDead(one.ref())).isTrue();
         assertThat(envelopes("jobs")).isEqualTo(5);
-        assertThat(rmq.admin().findById("jobs", one.id()).exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.id("jobs", one.id())).exists()).isFalse();
         assertThat(rmq.admin().purgeDead("jobs")).isEqualTo(5);
         assertThat(envelopes("jobs")).isZero();
     }

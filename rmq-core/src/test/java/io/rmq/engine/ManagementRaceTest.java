@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.admin.CancelResult;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
@@ -90,7 +91,7 @@ class ManagementRaceTest extends EngineTestSupport {
                     List<String> order = new ArrayList<>(bodies);
                     Collections.shuffle(order);
                     for (String body : order) {
-                        results.put(body, rmq.admin().cancel(topic, body));
+                        results.put(body, rmq.admin().cancel(MessageRef.body(topic, body)));
                         cancelReturned.put(body, System.nanoTime());
                     }
                     await().atMost(Duration.ofSeconds(60)).until(() -> {
@@ -168,8 +169,9 @@ class ManagementRaceTest extends EngineTestSupport {
                     while (racing.get()) {
                         String body = "r-" + ThreadLocalRandom.current().nextInt(count);
                         RescheduleResult result = priority
-                                ? rmq.admin().reprioritize(topic, body, ThreadLocalRandom.current().nextInt(10))
-                                : rmq.admin().reschedule(topic, body,
+                                ? rmq.admin().reprioritize(MessageRef.body(topic, body),
+                                        ThreadLocalRandom.current().nextInt(10))
+                                : rmq.admin().reschedule(MessageRef.body(topic, body),
                                         Instant.now().plusMillis(ThreadLocalRandom.current().nextInt(-50, 30)));
                         outcomes.computeIfAbsent(result, r -> new AtomicInteger()).incrementAndGet();
                     }
@@ -215,7 +217,7 @@ class ManagementRaceTest extends EngineTestSupport {
                     rmq.producer().sendFixedTime("poison", body, Instant.now());
                     // cancel at a random moment: before the pop, during the delivery, or after its death
                     ManagementTest.sleep(ThreadLocalRandom.current().nextInt(4));
-                    results.put(body, rmq.admin().cancel("poison", body));
+                    results.put(body, rmq.admin().cancel(MessageRef.body("poison", body)));
                 }
                 await().atMost(Duration.ofSeconds(30)).until(() -> {
                     var stats = rmq.admin().stats("poison");
@@ -229,7 +231,7 @@ class ManagementRaceTest extends EngineTestSupport {
         int dead = 0;
         for (String body : bodies) {
             CancelResult result = results.get(body);
-            boolean isDead = rmq.admin().find("poison", body).isDead();
+            boolean isDead = rmq.admin().find(MessageRef.body("poison", body)).isDead();
             if (result.cancelled() || result.inFlight()) {
                 assertThat(isDead).as(body + " was cancelled (" + result + "), so it must not die").isFalse();
             }

@@ -9,6 +9,7 @@ import java.util.List;
 
 import io.rmq.admin.BrowsePage;
 import io.rmq.admin.CancelResult;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.WaitingMessage;
@@ -60,19 +61,19 @@ class ManagementTest extends EngineTestSupport {
         rmq.producer().sendFixedTime("order-timeouts", new OrderTimeout(7), LATER);
         rmq.producer().sendFixedTime("order-timeouts", new OrderTimeout(8), LATER);
 
-        MessageStatus before = rmq.admin().find("order-timeouts", new OrderTimeout(7));
+        MessageStatus before = rmq.admin().find(MessageRef.body("order-timeouts", new OrderTimeout(7)));
         assertThat(before.isWaiting()).isTrue();
         assertThat(before.waitingScore()).isEqualTo((double) LATER.toEpochMilli());
         assertThat(before.isRetrying()).isFalse();
-        assertThat(rmq.admin().contains("order-timeouts", new OrderTimeout(7))).isTrue();
+        assertThat(rmq.admin().contains(MessageRef.body("order-timeouts", new OrderTimeout(7)))).isTrue();
 
-        CancelResult cancelled = rmq.admin().cancel("order-timeouts", new OrderTimeout(7));
+        CancelResult cancelled = rmq.admin().cancel(MessageRef.body("order-timeouts", new OrderTimeout(7)));
         assertThat(cancelled).isEqualTo(new CancelResult(true, false, false, false));
         assertThat(cancelled.cancelled()).isTrue();
-        assertThat(rmq.admin().contains("order-timeouts", new OrderTimeout(7))).isFalse();
-        assertThat(rmq.admin().find("order-timeouts", new OrderTimeout(7)).exists()).isFalse();
+        assertThat(rmq.admin().contains(MessageRef.body("order-timeouts", new OrderTimeout(7)))).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("order-timeouts", new OrderTimeout(7))).exists()).isFalse();
 
-        CancelResult again = rmq.admin().cancel("order-timeouts", new OrderTimeout(7));
+        CancelResult again = rmq.admin().cancel(MessageRef.body("order-timeouts", new OrderTimeout(7)));
         assertThat(again.found()).isFalse();
         assertThat(rmq.admin().stats("order-timeouts").waiting()).isEqualTo(1);
     }
@@ -88,9 +89,10 @@ class ManagementTest extends EngineTestSupport {
             basis = "account-" + i;
         }
         rmq.producer().send(io.rmq.producer.OutgoingMessage.fixedTime("ledger", body, LATER).withSlotBasis(basis));
-        assertThat(rmq.admin().find("ledger", body).exists()).as("looked for in the body's own slot").isFalse();
-        assertThat(rmq.admin().find("ledger", body, basis).isWaiting()).isTrue();
-        assertThat(rmq.admin().cancel("ledger", body, basis).cancelled()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("ledger", body)).exists()).as("looked for in the body's own slot")
+                .isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("ledger", body).inGroup(basis)).isWaiting()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("ledger", body).inGroup(basis)).cancelled()).isTrue();
         assertThat(rmq.admin().stats("ledger").waiting()).isZero();
     }
 
@@ -101,16 +103,16 @@ class ManagementTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("jobs", FAST);
         Delivery delivery = consumer.poll().deliveries().get(0);
 
-        CancelResult result = rmq.admin().cancel("jobs", "job-1");
+        CancelResult result = rmq.admin().cancel(MessageRef.body("jobs", "job-1"));
         assertThat(result).isEqualTo(new CancelResult(false, false, true, false));
         assertThat(result.cancelled()).isFalse();
         assertThat(result.found()).isTrue();
-        MessageStatus status = rmq.admin().find("jobs", "job-1");
+        MessageStatus status = rmq.admin().find(MessageRef.body("jobs", "job-1"));
         assertThat(status.inFlight()).isTrue();
         assertThat(status.cancelled()).isTrue();
 
         assertThat(consumer.nack(delivery, "failed on purpose")).isEqualTo(NackOutcome.DROPPED);
-        assertThat(rmq.admin().find("jobs", "job-1").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "job-1")).exists()).isFalse();
         sleep(FAST.retry().backoff().initial().toMillis() + 100);
         assertThat(consumer.poll().deliveries()).isEmpty();
         assertThat(rmq.admin().stats("jobs").dead()).isZero();
@@ -122,14 +124,14 @@ class ManagementTest extends EngineTestSupport {
         rmq.producer().sendPriority("jobs", "job-1", 3);
         RmqConsumer consumer = rmq.consumer("jobs", FAST);
         Delivery delivery = consumer.poll().deliveries().get(0);
-        assertThat(rmq.admin().cancel("jobs", "job-1").inFlight()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("jobs", "job-1")).inFlight()).isTrue();
         assertThat(consumer.ack(delivery)).isTrue();
-        assertThat(rmq.admin().find("jobs", "job-1").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "job-1")).exists()).isFalse();
 
         // sent again later: an ordinary message, delivered and retried as any other
         rmq.producer().sendPriority("jobs", "job-1", 3);
         Delivery second = consumer.poll().deliveries().get(0);
-        assertThat(rmq.admin().find("jobs", "job-1").cancelled()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "job-1")).cancelled()).isFalse();
         assertThat(consumer.nack(second, "failed on purpose")).isEqualTo(NackOutcome.RETRY);
     }
 
@@ -141,8 +143,8 @@ class ManagementTest extends EngineTestSupport {
         RmqConsumer shortLease = rmq.consumer("jobs", FAST.withLease(Duration.ofMillis(100)));
         List<Delivery> deliveries = shortLease.poll().deliveries();
         assertThat(deliveries).hasSize(2);
-        assertThat(rmq.admin().cancel("jobs", "expires").inFlight()).isTrue();
-        assertThat(rmq.admin().cancel("jobs", "released").inFlight()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("jobs", "expires")).inFlight()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("jobs", "released")).inFlight()).isTrue();
 
         Delivery released = deliveries.stream().filter(d -> d.bodyAsString().equals("released")).findFirst().orElseThrow();
         assertThat(shortLease.release(List.of(released))).as("dropped, not released").isZero();
@@ -164,14 +166,14 @@ class ManagementTest extends EngineTestSupport {
             RmqConsumer consumer = rmq.consumer(topic, SLOW_RETRY);
             Delivery delivery = consumer.poll().deliveries().get(0);
             assertThat(consumer.nack(delivery, "failed on purpose")).isEqualTo(NackOutcome.RETRY);
-            MessageStatus retrying = rmq.admin().find(topic, delivery.bodyAsString());
+            MessageStatus retrying = rmq.admin().find(MessageRef.body(topic, delivery.bodyAsString()));
             assertThat(retrying.isRetrying()).as(topic).isTrue();
             assertThat(retrying.failedAttempts()).isEqualTo(1);
             assertThat(retrying.retryAt()).isAfter(Instant.now().plus(Duration.ofMinutes(50)));
 
-            CancelResult result = rmq.admin().cancel(topic, delivery.bodyAsString());
+            CancelResult result = rmq.admin().cancel(MessageRef.body(topic, delivery.bodyAsString()));
             assertThat(result.cancelled()).as(topic).isTrue();
-            assertThat(rmq.admin().find(topic, delivery.bodyAsString()).exists()).isFalse();
+            assertThat(rmq.admin().find(MessageRef.body(topic, delivery.bodyAsString())).exists()).isFalse();
             assertThat(rmq.admin().stats(topic).waiting()).isZero();
         }
     }
@@ -183,13 +185,13 @@ class ManagementTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("jobs", NO_RETRY);
         assertThat(consumer.nack(consumer.poll().deliveries().get(0), "bad input")).isEqualTo(NackOutcome.DEAD);
 
-        MessageStatus dead = rmq.admin().find("jobs", "poison");
+        MessageStatus dead = rmq.admin().find(MessageRef.body("jobs", "poison"));
         assertThat(dead.isDead()).isTrue();
         assertThat(dead.deadReason()).isEqualTo("bad input");
         assertThat(dead.isPending()).isFalse();
-        assertThat(rmq.admin().contains("jobs", "poison")).isFalse();
+        assertThat(rmq.admin().contains(MessageRef.body("jobs", "poison"))).isFalse();
 
-        CancelResult result = rmq.admin().cancel("jobs", "poison");
+        CancelResult result = rmq.admin().cancel(MessageRef.body("jobs", "poison"));
         assertThat(result).isEqualTo(new CancelResult(false, false, false, true));
         assertThat(result.found()).isTrue();
         assertThat(rmq.admin().deadCount("jobs")).isEqualTo(1);
@@ -202,14 +204,15 @@ class ManagementTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("jobs", FAST);
         Delivery delivery = consumer.poll().deliveries().get(0);
         rmq.producer().sendFixedTime("jobs", "job", LATER);
-        MessageStatus both = rmq.admin().find("jobs", "job");
+        MessageStatus both = rmq.admin().find(MessageRef.body("jobs", "job"));
         assertThat(both.inFlight()).isTrue();
         assertThat(both.waitingScore()).isEqualTo((double) LATER.toEpochMilli());
 
         // cancel takes the waiting copy and marks the delivery: neither comes back
-        assertThat(rmq.admin().cancel("jobs", "job")).isEqualTo(new CancelResult(true, false, true, false));
+        assertThat(rmq.admin().cancel(MessageRef.body("jobs", "job")))
+                .isEqualTo(new CancelResult(true, false, true, false));
         assertThat(consumer.nack(delivery, "failed on purpose")).isEqualTo(NackOutcome.DROPPED);
-        assertThat(rmq.admin().find("jobs", "job").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("jobs", "job")).exists()).isFalse();
     }
 
     @Test
@@ -219,13 +222,15 @@ class ManagementTest extends EngineTestSupport {
         RmqConsumer consumer = rmq.consumer("digest", FAST);
         assertThat(consumer.poll().deliveries()).isEmpty();
 
-        assertThat(rmq.admin().reschedule("digest", "user-1", Instant.now().minusSeconds(5)))
+        assertThat(rmq.admin().reschedule(MessageRef.body("digest", "user-1"), Instant.now().minusSeconds(5)))
                 .isEqualTo(RescheduleResult.RESCHEDULED);
         Delivery delivery = consumer.poll().deliveries().get(0);
         assertThat(delivery.bodyAsString()).isEqualTo("user-1");
-        assertThat(rmq.admin().reschedule("digest", "user-1", LATER)).isEqualTo(RescheduleResult.IN_FLIGHT);
+        assertThat(rmq.admin().reschedule(MessageRef.body("digest", "user-1"), LATER))
+                .isEqualTo(RescheduleResult.IN_FLIGHT);
         consumer.ack(delivery);
-        assertThat(rmq.admin().reschedule("digest", "user-1", LATER)).isEqualTo(RescheduleResult.NOT_FOUND);
+        assertThat(rmq.admin().reschedule(MessageRef.body("digest", "user-1"), LATER))
+                .isEqualTo(RescheduleResult.NOT_FOUND);
     }
 
     @Test
@@ -233,7 +238,8 @@ class ManagementTest extends EngineTestSupport {
         rmq.defineTopic("render", TopicType.PRIORITY, 1);
         rmq.producer().sendPriority("render", "small", 1);
         rmq.producer().sendPriority("render", "big", 5);
-        assertThat(rmq.admin().reprioritize("render", "small", 10)).isEqualTo(RescheduleResult.RESCHEDULED);
+        assertThat(rmq.admin().reprioritize(MessageRef.body("render", "small"), 10))
+                .isEqualTo(RescheduleResult.RESCHEDULED);
         RmqConsumer consumer = rmq.consumer("render", FAST.withBatchSize(1));
         Delivery first = consumer.poll().deliveries().get(0);
         assertThat(first.bodyAsString()).isEqualTo("small");
@@ -248,7 +254,8 @@ class ManagementTest extends EngineTestSupport {
         rmq.producer().sendPriority("ranked", "p", 1);
         RmqConsumer timed = rmq.consumer("timed", SLOW_RETRY);
         timed.nack(timed.poll().deliveries().get(0), "failed on purpose");
-        assertThat(rmq.admin().reschedule("timed", "t", Instant.now())).isEqualTo(RescheduleResult.RESCHEDULED);
+        assertThat(rmq.admin().reschedule(MessageRef.body("timed", "t"), Instant.now()))
+                .isEqualTo(RescheduleResult.RESCHEDULED);
         Delivery again = timed.poll().deliveries().get(0);
         assertThat(again.attempt()).isEqualTo(2);
 
@@ -258,7 +265,8 @@ class ManagementTest extends EngineTestSupport {
                 new RetryPolicy(5, BackoffPolicy.fixed(Duration.ofSeconds(2))));
         RmqConsumer ranked = rmq.consumer("ranked", quickRetry);
         ranked.nack(ranked.poll().deliveries().get(0), "failed on purpose");
-        assertThat(rmq.admin().reprioritize("ranked", "p", 42)).isEqualTo(RescheduleResult.RESCHEDULED);
+        assertThat(rmq.admin().reprioritize(MessageRef.body("ranked", "p"), 42))
+                .isEqualTo(RescheduleResult.RESCHEDULED);
         assertThat(ranked.poll().deliveries()).as("still backing off").isEmpty();
         Delivery back = await().atMost(Duration.ofSeconds(30)).until(() -> ranked.poll().deliveries(),
                 list -> !list.isEmpty()).get(0);
@@ -270,21 +278,21 @@ class ManagementTest extends EngineTestSupport {
     void rescheduleAndCancelRejectBadInputNamingTheRule() {
         rmq.defineTopic("timed", TopicType.FIXED_TIME, 2);
         rmq.defineTopic("ranked", TopicType.PRIORITY, 2);
-        assertThatThrownBy(() -> rmq.admin().reprioritize("timed", "x", 3))
+        assertThatThrownBy(() -> rmq.admin().reprioritize(MessageRef.body("timed", "x"), 3))
                 .isInstanceOf(RmqInvalidArgumentException.class)
-                .hasMessageContaining("orders by time: use reschedule(topic, body, dueAt)");
-        assertThatThrownBy(() -> rmq.admin().reschedule("ranked", "x", Instant.now()))
+                .hasMessageContaining("orders by time: use reschedule(message, dueAt)");
+        assertThatThrownBy(() -> rmq.admin().reschedule(MessageRef.body("ranked", "x"), Instant.now()))
                 .isInstanceOf(RmqInvalidArgumentException.class)
-                .hasMessageContaining("orders by priority: use reprioritize(topic, body, priority)");
-        assertThatThrownBy(() -> rmq.admin().reschedule("timed", "x", null))
+                .hasMessageContaining("orders by priority: use reprioritize(message, priority)");
+        assertThatThrownBy(() -> rmq.admin().reschedule(MessageRef.body("timed", "x"), null))
                 .hasMessage("Invalid dueAt 'null': must not be null");
-        assertThatThrownBy(() -> rmq.admin().cancel("timed", null))
+        assertThatThrownBy(() -> rmq.admin().cancel(MessageRef.body("timed", null)))
                 .hasMessageContaining("Invalid body 'null': must not be null");
-        assertThatThrownBy(() -> rmq.admin().cancel("no-such-topic", "x"))
+        assertThatThrownBy(() -> rmq.admin().cancel(MessageRef.body("no-such-topic", "x")))
                 .hasMessageContaining("Invalid topic 'no-such-topic': is not defined");
-        assertThatThrownBy(() -> rmq.admin().reschedule("timed", "x", Instant.MAX))
+        assertThatThrownBy(() -> rmq.admin().reschedule(MessageRef.body("timed", "x"), Instant.MAX))
                 .hasMessageContaining("Invalid dueAt '" + Instant.MAX + "': must be within ±2^53 ms of the epoch");
-        assertThatThrownBy(() -> rmq.admin().find("timed", "x", ""))
+        assertThatThrownBy(() -> rmq.admin().find(MessageRef.body("timed", "x").inGroup("")))
                 .hasMessage("Invalid group '': must be null or non-empty (topic 'timed')");
         assertThatThrownBy(() -> rmq.admin().browse("timed", null, 0))
                 .hasMessage("Invalid limit '0': must be between 1 and 1000");
@@ -326,7 +334,7 @@ class ManagementTest extends EngineTestSupport {
         }
         BrowsePage first = rmq.admin().browse("timed", null, 10);
         WaitingMessage lastSeen = first.messages().get(9);
-        assertThat(rmq.admin().cancel("timed", lastSeen.bodyAsString()).cancelled()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("timed", lastSeen.bodyAsString())).cancelled()).isTrue();
         List<String> seen = new ArrayList<>(first.messages().stream().map(WaitingMessage::bodyAsString).toList());
         BrowsePage.Cursor cursor = first.next();
         while (cursor != null) {
@@ -373,12 +381,14 @@ class ManagementTest extends EngineTestSupport {
         var suspended = owner.orderedStep(0, claim.epoch(), 3, List.of(), step.deliveries().get(0), "failed on purpose",
                 null).join();
         assertThat(suspended.deliveries()).isEmpty();
-        assertThat(rmq.admin().find("ledger", "first").isRetrying()).isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("ledger", "first")).isRetrying()).isTrue();
         // "second" and "third" were taken but not handled: behind the waiting head of their lane they went back to the
         // store, in order; cancelling "third" removes it there
-        assertThat(rmq.admin().cancel("ledger", "third")).isEqualTo(new CancelResult(true, false, false, false));
+        assertThat(rmq.admin().cancel(MessageRef.body("ledger", "third")))
+                .isEqualTo(new CancelResult(true, false, false, false));
 
-        assertThat(rmq.admin().cancel("ledger", "first")).isEqualTo(new CancelResult(false, true, false, false));
+        assertThat(rmq.admin().cancel(MessageRef.body("ledger", "first")))
+                .isEqualTo(new CancelResult(false, true, false, false));
         var next = owner.orderedStep(0, claim.epoch(), 3, List.of(), null, null, null).join();
         assertThat(next.deliveries()).extracting(Delivery::bodyAsString).containsExactly("second");
         owner.orderedStep(0, claim.epoch(), 0, next.deliveries(), null, null, null).join();

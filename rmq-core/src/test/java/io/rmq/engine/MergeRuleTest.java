@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
 import java.util.stream.Stream;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.WaitingMessage;
 import io.rmq.consumer.Delivery;
@@ -127,7 +128,7 @@ class MergeRuleTest extends EngineTestSupport {
                 case FIXED_TIME -> OutgoingMessage.fixedTime(topic, BODY, Instant.ofEpochMilli(fixedTime));
             };
             assertThat(rmq.producer().send(first).merged()).isFalse();
-            double firstScore = rmq.admin().find(topic, BODY).waitingScore();
+            double firstScore = rmq.admin().find(MessageRef.body(topic, BODY)).waitingScore();
             // its announcement (heard before anything else happens, so that it cannot be taken for the new send's)
             awaitWake(heard, type == TopicType.PRIORITY ? due -> true : due -> due == (long) firstScore, "the setup send");
             Double lease = null;
@@ -136,7 +137,7 @@ class MergeRuleTest extends EngineTestSupport {
                 if (type == TopicType.RANGE_MERGE) {
                     // due in a minute: made due now, so that a pop takes it
                     Instant now = Instant.ofEpochMilli((long) firstScore - RANGE);
-                    rmq.admin().reschedule(topic, BODY, now);
+                    rmq.admin().reschedule(MessageRef.body(topic, BODY), now);
                     awaitWake(heard, due -> due == now.toEpochMilli(), "the setup's reschedule");
                 }
                 RmqConsumer consumer = rmq.consumer(topic, FAST.withLease(LEASE));
@@ -145,7 +146,7 @@ class MergeRuleTest extends EngineTestSupport {
                 assertThat(lease).isNotNull();
                 if (existing == Existing.DEAD) {
                     consumer.deadLetter(delivery, "buried by the test");
-                    buried = rmq.admin().find(topic, BODY);
+                    buried = rmq.admin().find(MessageRef.body(topic, BODY));
                     assertThat(buried.isDead()).isTrue();
                     assertThat(buried.exists()).isTrue();
                     assertThat(buried.isPending()).isFalse();
@@ -175,7 +176,7 @@ class MergeRuleTest extends EngineTestSupport {
             long sentBy = System.currentTimeMillis();
 
             // ---- what find and browse show
-            MessageStatus status = rmq.admin().find(topic, BODY);
+            MessageStatus status = rmq.admin().find(MessageRef.body(topic, BODY));
             assertThat(merged).as("merged").isEqualTo(existing == Existing.WAITING);
             assertThat(status.waitingScore()).as("waiting score").isNotNull();
             double score = status.waitingScore();

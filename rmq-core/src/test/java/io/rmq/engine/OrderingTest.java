@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.NackOutcome;
@@ -153,7 +154,7 @@ class OrderingTest extends EngineTestSupport {
         Delivery first = popped.deliveries().get(0);
         consumer.nack(first, new RuntimeException("boom"));
         // By Redis's clock: the retry is stored 500 ms after the failure, which came between the pop and this read
-        long retryDue = rmq.admin().find("rm", "job").retryAt().toEpochMilli();
+        long retryDue = rmq.admin().find(MessageRef.body("rm", "job")).retryAt().toEpochMilli();
         PollResult early = consumer.poll();
         assertThat(retryDue).isBetween(popped.redisNow() + 500, early.redisNow() + 500);
         // a poll before then gets nothing (on a loaded machine this poll may already be later: then it is due)

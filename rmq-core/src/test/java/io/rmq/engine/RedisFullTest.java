@@ -17,6 +17,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.PollResult;
 import io.rmq.consumer.RmqConsumer;
@@ -81,7 +82,8 @@ class RedisFullTest extends EngineTestSupport {
         consumer.nack(taken.get(1), "retry me"); // nack.lua: retried
         consumer.deadLetter(taken.get(2), "poison"); // nack.lua: dead
         assertThat(consumer.release(List.of(taken.get(3)))).isEqualTo(1); // release.lua
-        assertThat(rmq.admin().cancel("full", taken.get(4).bodyAsString()).inFlight()).isTrue(); // cancel.lua: marked
+        assertThat(rmq.admin().cancel(MessageRef.body("full", taken.get(4).bodyAsString())).inFlight())
+                .isTrue(); // cancel.lua: marked
         consumer.nack(taken.get(4), "cancelled while in flight"); // dropped
         assertThat(consumer.ackAll(taken.subList(5, 9))).isEqualTo(4);
 
@@ -89,7 +91,8 @@ class RedisFullTest extends EngineTestSupport {
         await().atMost(10, TimeUnit.SECONDS).until(() -> !shortLease.poll().deliveries().isEmpty());
         await().atMost(10, TimeUnit.SECONDS).until(() -> shortLease.sweep()[0] > 0); // sweep.lua: lease expired
 
-        assertThat(rmq.admin().reschedule("full", taken.get(3).bodyAsString(), PAST)).isNotNull(); // reschedule.lua
+        assertThat(rmq.admin().reschedule(MessageRef.body("full", taken.get(3).bodyAsString()), PAST))
+                .isNotNull(); // reschedule.lua
         assertThat(rmq.admin().requeueAllDead("full")).isEqualTo(1); // dead_requeue.lua
         PollResult again = consumer.poll();
         for (Delivery d : again.deliveries()) {
@@ -214,7 +217,8 @@ class RedisFullTest extends EngineTestSupport {
 
         Set<Integer> stored = new HashSet<>(full.storedIndexes());
         for (int i = 0; i < batch.size(); i++) {
-            assertThat(rmq.admin().contains("part", "p" + i)).as("message %d: %s", i, full.getMessage())
+            assertThat(rmq.admin().contains(MessageRef.body("part", "p" + i)))
+                    .as("message %d: %s", i, full.getMessage())
                     .isEqualTo(stored.contains(i));
         }
         if (topology == RedisTopology.STANDALONE) {

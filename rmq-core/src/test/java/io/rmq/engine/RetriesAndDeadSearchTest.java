@@ -10,6 +10,7 @@ import java.util.Set;
 
 import io.rmq.admin.DeadMessage;
 import io.rmq.admin.DeadSearchPage;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.RedisFigures;
 import io.rmq.admin.RetryPage;
 import io.rmq.admin.RetryingMessage;
@@ -51,6 +52,11 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
 
     private static final ConsumerSettings NO_RETRY = new ConsumerSettings(100, Duration.ofSeconds(5),
             new RetryPolicy(0, BackoffPolicy.fixed(Duration.ZERO)));
+
+    /** The listed dead messages as the admin names them. */
+    private static List<MessageRef> refs(List<DeadMessage> messages) {
+        return messages.stream().map(DeadMessage::ref).toList();
+    }
 
     /** Polls until {@code count} messages were handled by a handler that always throws "boom &lt;body&gt;". */
     private static void failAll(RmqConsumer consumer, int count) {
@@ -132,7 +138,7 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
         }
         SlotKeys slot = slotOfId("t", "once");
         assertThat(hlen(slot.errors())).isEqualTo(1);
-        rmq.admin().rescheduleById("t", "once", Instant.now().minusSeconds(1)); // its retry is due now
+        rmq.admin().reschedule(MessageRef.id("t", "once"), Instant.now().minusSeconds(1)); // its retry is due now
         List<Integer> attempts = new ArrayList<>();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             consumer.pollAndHandle(String.class, (body, delivery) -> attempts.add(delivery.attempt()));
@@ -155,7 +161,7 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
     }
 
     private SlotKeys slotOfId(String topic, String id) {
-        int slot = rmq.admin().findById(topic, id).slot();
+        int slot = rmq.admin().find(MessageRef.id(topic, id)).slot();
         return redis(rmq).keys().slot(topic, slot);
     }
 
@@ -177,7 +183,7 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
         assertThat(retry.lastError().getBytes(StandardCharsets.UTF_8)).hasSize(499);
         assertThat(retry.lastError()).isEqualTo("java.lang.IllegalStateException: " + "é".repeat(233));
 
-        rmq.admin().reschedule("long", "x", Instant.now().minusSeconds(1));
+        rmq.admin().reschedule(MessageRef.body("long", "x"), Instant.now().minusSeconds(1));
         try (LogCapture log = LogCapture.rmq()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> consumer.pollAndHandle(String.class, (body, d) -> {
                 throw new IllegalStateException(reason);
@@ -323,15 +329,15 @@ class RetriesAndDeadSearchTest extends EngineTestSupport {
         List<DeadMessage> requeue = dead.stream().filter(m -> m.id() != null || m.bodyAsString().compareTo("m-4") < 0)
                 .toList();
         assertThat(requeue).hasSize(5);
-        assertThat(rmq.admin().requeueDead("sel", requeue)).isEqualTo(5);
-        assertThat(rmq.admin().requeueDead("sel", requeue)).as("no longer dead").isZero();
+        assertThat(rmq.admin().requeueDead("sel", refs(requeue))).isEqualTo(5);
+        assertThat(rmq.admin().requeueDead("sel", refs(requeue))).as("no longer dead").isZero();
         assertThat(rmq.admin().stats("sel").waiting()).isEqualTo(5);
 
         List<DeadMessage> delete = dead.stream().filter(m -> !requeue.contains(m)).limit(4).toList();
-        assertThat(rmq.admin().deleteDead("sel", delete)).isEqualTo(4);
+        assertThat(rmq.admin().deleteDead("sel", refs(delete))).isEqualTo(4);
         assertThat(rmq.admin().deadCount("sel")).isEqualTo(2);
 
-        DeadMessage otherSlot = new DeadMessage("sel", 8, "x".getBytes(StandardCharsets.UTF_8), null, 0, null, null);
+        MessageRef otherSlot = MessageRef.stored("sel", 8, "x".getBytes(StandardCharsets.UTF_8));
         assertThatThrownBy(() -> rmq.admin().deleteDead("sel", List.of(otherSlot)))
                 .isInstanceOf(RmqInvalidArgumentException.class).hasMessageContaining("slot").hasMessageContaining("8");
     }

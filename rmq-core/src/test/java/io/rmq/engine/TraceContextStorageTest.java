@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.rmq.Rmq;
 import io.rmq.RmqOptions;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.internal.SlotClaims;
@@ -295,11 +296,11 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(stored("t", BODY)).as("kept in dead").isEqualTo(FIRST);
 
         DeadMessage dead = rmq.admin().deadMessages("t", 0, 1).get(0);
-        assertThat(rmq.admin().requeueDead(dead)).isTrue();
+        assertThat(rmq.admin().requeueDead(dead.ref())).isTrue();
         Delivery requeued = only(consumer.poll().deliveries());
         assertThat(requeued.context()).isEqualTo(FIRST);
         consumer.deadLetter(requeued, "dead again");
-        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0))).isTrue();
+        assertThat(rmq.admin().deleteDead(rmq.admin().deadMessages("t", 0, 1).get(0).ref())).isTrue();
         assertThat(storedCount("t")).isZero();
 
         sendNow("t", "{\"id\":5}", FIRST);
@@ -318,7 +319,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         Delivery again = only(consumer.poll().deliveries());
         assertThat(again.context()).isEqualTo(FIRST);
 
-        assertThat(rmq.admin().cancel("t", BODY).inFlight()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("t", BODY)).inFlight()).isTrue();
         consumer.release(List.of(again)); // cancelled while in flight: dropped, not put back
         assertThat(storedCount("t")).isZero();
     }
@@ -356,7 +357,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     void cancelPurgeAndADroppedFailureRemoveTheContext() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
-        assertThat(rmq.admin().cancel("t", BODY).removedWaiting()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("t", BODY)).removedWaiting()).isTrue();
         assertThat(storedCount("t")).isZero();
 
         sendNow("t", "{\"id\":6}", FIRST);
@@ -372,7 +373,7 @@ class TraceContextStorageTest extends EngineTestSupport {
         // cancelled while in flight: kept until that delivery ends, then gone with it
         sendNow("t", BODY, FIRST);
         Delivery inFlight = only(consumer.poll().deliveries());
-        assertThat(rmq.admin().cancel("t", BODY).inFlight()).isTrue();
+        assertThat(rmq.admin().cancel(MessageRef.body("t", BODY)).inFlight()).isTrue();
         assertThat(stored("t", BODY)).isEqualTo(FIRST);
         consumer.nack(inFlight, "failed after the cancel");
         assertThat(storedCount("t")).isZero();

@@ -130,7 +130,7 @@ class UpgradeTest extends EngineTestSupport {
             assertThat(message.attempts()).isEqualTo(1);
             assertThat(message.lastError()).isEqualTo("java.lang.IllegalStateException: out of stock");
         });
-        assertThat(engine.admin().requeueDead(dead.get(0))).isTrue();
+        assertThat(engine.admin().requeueDead(dead.get(0).ref())).isTrue();
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
                 .until(() -> pollAndAck(consumer, seen).contains("dead"));
         assertThat(first(seen, "dead").context()).isEqualTo(Map.of("traceparent", TP_DEAD));

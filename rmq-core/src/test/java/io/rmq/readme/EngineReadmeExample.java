@@ -5,6 +5,7 @@ import java.time.Instant;
 import io.lettuce.core.RedisURI;
 import io.rmq.Rmq;
 import io.rmq.RmqOptions;
+import io.rmq.admin.MessageRef;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.RmqConsumer;
 import io.rmq.core.TopicType;
@@ -39,7 +40,7 @@ final class EngineReadmeExample {
             consumer.pollAndHandle(Order.class, (o, delivery) -> close(o));   // or poll() / ack() / nack() yourself
             // or run a container (CONCURRENT or ORDERLY):
             // rmq.container("orders", settings, Order.class, handler, ContainerOptions.of("orders", 4)).start()
-            rmq.admin().cancel("orders", order);                              // the order was paid: no close
+            rmq.admin().cancel(MessageRef.body("orders", order));             // the order was paid: no close
         }
         // end::engine[]
     }

@@ -23,6 +23,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rmq.admin.CancelResult;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.internal.SlotRouter;
@@ -251,12 +252,12 @@ class CancelFaultScenariosTest extends FaultSuite {
         String id = "m-" + index;
         String basis = run.ordered ? "k-" + (index % 64) : null;
         long invokedAt = System.currentTimeMillis();
-        CancelResult result = run.admin().cancel(run.topic, id, basis);
+        CancelResult result = run.admin().cancel(MessageRef.body(run.topic, id).inGroup(basis));
         long returnedAt = System.currentTimeMillis();
         int markedAttempt = -1;
         if (result.inFlight()) {
             // while the mark is there, the delivery it marked is still the one in flight: its attempt is known
-            MessageStatus status = run.admin().find(run.topic, id, basis);
+            MessageStatus status = run.admin().find(MessageRef.body(run.topic, id).inGroup(basis));
             if (status.cancelled()) {
                 markedAttempt = status.failedAttempts() + 1;
             }
@@ -270,8 +271,9 @@ class CancelFaultScenariosTest extends FaultSuite {
         StringBuilder out = new StringBuilder("stats: ").append(run.admin().stats(run.topic)).append('\n');
         mustBeHandled.stream().filter(id -> !handled.containsKey(id)).sorted().limit(20).forEach(id -> {
             int index = Integer.parseInt(id.substring(2));
-            out.append(id).append(" slot ").append(slotOf(run, index)).append(": ").append(run.admin().find(run.topic,
-                    id, run.ordered ? "k-" + (index % 64) : null)).append('\n');
+            MessageRef ref = MessageRef.body(run.topic, id).inGroup(run.ordered ? "k-" + (index % 64) : null);
+            out.append(id).append(" slot ").append(slotOf(run, index)).append(": ").append(run.admin().find(ref))
+                    .append('\n');
         });
         for (int slot = 0; slot < run.slots; slot++) {
             String tag = run.prefix + ":{" + run.topic + ":" + slot + "}:";

@@ -3,6 +3,7 @@ package io.rmq.modulith;
 import java.time.Duration;
 import java.time.Instant;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.modulith.ShopApp.Database;
 import io.rmq.modulith.shop.OrderPlaced;
@@ -72,7 +73,7 @@ abstract class OutboxIntegrationTests {
         assertThat(message.headers()).containsEntry("customer", "acme");
 
         // the RANGE_MERGE event waits its 30 minutes, under the order's id
-        MessageStatus timeout = template.findById("payment-timeout", "o-1");
+        MessageStatus timeout = template.admin().find(MessageRef.id("payment-timeout", "o-1"));
         assertThat(timeout.isWaiting()).isTrue();
         assertThat(timeout.bodyAsString()).isEqualTo("{\"orderId\":\"o-1\"}");
         // due 30 min after the send, by Redis's clock (same host here; a few seconds of slack for a busy machine)
@@ -98,16 +99,17 @@ abstract class OutboxIntegrationTests {
         assertThat(jdbc.queryForObject("select count(*) from orders where id = 'o-2'", Long.class)).isZero();
         assertThat(allPublications()).as("publications").isEqualTo(publications);
         // nothing was sent, and nothing is on its way: a rollback runs no after-commit listener
-        assertThat(template.findById("order-placed", "o-2").exists()).isFalse();
-        assertThat(template.findById("payment-timeout", "o-2").exists()).isFalse();
+        assertThat(template.admin().find(MessageRef.id("order-placed", "o-2")).exists()).isFalse();
+        assertThat(template.admin().find(MessageRef.id("payment-timeout", "o-2")).exists()).isFalse();
     }
 
     @Test
     void aSecondSendOfAnEventMergesWithTheFirstByItsId() {
         orders.place("o-3", "initech", 700);
-        await().atMost(Duration.ofSeconds(30)).until(() -> template.findById("payment-timeout", "o-3").isWaiting());
-        double firstDue = template.findById("payment-timeout", "o-3").waitingScore();
-        long waiting = template.stats("payment-timeout").waiting();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> template.admin().find(MessageRef.id("payment-timeout", "o-3")).isWaiting());
+        double firstDue = template.admin().find(MessageRef.id("payment-timeout", "o-3")).waitingScore();
+        long waiting = template.admin().stats("payment-timeout").waiting();
 
         // the same events again (a re-send after a crash looks like this to Redis): one message per id
         TransactionTemplate transaction = context.getBean(TransactionTemplate.class);
@@ -118,8 +120,8 @@ abstract class OutboxIntegrationTests {
         await().atMost(Duration.ofSeconds(30)).until(() -> incompletePublications("o-3") == 0);
 
         assertThat(completedPublications("o-3")).isEqualTo(4);
-        assertThat(template.stats("payment-timeout").waiting()).as("no second message").isEqualTo(waiting);
-        assertThat(template.findById("payment-timeout", "o-3").waitingScore())
+        assertThat(template.admin().stats("payment-timeout").waiting()).as("no second message").isEqualTo(waiting);
+        assertThat(template.admin().find(MessageRef.id("payment-timeout", "o-3")).waitingScore())
                 .as("RANGE_MERGE: a merged send does not move the due time").isEqualTo(firstDue);
     }
 

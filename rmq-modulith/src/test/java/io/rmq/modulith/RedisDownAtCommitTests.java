@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.rmq.Rmq;
+import io.rmq.admin.MessageRef;
 import io.rmq.modulith.ShopApp.Database;
 import io.rmq.modulith.shop.Orders;
 import io.rmq.spring.RmqTemplate;
@@ -57,7 +58,8 @@ abstract class RedisDownAtCommitTests {
 
                 await().atMost(Duration.ofSeconds(30)).until(() -> deliveries.count("o-down") == 1);
                 await().atMost(Duration.ofSeconds(30)).until(() -> incomplete(jdbc) == 0);
-                assertThat(context.getBean(RmqTemplate.class).findById("payment-timeout", "o-down").isWaiting())
+                assertThat(context.getBean(RmqTemplate.class).admin()
+                        .find(MessageRef.id("payment-timeout", "o-down")).isWaiting())
                         .isTrue();
                 await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10))
                         .until(() -> deliveries.count("o-down") == 1);

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.core.RmqInvalidArgumentException;
@@ -86,13 +87,14 @@ class RmqEventExternalizationTransportTest {
             send(context, new Plain("p-1"), keyed("t-range"));
             long after = System.currentTimeMillis();
 
-            MessageStatus fixed = template.findById("t-fixed", "p-1");
+            MessageStatus fixed = template.admin().find(MessageRef.id("t-fixed", "p-1"));
             assertThat(fixed.waitingScore().longValue()).as("due now").isBetween(before - 5_000, after + 5_000);
             assertThat(fixed.headers()).containsEntry("tenant", "acme")
                     .containsEntry(RmqHeaders.TYPE_ID, Plain.class.getName());
             assertThat(fixed.bodyAsString()).isEqualTo("{\"id\":\"p-1\"}");
-            assertThat(template.findById("t-prio", "p-1").waitingScore()).as("priority 0").isZero();
-            assertThat(template.findById("t-range", "p-1").waitingScore().longValue()).as("a 1 ms window")
+            assertThat(template.admin().find(MessageRef.id("t-prio", "p-1")).waitingScore()).as("priority 0").isZero();
+            assertThat(template.admin().find(MessageRef.id("t-range", "p-1")).waitingScore().longValue())
+                    .as("a 1 ms window")
                     .isBetween(before - 5_000, after + 5_000);
         });
     }
@@ -111,7 +113,8 @@ class RmqEventExternalizationTransportTest {
             send(context, new Plain("p-3"), RoutingTarget.forTarget("t-fixed").withoutKey());
             assertThat(send(context, new Plain("p-3"), RoutingTarget.forTarget("t-fixed").withoutKey()).merged())
                     .isTrue();
-            assertThat(context.getBean(RmqTemplate.class).contains("t-fixed", new Plain("p-3"))).isTrue();
+            assertThat(context.getBean(RmqTemplate.class).admin()
+                    .contains(MessageRef.body("t-fixed", new Plain("p-3")))).isTrue();
         });
     }
 
@@ -121,8 +124,10 @@ class RmqEventExternalizationTransportTest {
             send(context, new Urgent("u-1", true, "acme"), keyed("t-prio"));
             send(context, new Urgent("u-2", false, "acme"), keyed("t-prio"));
             RmqTemplate template = context.getBean(RmqTemplate.class);
-            assertThat(template.findById("t-prio", "u-1", "acme").waitingScore()).isEqualTo(10.0);
-            assertThat(template.findById("t-prio", "u-2", "acme").waitingScore()).isEqualTo(1.0);
+            assertThat(template.admin().find(MessageRef.id("t-prio", "u-1").inGroup("acme")).waitingScore())
+                    .isEqualTo(10.0);
+            assertThat(template.admin().find(MessageRef.id("t-prio", "u-2").inGroup("acme")).waitingScore())
+                    .isEqualTo(1.0);
         });
     }
 
@@ -135,8 +140,9 @@ class RmqEventExternalizationTransportTest {
             send(context, new Delayed("d-2"), keyed("t-fixed"));
             long after = System.currentTimeMillis();
             RmqTemplate template = context.getBean(RmqTemplate.class);
-            assertThat(template.findById("t-fixed", "d-1").waitingScore().longValue()).isEqualTo(due.toEpochMilli());
-            assertThat(template.findById("t-fixed", "d-2").waitingScore().longValue()).isBetween(
+            assertThat(template.admin().find(MessageRef.id("t-fixed", "d-1")).waitingScore().longValue())
+                    .isEqualTo(due.toEpochMilli());
+            assertThat(template.admin().find(MessageRef.id("t-fixed", "d-2")).waitingScore().longValue()).isBetween(
                     before + Duration.ofMinutes(5).toMillis(), after + Duration.ofMinutes(5).toMillis());
         });
     }
@@ -156,7 +162,8 @@ class RmqEventExternalizationTransportTest {
                 assertThat(log.warnings()).hasSize(2).allSatisfy(line -> assertThat(line)
                         .contains("not sent, its publication stays incomplete"));
             }
-            assertThat(context.getBean(RmqTemplate.class).findById("t-prio", "x-1").exists()).isFalse();
+            assertThat(context.getBean(RmqTemplate.class).admin().find(MessageRef.id("t-prio", "x-1")).exists())
+                    .isFalse();
         });
     }
 }

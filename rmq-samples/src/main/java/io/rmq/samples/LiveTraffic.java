@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.core.RmqRedisFullException;
 import io.rmq.samples.merchant.MerchantDirectory;
 import io.rmq.samples.merchant.MerchantTask;
@@ -123,7 +124,7 @@ public class LiveTraffic implements DisposableBean {
         if (random.nextBoolean()) {
             timer.schedule(guarded(() -> {
                 orders.pay(id);
-                rmq.cancel(SampleDriver.ORDER_TOPIC, new CloseOrder(id));
+                rmq.admin().cancel(MessageRef.body(SampleDriver.ORDER_TOPIC, new CloseOrder(id)));
             }), random.nextInt(1_500), TimeUnit.MILLISECONDS);
         }
     }

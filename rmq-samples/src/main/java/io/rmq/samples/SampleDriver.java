@@ -18,6 +18,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.TopicStats;
 import io.rmq.container.ListenerContainer;
 import io.rmq.producer.BatchResult;
@@ -353,7 +354,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         check(upgrade.merged(), "the upgraded Corner Books task did not merge into its waiting duplicate");
         report.backlog(backlog.size(), upgrade.merged());
         story("  backlog: %d tasks waiting (RmqTemplate.stats: waiting=%d)", backlog.size(),
-                rmq.stats(MERCHANT_TOPIC).waiting());
+                rmq.admin().stats(MERCHANT_TOPIC).waiting());
 
         story("  the render farm is back: starting listener '%s'", MerchantTaskWorker.LISTENER_ID);
         ListenerContainer container = listeners.getListenerContainer(MerchantTaskWorker.LISTENER_ID);
@@ -389,7 +390,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             long deadline = now + (Long) o[3];
             SendResult sent = placement.place(id, item, (Long) o[2], deadline);
             // the commit has written the close: it waits in Redis now
-            boolean waiting = rmq.contains(ORDER_TOPIC, new CloseOrder(id));
+            boolean waiting = rmq.admin().contains(MessageRef.body(ORDER_TOPIC, new CloseOrder(id)));
             boolean row = orders.find(id).isPresent();
             report.placement(new ScenarioReport.Placement(id, true, sent.held(), waiting, row));
             story("  -> order %s of %-12s over %6s placed, pay by %s: close %s, in Redis after the commit: %s"
@@ -463,7 +464,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             refusal = ex.getMessage();
         }
         // checked in Redis and in the database once the transaction has ended
-        boolean waiting = rmq.contains(ORDER_TOPIC, new CloseOrder(REFUSED_ORDER));
+        boolean waiting = rmq.admin().contains(MessageRef.body(ORDER_TOPIC, new CloseOrder(REFUSED_ORDER)));
         boolean row = orders.find(REFUSED_ORDER).isPresent();
         report.placement(new ScenarioReport.Placement(REFUSED_ORDER, refusal == null, false, waiting, row));
         story("  -> order %s of %-12s over %6s, pay by %s: %s; rolled back: order row %s, close in Redis %s",
@@ -480,7 +481,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
      */
     private void payAndCancelClose(String id) {
         orders.pay(id);
-        CancelResult cancel = rmq.cancel(ORDER_TOPIC, new CloseOrder(id));
+        CancelResult cancel = rmq.admin().cancel(MessageRef.body(ORDER_TOPIC, new CloseOrder(id)));
         report.closeCancelled(id, cancel);
         story("  $  order %s paid: its close %s", id, cancel.cancelled() ? "is CANCELLED"
                 : cancel.inFlight() ? "is being handled right now; the handler will find the order paid"
@@ -677,7 +678,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
         story("SCHEDULE     %-15s fired %d times (every %s), each firing time once: %s", OrderStats.SCHEDULE,
                 report.scheduleFirings(), OrderStats.RATE, report.scheduleFirings() == report.distinctFiringTimes() ? "yes" : "NO");
         for (String topic : TOPICS) {
-            TopicStats stats = rmq.stats(topic);
+            TopicStats stats = rmq.admin().stats(topic);
             story("queue %-15s waiting=%d in-flight=%d retrying=%d dead=%d", topic, stats.waiting(), stats.inFlight(),
                     stats.retrying(), stats.dead());
         }
@@ -714,7 +715,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ helpers
 
     private boolean queueEmpty(String topic) {
-        TopicStats stats = rmq.stats(topic);
+        TopicStats stats = rmq.admin().stats(topic);
         return stats.pending() == 0;
     }
 

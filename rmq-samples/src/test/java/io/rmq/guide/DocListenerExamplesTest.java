@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.core.ConsumeMode;
 import io.rmq.guide.Ledger.LedgerEntry;
 import io.rmq.guide.OrderIndexing.OrderEvent;
@@ -90,10 +91,12 @@ class DocListenerExamplesTest {
         rmq.sendPriority("payments", open, 0);
 
         // a reply is sent before its message is acknowledged: once both are gone, every receipt is there
-        await().atMost(WAIT).until(() -> !rmq.find("payments", settled).exists()
-                && !rmq.find("payments", open).exists());
-        assertThat(rmq.find("receipts", new Receipt("p1")).isWaiting()).as("receipt of p1, due in a minute").isTrue();
-        assertThat(rmq.find("receipts", new Receipt("p2")).exists()).as("receipt of p2").isFalse();
+        await().atMost(WAIT).until(() -> !rmq.admin().find(MessageRef.body("payments", settled)).exists()
+                && !rmq.admin().find(MessageRef.body("payments", open)).exists());
+        assertThat(rmq.admin().find(MessageRef.body("receipts", new Receipt("p1"))).isWaiting())
+                .as("receipt of p1, due in a minute").isTrue();
+        assertThat(rmq.admin().find(MessageRef.body("receipts", new Receipt("p2"))).exists()).as("receipt of p2")
+                .isFalse();
     }
 
     @Test
@@ -107,7 +110,8 @@ class DocListenerExamplesTest {
 
             await().atMost(WAIT).until(() -> indexing.search.tries.getOrDefault("e2", 0) == 2);
             // the others were acknowledged with the batch that failed e2: never handed over again
-            await().atMost(WAIT).until(() -> !rmq.find("order-events", new OrderEvent("e2"), "one-slot").exists());
+            MessageRef e2 = MessageRef.body("order-events", new OrderEvent("e2")).inGroup("one-slot");
+            await().atMost(WAIT).until(() -> !rmq.admin().find(e2).exists());
             assertThat(indexing.search.tries).containsEntry("e1", 1).containsEntry("e2", 2).containsEntry("e3", 1);
             assertThat(log.warnings()).singleElement().asString().contains("attempt 1", "retrying", "not indexed");
         }

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.autoconfigure.RmqProperties;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
@@ -233,7 +234,7 @@ class QuickStartReadmeTest {
             }
             // all fetched by the listener while its only handler is busy
             await().atMost(Duration.ofSeconds(30)).until(() -> later.stream()
-                    .allMatch(task -> rmq.find("merchant-tasks", task).inFlight()));
+                    .allMatch(task -> rmq.admin().find(MessageRef.body("merchant-tasks", task)).inFlight()));
             // a round's messages reach the local buffer within ~20 ms of its pop's reply: a generous margin
             Thread.sleep(2000);
             assertThat(tasks.started).containsExactly("first");

@@ -6,6 +6,7 @@ package io.rmq.readme;
 import java.time.Duration;
 import java.time.Instant;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.test.context.RmqTest;
 import io.rmq.test.context.RmqTestSupport;
@@ -43,7 +44,8 @@ class ShopTest {
     void anOrderWaitsForItsDeadline() {
         checkout.placed("8", Instant.now().plus(Duration.ofHours(1)));
 
-        assertThat(rmq.find("order-timeout", new OrderRef("8")).isWaiting()).isTrue(); // due in an hour
+        MessageRef timeout = MessageRef.body("order-timeout", new OrderRef("8"));
+        assertThat(rmq.admin().find(timeout).isWaiting()).isTrue(); // due in an hour
     }
 }
 // end::testing-example[]

@@ -98,7 +98,7 @@ class SampleOperationsTest {
         assertThat(get(base + "/actuator/metrics/messaging.client.sent.messages").statusCode()).isEqualTo(200);
 
         // the live traffic: now and then the close of an order another shop placed, refused as non-retryable
-        await().atMost(Duration.ofSeconds(30)).until(() -> rmq.stats(SampleDriver.ORDER_TOPIC).dead() >= 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().stats(SampleDriver.ORDER_TOPIC).dead() >= 1);
         assertThat(get(base + "/rmq/api/topics/" + SampleDriver.ORDER_TOPIC + "/dead?offset=0&limit=10").body())
                 .contains("does not exist in this shop");
     }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.TopicStats;
 import io.rmq.core.internal.SlotRouter;
 import io.rmq.samples.ledger.Ledger;
@@ -120,7 +121,7 @@ abstract class SampleScenarioTestSupport {
         assertThat(SampleDriver.TOPICS).containsExactly(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC,
                 SampleDriver.ORDER_TOPIC, SampleDriver.LEDGER_TOPIC);
         for (String topic : SampleDriver.TOPICS) {
-            TopicStats stats = rmq.stats(topic);
+            TopicStats stats = rmq.admin().stats(topic);
             assertThat(stats.waiting()).as(topic + " waiting").isZero();
             assertThat(stats.inFlight()).as(topic + " in flight").isZero();
             assertThat(stats.retrying()).as(topic + " retrying").isZero();
@@ -251,7 +252,8 @@ abstract class SampleScenarioTestSupport {
         assertThat(timeoutHandler.handled()).contains("A-1001", "A-1003", "A-1006")
                 .doesNotContain(SampleDriver.REFUSED_ORDER);
         assertThat(report.refusedCloseDelivered()).isFalse();
-        assertThat(rmq.contains(SampleDriver.ORDER_TOPIC, new CloseOrder(SampleDriver.REFUSED_ORDER))).isFalse();
+        assertThat(rmq.admin().contains(MessageRef.body(SampleDriver.ORDER_TOPIC,
+                new CloseOrder(SampleDriver.REFUSED_ORDER)))).isFalse();
         assertThat(jdbc.queryForObject("select count(*) from orders where id = ?", Integer.class,
                 SampleDriver.REFUSED_ORDER)).isZero();
         assertThat(jdbc.queryForList("select id from orders where item = ?", String.class, SampleDriver.SIGNED_PRINT))

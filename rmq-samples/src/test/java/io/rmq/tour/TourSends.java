@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.TopicStats;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.producer.SendResult;
@@ -58,18 +59,19 @@ public class TourSends {
     void deadline(OrderRef order) {
         // tag::tour-timing[]
         rmq.sendFixedTime("order-timeout", order, Instant.now().plus(Duration.ofMinutes(30)));   // due in 30 min
-        rmq.reschedule("order-timeout", order, Instant.now());                                 // due now instead
-        rmq.cancel("order-timeout", order);                                    // or never: the order was paid
+        MessageRef timeout = MessageRef.body("order-timeout", order);                            // names it by its body
+        rmq.admin().reschedule(timeout, Instant.now());                                          // due now instead
+        rmq.admin().cancel(timeout);                                             // or never: the order was paid
         // end::tour-timing[]
     }
 
     /** The dead queue: read it, then give every dead message a fresh start. */
     long retryTheDead() {
         // tag::tour-dead[]
-        for (DeadMessage dead : rmq.deadMessages("refunds", 0, 20)) {
+        for (DeadMessage dead : rmq.admin().deadMessages("refunds", 0, 20)) {
             log.warn("{} died after {} attempts: {}", dead.bodyText(), dead.attempts(), dead.lastError());
         }
-        long requeued = rmq.requeueAllDead("refunds");   // the bug is fixed: all of them once more
+        long requeued = rmq.admin().requeueAllDead("refunds");   // the bug is fixed: all of them once more
         // end::tour-dead[]
         return requeued;
     }
@@ -84,7 +86,7 @@ public class TourSends {
     /** Queue figures. */
     TopicStats figures() {
         // tag::tour-operations[]
-        TopicStats stats = rmq.stats("order-timeout");   // waiting, inFlight, retrying, dead, oldestDue; per slot too
+        TopicStats stats = rmq.admin().stats("order-timeout"); // waiting, inFlight, retrying, dead, oldestDue, per slot
         // end::tour-operations[]
         return stats;
     }

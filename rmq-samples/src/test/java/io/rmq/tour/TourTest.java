@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.readme.OrderRef;
 import io.rmq.readme.ShopApplication;
 import io.rmq.spring.RmqTemplate;
@@ -57,22 +58,22 @@ class TourTest {
     void aBurstOfPriceChangesIsOneMessage() {
         assertThat(tour.priceChanged("product-17").merged()).isFalse();
         assertThat(tour.priceChanged("product-17").merged()).isTrue();
-        assertThat(rmq.stats("picture-render").waiting()).isEqualTo(1);
+        assertThat(rmq.admin().stats("picture-render").waiting()).isEqualTo(1);
     }
 
     @Test
     void priceChangesMergeByProductAndTheNewestPriceWaits() {
-        long before = rmq.stats("picture-render").waiting();
+        long before = rmq.admin().stats("picture-render").waiting();
         assertThat(tour.newPrice("sku-9", "9.99").merged()).isFalse();
         assertThat(tour.newPrice("sku-9", "11.00").merged()).isTrue();
         assertThat(tour.newPrice("sku-9", "12.50").merged()).isTrue();
-        assertThat(rmq.stats("picture-render").waiting()).isEqualTo(before + 1);
+        assertThat(rmq.admin().stats("picture-render").waiting()).isEqualTo(before + 1);
     }
 
     @Test
     void thePayoutWaitsBeforeTheReindex() {
         tour.merchantTasks("42");
-        assertThat(rmq.browse("merchant-tasks", null, 10).messages())
+        assertThat(rmq.admin().browse("merchant-tasks", null, 10).messages())
                 .extracting(message -> message.bodyAsString())
                 .containsExactly("payout:42", "reindex:42");
     }
@@ -83,7 +84,8 @@ class TourTest {
         tour.deadline(order);
         // cancelled while waiting, or (rescheduled to now) already taken by the Quick start's listener and then
         // dropped or handled: either way it is no longer waiting
-        await().atMost(Duration.ofSeconds(30)).until(() -> !rmq.contains("order-timeout", order));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> !rmq.admin().contains(MessageRef.body("order-timeout", order)));
     }
 
     @Test
@@ -92,16 +94,16 @@ class TourTest {
         try (LogCapture log = LogCapture.rmq().expecting("Invalid order id")) {
             rmq.sendFixedTime("refunds", new OrderRef("7"), Instant.now());
             rmq.sendFixedTime("refunds", new OrderRef(" "), Instant.now());
-            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.deadCount("refunds") == 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("refunds") == 1);
             assertThat(refunds.payments.refunded).containsExactly("7");
-            assertThat(rmq.deadMessages("refunds", 0, 10)).singleElement()
+            assertThat(rmq.admin().deadMessages("refunds", 0, 10)).singleElement()
                     .satisfies(dead -> assertThat(dead.attempts()).isEqualTo(1));   // noRetryFor: not retried
 
             assertThat(tour.retryTheDead()).isEqualTo(1);
             assertThat(log.messages()).anySatisfy(line -> assertThat(line).contains("died after 1 attempts"));
             // the bad id fails again, and is dead again
-            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.deadCount("refunds") == 1
-                    && !rmq.contains("refunds", new OrderRef(" ")));
+            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("refunds") == 1
+                    && !rmq.admin().contains(MessageRef.body("refunds", new OrderRef(" "))));
         }
     }
 

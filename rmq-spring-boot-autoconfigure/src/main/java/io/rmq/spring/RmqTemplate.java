@@ -8,12 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.Rmq;
-import io.rmq.admin.BrowsePage;
-import io.rmq.admin.CancelResult;
-import io.rmq.admin.DeadMessage;
-import io.rmq.admin.MessageStatus;
-import io.rmq.admin.RescheduleResult;
-import io.rmq.admin.TopicStats;
+import io.rmq.admin.RmqAdmin;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
@@ -23,7 +18,7 @@ import org.springframework.messaging.Message;
 import org.springframework.util.ClassUtils;
 
 /**
- * Sends messages and operates queues: the one RMQ bean application code needs. Thread-safe.
+ * Sends messages, and operates queues through {@link #admin()}: the one RMQ bean application code needs. Thread-safe.
  * <p>
  * Each send validates its input at once (topic defined, parameter valid for the topic type, body within
  * {@code rmq.max-body-size}, id and headers within {@code rmq.max-id-size}, {@code rmq.max-header-value-size},
@@ -285,157 +280,19 @@ public class RmqTemplate {
         return typeHeader ? messages.stream().map(this::typed).toList() : messages;
     }
 
-    // ------------------------------------------------------------------ waiting messages by body
+    // ------------------------------------------------------------------ operating queues
 
     /**
-     * Cancels the message with this body (e.g. the timeout of an order that got paid): removes it where it waits, and
-     * its pending retry. A delivery in flight is reported ({@link CancelResult#inFlight()}) and, if it fails, not
-     * handed out again; a dead body is reported and left alone.
+     * The queue operations of this template's engine: find, cancel, reschedule or reprioritize one message named by a
+     * {@link io.rmq.admin.MessageRef} ({@code template.admin().cancel(MessageRef.body("orders", order))}), browse and
+     * purge, sizes, the dead queues. The same object as {@code getRmq().admin()}.
      */
-    public CancelResult cancel(String topic, Object body) {
-        return rmq.admin().cancel(topic, body);
-    }
-
-    /** As {@link #cancel(String, Object)}, for a message sent in a group ({@code group}, the routing key). */
-    public CancelResult cancel(String topic, Object body, String group) {
-        return rmq.admin().cancel(topic, body, group);
-    }
-
-    /** Whether the message with this body will still be handled: waiting, retrying or in flight (not dead). */
-    public boolean contains(String topic, Object body) {
-        return rmq.admin().contains(topic, body);
-    }
-
-    public boolean contains(String topic, Object body, String group) {
-        return rmq.admin().contains(topic, body, group);
-    }
-
-    /** Where the message with this body is: waiting with its score, in flight, retrying, dead. */
-    public MessageStatus find(String topic, Object body) {
-        return rmq.admin().find(topic, body);
-    }
-
-    public MessageStatus find(String topic, Object body, String group) {
-        return rmq.admin().find(topic, body, group);
-    }
-
-    /** A new due time for a waiting RANGE_MERGE or FIXED_TIME message, whatever the merge rule. */
-    public RescheduleResult reschedule(String topic, Object body, Instant dueAt) {
-        return rmq.admin().reschedule(topic, body, dueAt);
-    }
-
-    public RescheduleResult reschedule(String topic, Object body, String group, Instant dueAt) {
-        return rmq.admin().reschedule(topic, body, group, dueAt);
-    }
-
-    /** A new priority for a waiting PRIORITY message, whatever the merge rule. */
-    public RescheduleResult reprioritize(String topic, Object body, long priority) {
-        return rmq.admin().reprioritize(topic, body, priority);
-    }
-
-    public RescheduleResult reprioritize(String topic, Object body, String group, long priority) {
-        return rmq.admin().reprioritize(topic, body, group, priority);
-    }
-
-    /** A page of waiting messages in taking order across slots; {@code from}: null, or the previous page's next. */
-    public BrowsePage browse(String topic, BrowsePage.Cursor from, int limit) {
-        return rmq.admin().browse(topic, from, limit);
-    }
-
-    /** Deletes every waiting message of the topic (in-flight and dead ones stay); returns how many. */
-    public long purge(String topic) {
-        return rmq.admin().purge(topic);
-    }
-
-    // ------------------------------------------------------------------ introspection and dead queue
-
-    /** Waiting, in-flight and dead counts of a topic, in total and per slot. */
-    public TopicStats stats(String topic) {
-        return rmq.admin().stats(topic);
-    }
-
-    public long deadCount(String topic) {
-        return rmq.admin().deadCount(topic);
-    }
-
-    /** A page of dead messages (body, attempts, last error, time of death). */
-    public List<DeadMessage> deadMessages(String topic, long offset, int limit) {
-        return rmq.admin().deadMessages(topic, offset, limit);
-    }
-
-    public boolean requeueDead(DeadMessage message) {
-        return rmq.admin().requeueDead(message);
-    }
-
-    public long requeueAllDead(String topic) {
-        return rmq.admin().requeueAllDead(topic);
-    }
-
-    public boolean deleteDead(DeadMessage message) {
-        return rmq.admin().deleteDead(message);
-    }
-
-    public long purgeDead(String topic) {
-        return rmq.admin().purgeDead(topic);
+    public RmqAdmin admin() {
+        return rmq.admin();
     }
 
     /** The engine behind this template. */
     public Rmq getRmq() {
         return rmq;
     }
-
-    // ------------------------------------------------------------------ managing messages by id (issue 30)
-    // Names of their own: an id and a String body would make overloads ambiguous.
-
-    /** Where the message sent with this id is, with the payload and headers of its latest send. */
-    public MessageStatus findById(String topic, String id) {
-        return rmq.admin().findById(topic, id);
-    }
-
-    /** As {@link #findById(String, String)}, for a message sent with a {@code group}. */
-    public MessageStatus findById(String topic, String id, String group) {
-        return rmq.admin().findById(topic, id, group);
-    }
-
-    /** Whether the message sent with this id will still be handled: waiting, retrying or in flight (not dead). */
-    public boolean containsById(String topic, String id) {
-        return rmq.admin().containsById(topic, id);
-    }
-
-    public boolean containsById(String topic, String id, String group) {
-        return rmq.admin().containsById(topic, id, group);
-    }
-
-    /**
-     * Cancels the message sent with this id, as {@link #cancel(String, Object)} does by body: removed where it waits,
-     * a delivery in flight reported and, if it fails, not handed out again; a dead one left alone.
-     */
-    public CancelResult cancelById(String topic, String id) {
-        return rmq.admin().cancelById(topic, id);
-    }
-
-    /** As {@link #cancelById(String, String)}, for a message sent with a {@code group}. */
-    public CancelResult cancelById(String topic, String id, String group) {
-        return rmq.admin().cancelById(topic, id, group);
-    }
-
-    /** A new due time for the waiting RANGE_MERGE or FIXED_TIME message sent with this id. */
-    public RescheduleResult rescheduleById(String topic, String id, Instant dueAt) {
-        return rmq.admin().rescheduleById(topic, id, dueAt);
-    }
-
-    public RescheduleResult rescheduleById(String topic, String id, String group, Instant dueAt) {
-        return rmq.admin().rescheduleById(topic, id, group, dueAt);
-    }
-
-    /** A new priority for the waiting PRIORITY message sent with this id. */
-    public RescheduleResult reprioritizeById(String topic, String id, long priority) {
-        return rmq.admin().reprioritizeById(topic, id, priority);
-    }
-
-    public RescheduleResult reprioritizeById(String topic, String id, String group, long priority) {
-        return rmq.admin().reprioritizeById(topic, id, group, priority);
-    }
-
-    // ------------------------------------------------------------------ end of: managing messages by id
 }

@@ -104,7 +104,7 @@ class RmqAutoConfigurationTest {
                     RmqTemplate template = context.getBean(RmqTemplate.class);
                     assertThat(template.getRmq().topics().get("orders").slotAmount()).isEqualTo(8);
                     template.sendFixedTime("orders", "o-1", java.time.Instant.now().plusSeconds(60));
-                    assertThat(template.stats("orders").waiting()).isEqualTo(1);
+                    assertThat(template.admin().stats("orders").waiting()).isEqualTo(1);
                 });
     }
 

@@ -184,7 +184,7 @@ class RmqRedisClientAutoConfigurationTest {
                     assertThat(RmqInternals.redis(context.getBean(Rmq.class)).gateway().client())
                             .isSameAs(factory.getNativeClient());
                     context.getBean(RmqTemplate.class).sendFixedTime("orders", "o-1", Instant.now());
-                    assertThat(context.getBean(RmqTemplate.class).stats("orders").waiting()).isEqualTo(1);
+                    assertThat(context.getBean(RmqTemplate.class).admin().stats("orders").waiting()).isEqualTo(1);
                     assertThat(context.getBean(ClientResources.class).reconnectDelay().createDelay(20))
                             .isEqualTo(Duration.ofSeconds(30));
                 });
@@ -226,7 +226,7 @@ class RmqRedisClientAutoConfigurationTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(RmqRedisClient.class).address()).isEqualTo(host + ":" + port);
                     context.getBean(RmqTemplate.class).sendFixedTime("orders", "o-1", Instant.now());
-                    assertThat(context.getBean(RmqTemplate.class).stats("orders").waiting()).isEqualTo(1);
+                    assertThat(context.getBean(RmqTemplate.class).admin().stats("orders").waiting()).isEqualTo(1);
                     assertThat(context.getBean(StringRedisTemplate.class).hasKey("no-such-key")).isFalse();
                 });
     }

@@ -10,6 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.rmq.Rmq;
+import io.rmq.admin.MessageRef;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.consumer.RmqBatchFailure;
 import io.rmq.producer.OutgoingMessage;
@@ -176,7 +177,7 @@ class BatchListenerTest {
     }
 
     private static int slotOf(Rmq rmq, String topic, long id) {
-        return rmq.admin().find(topic, new Order(id)).slot();
+        return rmq.admin().find(MessageRef.body(topic, new Order(id))).slot();
     }
 
     private static List<Long> ids(List<Call> calls) {

@@ -98,8 +98,8 @@ class GracefulShutdownTest {
         try {
             await().atMost(Duration.ofMinutes(2)).until(() -> handled.size() == MESSAGES);
             RmqTemplate again = second.getBean(RmqTemplate.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> again.stats("shutdown-test").inFlight() == 0);
-            var stats = again.stats("shutdown-test");
+            await().atMost(Duration.ofSeconds(10)).until(() -> again.admin().stats("shutdown-test").inFlight() == 0);
+            var stats = again.admin().stats("shutdown-test");
             assertThat(stats.pending() + stats.dead()).isZero();
         }
         finally {

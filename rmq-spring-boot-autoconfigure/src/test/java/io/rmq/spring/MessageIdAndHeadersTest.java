@@ -260,12 +260,12 @@ class MessageIdAndHeadersTest {
                             .hasMessageContaining("must be at most 1024 bytes (rmq.max-header-value-size");
 
                     assertThat(slotKeys(topology, keyPrefix, "h-bad")).as("nothing written").isEmpty();
-                    assertThat(template.stats("h-bad").waiting()).isZero();
+                    assertThat(template.admin().stats("h-bad").waiting()).isZero();
 
                     // the dead-letter story's names may be sent, a good message goes through
                     template.sendFixedTime("h-bad", MessageBuilder.withPayload(order)
                             .setHeader(RmqHeaders.DLT_ORIGINAL_TOPIC, "orders").build(), now.plusSeconds(600));
-                    assertThat(template.stats("h-bad").waiting()).isEqualTo(1);
+                    assertThat(template.admin().stats("h-bad").waiting()).isEqualTo(1);
                     assertThat(slotKeys(topology, keyPrefix, "h-bad")).isNotEmpty();
                 });
     }
@@ -378,10 +378,10 @@ class MessageIdAndHeadersTest {
                     try (LogCapture log = LogCapture.rmq().expecting("chose the @RmqHandler")) {
                         template.send(OutgoingMessage.fixedTime("h-events", List.of(1, 2), now)
                                 .withHeader(RmqHeaders.TYPE_ID, Created.class.getName()));
-                        await().atMost(Duration.ofSeconds(30)).until(() -> template.deadCount("h-events") == 1
+                        await().atMost(Duration.ofSeconds(30)).until(() -> template.admin().deadCount("h-events") == 1
                                 && log.warnings().size() == 1);
                     }
-                    DeadMessage dead = template.deadMessages("h-events", 0, 10).get(0);
+                    DeadMessage dead = template.admin().deadMessages("h-events", 0, 10).get(0);
                     assertThat(dead.attempts()).isEqualTo(1);
                     assertThat(dead.lastError()).contains("the message's __TypeId__ '" + Created.class.getName()
                             + "' chose the @RmqHandler 'Events.created', which cannot read it as Created");

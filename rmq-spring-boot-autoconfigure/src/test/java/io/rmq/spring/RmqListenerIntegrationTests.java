@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.rmq.Rmq;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.container.ListenerContainer;
 import io.rmq.spring.ListenerTestApplication.Listeners;
 import io.rmq.spring.ListenerTestApplication.Price;
@@ -163,11 +164,12 @@ abstract class RmqListenerIntegrationTests {
             template.sendFixedTime("it-valid", invalid, Instant.now());
             template.sendFixedTime("it-valid", valid, Instant.now());
             assertThat(listeners.validPrices.poll(30, TimeUnit.SECONDS)).isEqualTo(valid);
-            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", invalid).isDead()
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> template.admin().find(MessageRef.body("it-valid", invalid)).isDead()
                     && !log.warnings().isEmpty());
             assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
         }
-        DeadMessage dead = template.deadMessages("it-valid", 0, 10).stream()
+        DeadMessage dead = template.admin().deadMessages("it-valid", 0, 10).stream()
                 .filter(m -> m.bodyAsString().contains("\"cents\":-1")).findFirst().orElseThrow();
         assertThat(dead.attempts()).as("not retried").isEqualTo(1);
         assertThat(dead.lastError()).startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener")
@@ -180,11 +182,12 @@ abstract class RmqListenerIntegrationTests {
         // JSON null reads as no Price: the method's parameter cannot be resolved, now or on any retry
         try (LogCapture log = LogCapture.rmq().expecting("cannot call the listener")) {
             template.sendFixedTime("it-valid", "null", Instant.now());
-            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-valid", "null").isDead()
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> template.admin().find(MessageRef.body("it-valid", "null")).isDead()
                     && !log.warnings().isEmpty());
             assertThat(log.warnings()).singleElement().asString().contains("will not be retried");
         }
-        assertThat(template.find("it-valid", "null").deadReason())
+        assertThat(template.admin().find(MessageRef.body("it-valid", "null")).deadReason())
                 .startsWith("io.rmq.consumer.RmqNonRetryableException: cannot call the listener with this message");
     }
 
@@ -197,9 +200,9 @@ abstract class RmqListenerIntegrationTests {
         assertThat(reply.payload()).isEqualTo("re:a");
         assertThat(reply.score()).as("@RmqReply(priority)").isEqualTo(5.0);
         await().atMost(Duration.ofSeconds(30)).until(() -> listeners.replySources.contains("none-1")
-                && template.stats("it-reply-source").pending() == 0);
+                && template.admin().stats("it-reply-source").pending() == 0);
         assertThat(listeners.priorityReplies.poll(300, TimeUnit.MILLISECONDS)).as("null sends nothing").isNull();
-        assertThat(template.stats("it-reply-priority").pending()).isZero();
+        assertThat(template.admin().stats("it-reply-priority").pending()).isZero();
     }
 
     @Test
@@ -250,7 +253,7 @@ abstract class RmqListenerIntegrationTests {
     void failingListenerRetriesWithBackoffThenTheMessageIsDeadWithTheError() {
         try (LogCapture log = LogCapture.rmq().expecting("cannot handle job-1")) {
             template.sendRangeMerge("it-failing", "job-1", Duration.ofMillis(1));
-            await().atMost(Duration.ofSeconds(45)).until(() -> template.deadCount("it-failing") == 1
+            await().atMost(Duration.ofSeconds(45)).until(() -> template.admin().deadCount("it-failing") == 1
                     && log.warnings().size() >= 3);
             assertThat(log.warnings()).hasSize(3).satisfies(lines -> {
                 assertThat(lines.subList(0, 2)).allSatisfy(line -> assertThat(line).contains("retrying"));
@@ -262,11 +265,11 @@ abstract class RmqListenerIntegrationTests {
         long secondGap = TimeUnit.NANOSECONDS.toMillis(listeners.failingTimes.get(2) - listeners.failingTimes.get(1));
         assertThat(firstGap).as("first backoff 200ms").isGreaterThanOrEqualTo(190);
         assertThat(secondGap).as("second backoff 400ms").isGreaterThanOrEqualTo(390);
-        DeadMessage dead = template.deadMessages("it-failing", 0, 10).get(0);
+        DeadMessage dead = template.admin().deadMessages("it-failing", 0, 10).get(0);
         assertThat(dead.bodyAsString()).isEqualTo("job-1");
         assertThat(dead.attempts()).isEqualTo(3);
         assertThat(dead.lastError()).isEqualTo("java.lang.IllegalStateException: cannot handle job-1");
-        assertThat(template.stats("it-failing").pending()).isZero();
+        assertThat(template.admin().stats("it-failing").pending()).isZero();
     }
 
     @Test
@@ -274,7 +277,8 @@ abstract class RmqListenerIntegrationTests {
         try (LogCapture log = LogCapture.rmq().expecting("not a valid order", "downstream unavailable")) {
             template.sendFixedTime("it-validating", "invalid-1", Instant.now());
             template.sendFixedTime("it-validating", "valid-1", Instant.now());
-            await().atMost(Duration.ofSeconds(30)).until(() -> template.find("it-validating", "invalid-1").isDead()
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> template.admin().find(MessageRef.body("it-validating", "invalid-1")).isDead()
                     && listeners.validating.stream().anyMatch(m -> m.payload().equals("valid-1") && m.attempt() >= 2)
                     && log.warnings().stream().anyMatch(line -> line.contains("will not be retried")));
             assertThat(listeners.validating).filteredOn(m -> m.payload().equals("invalid-1")).singleElement()
@@ -283,14 +287,15 @@ abstract class RmqListenerIntegrationTests {
                         assertThat(m.maxRetries()).isEqualTo(5);
                         assertThat(m.lastAttempt()).isFalse();
                     });
-            assertThat(template.find("it-validating", "invalid-1").deadReason())
+            assertThat(template.admin().find(MessageRef.body("it-validating", "invalid-1")).deadReason())
                     .isEqualTo("java.lang.IllegalArgumentException: not a valid order: invalid-1");
-            assertThat(template.contains("it-validating", "valid-1")).as("still being retried").isTrue();
+            assertThat(template.admin().contains(MessageRef.body("it-validating", "valid-1"))).as("still being retried")
+                    .isTrue();
             assertThat(ListenerTestApplication.defaultHandlerSaw).anySatisfy(f -> {
                 assertThat(f.topic()).isEqualTo("it-validating");
                 assertThat(f.retryable()).isFalse();
             });
-            template.cancel("it-validating", "valid-1");
+            template.admin().cancel(MessageRef.body("it-validating", "valid-1"));
             assertThat(log.warnings()).filteredOn(line -> line.contains("will not be retried")).singleElement()
                     .asString().contains("not a valid order: invalid-1");
             assertThat(log.warnings()).filteredOn(line -> !line.contains("will not be retried"))
@@ -304,13 +309,14 @@ abstract class RmqListenerIntegrationTests {
             template.sendFixedTime("it-decided", "drop-1", Instant.now());
             template.sendFixedTime("it-decided", "later-1", Instant.now());
             await().atMost(Duration.ofSeconds(30)).until(() -> listeners.handledAfterDecision.contains("later-1#2"));
-            await().atMost(Duration.ofSeconds(30)).until(() -> !template.find("it-decided", "drop-1").exists()
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> !template.admin().find(MessageRef.body("it-decided", "drop-1")).exists()
                     && log.warnings().size() >= 2);
             assertThat(log.warnings()).hasSize(2).anySatisfy(line -> assertThat(line).contains("was dropped"))
                     .anySatisfy(line -> assertThat(line).contains("retry after"));
         }
         assertThat(listeners.handledAfterDecision).containsExactly("later-1#2");
-        assertThat(template.deadCount("it-decided")).isZero();
+        assertThat(template.admin().deadCount("it-decided")).isZero();
         assertThat(ListenerTestApplication.defaultHandlerSaw).noneSatisfy(f ->
                 assertThat(f.topic()).isEqualTo("it-decided"));
     }
@@ -323,7 +329,7 @@ abstract class RmqListenerIntegrationTests {
             assertThat(log.warnings()).singleElement().asString().contains("failed for the last time");
         }
         // sent on first, then deleted from the dead queue: the dead-letter listener may be quicker than the delete
-        await().atMost(Duration.ofSeconds(15)).until(() -> template.deadCount("it-dlt-source") == 0);
+        await().atMost(Duration.ofSeconds(15)).until(() -> template.admin().deadCount("it-dlt-source") == 0);
     }
 
     @Test
@@ -333,21 +339,21 @@ abstract class RmqListenerIntegrationTests {
         template.sendFixedTime("it-waiting", "timeout-of-order-1", later);
         template.sendFixedTime("it-waiting", "timeout-of-order-2", later.plusSeconds(1));
         template.sendFixedTime("it-waiting", "timeout-of-order-3", later.plusSeconds(2));
-        assertThat(template.find("it-waiting", "timeout-of-order-1").waitingScore())
+        assertThat(template.admin().find(MessageRef.body("it-waiting", "timeout-of-order-1")).waitingScore())
                 .isEqualTo((double) later.toEpochMilli());
-        assertThat(template.browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
+        assertThat(template.admin().browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
                 .containsExactly("timeout-of-order-1", "timeout-of-order-2", "timeout-of-order-3");
 
-        assertThat(template.cancel("it-waiting", "timeout-of-order-1").cancelled()).isTrue();
-        assertThat(template.contains("it-waiting", "timeout-of-order-1")).isFalse();
+        assertThat(template.admin().cancel(MessageRef.body("it-waiting", "timeout-of-order-1")).cancelled()).isTrue();
+        assertThat(template.admin().contains(MessageRef.body("it-waiting", "timeout-of-order-1"))).isFalse();
 
         Instant sooner = Instant.now().plus(Duration.ofMinutes(1));
-        assertThat(template.reschedule("it-waiting", "timeout-of-order-3", sooner))
+        assertThat(template.admin().reschedule(MessageRef.body("it-waiting", "timeout-of-order-3"), sooner))
                 .isEqualTo(io.rmq.admin.RescheduleResult.RESCHEDULED);
-        assertThat(template.browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
+        assertThat(template.admin().browse("it-waiting", null, 10).messages()).extracting(m -> m.bodyAsString())
                 .containsExactly("timeout-of-order-3", "timeout-of-order-2");
-        assertThat(template.purge("it-waiting")).isEqualTo(2);
-        assertThat(template.stats("it-waiting").waiting()).isZero();
+        assertThat(template.admin().purge("it-waiting")).isEqualTo(2);
+        assertThat(template.admin().stats("it-waiting").waiting()).isZero();
     }
 
     @Test
@@ -369,7 +375,7 @@ abstract class RmqListenerIntegrationTests {
         assertThat(manual.isRunning()).isFalse();
         template.sendPriority("it-manual", "after stop", 1);
         assertThat(listeners.manual.poll(300, TimeUnit.MILLISECONDS)).isNull();
-        assertThat(template.stats("it-manual").waiting()).isEqualTo(1);
+        assertThat(template.admin().stats("it-manual").waiting()).isEqualTo(1);
     }
 
     @Test
@@ -389,7 +395,7 @@ abstract class RmqListenerIntegrationTests {
             template.sendPriority("it-priority", List.of(new Price(999, "XPS", 1)), 5);
             Thread.sleep(1500);
             assertThat(listeners.priorities).as("handled while paused").isEmpty();
-            assertThat(template.stats("it-priority").waiting()).isEqualTo(1);
+            assertThat(template.admin().stats("it-priority").waiting()).isEqualTo(1);
         }
         finally {
             registry.resume(id);

@@ -1,5 +1,7 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes its admin operations; it may change in any release.
+ * Not API: how the {@link io.rmq.Rmq} facade makes its admin operations, and the machinery behind
+ * {@link io.rmq.admin.RmqAdmin} (locating a {@link io.rmq.admin.MessageRef}, the per-message actions, the dead-letter
+ * operations); it may change in any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */

@@ -84,7 +84,7 @@ final class DashboardAudit {
     private static @Nullable String idOf(@Nullable Object handle) {
         try {
             return handle == null ? null
-                    : io.rmq.redis.internal.EnvelopeKeys.idOf(java.util.Base64.getDecoder().decode(handle.toString()));
+                    : io.rmq.admin.MessageRef.idOf(java.util.Base64.getDecoder().decode(handle.toString()));
         }
         catch (IllegalArgumentException notBase64) {
             return null;

@@ -1,6 +1,5 @@
 package io.rmq.spring.operations;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -8,6 +7,7 @@ import java.util.Map;
 
 import io.rmq.Rmq;
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.spring.operations.RmqOperations.DeadPage;
 import io.rmq.spring.operations.RmqOperations.DeadSearchView;
@@ -42,16 +42,16 @@ final class DeadLetterOperations {
 
     private static DeadView deadView(DeadMessage d) {
         return new DeadView(d.slot(), d.bodyAsString(), Base64.getEncoder().encodeToString(d.body()), d.lastError(),
-                d.attempts(), d.diedAt(), d.priority(), d.id(), Views.shown(d.headers()), Views.handle(d.id(), d.body()));
+                d.attempts(), d.diedAt(), d.priority(), d.id(), Views.shown(d.headers()), Views.handle(d.ref()));
     }
 
     Result requeueDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
-        boolean done = rmq.admin().requeueDead(deadMessage(topic, slot, id, bodyBase64));
+        boolean done = rmq.admin().requeueDead(named(topic, slot, id, bodyBase64));
         return new Result("requeue-dead", topic, done ? 1 : 0);
     }
 
     Result deleteDead(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
-        boolean done = rmq.admin().deleteDead(deadMessage(topic, slot, id, bodyBase64));
+        boolean done = rmq.admin().deleteDead(named(topic, slot, id, bodyBase64));
         return new Result("delete-dead", topic, done ? 1 : 0);
     }
 
@@ -65,11 +65,12 @@ final class DeadLetterOperations {
         return new Result("purge-dead", topic, rmq.admin().purgeDead(topic));
     }
 
-    private DeadMessage deadMessage(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
+    /** One dead message of the topic, named by its id or else by its exact stored body (base64). */
+    private MessageRef named(String topic, int slot, @Nullable String id, @Nullable String bodyBase64) {
         topics.required(topic);
         if (id != null && !id.isEmpty()) {
             Views.checkId(rmq, "id", id);
-            return new DeadMessage(topic, slot, new byte[0], Instant.EPOCH, 0, null, "", id, Map.of());
+            return MessageRef.id(topic, id).atSlot(slot);
         }
         byte[] body;
         try {
@@ -81,7 +82,7 @@ final class DeadLetterOperations {
         if (body.length == 0) {
             throw new RmqInvalidArgumentException("body", bodyBase64, "must not be empty");
         }
-        return new DeadMessage(topic, slot, body, null, 0, null, null);
+        return MessageRef.stored(topic, slot, body);
     }
 
     /** See {@link RmqOperations#dead(String, long, int, String, String)}. */
@@ -166,25 +167,14 @@ final class DeadLetterOperations {
         return out;
     }
 
-    private List<DeadMessage> selected(String topic, List<Selected> selection) {
-        if (selection.size() > RmqOperations.MAX_SELECTION) {
-            throw new RmqInvalidArgumentException("messages", selection.size() + " entries", "must name at most "
-                    + RmqOperations.MAX_SELECTION + " messages per request");
-        }
-        List<DeadMessage> out = new ArrayList<>(selection.size());
+    /** A selection of dead messages, each id within {@code rmq.max-id-size}. */
+    private List<MessageRef> selected(String topic, List<Selected> selection) {
+        List<MessageRef> refs = Views.refs(topic, selection);
         for (int i = 0; i < selection.size(); i++) {
-            Selected s = selection.get(i);
-            if (s.id() != null) {
-                Views.checkId(rmq, "messages[" + i + "].id", s.id());
-                out.add(new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", s.id(), Map.of()));
-                continue;
+            if (selection.get(i).id() != null) {
+                Views.checkId(rmq, "messages[" + i + "].id", selection.get(i).id());
             }
-            byte[] member = Views.handle(i, s.handle());
-            String id = io.rmq.redis.internal.EnvelopeKeys.idOf(member);
-            out.add(id != null
-                    ? new DeadMessage(topic, s.slot(), new byte[0], Instant.EPOCH, 0, null, "", id, Map.of())
-                    : new DeadMessage(topic, s.slot(), member, null, 0, null, null));
         }
-        return out;
+        return refs;
     }
 }

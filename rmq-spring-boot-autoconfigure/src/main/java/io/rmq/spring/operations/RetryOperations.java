@@ -31,7 +31,7 @@ final class RetryOperations {
         io.rmq.admin.RetryPage page = rmq.admin().retries(topic, offset, limit);
         boolean bodies = showBodies.getAsBoolean();
         List<RetryView> messages = page.messages().stream().map(m -> new RetryView(m.slot(), m.id(),
-                bodies ? m.bodyAsString() : null, Views.handle(m.id(), m.body()), m.attempts(), m.nextAttemptAt(),
+                bodies ? m.bodyAsString() : null, Views.handle(m.ref()), m.attempts(), m.nextAttemptAt(),
                 m.lastError(), m.failedAt())).toList();
         return new RetriesPage(topic, offset, limit, page.total(), page.capped(), messages);
     }

@@ -479,20 +479,20 @@ public class RmqOperations {
 
     /** Where the message with this body (as text, exactly as stored) is. */
     public FindView find(String topic, String body) {
-        return waiting.find(topic, body);
+        return waiting.find(waiting.byBody(topic, body));
     }
 
     /** Where the message sent with this id is. */
     public FindView findById(String topic, String id) {
-        return waiting.findById(topic, id);
+        return waiting.find(waiting.byId(topic, id));
     }
 
     public CancelResult cancel(String topic, String body) {
-        return waiting.cancel(topic, body);
+        return waiting.cancel(waiting.byBody(topic, body));
     }
 
     public CancelResult cancelById(String topic, String id) {
-        return waiting.cancelById(topic, id);
+        return waiting.cancel(waiting.byId(topic, id));
     }
 
     /**
@@ -502,12 +502,12 @@ public class RmqOperations {
      *             ({@code 2030-01-01T09:00:00Z}) or a delay from now ({@code 90s}, {@code 5m}, {@code PT1H})
      */
     public RescheduleResult reschedule(String topic, String body, String when) {
-        return waiting.reschedule(topic, body, when);
+        return waiting.reschedule(waiting.byBody(topic, body), when);
     }
 
     /** As {@link #reschedule(String, String, String)}, for the message sent with this id. */
     public RescheduleResult rescheduleById(String topic, String id, String when) {
-        return waiting.rescheduleById(topic, id, when);
+        return waiting.reschedule(waiting.byId(topic, id), when);
     }
 
     /**

@@ -1,10 +1,12 @@
 package io.rmq.spring.operations;
 
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.core.RmqInvalidArgumentException;
-import org.jspecify.annotations.Nullable;
 
 /**
  * What every view shares: how headers and handles are shown, and the checks of page arguments. Static and stateless,
@@ -34,28 +36,26 @@ final class Views {
         return value.substring(0, end) + "…";
     }
 
-    /** The member a message is stored as (0xFF + id, or its body), in base64: its handle in the views. */
-    static String handle(@Nullable String id, byte[] body) {
-        return Base64.getEncoder().encodeToString(id == null ? body : io.rmq.redis.internal.EnvelopeKeys.idMember(id));
+    /** The member a listed message is stored as, in base64: its handle in the views. */
+    static String handle(MessageRef message) {
+        byte[] member = message.member();
+        return member == null ? "" : Base64.getEncoder().encodeToString(member);
     }
 
     /**
-     * A selection as the engine names messages: each by its slot and member (its handle decoded, or 0xFF + its id).
-     * Refused naming the entry when a handle is not base64 or is empty, or the selection is too long.
+     * A selection of one topic's messages as the engine names them: each by its slot and its handle or id. Refused
+     * naming the entry when a handle is not base64 or is empty, or the selection is too long.
      */
-    static java.util.List<io.rmq.admin.MessageRef> refs(java.util.List<RmqOperations.Selected> selection) {
+    static List<MessageRef> refs(String topic, List<RmqOperations.Selected> selection) {
         if (selection.size() > RmqOperations.MAX_SELECTION) {
             throw new RmqInvalidArgumentException("messages", selection.size() + " entries", "must name at most "
                     + RmqOperations.MAX_SELECTION + " messages per request");
         }
-        java.util.List<io.rmq.admin.MessageRef> out = new java.util.ArrayList<>(selection.size());
+        List<MessageRef> out = new ArrayList<>(selection.size());
         for (int i = 0; i < selection.size(); i++) {
             RmqOperations.Selected s = selection.get(i);
-            if (s.id() != null) {
-                out.add(io.rmq.admin.MessageRef.ofId(s.slot(), s.id()));
-                continue;
-            }
-            out.add(new io.rmq.admin.MessageRef(s.slot(), handle(i, s.handle())));
+            out.add(s.id() != null ? MessageRef.id(topic, s.id()).atSlot(s.slot())
+                    : MessageRef.stored(topic, s.slot(), handle(i, s.handle())));
         }
         return out;
     }

@@ -10,6 +10,7 @@ import java.util.List;
 import io.rmq.Rmq;
 import io.rmq.admin.BrowsePage;
 import io.rmq.admin.CancelResult;
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.admin.RescheduleResult;
 import io.rmq.admin.WaitingMessage;
@@ -46,7 +47,7 @@ final class WaitingOperations {
         for (WaitingMessage m : page.messages()) {
             messages.add(new WaitingView(m.slot(), m.bodyAsString(), priority ? null : Instant.ofEpochMilli((long) m.score()),
                     priority ? (long) m.score() : null, m.failedAttempts(), m.id(), Views.shown(m.headers()),
-                    Views.handle(m.id(), m.body())));
+                    Views.handle(m.ref())));
         }
         return new WaitingPage(topic, messages, encodeCursor(page.next()));
     }
@@ -75,15 +76,22 @@ final class WaitingOperations {
         }
     }
 
-    FindView find(String topic, String body) {
-        TopicDefinition definition = topics.required(topic);
-        return findView(definition, rmq.admin().find(topic, body));
+    /** The message sent to a defined topic with this body. */
+    MessageRef byBody(String topic, String body) {
+        topics.required(topic);
+        return MessageRef.body(topic, body);
     }
 
-    FindView findById(String topic, String id) {
-        TopicDefinition definition = topics.required(topic);
+    /** The message sent to a defined topic with this id, refused when no send could have taken the id. */
+    MessageRef byId(String topic, String id) {
+        topics.required(topic);
         Views.checkId(rmq, "id", id);
-        return findView(definition, rmq.admin().findById(topic, id));
+        return MessageRef.id(topic, id);
+    }
+
+    /** See {@link RmqOperations#find(String, String)} and {@link RmqOperations#findById(String, String)}. */
+    FindView find(MessageRef message) {
+        return findView(topics.required(message.topic()), rmq.admin().find(message));
     }
 
     private static FindView findView(TopicDefinition definition, MessageStatus s) {
@@ -98,42 +106,23 @@ final class WaitingOperations {
     /** See {@link RmqOperations#runNow(String, List)}. */
     RmqOperations.Result runNow(String topic, List<RmqOperations.Selected> selection) {
         topics.required(topic);
-        return new RmqOperations.Result("run-now", topic, rmq.admin().runNow(topic, Views.refs(selection)));
+        return new RmqOperations.Result("run-now", topic, rmq.admin().runNow(topic, Views.refs(topic, selection)));
     }
 
     /** See {@link RmqOperations#deleteWaiting(String, List)}. */
     RmqOperations.Result delete(String topic, List<RmqOperations.Selected> selection) {
         topics.required(topic);
-        return new RmqOperations.Result("delete", topic, rmq.admin().cancelSelected(topic, Views.refs(selection)));
+        return new RmqOperations.Result("delete", topic, rmq.admin().cancelSelected(topic,
+                Views.refs(topic, selection)));
     }
 
-    CancelResult cancel(String topic, String body) {
-        topics.required(topic);
-        return rmq.admin().cancel(topic, body);
-    }
-
-    CancelResult cancelById(String topic, String id) {
-        topics.required(topic);
-        Views.checkId(rmq, "id", id);
-        return rmq.admin().cancelById(topic, id);
+    CancelResult cancel(MessageRef message) {
+        return rmq.admin().cancel(message);
     }
 
     /** See {@link RmqOperations#reschedule(String, String, String)}. */
-    RescheduleResult reschedule(String topic, String body, String when) {
-        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritize(t, body, priority),
-                (t, dueAt) -> rmq.admin().reschedule(t, body, dueAt));
-    }
-
-    RescheduleResult rescheduleById(String topic, String id, String when) {
-        topics.required(topic);
-        Views.checkId(rmq, "id", id);
-        return reschedule(topic, when, (t, priority) -> rmq.admin().reprioritizeById(t, id, priority),
-                (t, dueAt) -> rmq.admin().rescheduleById(t, id, dueAt));
-    }
-
-    private RescheduleResult reschedule(String topic, String when,
-            java.util.function.BiFunction<String, Long, RescheduleResult> reprioritize,
-            java.util.function.BiFunction<String, Instant, RescheduleResult> reschedule) {
+    RescheduleResult reschedule(MessageRef message, String when) {
+        String topic = message.topic();
         TopicDefinition definition = topics.required(topic);
         if (when == null || when.isBlank()) {
             throw new RmqInvalidArgumentException("when", when, "must be set");
@@ -148,9 +137,9 @@ final class WaitingOperations {
                 throw new RmqInvalidArgumentException("when", when, "must be a whole number: " + topic
                         + " is a PRIORITY topic");
             }
-            return reprioritize.apply(topic, priority);
+            return rmq.admin().reprioritize(message, priority);
         }
-        return reschedule.apply(topic, dueAt(value));
+        return rmq.admin().reschedule(message, dueAt(value));
     }
 
     private static Instant dueAt(String value) {

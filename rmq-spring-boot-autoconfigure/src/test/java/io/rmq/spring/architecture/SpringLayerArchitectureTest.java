@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.lang.EvaluationResult;
+import com.tngtech.archunit.lang.syntax.ArchRuleDefinition;
 
 import io.rmq.architecture.ArchitectureRules;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
@@ -33,6 +34,13 @@ class SpringLayerArchitectureTest {
     @Test
     void publicApiExposesNoInternalTypeOfTheEngine() {
         assertThat(ArchitectureRules.internalTypesInApiSignatures(SPRING_LAYER)).isEmpty();
+    }
+
+    /** Messages are named by {@link io.rmq.admin.MessageRef}; how one is stored is rmq-core's business. */
+    @Test
+    void theSpringLayerBuildsNoStorageMembers() {
+        ArchRuleDefinition.noClasses().should().dependOnClassesThat()
+                .haveFullyQualifiedName("io.rmq.redis.internal.EnvelopeKeys").check(SPRING_LAYER);
     }
 
     @Test

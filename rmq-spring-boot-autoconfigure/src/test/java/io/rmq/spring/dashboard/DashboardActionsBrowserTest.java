@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.operations.OperatorActionsListeners;
 import io.rmq.spring.operations.OpsTestApplication;
@@ -134,7 +135,7 @@ class DashboardActionsBrowserTest extends BrowserTestSupport {
             waitUntil(d -> notice().equals("Run now: 1 message due now"));
             // due now: first in taking order
             waitUntil(d -> d.findElement(By.cssSelector("#waiting tr.waiting-row td.id")).getText().equals("later-2"));
-            assertThat(rmq.admin().findById("ops-backlog", "later-2").waitingScore())
+            assertThat(rmq.admin().find(MessageRef.id("ops-backlog", "later-2")).waitingScore())
                     .isLessThanOrEqualTo((double) Instant.now().plusSeconds(1).toEpochMilli());
             new Actions(browser).moveToLocation(1, 1).perform();
             Browser.screenshot(browser, "41-waiting-run-now");
@@ -148,7 +149,7 @@ class DashboardActionsBrowserTest extends BrowserTestSupport {
             waitUntil(d -> notice().equals("Delete: 1 message"));
             waitUntil(d -> d.findElements(By.xpath("//table[@id='waiting']//tr[td[contains(@class,'id')]='later-1']"))
                     .isEmpty());
-            assertThat(rmq.admin().findById("ops-backlog", "later-1").isPending()).isFalse();
+            assertThat(rmq.admin().find(MessageRef.id("ops-backlog", "later-1")).isPending()).isFalse();
             assertThat(audit.messages()).hasSize(2);
             assertThat(audit.messages().get(1)).contains("POST topics/ops-backlog/waiting/delete (messages=1: slot ",
                     " id later-1) -> 200 count 1");

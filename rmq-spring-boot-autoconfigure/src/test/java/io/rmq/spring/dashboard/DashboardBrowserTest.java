@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.operations.OpsTestApplication;
 import io.rmq.test.LogCapture;
@@ -197,7 +198,7 @@ class DashboardBrowserTest extends BrowserTestSupport {
         click(By.id("cancel"));
         waitUntil(d -> d.findElement(By.id("notice")).getText().contains("Cancel: cancelled"));
         waitForCell("ops-later", "waiting", "2");
-        assertThat(rmq.admin().find("ops-later", "{\"invoice\":2}").exists()).isFalse();
+        assertThat(rmq.admin().find(MessageRef.body("ops-later", "{\"invoice\":2}")).exists()).isFalse();
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.UUID;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.spring.listener.RmqListenerEndpointRegistry;
 import io.rmq.spring.operations.OpsTestApplication;
 import io.rmq.test.RedisServersExtension;
@@ -115,7 +116,7 @@ class DashboardCsrfSecurityTest {
     void theOperatorActionsNeedTheTokenAndTheirAuditLineNamesTheUser() throws Exception {
         template.send(io.rmq.producer.OutgoingMessage.fixedTime("ops-backlog", "csrf-later",
                 java.time.Instant.now().plus(java.time.Duration.ofHours(2))).withId("csrf-1"));
-        int slot = rmq.admin().findById("ops-backlog", "csrf-1").slot();
+        int slot = rmq.admin().find(MessageRef.id("ops-backlog", "csrf-1")).slot();
         String one = "{\"messages\":[{\"slot\":" + slot + ",\"id\":\"csrf-1\"}]}";
         HttpClient http = HttpClient.newBuilder().cookieHandler(new CookieManager()).build();
         try (io.rmq.test.LogCapture audit = io.rmq.test.LogCapture.of("io.rmq.spring.dashboard.audit")) {
@@ -124,7 +125,7 @@ class DashboardCsrfSecurityTest {
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertThat(refused.statusCode()).isIn(401, 403);
             assertThat(audit.messages()).as("refused before the dashboard: nothing done, nothing to audit").isEmpty();
-            assertThat(rmq.admin().findById("ops-backlog", "csrf-1").waitingScore())
+            assertThat(rmq.admin().find(MessageRef.id("ops-backlog", "csrf-1")).waitingScore())
                     .isGreaterThan((double) java.time.Instant.now().plusSeconds(3600).toEpochMilli());
 
             JsonNode token = JSON.readTree(http.send(request("/rmq/api/csrf").GET().build(),
@@ -135,7 +136,7 @@ class DashboardCsrfSecurityTest {
                     .POST(HttpRequest.BodyPublishers.ofString(one)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
             assertThat(JSON.readTree(done.body()).get("count").asLong()).isEqualTo(1);
-            assertThat(rmq.admin().findById("ops-backlog", "csrf-1").waitingScore())
+            assertThat(rmq.admin().find(MessageRef.id("ops-backlog", "csrf-1")).waitingScore())
                     .isLessThanOrEqualTo((double) java.time.Instant.now().plusSeconds(1).toEpochMilli());
             assertThat(audit.messages()).singleElement().asString().matches("RMQ dashboard: " + USER
                     + " from \\S+ POST topics/ops-backlog/waiting/run-now \\(messages=1: slot " + slot

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.UUID;
 
 import io.rmq.Rmq;
+import io.rmq.admin.MessageRef;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.operations.OpsTestApplication;
@@ -261,14 +262,15 @@ class DashboardReactiveTest {
                     .isFalse();
         }
         finally {
-            rmq.admin().cancelById("ops-backlog", "reactive-product-42");
-            rmq.admin().cancel("ops-backlog", "reactive-plain-with-headers");
+            rmq.admin().cancel(MessageRef.id("ops-backlog", "reactive-product-42"));
+            rmq.admin().cancel(MessageRef.body("ops-backlog", "reactive-plain-with-headers"));
         }
 
         try (LogCapture log = LogCapture.rmq().expecting(OpsTestApplication.ON_PURPOSE)) {
             template.send(OutgoingMessage.fixedTime("ops-failing", "reactive dead payload", Instant.now())
                     .withId("reactive-dead-id").withHeader("tenant", "acme"));
-            await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().findById("ops-failing", "reactive-dead-id")
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> rmq.admin().find(MessageRef.id("ops-failing", "reactive-dead-id"))
                     .isDead());
             JsonNode dead = null;
             for (JsonNode m : get("/ops/rmq/api/topics/ops-failing/dead?limit=200").get("messages")) {

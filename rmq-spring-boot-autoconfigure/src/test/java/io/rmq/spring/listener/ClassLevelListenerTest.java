@@ -10,6 +10,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 
 import io.rmq.admin.DeadMessage;
+import io.rmq.admin.MessageRef;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.spring.RmqHeaders;
 import io.rmq.spring.RmqMessage;
@@ -184,19 +185,21 @@ class ClassLevelListenerTest {
                         rmq.sendFixedTime("strict", "{\"amount\":2,\"id\":\"8\"}", now);
                         rmq.sendFixedTime("strict", "[1]", now);
                         await().atMost(Duration.ofSeconds(30)).until(() -> payments.handled.size() == 2
-                                && strict.handled.size() == 2 && rmq.find("payments", "not json").isDead()
-                                && rmq.find("strict", "[1]").isDead() && log.warnings().size() == 2);
+                                && strict.handled.size() == 2
+                                && rmq.admin().find(MessageRef.body("payments", "not json")).isDead()
+                                && rmq.admin().find(MessageRef.body("strict", "[1]")).isDead()
+                                && log.warnings().size() == 2);
                         assertThat(log.warnings()).allSatisfy(line -> assertThat(line).contains("will not be retried"));
                     }
                     assertThat(payments.handled).containsExactlyInAnyOrder("created 1", "other {refund=true}");
                     assertThat(strict.handled).containsExactlyInAnyOrder("cancelled 9", "created 8");
-                    DeadMessage notJson = rmq.deadMessages("payments", 0, 10).get(0);
+                    DeadMessage notJson = rmq.admin().deadMessages("payments", 0, 10).get(0);
                     assertThat(notJson.attempts()).as("not retried").isEqualTo(1);
                     assertThat(notJson.lastError()).startsWith("io.rmq.consumer.RmqNonRetryableException:"
                             + " @RmqListener on bean 'payments' class 'Payments': no @RmqHandler takes this body"
                             + " (tried [OrderCreated]) and the default handler 'Payments.other' cannot read it as"
                             + " Map<String, Object>: Unrecognized token 'not'");
-                    DeadMessage array = rmq.deadMessages("strict", 0, 10).get(0);
+                    DeadMessage array = rmq.admin().deadMessages("strict", 0, 10).get(0);
                     assertThat(array.attempts()).isEqualTo(1);
                     assertThat(array.lastError()).isEqualTo("io.rmq.consumer.RmqNonRetryableException:"
                             + " @RmqListener on bean 'strict' class 'Strict': no @RmqHandler takes this body (tried"

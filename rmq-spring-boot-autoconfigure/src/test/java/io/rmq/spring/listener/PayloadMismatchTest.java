@@ -178,7 +178,7 @@ class PayloadMismatchTest {
                 rmq.sendFixedTime("shipments", new Shipment(new Customer("ann"), null), now);
                 rmq.sendFixedTime("batches", new OrderRef("o-7"), now);
                 await().atMost(Duration.ofSeconds(30)).until(() -> listeners.handled.size() >= 7
-                        && bad.keySet().stream().allMatch(topic -> rmq.deadCount(topic) == 1)
+                        && bad.keySet().stream().allMatch(topic -> rmq.admin().deadCount(topic) == 1)
                         && log.warnings().size() == bad.size());
                 assertThat(log.warnings()).as("one ERROR line per mismatch, no stack trace").hasSize(bad.size())
                         .allSatisfy(line -> assertThat(line).contains("moved to the dead queue: payload of")
@@ -200,7 +200,7 @@ class PayloadMismatchTest {
                             + " is expected",
                     "batches", type("OrderRef") + ": missing required property 'id'");
             reasons.forEach((topic, reason) -> {
-                DeadMessage dead = rmq.deadMessages(topic, 0, 10).get(0);
+                DeadMessage dead = rmq.admin().deadMessages(topic, 0, 10).get(0);
                 assertThat(dead.attempts()).as(topic + ": not retried").isEqualTo(1);
                 assertThat(dead.bodyAsString()).isEqualTo(bad.get(topic));
                 assertThat(dead.lastError()).as(topic).isEqualTo("payload of " + bad.get(topic).length()
@@ -216,12 +216,13 @@ class PayloadMismatchTest {
             RmqTemplate rmq = context.getBean(RmqTemplate.class);
             try (LogCapture log = LogCapture.rmq().expecting("does not match")) {
                 rmq.sendFixedTime("unpaid", "{\"orderId\":7}", Instant.now());
-                await().atMost(Duration.ofSeconds(30)).until(() -> rmq.deadCount("unpaid") == 1
+                await().atMost(Duration.ofSeconds(30)).until(() -> rmq.admin().deadCount("unpaid") == 1
                         && log.warnings().size() == 1);
                 assertThat(log.warnings()).singleElement().asString().endsWith("moved to the dead queue: payload"
                         + " {\"orderId\":7} does not match " + type("OrderRef") + ": missing required property 'id'");
             }
-            assertThat(rmq.deadMessages("unpaid", 0, 10)).singleElement().satisfies(dead -> assertThat(dead.lastError())
+            assertThat(rmq.admin().deadMessages("unpaid", 0, 10)).singleElement()
+                    .satisfies(dead -> assertThat(dead.lastError())
                     .isEqualTo("payload {\"orderId\":7} does not match " + type("OrderRef")
                             + ": missing required property 'id'"));
             assertThat(context.getBean(Listeners.class).handled).isEmpty();
@@ -258,7 +259,8 @@ class PayloadMismatchTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> listeners.handled.size() >= 3);
             assertThat(listeners.handled).containsExactlyInAnyOrder("Closing unpaid order null",
                     "refund null USD null", "list [null]");
-            assertThat(rmq.deadCount("unpaid") + rmq.deadCount("refunds") + rmq.deadCount("lists")).isZero();
+            assertThat(rmq.admin().deadCount("unpaid") + rmq.admin().deadCount("refunds")
+                    + rmq.admin().deadCount("lists")).isZero();
         });
     }
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 
 import io.rmq.Rmq;
+import io.rmq.admin.MessageRef;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.dashboard.RmqDashboard;
@@ -188,7 +189,7 @@ abstract class OperatorActionsTests {
             assertThat(ran.get("count").asLong()).isEqualTo(2);
             assertThat(operations.find("ops-backlog", "w-1").dueAt()).isBefore(Instant.now().plusSeconds(1));
             // the message sent with a group is found in its group's slot, where the view listed it
-            assertThat(rmq.admin().findById("ops-backlog", "w-id-2", "g-7").waitingScore())
+            assertThat(rmq.admin().find(MessageRef.id("ops-backlog", "w-id-2").inGroup("g-7")).waitingScore())
                     .isLessThanOrEqualTo((double) Instant.now().plusSeconds(1).toEpochMilli());
 
             JsonNode deleted = json(dashboard.post("topics/ops-backlog/waiting/delete", selection(first), "carol"));

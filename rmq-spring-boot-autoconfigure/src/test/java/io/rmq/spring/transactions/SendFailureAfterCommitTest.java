@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import ch.qos.logback.classic.Level;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.rmq.admin.MessageRef;
 import io.rmq.autoconfigure.RmqAutoConfiguration;
 import io.rmq.core.RmqUnavailableException;
 import io.rmq.producer.OutgoingMessage;
@@ -54,7 +55,7 @@ class SendFailureAfterCommitTest {
         redis.close();
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             try {
-                template.contains("tx-parked", "probe");
+                template.admin().contains(MessageRef.body("tx-parked", "probe"));
                 return false;
             }
             catch (RmqUnavailableException ex) {
@@ -164,7 +165,7 @@ class SendFailureAfterCommitTest {
                             .isInstanceOf(io.rmq.core.RmqRedisFullException.class)
                             .withMessageContaining("none of its 2 messages was stored");
                     connection.sync().configSet("maxmemory", "0");
-                    assertThat(template.stats("tx-parked").waiting()).isZero();
+                    assertThat(template.admin().stats("tx-parked").waiting()).isZero();
                 }
                 finally {
                     admin.shutdown();

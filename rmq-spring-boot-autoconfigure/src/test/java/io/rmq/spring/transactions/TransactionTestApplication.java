@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.producer.SendResult;
 import io.rmq.spring.RmqTemplate;
 import io.rmq.spring.annotation.RmqListener;
@@ -68,7 +69,8 @@ class TransactionTestApplication {
         @TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
         public void placed(OrderPlaced event) {
             afterCommit.add(rmq.sendFixedTime("tx-parked", "after-commit:" + event.id(), tomorrow()));
-            inRedisRightAfterTheSend.add(rmq.contains("tx-parked", "after-commit:" + event.id()));
+            inRedisRightAfterTheSend.add(rmq.admin().contains(MessageRef.body("tx-parked",
+                    "after-commit:" + event.id())));
         }
 
         @TransactionalEventListener(phase = TransactionPhase.BEFORE_COMMIT)

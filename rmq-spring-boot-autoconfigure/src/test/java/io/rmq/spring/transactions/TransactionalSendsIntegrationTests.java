@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.rmq.admin.MessageRef;
 import io.rmq.admin.MessageStatus;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.producer.BatchResult;
@@ -83,7 +84,7 @@ abstract class TransactionalSendsIntegrationTests {
     }
 
     private boolean parked(String body) {
-        return template.contains("tx-parked", body);
+        return template.admin().contains(MessageRef.body("tx-parked", body));
     }
 
     @Test
@@ -99,13 +100,16 @@ abstract class TransactionalSendsIntegrationTests {
 
         orders.place(placed, "book");
         assertThat(transactions.orderExists(placed)).isTrue();
-        assertThat(template.contains("order-timeout", placed)).as("written when the commit returned").isTrue();
+        assertThat(template.admin().contains(MessageRef.body("order-timeout", placed)))
+                .as("written when the commit returned").isTrue();
 
         assertThatThrownBy(() -> orders.place(refused, "book")).hasMessage("out of stock: book");
         assertThat(transactions.orderExists(refused)).isFalse();
-        assertThat(template.contains("order-timeout", refused)).as("dropped with the rollback").isFalse();
-        assertThat(template.contains("order-attempts", refused)).as("written at once: immediate()").isTrue();
-        assertThat(template.contains("order-attempts", placed)).isTrue();
+        assertThat(template.admin().contains(MessageRef.body("order-timeout", refused))).as("dropped with the rollback")
+                .isFalse();
+        assertThat(template.admin().contains(MessageRef.body("order-attempts", refused)))
+                .as("written at once: immediate()").isTrue();
+        assertThat(template.admin().contains(MessageRef.body("order-attempts", placed))).isTrue();
     }
 
     @Test
@@ -118,7 +122,7 @@ abstract class TransactionalSendsIntegrationTests {
 
         assertThat(label.held()).isFalse();
         assertThat(label.topic()).isEqualTo("shipping-labels");
-        assertThat(template.contains("shipping-labels", order)).isTrue();
+        assertThat(template.admin().contains(MessageRef.body("shipping-labels", order))).isTrue();
     }
 
     @Test
@@ -134,15 +138,16 @@ abstract class TransactionalSendsIntegrationTests {
             template.sendFixedTime("tx-parked", MessageBuilder.withPayload("a Spring message")
                     .setHeader(RmqHeaders.ID, parked + "-message").build(), tomorrow());
             assertThat(parked(parked)).as("not in Redis before the commit").isFalse();
-            assertThat(template.containsById("tx-parked", parked + "-message")).isFalse();
+            assertThat(template.admin().contains(MessageRef.id("tx-parked", parked + "-message"))).isFalse();
         });
 
         assertThat(transactions.orderExists(parked)).isTrue();
         assertThat(parked(parked)).as("written when the commit returned").isTrue();
-        assertThat(template.containsById("tx-parked", parked + "-message")).isTrue();
+        assertThat(template.admin().contains(MessageRef.id("tx-parked", parked + "-message"))).isTrue();
         assertThat(result.get().held()).isTrue();
         assertThat(result.get().merged()).isFalse();
-        assertThat(result.get().slot()).as("the slot it went to").isEqualTo(template.find("tx-parked", parked).slot());
+        assertThat(result.get().slot()).as("the slot it went to")
+                .isEqualTo(template.admin().find(MessageRef.body("tx-parked", parked)).slot());
         assertThat(deliveries.delivered.poll(30, TimeUnit.SECONDS)).isEqualTo(delivered);
     }
 
@@ -171,7 +176,7 @@ abstract class TransactionalSendsIntegrationTests {
         for (String body : List.of("-single", "-b1", "-b2", "-async", "-batch-async")) {
             assertThat(parked(id + body)).as(body).isFalse();
         }
-        assertThat(template.containsById("tx-parked", id + "-with-id")).isFalse();
+        assertThat(template.admin().contains(MessageRef.id("tx-parked", id + "-with-id"))).isFalse();
         assertThat(futures.get(0)).failsWithin(0, TimeUnit.SECONDS).withThrowableThat().havingCause()
                 .isInstanceOf(RmqSendDiscardedException.class)
                 .withMessage("Not sent to topic 'tx-parked': the transaction rolled back");
@@ -219,10 +224,12 @@ abstract class TransactionalSendsIntegrationTests {
             lines.add("added after the send");
         });
 
-        MessageStatus merged = template.findById("tx-parked", id);
+        MessageStatus merged = template.admin().find(MessageRef.id("tx-parked", id));
         assertThat(new String(merged.body(), StandardCharsets.UTF_8)).as("the latest send's payload").isEqualTo("v5");
-        assertThat(template.find("tx-priority", id).waitingScore()).as("the latest priority").isEqualTo(10.0);
-        assertThat(new String(template.findById("tx-parked", id + "-lines").body(), StandardCharsets.UTF_8))
+        assertThat(template.admin().find(MessageRef.body("tx-priority", id)).waitingScore()).as("the latest priority")
+                .isEqualTo(10.0);
+        assertThat(new String(template.admin().find(MessageRef.id("tx-parked", id + "-lines")).body(),
+                StandardCharsets.UTF_8))
                 .isEqualTo("[\"first line\"]");
     }
 

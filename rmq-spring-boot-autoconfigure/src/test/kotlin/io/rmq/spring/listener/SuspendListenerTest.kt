@@ -1,5 +1,6 @@
 package io.rmq.spring.listener
 
+import io.rmq.admin.MessageRef
 import io.rmq.autoconfigure.RmqAutoConfiguration
 import io.rmq.spring.RmqMessage
 import io.rmq.spring.RmqTemplate
@@ -103,12 +104,13 @@ class SuspendListenerTest {
             await().atMost(Duration.ofSeconds(30)).until { listener.started.contains("a") }
             // suspended for several 1 s leases: still in flight (the lease is extended), not redelivered
             Thread.sleep(3000)
-            assertThat(rmq.find("kt-suspend", "a").inFlight()).isTrue()
+            assertThat(rmq.admin().find(MessageRef.body("kt-suspend", "a")).inFlight()).isTrue()
             assertThat(listener.started).containsExactly("a")
             assertThat(listener.handled).isEmpty()
 
             listener.gate.complete(Unit)
-            await().atMost(Duration.ofSeconds(30)).until { !rmq.find("kt-suspend", "a").exists() }
+            await().atMost(Duration.ofSeconds(30))
+                    .until { !rmq.admin().find(MessageRef.body("kt-suspend", "a")).exists() }
             assertThat(listener.handled).containsExactly("a")
             assertThat(listener.started).containsExactly("a")
         }
@@ -121,9 +123,9 @@ class SuspendListenerTest {
                 assertThat(context).hasNotFailed()
                 val rmq = context.getBean(RmqTemplate::class.java)
                 rmq.sendFixedTime("kt-failing", "k-1", Instant.now())
-                await().atMost(Duration.ofSeconds(45)).until { rmq.deadCount("kt-failing") == 1L }
+                await().atMost(Duration.ofSeconds(45)).until { rmq.admin().deadCount("kt-failing") == 1L }
                 assertThat(context.getBean(Failing::class.java).attempts).containsExactly(1, 2, 3)
-                val dead = rmq.deadMessages("kt-failing", 0, 10)[0]
+                val dead = rmq.admin().deadMessages("kt-failing", 0, 10)[0]
                 assertThat(dead.bodyAsString()).isEqualTo("k-1")
                 assertThat(dead.attempts()).isEqualTo(3)
                 assertThat(dead.lastError()).isEqualTo("java.lang.IllegalStateException: cannot handle k-1")
