@@ -4,7 +4,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.rmq.admin.RmqAdmin;
-import io.rmq.admin.internal.AdminFactory;
+import io.rmq.admin.internal.DefaultRmqAdmin;
 import io.rmq.consumer.ConsumerSettings;
 import io.rmq.consumer.DeadLetterForwarder;
 import io.rmq.consumer.DeadLetterStory;
@@ -43,6 +43,7 @@ import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
 import io.rmq.redis.internal.RmqRedisAdmin;
 import io.rmq.redis.internal.WakeUpSubscriber;
+import io.rmq.observe.CompositeInstrumentation;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.observe.internal.HistoryCounter;
 import io.rmq.observe.internal.HistoryFlusher;
@@ -131,7 +132,7 @@ public final class Rmq implements AutoCloseable {
         this.producer = new DefaultRmqProducer(redis, topics, options.codec(), options.maxBodyBytes(),
                 options.limits(), instrumentation);
         this.redisAdmin = new RmqRedisAdmin(redis);
-        this.admin = AdminFactory.SEAM.get().create(redisAdmin, topics, options.codec());
+        this.admin = new DefaultRmqAdmin(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
         this.redisCoordinator = new RedisSlotCoordinator(redis);
         this.instances = new io.rmq.instances.internal.DefaultRmqInstances(redis, this::containers);
@@ -158,12 +159,12 @@ public final class Rmq implements AutoCloseable {
      */
     private static RmqInstrumentation instrumentation(RmqInstrumentation application, @Nullable HistoryCounter counts) {
         if (counts == null) {
-            return RmqInstrumentation.guarded(application);
+            return CompositeInstrumentation.guarded(application);
         }
         if (application == null || application == RmqInstrumentation.NONE) {
             return counts;
         }
-        return RmqInstrumentation.composite(List.of(application, counts));
+        return CompositeInstrumentation.of(List.of(application, counts));
     }
 
     /**
@@ -179,7 +180,7 @@ public final class Rmq implements AutoCloseable {
             gateway.loadScripts();
             rmq = new Rmq(client, gateway, options);
             rmq.redis.checkPermissions();
-            io.rmq.redis.internal.RedisFull.warnIfEvicting(gateway);
+            io.rmq.redis.internal.RedisFull.warnIfEvicting(rmq.redis.nodes());
             rmq.topicsInRedis = true;
             return rmq;
         }
@@ -265,7 +266,7 @@ public final class Rmq implements AutoCloseable {
         catch (RuntimeException ex) {
             log.error("RMQ reached Redis, but: {}", ex.getMessage());
         }
-        io.rmq.redis.internal.RedisFull.warnIfEvicting(gateway);
+        io.rmq.redis.internal.RedisFull.warnIfEvicting(redis.nodes());
         int registered = registerTopics();
         if (registered >= 0) {
             log.info("RMQ reached Redis after {} attempt(s) in {} ms and registered {} topic(s) defined meanwhile",
@@ -380,7 +381,7 @@ public final class Rmq implements AutoCloseable {
      */
     private RmqInstrumentation consumerInstrumentation() {
         RmqInstrumentation busy = instances.consumerInstrumentation();
-        return busy == RmqInstrumentation.NONE ? instrumentation : RmqInstrumentation.composite(
+        return busy == RmqInstrumentation.NONE ? instrumentation : CompositeInstrumentation.of(
                 List.of(instrumentation, busy));
     }
 

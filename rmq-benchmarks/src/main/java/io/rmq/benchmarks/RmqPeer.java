@@ -160,7 +160,7 @@ public final class RmqPeer {
         if (historyMillis >= 0) {
             options = options.withHistoryFlushInterval(java.time.Duration.ofMillis(historyMillis));
         }
-        return options.withInstrumentation(io.rmq.observe.RmqInstrumentation.composite(parts));
+        return options.withInstrumentation(io.rmq.observe.CompositeInstrumentation.of(parts));
     }
 
     /**

@@ -11,10 +11,11 @@ import io.rmq.consumer.Delivery;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Calls several instrumentations in order. One that throws is logged as a WARN line (no stack trace) and does not
- * keep the others, or the engine, from their work.
+ * Calls several instrumentations in order ({@link #of}), or guards one ({@link #guarded}). One that throws is logged
+ * as a WARN line (no stack trace) and does not keep the others, or the engine, from their work. Immutable;
+ * thread-safe as its parts are.
  */
-final class CompositeInstrumentation implements RmqInstrumentation {
+public final class CompositeInstrumentation implements RmqInstrumentation {
 
     private static final Logger log = LoggerFactory.getLogger(CompositeInstrumentation.class);
 
@@ -37,7 +38,11 @@ final class CompositeInstrumentation implements RmqInstrumentation {
         this.timed = any;
     }
 
-    static RmqInstrumentation of(List<? extends RmqInstrumentation> parts) {
+    /**
+     * One instrumentation that calls each of {@code parts} in order ({@link RmqInstrumentation#NONE} for an empty
+     * list); what a part throws is logged and goes no further.
+     */
+    public static RmqInstrumentation of(List<? extends RmqInstrumentation> parts) {
         List<? extends RmqInstrumentation> real = parts.stream().filter(p -> p != null && p != NONE).toList();
         if (real.isEmpty()) {
             return NONE;
@@ -48,6 +53,11 @@ final class CompositeInstrumentation implements RmqInstrumentation {
         // a single part is wrapped too: what it throws must not reach the engine (a handler scope that threw would
         // leave its delivery unsettled, redelivered after every lease, never dead)
         return new CompositeInstrumentation(real.toArray(RmqInstrumentation[]::new));
+    }
+
+    /** {@code instrumentation} with what it throws logged and kept from the engine (NONE stays NONE). */
+    public static RmqInstrumentation guarded(RmqInstrumentation instrumentation) {
+        return instrumentation == null ? NONE : of(List.of(instrumentation));
     }
 
     private static void failed(Object part, String method, RuntimeException ex) {

@@ -1,6 +1,5 @@
 package io.rmq.observe;
 
-import java.util.List;
 import java.util.Map;
 
 import io.rmq.consumer.Delivery;
@@ -12,8 +11,8 @@ import org.jspecify.annotations.Nullable;
  * settle) and on Lettuce's event-loop threads: they must be cheap, must not block and must not throw (the engine
  * catches and logs what they throw, but a throwing instrumentation costs a log line per call).
  *
- * <p>The engine holds one instrumentation ({@code RmqOptions#instrumentation}); {@link #composite(List)} combines
- * several (the Spring layer combines every {@code RmqInstrumentation} bean: meters, observations, the user's own).
+ * <p>The engine holds one instrumentation ({@code RmqOptions#instrumentation}); {@link CompositeInstrumentation#of}
+ * combines several (the Spring layer combines every {@code RmqInstrumentation} bean: meters, observations, the user's own).
  */
 public interface RmqInstrumentation {
 
@@ -174,20 +173,5 @@ public interface RmqInstrumentation {
      * expiry, an ORDERLY failure or take-over). May run on a Lettuce thread.
      */
     default void deadTrimmed(String topic, int slot, long messages) {
-    }
-
-    // ---------------------------------------------------------------- composition
-
-    /**
-     * One instrumentation that calls each of {@code parts} in order (NONE for an empty list); what a part throws is
-     * logged and goes no further.
-     */
-    static RmqInstrumentation composite(List<? extends RmqInstrumentation> parts) {
-        return CompositeInstrumentation.of(parts);
-    }
-
-    /** {@code instrumentation} with what it throws logged and kept from the engine (NONE stays NONE). */
-    static RmqInstrumentation guarded(RmqInstrumentation instrumentation) {
-        return instrumentation == null ? NONE : CompositeInstrumentation.of(List.of(instrumentation));
     }
 }

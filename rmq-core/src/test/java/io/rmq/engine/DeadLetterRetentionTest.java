@@ -23,6 +23,7 @@ import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.micrometer.MicrometerInstrumentation;
+import io.rmq.observe.CompositeInstrumentation;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.RmqRedisOrderly;
@@ -71,7 +72,7 @@ class DeadLetterRetentionTest extends EngineTestSupport {
             }
         };
         Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix)
-                .withInstrumentation(RmqInstrumentation.composite(List.of(counting, also)))
+                .withInstrumentation(CompositeInstrumentation.of(List.of(counting, also)))
                 .withHistoryFlushInterval(historyFlush));
         closing.add(engine);
         return engine;

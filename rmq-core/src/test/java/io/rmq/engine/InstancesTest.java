@@ -201,7 +201,7 @@ class InstancesTest extends EngineTestSupport {
     /** Stops an engine's heartbeat thread without the leave a close sends. */
     private static void killBeatsOf(Rmq engine) {
         try {
-            var field = RmqInstances.class.getDeclaredField("beats");
+            var field = io.rmq.instances.internal.DefaultRmqInstances.class.getDeclaredField("beats");
             field.setAccessible(true);
             ((java.util.concurrent.ExecutorService) field.get(engine.instances())).shutdownNow();
             field.set(engine.instances(), null);

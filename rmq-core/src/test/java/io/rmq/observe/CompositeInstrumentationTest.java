@@ -22,16 +22,16 @@ class CompositeInstrumentationTest {
 
     @Test
     void aCompositeIsTimedIfAnyPartIsTimed() {
-        assertThat(RmqInstrumentation.composite(List.of(UNTIMED, TIMED)).timed()).isTrue();
-        assertThat(RmqInstrumentation.composite(List.of(TIMED, UNTIMED)).timed()).isTrue();
-        assertThat(RmqInstrumentation.composite(List.of(new HistoryCounter(), TIMED)).timed()).isTrue();
+        assertThat(CompositeInstrumentation.of(List.of(UNTIMED, TIMED)).timed()).isTrue();
+        assertThat(CompositeInstrumentation.of(List.of(TIMED, UNTIMED)).timed()).isTrue();
+        assertThat(CompositeInstrumentation.of(List.of(new HistoryCounter(), TIMED)).timed()).isTrue();
     }
 
     @Test
     void aCompositeOfUntimedPartsIsNotTimed() {
-        assertThat(RmqInstrumentation.composite(List.of(UNTIMED, new HistoryCounter())).timed()).isFalse();
-        assertThat(RmqInstrumentation.guarded(UNTIMED).timed()).as("a guarded part keeps its answer").isFalse();
-        assertThat(RmqInstrumentation.guarded(TIMED).timed()).isTrue();
+        assertThat(CompositeInstrumentation.of(List.of(UNTIMED, new HistoryCounter())).timed()).isFalse();
+        assertThat(CompositeInstrumentation.guarded(UNTIMED).timed()).as("a guarded part keeps its answer").isFalse();
+        assertThat(CompositeInstrumentation.guarded(TIMED).timed()).isTrue();
     }
 
     @Test

@@ -15,6 +15,7 @@ import io.rmq.core.TopicDefinition;
 import io.rmq.consumer.RmqErrorHandler;
 import io.rmq.core.BodyCodec;
 import io.rmq.internal.RmqInternals;
+import io.rmq.observe.CompositeInstrumentation;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.RmqRedisClient;
@@ -137,7 +138,7 @@ public class RmqAutoConfiguration {
         RmqOptions options = new RmqOptions(properties.keyPrefix(), (int) properties.maxBodySize().toBytes(), codec,
                 properties.logBodies() ? LOGGED_BODY_CHARS : 0)
                 // every RmqInstrumentation bean (meters, observations, the application's own), in @Order order
-                .withInstrumentation(RmqInstrumentation.composite(instrumentations.orderedStream().toList()))
+                .withInstrumentation(CompositeInstrumentation.of(instrumentations.orderedStream().toList()))
                 .withPropagateContext(properties.observation().enabled()
                         && properties.observation().propagateContext())
                 .withLimits(properties.messageLimits())

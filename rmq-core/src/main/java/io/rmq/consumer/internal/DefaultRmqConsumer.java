@@ -50,7 +50,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     /** The engine's {@link RmqRedis#leases()} and {@link RmqRedis#orderly()}, kept: called on every pop and step. */
     private final RmqRedisLeases leases;
     private final RmqRedisOrderly orderly;
-    /** The gateway's {@link RedisGateway#nodes()}, kept: asked which node serves a slot on every pop. */
+    /** The engine's {@link RmqRedis#nodes()}, kept: asked which node serves a slot on every pop. */
     private final RedisNodes nodes;
     private final TopicDefinition topic;
     private final ConsumerSettings settings;
@@ -101,7 +101,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         this.redis = redis;
         this.leases = redis.leases();
         this.orderly = redis.orderly();
-        this.nodes = redis.gateway().nodes();
+        this.nodes = redis.nodes();
         this.topic = topic;
         this.settings = settings;
         this.slots = redis.keys().slots(topic);

@@ -3,8 +3,8 @@ package io.rmq.micrometer.observation;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
-import io.rmq.micrometer.observation.RmqObservation.ProcessHighCardinalityKeys;
-import io.rmq.micrometer.observation.RmqObservation.ProcessLowCardinalityKeys;
+import io.rmq.micrometer.observation.RmqObservationKeys.ProcessHighCardinalityKeys;
+import io.rmq.micrometer.observation.RmqObservationKeys.ProcessLowCardinalityKeys;
 
 /**
  * Names and key values of the handler (process) observation. Every method has a default; implement this interface

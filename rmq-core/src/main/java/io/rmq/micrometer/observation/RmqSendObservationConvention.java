@@ -3,8 +3,8 @@ package io.rmq.micrometer.observation;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
-import io.rmq.micrometer.observation.RmqObservation.SendHighCardinalityKeys;
-import io.rmq.micrometer.observation.RmqObservation.SendLowCardinalityKeys;
+import io.rmq.micrometer.observation.RmqObservationKeys.SendHighCardinalityKeys;
+import io.rmq.micrometer.observation.RmqObservationKeys.SendLowCardinalityKeys;
 
 /**
  * Names and key values of the send observation. Every method has a default; implement this interface (overriding

@@ -260,7 +260,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         String notStored = stored.isEmpty() ? "none of its " + size + " messages was stored"
                 : stored.size() + " of its " + size + " messages were stored (positions " + ranges(stored)
                         + ": see storedIndexes()), the other " + (size - stored.size()) + " were NOT stored";
-        return RedisFull.explain(redis.gateway(), failure, refused.store(), "a batch of " + size + " messages",
+        return RedisFull.explain(redis.nodes(), failure, refused.store(), "a batch of " + size + " messages",
                 notStored, stored).thenCompose(CompletableFuture::failedFuture);
     }
 
@@ -280,7 +280,7 @@ public final class DefaultRmqProducer implements RmqProducer {
 
     /** A single send's call, failing with {@link RmqRedisFullException} when Redis refused it over maxmemory. */
     private <T> CompletableFuture<T> full(CompletableFuture<T> send, SlotKeys slot, String topic) {
-        return send.exceptionallyCompose(error -> RedisFull.explain(redis.gateway(), error, slot.store(),
+        return send.exceptionallyCompose(error -> RedisFull.explain(redis.nodes(), error, slot.store(),
                 "sending to topic '" + topic + "'", "the message was NOT stored", List.of())
                 .thenCompose(CompletableFuture::failedFuture));
     }

@@ -46,7 +46,7 @@ public final class RedisFull {
      * @param notStored     what was not stored, e.g. "the message was NOT stored"
      * @param storedIndexes positions in a batch of the messages that were stored
      */
-    public static CompletableFuture<Throwable> explain(RedisGateway gateway, Throwable failure, byte[] key,
+    public static CompletableFuture<Throwable> explain(RedisNodes nodes, Throwable failure, byte[] key,
             String operation, String notStored, List<Integer> storedIndexes) {
         Throwable cause = RedisGateway.unwrap(failure);
         if (!isOom(cause)) {
@@ -54,7 +54,7 @@ public final class RedisFull {
         }
         CompletableFuture<Map<String, String>> memory;
         try {
-            memory = gateway.nodes().memoryOf(key);
+            memory = nodes.memoryOf(key);
         }
         catch (RuntimeException ex) {
             memory = CompletableFuture.failedFuture(ex);
@@ -101,14 +101,14 @@ public final class RedisFull {
     }
 
     /** INFO memory of every master (standalone: the server); nodes that do not answer are left out. */
-    public static List<Memory> masters(RedisGateway gateway) {
-        return masters(gateway, RedisGateway.CALL_TIMEOUT_MILLIS);
+    public static List<Memory> masters(RedisNodes nodes) {
+        return masters(nodes, RedisGateway.CALL_TIMEOUT_MILLIS);
     }
 
     /** As {@link #masters(RedisGateway)}, waiting at most {@code timeoutMillis} for each node. */
-    public static List<Memory> masters(RedisGateway gateway, long timeoutMillis) {
+    public static List<Memory> masters(RedisNodes nodes, long timeoutMillis) {
         List<Memory> out = new ArrayList<>();
-        for (RedisNodes.NodeCommands node : gateway.nodes().nodeCommands()) {
+        for (RedisNodes.NodeCommands node : nodes.nodeCommands()) {
             if (node.node() != null && !node.node().is(io.lettuce.core.cluster.models.partitions.RedisClusterNode
                     .NodeFlag.UPSTREAM)) {
                 continue;
@@ -139,9 +139,9 @@ public final class RedisFull {
      * Logs a WARN for each master whose maxmemory-policy may evict RMQ's keys, and for each that is full already
      * (start-up; never throws: a node that does not answer is left to the health check).
      */
-    public static void warnIfEvicting(RedisGateway gateway) {
+    public static void warnIfEvicting(RedisNodes nodes) {
         try {
-            for (Memory node : masters(gateway)) {
+            for (Memory node : masters(nodes)) {
                 String evicts = node.evicts();
                 if (evicts != null) {
                     log.warn("Redis {} has maxmemory-policy {}: when it reaches maxmemory it may evict {}. RMQ needs"

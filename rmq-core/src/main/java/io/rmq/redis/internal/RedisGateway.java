@@ -19,7 +19,10 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -51,7 +54,7 @@ import org.jspecify.annotations.Nullable;
  * failed call means (Redis unreachable, a connection down, a timeout whose outcome is unknown). Lettuce's async API
  * pipelines by itself: commands issued without waiting share round trips. Invariant: until connected, every command
  * fails at once with {@link RmqUnavailableException}; no caller waits for a connection. The nodes behind the
- * connection (routing by key, following a failover, per-node checks) are {@link #nodes()}'.
+ * connection (routing by key, following a failover, per-node checks) are {@link RedisNodes}'.
  */
 public final class RedisGateway implements AutoCloseable {
 
@@ -76,7 +79,6 @@ public final class RedisGateway implements AutoCloseable {
     private final Instant unreachableSince = Instant.now();
     private volatile String lastFailure = "the first attempt is under way";
     private volatile boolean closed;
-    private final RedisNodes nodes;
 
     private RedisGateway(AbstractRedisClient client) {
         if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
@@ -85,7 +87,6 @@ public final class RedisGateway implements AutoCloseable {
         this.client = client;
         this.cluster = client instanceof RedisClusterClient;
         this.commands = unavailableCommands();
-        this.nodes = new RedisNodes(this);
     }
 
     /** Opens a connection on a {@link RedisClient} or {@link RedisClusterClient}; the caller keeps owning the client. */
@@ -133,7 +134,7 @@ public final class RedisGateway implements AutoCloseable {
 
     private StatefulConnection<byte[], byte[]> openConnection() {
         if (client instanceof RedisClusterClient clusterClient) {
-            RedisNodes.warnIfFailoverIsNotFollowed(clusterClient);
+            warnIfFailoverIsNotFollowed(clusterClient);
             return clusterClient.connect(ByteArrayCodec.INSTANCE);
         }
         return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
@@ -171,9 +172,41 @@ public final class RedisGateway implements AutoCloseable {
         return lastFailure;
     }
 
-    /** The nodes behind the connection: which serves a key, following a failover, health checks, per-node reads. */
-    public RedisNodes nodes() {
-        return nodes;
+    /** The cluster master that serves {@code key} in the client's current view; null standalone or unknown. */
+    @Nullable RedisClusterNode masterServing(byte[] key) {
+        if (!(client instanceof RedisClusterClient clusterClient) || connection() == null) {
+            return null;
+        }
+        return clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+    }
+
+    private static final java.util.Set<RedisClusterClient> WARNED = java.util.Collections.newSetFromMap(
+            new java.util.WeakHashMap<>());
+
+    /**
+     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; a client
+     * with neither a periodic nor an adaptive refresh leaves the dead master's slots unreachable until the
+     * application restarts. RMQ's own client ({@link io.rmq.redis.RmqRedisClient}) refreshes;
+     * a client the caller hands in is the caller's, and stays as configured: RMQ only says so, once per client.
+     */
+    static void warnIfFailoverIsNotFollowed(RedisClusterClient client) {
+        if (client instanceof FollowsFailover) {
+            return;
+        }
+        ClusterTopologyRefreshOptions refresh = client.getOptions() instanceof ClusterClientOptions cluster
+                ? cluster.getTopologyRefreshOptions() : ClusterTopologyRefreshOptions.create();
+        if (refresh.isPeriodicRefreshEnabled() || !refresh.getAdaptiveRefreshTriggers().isEmpty()) {
+            return;
+        }
+        synchronized (WARNED) {
+            if (!WARNED.add(client)) {
+                return;
+            }
+        }
+        log.warn("RMQ uses a Redis Cluster client without topology refresh (neither periodic nor adaptive): after a"
+                + " failover, RMQ's calls for the lost master's slots fail until the client learns the new topology."
+                + " Use RMQ's own client (RmqRedisClient; in Spring Boot rmq.redis.connection=own, the default), or"
+                + " enable a refresh (spring.data.redis.lettuce.cluster.refresh.period / .adaptive)");
     }
 
     /**
@@ -346,7 +379,7 @@ public final class RedisGateway implements AutoCloseable {
     /** host:port of the cluster master that serves {@code key} in the client's view; null standalone or unknown. */
     private @Nullable String addressOfNodeServing(byte[] key) {
         try {
-            RedisClusterNode node = nodes.masterServing(key);
+            RedisClusterNode node = masterServing(key);
             return node == null || node.getUri() == null ? null : node.getUri().getHost() + ":" + node.getUri().getPort();
         }
         catch (RuntimeException ex) {

@@ -14,7 +14,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.rmq.redis.RmqRedisClient;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * warning for a caller's cluster client that would not follow one), and the work that must reach a node by itself
  * rather than a key: the health check of every node (PING, the script cache), the commands of every node (INFO, SCAN)
  * and {@code INFO memory} of the node that serves a key. None of it is on a send's, pop's or ack's way; one per
- * gateway ({@link RedisGateway#nodes()}).
+ * engine ({@link RmqRedis#nodes()}), over its gateway.
  */
 public final class RedisNodes {
 
@@ -37,7 +36,7 @@ public final class RedisNodes {
 
     private final RedisGateway gateway;
 
-    RedisNodes(RedisGateway gateway) {
+    public RedisNodes(RedisGateway gateway) {
         this.gateway = gateway;
     }
 
@@ -58,17 +57,10 @@ public final class RedisNodes {
      * Sentinel, or a slot no node serves).
      */
     public @Nullable String nodeOf(byte[] key) {
-        RedisClusterNode node = masterServing(key);
+        RedisClusterNode node = gateway.masterServing(key);
         return node == null ? null : node.getNodeId();
     }
 
-    /** The cluster master that serves {@code key} in the client's current view; null standalone or unknown. */
-    @Nullable RedisClusterNode masterServing(byte[] key) {
-        if (!(gateway.client() instanceof RedisClusterClient clusterClient) || gateway.connection() == null) {
-            return null;
-        }
-        return clusterClient.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-    }
 
     /**
      * Asks a cluster client to reload its topology now, for callers that wait on a node that may have failed over.
@@ -106,34 +98,6 @@ public final class RedisNodes {
         }
     }
 
-    private static final java.util.Set<RedisClusterClient> WARNED = java.util.Collections.newSetFromMap(
-            new java.util.WeakHashMap<>());
-
-    /**
-     * After a master fails over, a cluster client only learns where its slots went by refreshing its topology; a client
-     * with neither a periodic nor an adaptive refresh leaves the dead master's slots unreachable until the
-     * application restarts. RMQ's own client ({@link RmqRedisClient}) refreshes;
-     * a client the caller hands in is the caller's, and stays as configured: RMQ only says so, once per client.
-     */
-    static void warnIfFailoverIsNotFollowed(RedisClusterClient client) {
-        if (client instanceof FollowsFailover) {
-            return;
-        }
-        ClusterTopologyRefreshOptions refresh = client.getOptions() instanceof ClusterClientOptions cluster
-                ? cluster.getTopologyRefreshOptions() : ClusterTopologyRefreshOptions.create();
-        if (refresh.isPeriodicRefreshEnabled() || !refresh.getAdaptiveRefreshTriggers().isEmpty()) {
-            return;
-        }
-        synchronized (WARNED) {
-            if (!WARNED.add(client)) {
-                return;
-            }
-        }
-        log.warn("RMQ uses a Redis Cluster client without topology refresh (neither periodic nor adaptive): after a"
-                + " failover, RMQ's calls for the lost master's slots fail until the client learns the new topology."
-                + " Use RMQ's own client (RmqRedisClient; in Spring Boot rmq.redis.connection=own, the default), or"
-                + " enable a refresh (spring.data.redis.lettuce.cluster.refresh.period / .adaptive)");
-    }
 
     // ---------------------------------------------------------------- health
 
@@ -262,7 +226,7 @@ public final class RedisNodes {
      */
     public CompletableFuture<java.util.Map<String, String>> memoryOf(byte[] key) {
         StatefulConnection<byte[], byte[]> current = gateway.connection();
-        RedisClusterNode node = masterServing(key);
+        RedisClusterNode node = gateway.masterServing(key);
         String name;
         CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> reach;
         if (node != null && current instanceof StatefulRedisClusterConnection<byte[], byte[]> clusterConnection) {

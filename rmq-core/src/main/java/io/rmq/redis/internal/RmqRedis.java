@@ -39,6 +39,8 @@ public final class RmqRedis {
     private static final byte[] NO_ENVELOPE = new byte[0];
 
     private final RedisGateway gateway;
+    /** The nodes behind the gateway's connection (one per engine: it keeps the topology refresh under way). */
+    private final RedisNodes nodes;
     private final RmqKeys keys;
     private final SendWrites writes;
     private final RmqRedisLeases leases;
@@ -51,6 +53,7 @@ public final class RmqRedis {
     /** {@code trims}: told of the dead messages the dead-letter retention trims in the scripts that bury. */
     public RmqRedis(RedisGateway gateway, RmqKeys keys, DeadTrims trims) {
         this.gateway = gateway;
+        this.nodes = new RedisNodes(gateway);
         this.keys = keys;
         this.writes = new SendWrites(gateway, new SlotMasterClocks(this::redisMillis), keys.prefix());
         this.leases = new RmqRedisLeases(gateway, trims);
@@ -59,6 +62,11 @@ public final class RmqRedis {
 
     public RmqKeys keys() {
         return keys;
+    }
+
+    /** The nodes behind the connection: which serves a key, following a failover, health checks, per-node reads. */
+    public RedisNodes nodes() {
+        return nodes;
     }
 
     public RedisGateway gateway() {

@@ -56,7 +56,7 @@ public final class RmqRedisAdmin {
 
     /** The server figures (INFO, CLUSTER NODES, RMQ's key count) of the Redis behind this engine. */
     public RmqRedisServer server() {
-        return new RmqRedisServer(redis.gateway(), redis.keys().prefix());
+        return new RmqRedisServer(redis.gateway(), redis.nodes(), redis.keys().prefix());
     }
 
     // ---------------------------------------------------------------- topics

@@ -30,10 +30,12 @@ public final class RmqRedisServer {
     private static final int SCAN_STEP = 1000;
 
     private final RedisGateway gateway;
+    private final RedisNodes nodes;
     private final String prefix;
 
-    public RmqRedisServer(RedisGateway gateway, String prefix) {
+    public RmqRedisServer(RedisGateway gateway, RedisNodes nodes, String prefix) {
         this.gateway = gateway;
+        this.nodes = nodes;
         this.prefix = prefix;
     }
 
@@ -63,7 +65,7 @@ public final class RmqRedisServer {
     }
 
     public Figures figures() {
-        List<RedisNodes.NodeCommands> all = gateway.nodes().nodeCommands();
+        List<RedisNodes.NodeCommands> all = nodes.nodeCommands();
         List<RedisClusterAsyncCommands<byte[], byte[]>> masters = new ArrayList<>();
         for (RedisNodes.NodeCommands node : all) {
             if (node.node() == null || node.node().is(RedisClusterNode.NodeFlag.UPSTREAM)) {

@@ -103,7 +103,7 @@ public class RmqHealthIndicator implements HealthIndicator {
         Map<String, Object> details = new LinkedHashMap<>();
 
         // Redis, through RMQ's own connection
-        List<NodeCheck> nodes = RmqInternals.redis(rmq).gateway().nodes().checkNodes(timeoutMillis);
+        List<NodeCheck> nodes = RmqInternals.redis(rmq).nodes().checkNodes(timeoutMillis);
         Map<String, Object> redis = new LinkedHashMap<>();
         boolean reachable = true;
         for (NodeCheck node : nodes) {
@@ -125,7 +125,7 @@ public class RmqHealthIndicator implements HealthIndicator {
         }
         // a full Redis (over maxmemory): sends fail with RmqRedisFullException while consumers drain it
         if (reachable) {
-            for (RedisFull.Memory memory : RedisFull.masters(RmqInternals.redis(rmq).gateway(), timeoutMillis)) {
+            for (RedisFull.Memory memory : RedisFull.masters(RmqInternals.redis(rmq).nodes(), timeoutMillis)) {
                 @SuppressWarnings("unchecked")
                 Map<String, Object> n = (Map<String, Object>) redis.computeIfAbsent(memory.node(),
                         name -> new LinkedHashMap<String, Object>());
