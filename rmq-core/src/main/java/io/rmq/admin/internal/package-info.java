@@ -1,5 +1,5 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes its admin operations, and the machinery behind
+ * Not API: the admin operations the {@link io.rmq.Rmq} facade builds, and the machinery behind
  * {@link io.rmq.admin.RmqAdmin} (locating a {@link io.rmq.admin.MessageRef}, the per-message actions, the dead-letter
  * operations); it may change in any release.
  * <p>

@@ -1,6 +1,7 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes consumers, and how the ORDERLY container claims their slots; it
- * may change in any release.
+ * Not API: the engine's consumer and delivery ({@link io.rmq.consumer.RmqConsumer}, {@link io.rmq.consumer.Delivery}),
+ * their handling and settlement, and {@link io.rmq.consumer.internal.SlotConsumer}, the listener containers' port;
+ * it may change in any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */

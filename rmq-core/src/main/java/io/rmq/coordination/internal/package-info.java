@@ -1,5 +1,6 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes its Redis slot coordinator; it may change in any release.
+ * Not API: the Redis slot coordinator the {@link io.rmq.Rmq} facade builds, and the membership lease it hands out; it
+ * may change in any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */

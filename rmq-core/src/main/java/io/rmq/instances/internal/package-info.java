@@ -1,5 +1,6 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes its instance registry; it may change in any release.
+ * Not API: the instance registry the {@link io.rmq.Rmq} facade builds ({@link io.rmq.instances.RmqInstances}); it may
+ * change in any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */

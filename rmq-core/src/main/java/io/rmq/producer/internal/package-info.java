@@ -1,5 +1,6 @@
 /**
- * Not API: how the {@link io.rmq.Rmq} facade makes its producer; it may change in any release.
+ * Not API: the producer the {@link io.rmq.Rmq} facade builds ({@link io.rmq.producer.RmqProducer}); it may change in
+ * any release.
  * <p>
  * Types, parameters and return values are non-null unless annotated {@code @Nullable} (JSpecify).
  */
