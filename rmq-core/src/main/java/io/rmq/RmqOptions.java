@@ -99,7 +99,7 @@ public record RmqOptions(String keyPrefix, int maxBodyBytes, BodyCodec codec, in
                 historyFlushInterval);
     }
 
-    /** With the instrumentation the engine reports to ({@link RmqInstrumentation#composite} combines several). */
+    /** With the instrumentation the engine reports to ({@link io.rmq.observe.CompositeInstrumentation#of} combines several). */
     public RmqOptions withInstrumentation(RmqInstrumentation instrumentation) {
         return new RmqOptions(keyPrefix, maxBodyBytes, codec, logBodyChars, instrumentation, propagateContext, limits,
                 historyFlushInterval);

@@ -107,5 +107,4 @@ public interface RmqConsumer {
 
     /** Converts, handles and settles one delivery (see {@link #pollAndHandle}). */
     <T> void handle(Delivery delivery, Type payloadType, MessageHandler<T> handler);
-
 }

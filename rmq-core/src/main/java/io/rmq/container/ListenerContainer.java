@@ -2,7 +2,7 @@ package io.rmq.container;
 
 import io.rmq.core.ConsumeMode;
 
-/** Runs one listener on one topic: {@link RmqListenerContainer} (CONCURRENT) or {@link OrderlyListenerContainer}. */
+/** Runs one listener on one topic, CONCURRENT or ORDERLY; made by {@link io.rmq.Rmq#container}. */
 public interface ListenerContainer {
 
     String id();

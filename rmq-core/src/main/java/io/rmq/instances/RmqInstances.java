@@ -78,7 +78,6 @@ public interface RmqInstances extends AutoCloseable {
     /** Lifts the cluster-wide pause of a topic; false when there was none. */
     boolean resumeTopic(String topic);
 
-
     /**
      * What a description names a stored member by: base64url of the first 12 bytes of its SHA-256 (members may be
      * whole bodies of up to the body limit; the in-flight view matches prepare's members to busy handlers by it).

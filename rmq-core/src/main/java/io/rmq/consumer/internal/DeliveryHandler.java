@@ -47,7 +47,7 @@ final class DeliveryHandler {
         codec.prepare(payloadType);
     }
 
-    /** See {@link RmqConsumer#invoke}. */
+    /** See {@link SlotConsumer#invoke}. */
     <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
         T payload;
         try {
@@ -70,7 +70,7 @@ final class DeliveryHandler {
 
     /**
      * Converts a batch and hands what could be read to {@code handler} (not called when nothing could); returns, per
-     * delivery (same order), what became of it (see {@link RmqConsumer#handleBatchAsync}).
+     * delivery (same order), what became of it (see {@link SlotConsumer#handleBatchAsync}).
      */
     <T> Outcome[] invokeBatch(List<Delivery> deliveries, Type payloadType, BatchMessageHandler<T> handler) {
         int size = deliveries.size();

@@ -95,7 +95,7 @@ final class Settlement {
     // ---------------------------------------------------------------- one handled delivery
 
     /**
-     * Settles a delivery {@link DeliveryHandler} handled (see {@code RmqConsumer.handle} with {@code whenSettled}):
+     * Settles a delivery {@link DeliveryHandler} handled (see {@code SlotConsumer.handle} with {@code whenSettled}):
      * fails it (on this thread) or acks it (batched; {@code whenSettled} then runs on the thread that ends the ack).
      */
     void settle(Delivery delivery, Outcome outcome, HandleScope scope, Consumer<@Nullable Throwable> whenSettled) {
@@ -273,7 +273,7 @@ final class Settlement {
         });
     }
 
-    /** See {@link RmqConsumer#ackBatchAsync}. */
+    /** See {@link DefaultRmqConsumer#ackBatchAsync}. */
     CompletableFuture<boolean[]> ackBatchAsync(List<Delivery> deliveries) {
         Map<SlotKeys, List<Integer>> bySlot = new LinkedHashMap<>();
         for (int i = 0; i < deliveries.size(); i++) {
@@ -325,7 +325,7 @@ final class Settlement {
                 List.of(Settlement.actionOf(decision)))).thenApply(codes -> Settlement.nackOutcome(codes.get(0)));
     }
 
-    /** See {@link RmqConsumer#afterFailure}. */
+    /** See {@link SlotConsumer#afterFailure}. */
     void afterFailure(Delivery delivery, NackOutcome result, Outcome outcome) {
         logFailure(delivery, result, outcome);
         String deadLetterTopic = settings.failures().deadLetterTopic();
