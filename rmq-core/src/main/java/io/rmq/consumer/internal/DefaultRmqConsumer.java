@@ -2,7 +2,6 @@ package io.rmq.consumer.internal;
 
 import java.lang.reflect.Type;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
@@ -277,7 +276,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
     @Override
     public NackOutcome nack(Delivery delivery, Throwable error) {
-        return nack(delivery, describe(error));
+        return nack(delivery, Reasons.describe(error));
     }
 
     @Override
@@ -364,33 +363,8 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
     @Override
     public <T> void handle(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
-        handleAsync(delivery, payloadType, handler).join();
-    }
-
-    @Override
-    public void preparePayloadType(Type payloadType) {
-        handling.prepare(payloadType);
-    }
-
-    /**
-     * Converts and handles one delivery on the calling thread, then settles it: ack (batched, asynchronous) on a
-     * normal return, nack on an exception (retry or dead), dead queue when the body cannot be converted. The future
-     * completes when the outcome is written to Redis.
-     */
-    public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
-        return handleAsync(delivery, payloadType, handler, HandleScope.NONE);
-    }
-
-    /**
-     * As {@link #handleAsync(Delivery, Type, MessageHandler)}, reporting to {@code scope} (opened by the caller with
-     * {@link RmqInstrumentation#handleStarted} right before): {@link HandleScope#handlerReturned} right after the
-     * handler (conversion included), {@link HandleScope#settled} once Redis answered the ack or nack (not when the
-     * settlement itself failed).
-     */
-    public <T> CompletableFuture<Void> handleAsync(Delivery delivery, Type payloadType, MessageHandler<T> handler,
-            HandleScope scope) {
         CompletableFuture<Void> settled = new CompletableFuture<>();
-        handle(delivery, payloadType, handler, scope, error -> {
+        handle(delivery, payloadType, handler, HandleScope.NONE, error -> {
             if (error != null) {
                 settled.completeExceptionally(error);
             }
@@ -398,7 +372,12 @@ public final class DefaultRmqConsumer implements SlotConsumer {
                 settled.complete(null);
             }
         });
-        return settled;
+        settled.join();
+    }
+
+    @Override
+    public void preparePayloadType(Type payloadType) {
+        handling.prepare(payloadType);
     }
 
     @Override
@@ -421,22 +400,6 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         return settlement.settleBatch(deliveries, outcomes, scopes);
     }
 
-    /** As {@link #handleBatchAsync(List, Type, BatchMessageHandler, List)}, reporting to no instrumentation scope. */
-    public <T> CompletableFuture<Void> handleBatchAsync(List<Delivery> deliveries, Type payloadType,
-            BatchMessageHandler<T> handler) {
-        return handleBatchAsync(deliveries, payloadType, handler,
-                Collections.nCopies(deliveries.size(), HandleScope.NONE));
-    }
-
-    /**
-     * Acknowledges many deliveries at once: one pipelined call per slot, each delivery fenced by its token. A delivery
-     * Redis refused because a lease extension changed its token meanwhile, or whose call failed, is acked again on
-     * its own ({@link #ackAsync(Delivery)}: retried, backing off). Completes with, per delivery, whether it was
-     * acked (false: its lease had ended).
-     */
-    public CompletableFuture<boolean[]> ackBatchAsync(List<Delivery> deliveries) {
-        return settlement.ackBatchAsync(deliveries);
-    }
 
 
 
@@ -535,10 +498,5 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     @Override
     public CompletableFuture<Boolean> releaseOwnership(int slot, String instanceId, long epoch) {
         return orderly.releaseOwnership(slots[slot], instanceId, epoch, priority);
-    }
-
-    /** Error text kept with a failed message: exception class and message, and its causes. */
-    public static String describe(Throwable error) {
-        return Reasons.describe(error);
     }
 }

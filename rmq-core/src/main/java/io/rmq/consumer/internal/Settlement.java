@@ -273,7 +273,12 @@ final class Settlement {
         });
     }
 
-    /** See {@link DefaultRmqConsumer#ackBatchAsync}. */
+    /**
+     * Acknowledges many deliveries at once: one pipelined call per slot, each delivery fenced by its token. A delivery
+     * Redis refused because a lease extension changed its token meanwhile, or whose call failed, is acked again on
+     * its own ({@link #ackAsync(Delivery)}: retried, backing off). Completes with, per delivery, whether it was
+     * acked (false: its lease had ended).
+     */
     CompletableFuture<boolean[]> ackBatchAsync(List<Delivery> deliveries) {
         Map<SlotKeys, List<Integer>> bySlot = new LinkedHashMap<>();
         for (int i = 0; i < deliveries.size(); i++) {

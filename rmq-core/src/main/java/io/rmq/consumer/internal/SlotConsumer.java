@@ -71,8 +71,12 @@ public interface SlotConsumer extends RmqConsumer {
     void preparePayloadType(Type payloadType);
 
     /**
-     * As {@link #handleAsync(Delivery, Type, MessageHandler, HandleScope)}, with the end of the settlement handed to
-     * {@code whenSettled} instead of a future: called exactly once, with null once the outcome is written to Redis or
+     * Converts and handles one delivery on the calling thread, then settles it: ack (batched, asynchronous) on a
+     * normal return, nack on an exception (retry or dead), dead queue when the body cannot be converted. Reports to
+     * {@code scope} (opened by the caller with {@link RmqInstrumentation#handleStarted} right before):
+     * {@link HandleScope#handlerReturned} right after the handler (conversion included), {@link HandleScope#settled}
+     * once Redis answered the ack or nack (not when the settlement itself failed). The end of the settlement goes to
+     * {@code whenSettled}, not a future: called exactly once, with null once the outcome is written to Redis or
      * with the error that kept it from being written (a {@link CompletionException} once the ack's retries gave up).
      * It runs on the thread that ends the settlement (Lettuce's event loop for an ack, the calling thread for a nack),
      * so it must be short and must not throw. For a listener container, which otherwise adds a future and a dependent
