@@ -3,6 +3,7 @@ package io.rmq.micrometer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +23,9 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.BackgroundTask;
+import io.rmq.internal.RmqInternals;
 import io.rmq.redis.internal.RedisGateway;
+import io.rmq.redis.internal.RmqRedisGauges;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,8 +35,13 @@ import org.slf4j.LoggerFactory;
  * <ul>
  * <li>{@code rmq.messages} ({@code messaging.system=rmq}, {@code messaging.destination.name=<topic>},
  * {@code rmq.state=waiting|in_flight|retrying|dead}) for every topic the engine knows, refreshed every
- * {@code interval} with {@link io.rmq.admin.RmqAdmin#stats}: one round of pipelined commands per topic (a few per
- * slot), the first round right after {@link #bindTo}; NaN until a topic's first round has answered;</li>
+ * {@code interval}, the first round right after {@link #bindTo}; NaN until a topic's first figures came. The
+ * instances of a fleet (engines on the same Redis and key prefix) take turns: one call of gauges.lua per round tells
+ * which topics are this instance's to read with {@link io.rmq.admin.RmqAdmin#stats} (those nobody read within the
+ * interval) and hands the figures the others wrote for the rest; what it read, it writes for them. So Redis serves
+ * about one read of each topic per interval, whatever the number of instances, and the read of a topic with nothing
+ * in Redis is one {@code EXISTS} on a standalone server (one per slot on a cluster). When that call fails, the
+ * instance reads every topic itself;</li>
  * <li>{@code rmq.orderly.slots.owned} / {@code rmq.orderly.slots.suspended} (+ {@code rmq.listener.id}) for every
  * ORDERLY container, read from the container itself (no Redis).</li>
  * </ul>
@@ -50,6 +58,7 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
     private static final String[] STATES = {"waiting", "in_flight", "retrying", "dead"};
 
     private final Rmq rmq;
+    private final RmqRedisGauges shared;
     private final Duration interval;
     private final Supplier<? extends Collection<? extends ListenerContainer>> containers;
     private final Map<String, TopicSizes> topics = new ConcurrentHashMap<>();
@@ -73,6 +82,7 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
             throw new RmqInvalidArgumentException("queueSizesInterval", interval, "must be at least 100 ms");
         }
         this.rmq = rmq;
+        this.shared = new RmqRedisGauges(RmqInternals.redis(rmq));
         this.interval = interval;
         this.containers = containers == null ? List::of : containers;
     }
@@ -113,15 +123,29 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
                     registerOrderly(container);
                 }
             }
+            List<String> names = List.copyOf(rmq.topics().all().keySet());
+            for (String topic : names) {
+                topics.computeIfAbsent(topic, this::registerTopic);
+            }
+            if (!rmq.isConnected() || names.isEmpty()) {
+                return; // not reached yet (connectLazily): nothing to read, and nothing to log
+            }
+            RmqRedisGauges.Turns turns = sharedTurns(names);
+            Map<String, long[]> read = new LinkedHashMap<>();
             boolean failed = false;
-            for (String topic : rmq.topics().all().keySet()) {
-                TopicSizes sizes = topics.computeIfAbsent(topic, this::registerTopic);
-                if (!rmq.isConnected()) {
-                    continue; // not reached yet (connectLazily): nothing to read, and nothing to log
+            for (String topic : names) {
+                TopicSizes sizes = topics.get(topic);
+                long[] shared = turns.shared().get(topic);
+                if (!turns.mine().contains(topic)) {
+                    if (shared != null) {
+                        sizes.values = new double[] {shared[0], shared[1], shared[2], shared[3]};
+                    }
+                    continue; // another instance reads it this interval: its figures come with a later call
                 }
                 try {
                     TopicStats stats = rmq.admin().stats(topic);
                     sizes.values = new double[] {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()};
+                    read.put(topic, new long[] {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()});
                 }
                 catch (RuntimeException ex) {
                     if (closed) {
@@ -134,6 +158,16 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
                     failed = true;
                 }
             }
+            if (!read.isEmpty() && turns.now() > 0) {
+                try {
+                    RedisGateway.await(shared.publish(read, turns.now(), interval.toMillis()),
+                            "sharing the queue sizes", interval.toMillis());
+                }
+                catch (RuntimeException ex) {
+                    log.debug("RMQ could not share the queue sizes it read (other instances read them"
+                            + " themselves): {}", RedisGateway.describe(ex));
+                }
+            }
             if (failing && !failed) {
                 log.info("RMQ reads the queue sizes for its gauges again");
             }
@@ -141,6 +175,21 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
         }
         catch (RuntimeException ex) {
             log.warn("RMQ's queue-size gauges could not be refreshed: {}", String.valueOf(ex));
+        }
+    }
+
+    /**
+     * Whose turn each topic's read is, from gauges.lua; when that call fails (Redis full, or unreachable: the reads
+     * below then fail too and say so), every topic is this instance's, as before the fleet shared its reads.
+     */
+    private RmqRedisGauges.Turns sharedTurns(List<String> names) {
+        try {
+            return RedisGateway.await(shared.turns(interval.toMillis(), names), "taking turns at the queue sizes",
+                    interval.toMillis());
+        }
+        catch (RuntimeException ex) {
+            log.debug("RMQ reads every topic's queue sizes itself this round: {}", RedisGateway.describe(ex));
+            return new RmqRedisGauges.Turns(0, Map.of(), new java.util.HashSet<>(names));
         }
     }
 

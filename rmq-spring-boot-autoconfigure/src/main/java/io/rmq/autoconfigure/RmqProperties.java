@@ -306,8 +306,9 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *
      * @param enabled            Whether RMQ registers its meters (messaging.*, rmq.*) when the application has a
      *                           MeterRegistry.
-     * @param queueSizesInterval How often the rmq.messages gauges read the queue sizes from Redis (one round of
-     *                           pipelined commands per topic, a few per slot); scrapes read the last values.
+     * @param queueSizesInterval How often the rmq.messages gauges read the queue sizes from Redis, shared by the
+     *                           fleet: each topic is read by one instance per interval and the others take its
+     *                           figures; scrapes read the last values.
      */
     public record Metrics(@DefaultValue("true") boolean enabled, @DefaultValue("30s") Duration queueSizesInterval) {
 

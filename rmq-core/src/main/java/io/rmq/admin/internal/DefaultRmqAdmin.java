@@ -157,16 +157,11 @@ public final class DefaultRmqAdmin implements RmqAdmin {
         TopicDefinition topic = topics.get(topicName);
         SlotKeys[] slots = redis.keys().slots(topic);
         boolean priority = topic.type() == TopicType.PRIORITY;
-        // one script call per slot (stats.lua), all pipelined on the connection: one round for the whole topic
-        List<CompletableFuture<long[]>> figures = new ArrayList<>(slots.length);
-        for (SlotKeys slot : slots) {
-            figures.add(redis.stats(slot, priority));
-        }
-        return CompletableFuture.allOf(figures.toArray(CompletableFuture[]::new))
-                .thenApply(v -> sum(topicName, figures));
+        // stats.lua for the slots that hold anything, pipelined: one round after the EXISTS that finds them
+        return redis.topicStats(slots, priority).thenApply(figures -> sum(topicName, figures));
     }
 
-    private static TopicStats sum(String topicName, List<CompletableFuture<long[]>> figures) {
+    private static TopicStats sum(String topicName, List<long[]> figures) {
         List<TopicStats.SlotStats> perSlot = new ArrayList<>(figures.size());
         long waiting = 0;
         long inFlight = 0;
@@ -174,7 +169,7 @@ public final class DefaultRmqAdmin implements RmqAdmin {
         long dead = 0;
         long oldest = -1;
         for (int i = 0; i < figures.size(); i++) {
-            long[] s = figures.get(i).join();
+            long[] s = figures.get(i);
             perSlot.add(new TopicStats.SlotStats(i, s[0], s[1], s[3], s[2], s[4] < 0 ? null : Instant.ofEpochMilli(s[4])));
             waiting += s[0];
             inFlight += s[1];

@@ -119,6 +119,19 @@ public final class RmqKeys {
     }
 
     /**
+     * The queue-size gauges a fleet shares (see gauges.lua): per topic the figures an instance read last, and whose
+     * turn the next read is; under one hash tag, so that one script call serves every topic, also on a cluster.
+     */
+    public byte[] gaugeSizes() {
+        return bytes(prefix + ":{rmq-gauges}:sizes");
+    }
+
+    /** Per topic, until when the turn an instance took to read its queue sizes counts (see gauges.lua). */
+    public byte[] gaugeTurns() {
+        return bytes(prefix + ":{rmq-gauges}:turns");
+    }
+
+    /**
      * The history of a topic (counts per minute and per hour): one hash per topic, all under one hash tag, so that one
      * script call flushes every topic's counts, also on a cluster.
      */

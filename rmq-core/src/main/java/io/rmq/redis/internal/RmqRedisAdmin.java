@@ -396,6 +396,52 @@ public final class RmqRedisAdmin {
         });
     }
 
+    /**
+     * The queue figures of every slot of a topic, in slot order, each as {@link #stats}: only the slots that hold
+     * anything run stats.lua, the others read as all zero (oldest due -1), found with plain {@code EXISTS} of their
+     * store, prepare, retry and dead keys. On a standalone server one {@code EXISTS} of every slot's keys answers for
+     * a topic with nothing in Redis (the idle case: one command where stats.lua ran nine per slot), and stats.lua runs
+     * on every slot otherwise; on a cluster one {@code EXISTS} per slot (a slot's keys share its hash tag), then
+     * stats.lua for the occupied ones.
+     */
+    public CompletableFuture<List<long[]>> topicStats(SlotKeys[] slots, boolean priority) {
+        if (!gateway.isCluster()) {
+            List<byte[]> all = new ArrayList<>(slots.length * 4);
+            for (SlotKeys slot : slots) {
+                all.addAll(List.of(figureKeys(slot)));
+            }
+            return gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture().thenCompose(count -> {
+                long[] occupied = new long[slots.length];
+                java.util.Arrays.fill(occupied, count);
+                return statsOf(slots, priority, occupied);
+            });
+        }
+        long[] occupied = new long[slots.length];
+        CompletableFuture<?>[] calls = new CompletableFuture<?>[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            int index = i;
+            calls[i] = gateway.commands().exists(figureKeys(slots[i])).toCompletableFuture()
+                    .thenAccept(count -> occupied[index] = count);
+        }
+        return CompletableFuture.allOf(calls).thenCompose(done -> statsOf(slots, priority, occupied));
+    }
+
+    /** stats.lua for the slots with {@code occupied[i] > 0} (pipelined), zeros for the others. */
+    private CompletableFuture<List<long[]>> statsOf(SlotKeys[] slots, boolean priority, long[] occupied) {
+        List<CompletableFuture<long[]>> figures = new ArrayList<>(slots.length);
+        for (int i = 0; i < slots.length; i++) {
+            figures.add(occupied[i] > 0 ? stats(slots[i], priority)
+                    : CompletableFuture.completedFuture(new long[] {0, 0, 0, 0, -1, -1}));
+        }
+        return CompletableFuture.allOf(figures.toArray(CompletableFuture[]::new))
+                .thenApply(v -> figures.stream().map(CompletableFuture::join).toList());
+    }
+
+    /** The keys whose members stats.lua counts: a slot where none exists holds nothing. */
+    private static byte[][] figureKeys(SlotKeys slot) {
+        return new byte[][] {slot.store(), slot.prepare(), slot.retry(), slot.dead()};
+    }
+
     /** The score of a member in a slot's store (null when absent). For tests and tooling. */
     public CompletableFuture<@Nullable Double> storeScore(SlotKeys slot, byte[] member) {
         return gateway.commands().zscore(slot.store(), member).toCompletableFuture();

@@ -48,6 +48,7 @@ enum RmqScript {
     SCHEDULE_CLAIM("schedule_claim.lua"),
     INSTANCE_BEAT("instance_beat.lua"),
     INSTANCE_LEAVE("instance_leave.lua"),
+    GAUGES("gauges.lua"),
     INFLIGHT_PAGE("inflight_page.lua"),
     HISTORY_FLUSH("history_flush.lua"),
     HISTORY_READ("history_read.lua");
