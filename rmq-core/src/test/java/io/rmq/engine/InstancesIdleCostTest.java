@@ -57,6 +57,51 @@ class InstancesIdleCostTest extends EngineTestSupport {
         assertThat(all).as("the script and its six commands per beat, nothing else").isLessThanOrEqualTo(scripts * 7);
     }
 
+    /**
+     * Ten idle CONCURRENT listeners on ten topics cost Redis what one does: their engine lists them all with one
+     * heartbeat (consumers_beat.lua, every 2.5 s at the default ownership timeout: 6 commands), where each container
+     * beat for itself before (5 commands each). The default {@code maxIdle} (30 s) puts no idle check in the windows.
+     */
+    @Test
+    void tenIdleListenersCostWhatOneDoes() throws Exception {
+        long one = idleCommands(1);
+        long ten = idleCommands(10);
+        System.out.printf("[listeners-idle-cost] over 10 s: 1 listener %d commands, 10 listeners %d%n", one, ten);
+        // a window of 10 s holds 4 or 5 beats of 2.5 s: the bound allows that edge beat, not a beat per listener
+        assertThat(ten).as("10 listeners vs 1 (%d)", one).isLessThanOrEqualTo(Math.max(one, 24) + 6);
+        assertThat(ten).as("at most 5 commands/s").isLessThanOrEqualTo(50);
+    }
+
+    /** Commands Redis ran over 10 s while {@code listeners} idle CONCURRENT containers of 16 slots each ran. */
+    private long idleCommands(int listeners) throws Exception {
+        java.util.List<io.rmq.container.ListenerContainer> containers = new java.util.ArrayList<>();
+        for (int i = 0; i < listeners; i++) {
+            String topic = "idle-listeners-" + listeners + "-" + i;
+            rmq.defineTopic(topic, TopicType.FIXED_TIME, 16);
+            io.rmq.container.ListenerContainer container = rmq.container(topic, FAST, String.class,
+                    (String body, io.rmq.consumer.Delivery d) -> { },
+                    io.rmq.container.ContainerOptions.of(topic, 1));
+            container.start();
+            containers.add(container);
+        }
+        try {
+            Thread.sleep(2000); // the start-up poll of every slot, the first beats
+            Map<String, Long> before = commandStats();
+            Thread.sleep(10_000);
+            Map<String, Long> after = commandStats();
+            long all = 0;
+            for (Map.Entry<String, Long> entry : after.entrySet()) {
+                if (!java.util.Set.of("info", "hello", "client").contains(entry.getKey())) {
+                    all += entry.getValue() - before.getOrDefault(entry.getKey(), 0L);
+                }
+            }
+            return all;
+        }
+        finally {
+            containers.forEach(io.rmq.container.ListenerContainer::stop);
+        }
+    }
+
     private Map<String, Long> commandStats() {
         String info = raw(c -> c.info("commandstats"));
         Map<String, Long> out = new HashMap<>();

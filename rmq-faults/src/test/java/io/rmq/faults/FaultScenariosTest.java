@@ -103,7 +103,8 @@ class FaultScenariosTest extends FaultSuite {
                 ConsumerProcess victim = run.consumer("c2", options);
                 RedisClient admin = RedisClient.create(RedisURI.create("redis://" + redis.hostPort()));
                 try (StatefulRedisConnection<String, String> connection = admin.connect()) {
-                    String members = run.prefix + ":{" + run.topic + "}:consumers";
+                    // the consumers' engines, one entry each (one heartbeat per engine for all its containers)
+                    String members = run.prefix + ":{rmq-consumers}:live";
                     run.send(messages, 1000);
                     awaitHandling(victim);
                     Thread.sleep(messages / 4); // a quarter of the sending: the shares have settled

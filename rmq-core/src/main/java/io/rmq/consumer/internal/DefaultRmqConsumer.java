@@ -225,8 +225,14 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     }
 
     @Override
-    public CompletableFuture<List<String>> sharesAsync(String instanceId, long ttlMillis, boolean leave) {
-        return redis.shares(topic.name(), instanceId, ttlMillis, leave);
+    public void joinShares(String memberId, long ttlMillis,
+            java.util.function.BiConsumer<@Nullable List<String>, @Nullable Throwable> answer) {
+        redis.roster().join(topic.name(), memberId, ttlMillis, answer);
+    }
+
+    @Override
+    public void leaveShares(String memberId) {
+        redis.roster().leave(memberId);
     }
 
     /** The leased deliveries of one pop, each fenced by the pop's token. */

@@ -52,10 +52,15 @@ public interface SlotConsumer extends RmqConsumer {
     CompletableFuture<long[]> occupiedSlotsAsync();
 
     /**
-     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among this topic's consumers: one script,
-     * which returns the live instance ids (each container prefers the slots it hashes to among them).
+     * Lists a CONCURRENT container among this topic's consumers until {@link #leaveShares}, by the engine's one
+     * heartbeat for all its containers ({@link io.rmq.redis.internal.ConsumerRoster}): {@code answer} gets the live
+     * member ids after every beat (each container prefers the slots it hashes to among them), or the beat's failure.
      */
-    CompletableFuture<List<String>> sharesAsync(String instanceId, long ttlMillis, boolean leave);
+    void joinShares(String memberId, long ttlMillis,
+            java.util.function.BiConsumer<@Nullable List<String>, @Nullable Throwable> answer);
+
+    /** Takes a container off this topic's consumers (stop, pause): at the engine's next beat, right away. */
+    void leaveShares(String memberId);
 
     /**
      * The cluster node that serves {@code slot} in the client's current view of the topology (its node id), or null

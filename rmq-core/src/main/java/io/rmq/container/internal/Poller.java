@@ -135,7 +135,7 @@ final class Poller {
         this.clock = clock;
         this.events = new PollerEvents();
         this.commandTimeoutMillis = options.commandTimeout().toMillis();
-        this.shares = new SlotShares(consumer, id, events, options.ownershipTimeout().toMillis(), commandTimeoutMillis);
+        this.shares = new SlotShares(consumer, id, events, options.ownershipTimeout().toMillis());
         this.schedule = new SlotSchedule(id, topic, clock, shares);
         this.capacity = capacity;
         this.roundSize = capacity / 2;

@@ -42,8 +42,11 @@ final class PollerEvents {
     record Resync(boolean abandonOldPops) implements Event {
     }
 
-    /** A heartbeat among the topic's consumers answered: the live members ({@link SlotShares}), or its error. */
-    record Members(List<String> live, Throwable error) implements Event {
+    /**
+     * The engine's heartbeat among the topic's consumers answered member {@code memberId} (one run of the container):
+     * the live members ({@link SlotShares}), or its error.
+     */
+    record Members(String memberId, List<String> live, Throwable error) implements Event {
     }
 
     private final ConcurrentLinkedQueue<Event> queue = new ConcurrentLinkedQueue<>();

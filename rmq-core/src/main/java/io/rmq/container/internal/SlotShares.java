@@ -4,8 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.internal.PollerEvents.Members;
@@ -18,11 +16,11 @@ import org.slf4j.LoggerFactory;
  * due (work stealing, see {@link SlotSchedule#dueSlots}). Threads: the poller thread owns all of it; heartbeat replies
  * reach it as {@link Members} events; only {@link #preferred}, a copy, is read by others (tests, logs).
  * <p>
- * Membership: a heartbeat (one script, {@code members.lua}, as the ORDERLY membership, on a key of its own) every
- * half of the membership timeout lists this container in {@code <prefix>:{<topic>}:consumers} until Redis's now + the
- * timeout and returns the live list; a container that
- * stops beating (killed, frozen, cut off) drops out of it after the timeout, one that stops or pauses leaves at once.
- * The timeout is the listener's {@code ownershipTimeout}.
+ * Membership: the engine's one heartbeat for all its containers ({@link io.rmq.redis.internal.ConsumerRoster},
+ * every half of the shortest membership timeout among them) lists this container until Redis's now + the timeout and
+ * answers it with the topic's live list; a container whose engine stops beating (killed, frozen, cut off) drops out
+ * of it after the timeout, one that stops or pauses leaves at once. The timeout is the listener's
+ * {@code ownershipTimeout}.
  * <p>
  * Shares: rendezvous (highest random weight) hashing of (member, slot) over the live list, so every container computes
  * the same owner per slot, and a join or a leave moves only the slots the joining or leaving one wins or held.
@@ -54,8 +52,6 @@ final class SlotShares {
     private final String topic;
     private final PollerEvents events;
     private final long ttlMillis;
-    private final long beatEveryMillis;
-    private final long commandTimeoutMillis;
 
     /** This start's member id among the topic's consumers: unique by construction (a fresh UUID per start). */
     private String memberId;
@@ -65,8 +61,6 @@ final class SlotShares {
     private long[] stealDelay;
     /** The live members the shares were computed from (sorted), or null without a membership. */
     private List<String> members;
-    private long nextBeat;
-    private boolean beatUnderWay;
     /** Whether this container is listed (it beat and did not leave since). */
     private boolean joined;
     /** A copy of the own slots, written by the poller whenever they change. */
@@ -74,16 +68,12 @@ final class SlotShares {
     /** How many live members the current shares were computed from (0 without a membership), for tests and views. */
     private volatile int liveMembers;
 
-    SlotShares(SlotConsumer consumer, String id, PollerEvents events, long ttlMillis, long commandTimeoutMillis) {
+    SlotShares(SlotConsumer consumer, String id, PollerEvents events, long ttlMillis) {
         this.consumer = consumer;
         this.id = id;
         this.topic = consumer.topic().name();
         this.events = events;
         this.ttlMillis = ttlMillis;
-        // two beats per timeout: a member survives a beat up to half the timeout late; an idle container costs Redis
-        // one script every 2.5 s at the default timeout
-        this.beatEveryMillis = Math.max(100, ttlMillis / 2);
-        this.commandTimeoutMillis = Math.min(commandTimeoutMillis, beatEveryMillis);
     }
 
     /** A new run: every slot its own until the first heartbeat answers (sent at the poller's first pass). */
@@ -94,8 +84,6 @@ final class SlotShares {
         Arrays.fill(stealDelay, STEAL_DELAY_MILLIS);
         members = null;
         liveMembers = 0;
-        nextBeat = 0;
-        beatUnderWay = false;
         joined = false;
     }
 
@@ -127,8 +115,10 @@ final class SlotShares {
     }
 
     /**
-     * Sends the heartbeat when it is due (or a leave while {@code paused}, so that the others take this container's
-     * share over at once). Returns the local ms of the next one (Long.MAX_VALUE: none planned).
+     * Joins the topic's consumers on the first pass after a start or a resume (the engine's heartbeat then lists
+     * this container and answers it after every beat, see {@link io.rmq.redis.internal.ConsumerRoster}), or leaves
+     * while {@code paused}, so that the others take this container's share over at once. Returns the local ms of the
+     * next thing to do here: never (Long.MAX_VALUE), the answers come as events.
      */
     long beat(long now, boolean paused) {
         if (own.length < 2) {
@@ -139,26 +129,20 @@ final class SlotShares {
                 leave(); // the others take this share over at their next beat
                 setOwn(allTrue(own.length)); // resumed: every slot, until the next beat answers
                 members = null;
-                nextBeat = 0;
             }
             return Long.MAX_VALUE;
         }
-        if (now < nextBeat || beatUnderWay) {
-            return beatUnderWay ? Long.MAX_VALUE : nextBeat;
+        if (!joined) {
+            joined = true;
+            String member = memberId;
+            try {
+                consumer.joinShares(member, ttlMillis, (live, error) -> events.post(new Members(member, live, error)));
+            }
+            catch (RuntimeException ex) {
+                events.post(new Members(member, null, ex));
+            }
         }
-        nextBeat = now + beatEveryMillis;
-        beatUnderWay = true;
-        joined = true;
-        CompletableFuture<List<String>> beat;
-        try {
-            beat = consumer.sharesAsync(memberId, ttlMillis, false);
-        }
-        catch (RuntimeException ex) {
-            beat = CompletableFuture.failedFuture(ex);
-        }
-        beat.orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS).whenComplete((live, error) ->
-                events.post(new Members(live, error)));
-        return nextBeat;
+        return Long.MAX_VALUE;
     }
 
     /** Leaves the topic's consumers (stop, pause); not waited for: a lost leave ages out with the timeout. */
@@ -168,7 +152,7 @@ final class SlotShares {
         }
         joined = false;
         try {
-            consumer.sharesAsync(memberId, ttlMillis, true);
+            consumer.leaveShares(memberId);
         }
         catch (RuntimeException ex) {
             log.debug("RMQ listener container '{}' could not leave the consumers of topic '{}': {}", id, topic,
@@ -181,7 +165,9 @@ final class SlotShares {
      * them at once: their owner may have died with messages due), or an empty array.
      */
     int[] membersAnswered(Members answer) {
-        beatUnderWay = false;
+        if (!joined || !answer.memberId().equals(memberId)) {
+            return new int[0]; // an answer for an earlier run, or one that came after a leave
+        }
         List<String> live = answer.live() == null ? null : answer.live().stream().sorted().distinct().toList();
         if (live == null || !live.contains(memberId)) {
             if (answer.error() != null && members != null) {

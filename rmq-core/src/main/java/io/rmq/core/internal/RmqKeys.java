@@ -87,9 +87,25 @@ public final class RmqKeys {
         return bytes(prefix + ":{" + topic + "}:members");
     }
 
-    /** The live CONCURRENT consumers of a topic, whose preferred shares of the slots they hash out (members.lua). */
+    /**
+     * The live CONCURRENT consumers of a topic as engines before the per-engine heartbeat listed them (members.lua):
+     * nothing writes it any more; kept for tests of mixed fleets and the upgrade notes.
+     */
     public byte[] consumers(String topic) {
         return bytes(prefix + ":{" + topic + "}:consumers");
+    }
+
+    /**
+     * The engines whose CONCURRENT containers share slots, each alive until a Redis ms (consumers_beat.lua): one
+     * heartbeat per engine renews all its containers, under one hash tag so that one script call does it on a cluster.
+     */
+    public byte[] consumersLive() {
+        return bytes(prefix + ":{rmq-consumers}:live");
+    }
+
+    /** Per engine, its CONCURRENT containers that share slots: "&lt;topic&gt;\t&lt;member id&gt;" lines. */
+    public byte[] consumersMembers() {
+        return bytes(prefix + ":{rmq-consumers}:members");
     }
 
     /**

@@ -45,6 +45,7 @@ public final class RmqRedis {
     private final SendWrites writes;
     private final RmqRedisLeases leases;
     private final RmqRedisOrderly orderly;
+    private final ConsumerRoster roster;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
         this(gateway, keys, DeadTrims.NONE);
@@ -58,6 +59,7 @@ public final class RmqRedis {
         this.writes = new SendWrites(gateway, new SlotMasterClocks(this::redisMillis), keys.prefix());
         this.leases = new RmqRedisLeases(gateway, trims);
         this.orderly = new RmqRedisOrderly(gateway, trims);
+        this.roster = new ConsumerRoster(gateway, keys);
     }
 
     public RmqKeys keys() {
@@ -71,6 +73,11 @@ public final class RmqRedis {
 
     public RedisGateway gateway() {
         return gateway;
+    }
+
+    /** The engine's heartbeat for its CONCURRENT containers that share slots: one per engine. */
+    public ConsumerRoster roster() {
+        return roster;
     }
 
     /** Popping and settling leases (CONCURRENT consumption); callers keep it, one per engine. */
@@ -230,20 +237,6 @@ public final class RmqRedis {
                 bytes(instanceId), bytes(ttlMillis));
         return reply.thenApply(items -> new MembersBeat((long) number(items.get(0)) == 1, (long) number(items.get(1)),
                 items.subList(2, items.size()).stream().map(item -> string((byte[]) item)).toList()));
-    }
-
-    /**
-     * Heartbeat ({@code leave} false) or departure of a CONCURRENT container among the topic's consumers: members.lua,
-     * the ORDERLY membership's script, on a key of their own, where every beat is a join (a container dropped while it
-     * could not beat simply lists itself again: it holds nothing a claimant could take). Returns the live instance ids.
-     */
-    public CompletableFuture<List<String>> shares(String topic, String instanceId, long ttlMillis, boolean leave) {
-        CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.MEMBERS, ScriptOutputType.MULTI,
-                new byte[][] {keys.consumers(topic)}, bytes(leave ? "leave" : "join"), bytes(instanceId),
-                bytes(ttlMillis));
-        // { status, Redis now, live ids... }
-        return reply.thenApply(items -> items.subList(2, items.size()).stream().map(item -> string((byte[]) item))
-                .toList());
     }
 
     /**

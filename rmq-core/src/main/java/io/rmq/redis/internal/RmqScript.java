@@ -33,6 +33,7 @@ enum RmqScript {
     ORDERLY_NEXT("orderly_next.lua"),
     ORDERLY_END("orderly_end.lua"),
     MEMBERS("members.lua"),
+    CONSUMERS_BEAT("consumers_beat.lua"),
     RATE("rate.lua"),
     FIND("find.lua"),
     CANCEL("cancel.lua"),

@@ -169,23 +169,33 @@ class SlotSharesTest extends ContainerTestSupport {
         await().atMost(Duration.ofSeconds(10)).until(() -> slots(a).size() == SLOTS);
         // long enough that sending and handling 200 messages ends before it on a loaded machine
         long ghostMillis = 30_000; // > the 5 s + 15 s awaits below plus the sends
-        ((io.rmq.consumer.internal.SlotConsumer) engine.consumer("ghosted", SETTINGS)).sharesAsync("ghost", ghostMillis, false).get(5, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
-        Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());
-        ghostShare.removeAll(slots(a));
+        // another engine (a process of its own) whose one container is listed by its heartbeat
+        io.rmq.Rmq ghostEngine = io.rmq.Rmq.create(client.client(), io.rmq.RmqOptions.DEFAULT
+                .withKeyPrefix(engine.options().keyPrefix()));
+        io.rmq.redis.internal.ConsumerRoster ghost = io.rmq.internal.RmqInternals.redis(ghostEngine).roster();
+        try {
+            ghost.join("ghosted", "ghost", ghostMillis, (live, error) -> { });
+            await().atMost(Duration.ofSeconds(5)).until(() -> slots(a).size() < SLOTS);
+            Set<Integer> ghostShare = IntStream.range(0, SLOTS).boxed().collect(Collectors.toSet());
+            ghostShare.removeAll(slots(a));
 
-        // while the ghost is listed, its slots are the survivor's to steal: nothing sent to them waits for it
-        sendDue("ghosted", 200, "m");
-        await().atMost(Duration.ofSeconds(15)).until(() -> handled.size() == 200);
-        assertThat(slots(a)).as("served by steals while the ghost was still listed")
-                .doesNotContainAnyElementsOf(ghostShare);
+            // while the ghost is listed, its slots are the survivor's to steal: nothing sent to them waits for it
+            sendDue("ghosted", 200, "m");
+            await().atMost(Duration.ofSeconds(15)).until(() -> handled.size() == 200);
+            assertThat(slots(a)).as("served by steals while the ghost was still listed")
+                    .doesNotContainAnyElementsOf(ghostShare);
 
-        // its time runs out (its last beat is made to end now, rather than waiting out the long life that covered the
-        // steps above on a loaded machine): the survivor's own share covers every slot again, within a beat or two
-        ((io.rmq.consumer.internal.SlotConsumer) engine.consumer("ghosted", SETTINGS)).sharesAsync("ghost", 1, false).get(5, TimeUnit.SECONDS);
-        await().atMost(Duration.ofMillis(TIMEOUT.toMillis() + 5000)).until(() -> slots(a).size() == SLOTS);
-        assertThat(ghostShare).isNotEmpty();
-        assertThat(a.stallsRepaired()).isZero();
+            // its time runs out (its last beat is made to end now, rather than waiting out the long life that covered
+            // the steps above on a loaded machine): the survivor's own share covers every slot again, within a beat or
+            // two
+            ghost.abandon(1).get(5, TimeUnit.SECONDS); // its engine beats no more, as a killed process
+            await().atMost(Duration.ofMillis(TIMEOUT.toMillis() + 5000)).until(() -> slots(a).size() == SLOTS);
+            assertThat(ghostShare).isNotEmpty();
+            assertThat(a.stallsRepaired()).isZero();
+        }
+        finally {
+            ghostEngine.close();
+        }
     }
 
     /**
