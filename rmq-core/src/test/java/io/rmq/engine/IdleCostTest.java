@@ -160,6 +160,47 @@ class IdleCostTest extends EngineTestSupport {
     }
 
     /**
+     * An idle ORDERLY listener checks its idle slots every {@code maxIdle} with plain {@code EXISTS} (one command on a
+     * standalone server whose slots are empty, one per slot on a cluster) and runs no step script on them; a message
+     * that no announcement told about (written without a PUBLISH) is found by the next check and handled.
+     */
+    @Test
+    void anIdleOrderlyListenerChecksItsSlotsWithPlainExistsAndStillFindsUnannouncedWork() throws Exception {
+        Assumptions.assumeFalse(topology.springProperties().containsKey("spring.data.redis.password"),
+                "MONITOR is read over a plain socket here");
+        rmq.defineTopic("oquiet", TopicType.FIXED_TIME, SLOTS);
+        Duration maxIdle = Duration.ofSeconds(2);
+        java.util.Set<String> handled = ConcurrentHashMap.newKeySet();
+        io.rmq.container.ListenerContainer container = rmq.container("oquiet", FAST, String.class,
+                (String body, Delivery d) -> handled.add(body), new ContainerOptions("oquiet", 4, maxIdle,
+                        Duration.ofSeconds(5), null).withMode(io.rmq.core.ConsumeMode.ORDERLY),
+                rmq.slotCoordinator());
+        container.start();
+        try {
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == SLOTS);
+            Thread.sleep(1000); // the first step of every slot
+            List<String> seen = monitor(Duration.ofSeconds(IDLE_WINDOW_SECONDS), () -> { });
+            List<String> ours = seen.stream().filter(line -> line.contains(prefix + ":")
+                    && !line.contains(":members")).toList();
+            assertThat(ours).as("no step script while the slots are idle: %s", ours).noneMatch(
+                    line -> line.contains("\"EVALSHA\"") || line.contains("\"EVAL\"") || line.contains(" lua]"));
+            assertThat(ours).as("the idle check ran").anyMatch(line -> line.contains("\"EXISTS\""));
+            long checks = IDLE_WINDOW_SECONDS / maxIdle.toSeconds() + 1; // a loaded machine makes fewer, never more
+            long perCheck = topology == RedisTopology.STANDALONE ? 1 : SLOTS;
+            assertThat(ours).as("commands of the idle check over %d s: %s", IDLE_WINDOW_SECONDS, ours)
+                    .hasSizeLessThanOrEqualTo((int) (checks * perCheck));
+
+            SlotKeys[] slots = redis(rmq).keys().slots(rmq.topics().get("oquiet"));
+            zadd(slots[3].store(), System.currentTimeMillis() - 10, "unannounced");
+            await().atMost(Duration.ofSeconds(60)).until(() -> handled.contains("unannounced"));
+            assertThat(container.stallsRepaired()).isZero();
+        }
+        finally {
+            container.stop();
+        }
+    }
+
+    /**
      * A single send without a trace context is one command, a call of the small send_one.lua (not send.lua): its
      * {@code ZADD} (NX for RANGE_MERGE) and, when the message is the slot's first, the {@code PUBLISH} that wakes
      * sleeping listeners run inside it, and the listeners handle the message long before their {@code maxIdle} of 5

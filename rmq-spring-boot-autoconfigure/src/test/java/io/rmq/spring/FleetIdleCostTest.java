@@ -28,12 +28,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * What two idle Spring instances cost Redis with their defaults (metrics with the queue-size gauges, the instance
  * registry, history), each with a CONCURRENT listener on a topic of 32 slots and an ORDERLY listener on one of 256:
  * every command the server ran over the window, counted with {@code INFO commandstats} (which counts the commands
- * scripts run too) on a server of this test's own. The window is 20 s here; {@code -Drmq.fleet-idle.seconds=60} gives
+ * scripts run too) on a server of this test's own. The window is 20 s here; {@code -Dfleet-idle-seconds=60} gives
  * BENCHMARKS.md's 60 s figure with the same code.
  */
 class FleetIdleCostTest {
 
-    private static final int WINDOW_SECONDS = Integer.getInteger("rmq.fleet-idle.seconds", 20);
+    private static final int WINDOW_SECONDS = Integer.getInteger("fleet-idle-seconds", 20);
 
     @SpringBootConfiguration
     @EnableAutoConfiguration

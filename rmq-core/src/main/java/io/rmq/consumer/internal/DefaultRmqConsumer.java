@@ -225,6 +225,15 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     }
 
     @Override
+    public CompletableFuture<long[]> occupiedSlotsAsync(int[] which) {
+        SlotKeys[] keys = new SlotKeys[which.length];
+        for (int i = 0; i < which.length; i++) {
+            keys[i] = slots[which[i]];
+        }
+        return leases.occupied(keys, priority);
+    }
+
+    @Override
     public void joinShares(String memberId, long ttlMillis,
             java.util.function.BiConsumer<@Nullable List<String>, @Nullable Throwable> answer) {
         redis.roster().join(topic.name(), memberId, ttlMillis, answer);

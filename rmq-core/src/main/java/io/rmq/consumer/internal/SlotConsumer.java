@@ -51,6 +51,9 @@ public interface SlotConsumer extends RmqConsumer {
      */
     CompletableFuture<long[]> occupiedSlotsAsync();
 
+    /** As {@link #occupiedSlotsAsync()}, for these slots only: the counts in their order. */
+    CompletableFuture<long[]> occupiedSlotsAsync(int[] slots);
+
     /**
      * Lists a CONCURRENT container among this topic's consumers until {@link #leaveShares}, by the engine's one
      * heartbeat for all its containers ({@link io.rmq.redis.internal.ConsumerRoster}): {@code answer} gets the live

@@ -270,6 +270,46 @@ final class LaneScheduler {
         }
     }
 
+    /**
+     * The owned slots that wait for nothing: not stepping, nothing due in them as their last step read it (the
+     * {@code maxIdle} check, {@link OrderlyIdleCheck}, looks at them).
+     */
+    int[] idleSlots() {
+        slots.lock.lock();
+        try {
+            return slots.owned.values().stream().filter(s -> !s.stepping && s.dueAt == Long.MAX_VALUE
+                    && s.wokenAt == Long.MAX_VALUE).mapToInt(s -> s.slot).toArray();
+        }
+        finally {
+            slots.lock.unlock();
+        }
+    }
+
+    /**
+     * The idle check's answer: each of {@code idle} that holds anything ({@code counts[i] > 0}; every one when
+     * {@code counts} is null: the check failed) and is still idle is due now.
+     */
+    void wakeIdle(int[] idle, long @Nullable [] counts) {
+        slots.lock.lock();
+        try {
+            long now = System.currentTimeMillis();
+            boolean woke = false;
+            for (int i = 0; i < idle.length; i++) {
+                OrderlySlot s = slots.owned.get(idle[i]);
+                if (s != null && (counts == null || counts[i] > 0) && !s.stepping && s.dueAt == Long.MAX_VALUE) {
+                    s.dueAt = now;
+                    woke = true;
+                }
+            }
+            if (woke) {
+                slots.changed.signalAll();
+            }
+        }
+        finally {
+            slots.lock.unlock();
+        }
+    }
+
     /** Announcements may have been missed: every owned slot is due now. */
     void wakeAll() {
         slots.lock.lock();

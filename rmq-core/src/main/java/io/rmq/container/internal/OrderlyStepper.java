@@ -79,7 +79,6 @@ final class OrderlyStepper {
     private final String topic;
     private final int batch;
     private final long commandTimeoutMillis;
-    private final long maxIdleMillis;
     private final ThreadFactory threadFactory;
     /** The consumer's instrumentation; {@code instrumented} false for NONE (no clock reads, no scopes). */
     private final RmqInstrumentation instrumentation;
@@ -103,7 +102,6 @@ final class OrderlyStepper {
         this.topic = consumer.topic().name();
         this.batch = consumer.settings().batchSize();
         this.commandTimeoutMillis = commandTimeoutMillis;
-        this.maxIdleMillis = options.maxIdle().toMillis();
         this.threadFactory = options.threadFactory();
         this.instrumentation = consumer.instrumentation();
         this.instrumented = instrumentation != RmqInstrumentation.NONE;
@@ -356,6 +354,6 @@ final class OrderlyStepper {
         if (step.earliestRetry() >= 0) {
             next = Math.min(next, step.earliestRetry() - clock.offset());
         }
-        return next == Long.MAX_VALUE ? System.currentTimeMillis() + maxIdleMillis : next;
+        return next; // Long.MAX_VALUE: idle, until an announcement or the idle check (OrderlyIdleCheck) finds work
     }
 }
