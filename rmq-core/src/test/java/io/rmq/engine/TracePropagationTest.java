@@ -343,19 +343,29 @@ class TracePropagationTest extends EngineTestSupport {
         String withId = "{\"unsampled\":2}";
         sendUnsampled(engine,
                 OutgoingMessage.fixedTime("jobs", withId, due).withId("j-2").withHeader("source", "a"));
-        assertThat(spans.getFinishedSpanItems()).as("the sampler dropped the request and its sends").isEmpty();
+        // a batch, whose messages go out on the pipelined path
+        List<String> batch = List.of("{\"unsampled\":10}", "{\"unsampled\":11}", "{\"unsampled\":12}");
+        sampleRoots = false;
+        try {
+            Observation.createNotStarted("unsampled request", registry).observe(() -> engine.producer()
+                    .sendBatch(batch.stream().map(b -> OutgoingMessage.fixedTime("jobs", b, due)).toList()));
+        }
+        finally {
+            sampleRoots = true;
+        }
+        assertThat(spans.getFinishedSpanItems()).as("the sampler dropped the requests and their sends").isEmpty();
 
         Stored stored = stored(engine, "jobs", 4);
-        assertThat(stored.waiting()).isEqualTo(2);
+        assertThat(stored.waiting()).isEqualTo(5);
         assertThat(stored.traceRecords()).as("no trace record").isZero();
         assertThat(stored.envelopeHeaders()).as("the id message's envelope: its header alone")
                 .containsExactly(Map.of("source", "a"));
 
         listen(engine, "jobs");
-        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.containsKey(plain)
-                && handlerTraceIds.containsKey(withId) && spans.getFinishedSpanItems().stream()
-                        .filter(s -> s.getKind() == SpanKind.CONSUMER).count() == 2);
-        for (String body : List.of(plain, withId)) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> handlerTraceIds.keySet().containsAll(batch)
+                && handlerTraceIds.containsKey(plain) && handlerTraceIds.containsKey(withId)
+                && spans.getFinishedSpanItems().stream().filter(s -> s.getKind() == SpanKind.CONSUMER).count() == 5);
+        for (String body : List.of(plain, withId, batch.get(0))) {
             SpanData process = processSpanOf(body);
             assertThat(process.getTraceId()).as("a trace of its own, sampled by the listener's sampler")
                     .isNotEqualTo(requestTrace);
