@@ -28,7 +28,8 @@ import io.rmq.test.TestRedisServers;
  * several runs, and prints (and writes) a table of medians, ranges and RMQ/peer ratios. Every workload runs in its
  * own peer process (PROTOCOL.md); Redis is flushed before each. {@code --workload ordered} runs the RMQ-only ORDERLY
  * workloads instead ({@link OrderedWorkloads}: ORDERLY vs CONCURRENT consume throughput, takeover after a kill).
- * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}).
+ * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}), {@code --sampling P}
+ * with a share P of sampled traces.
  * {@code --workload scaling} runs RMQ's W1B and W1C on standalone Redis and on a 3-master Redis Cluster with 1 and 2
  * consumer JVMs ({@link ScalingWorkloads}).
  */
@@ -49,7 +50,8 @@ public final class BenchmarkMain {
      */
     static final Map<String, List<String>> RMQ_VARIANTS = new java.util.TreeMap<>(Map.of(
             "RMQ+metrics", List.of("--ops", "metrics"), "RMQ+obs", List.of("--ops", "observations"),
-            "RMQ+ops", List.of("--ops", "metrics,observations"), "RMQ+ctx", List.of("--propagate-context", "true")));
+            "RMQ+ops", List.of("--ops", "metrics,observations"), "RMQ+ctx", List.of("--propagate-context", "true"),
+            "RMQ+ctx10", List.of("--propagate-context", "true", "--sampling", "0.1")));
 
     /** One figure: its label, unit, and whether higher is better. */
     enum Metric {
@@ -365,6 +367,9 @@ public final class BenchmarkMain {
         if (peer.name().equals("RMQ") && options.containsKey("propagate-context")) {
             // RMQ with trace context propagation on (RmqPeer --propagate-context): every send stores a traceparent
             command.addAll(List.of("--propagate-context", options.get("propagate-context")));
+            if (options.containsKey("sampling")) {
+                command.addAll(List.of("--sampling", options.get("sampling")));
+            }
         }
         if (!workload.equals("fill")) {
             command.addAll(List.of("--warmup-seconds", Integer.toString(warmupSeconds)));

@@ -25,6 +25,7 @@ import io.rmq.container.internal.ListenerContainers;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.TopicType;
 import io.rmq.internal.RmqInternals;
+import io.rmq.micrometer.observation.TraceSampling;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.RedisClientSettings;
 import io.rmq.redis.RmqRedisClient;
@@ -41,6 +42,9 @@ import io.rmq.redis.RmqRedisClient;
  * turns it on: every send call carries a W3C traceparent of its own (random trace and span ids, as a tracer makes
  * them), stored beside each message, and listeners read it back ({@code Delivery.context()}) in every handler call.
  * No tracer runs: this measures what the storage costs (Redis memory, script time, reply size), not a tracer's work.
+ * {@code --sampling P} (0 to 1, default 1): a share P of the send calls carries a sampled traceparent (flags
+ * {@code 01}), the rest an unsampled one ({@code 00}), which {@link TraceSampling} then leaves out as
+ * {@code ObservationInstrumentation} does: what a tracer at sampling probability P hands RMQ (Boot's default: 0.1).
  *
  * <p>{@code --ids true} / {@code --headers 2}: W1/W2 messages sent with an id each / with two user headers (the
  * message model's cost, BENCHMARKS.md "The message model").
@@ -106,6 +110,8 @@ public final class RmqPeer {
 
     /** Whether sends carry a traceparent and handlers read it ({@code --propagate-context true}). */
     static volatile boolean propagateContext;
+    /** {@code --sampling P}: the share of send calls whose traceparent is sampled, and therefore stored. */
+    static volatile double sampling = 1;
     /** {@code --ids true}: every W1/W2 message is sent with an id of its own (see {@link #message}). */
     static volatile boolean withIds;
     /** {@code --headers 2}: every W1/W2 message carries two user headers (see {@link #message}). */
@@ -126,6 +132,10 @@ public final class RmqPeer {
 
     static RmqOptions options(PeerArgs args) {
         propagateContext = Boolean.parseBoolean(args.option("propagate-context", "false"));
+        sampling = Double.parseDouble(args.option("sampling", "1"));
+        if (!(sampling >= 0 && sampling <= 1)) {
+            throw new IllegalArgumentException("--sampling " + args.option("sampling", "1") + ": must be from 0 to 1");
+        }
         withIds = Boolean.parseBoolean(args.option("ids", "false"));
         headers = args.intOption("headers", 0);
         probing = Boolean.parseBoolean(args.option("probe", "false"));
@@ -165,16 +175,19 @@ public final class RmqPeer {
 
     /**
      * What an observation with propagation on hands the producer: per send call a fresh W3C traceparent
-     * ({@code 00-<32 hex trace id>-<16 hex span id>-01}, 55 characters).
+     * ({@code 00-<32 hex trace id>-<16 hex span id>-<flags>}, 55 characters), sampled ({@code 01}) for a share
+     * {@link #sampling} of the calls; an unsampled one is left out by the same decision the observation makes.
      */
     static final class TraceparentPerSend implements io.rmq.observe.RmqInstrumentation {
 
         @Override
         public SendScope sendStarted(String topic, int messages) {
             java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-            String traceparent = String.format(Locale.ROOT, "00-%016x%016x-%016x-01", random.nextLong(),
-                    random.nextLong(), random.nextLong());
-            java.util.Map<String, String> context = java.util.Map.of("traceparent", traceparent);
+            String flags = random.nextDouble() < sampling ? "01" : "00";
+            String traceparent = String.format(Locale.ROOT, "00-%016x%016x-%016x-%s", random.nextLong(),
+                    random.nextLong(), random.nextLong(), flags);
+            java.util.Map<String, String> carrier = java.util.Map.of("traceparent", traceparent);
+            java.util.Map<String, String> context = TraceSampling.sampled(carrier) ? carrier : java.util.Map.of();
             return new SendScope() {
                 @Override
                 public java.util.Map<String, String> context() {
@@ -223,7 +236,8 @@ public final class RmqPeer {
 
     /** A handler's read of the propagated context (what a process observation does with it). */
     static void readContext(io.rmq.consumer.Delivery delivery) {
-        if (propagateContext && delivery.context().get("traceparent") == null) {
+        // with sampling below 1 an unsampled send stored nothing: only full sampling promises a context on every delivery
+        if (propagateContext && sampling >= 1 && delivery.context().get("traceparent") == null) {
             throw new IllegalStateException("no traceparent stored beside " + delivery);
         }
     }

@@ -23,8 +23,9 @@ import org.springframework.context.annotation.Bean;
  * {@link ObservationInstrumentation} bean is one of the {@code RmqInstrumentation} beans the engine reports to; it
  * takes {@link RmqSendObservationConvention} and {@link RmqProcessObservationConvention} beans when the application
  * defines them, and backs off for the application's own {@link ObservationInstrumentation}. With
- * {@code rmq.observation.propagate-context=true} sends store their trace context beside the message and listeners
- * continue the sender's trace.
+ * {@code rmq.observation.propagate-context=true} sends of sampled traces store their trace context beside the message
+ * and listeners continue the sender's trace; {@code rmq.observation.propagate-unsampled=true} stores unsampled traces'
+ * contexts too.
  */
 @AutoConfiguration(after = ObservationAutoConfiguration.class, before = RmqAutoConfiguration.class)
 @ConditionalOnClass({ObservationRegistry.class, ObservationInstrumentation.class})
@@ -38,7 +39,8 @@ public class RmqObservationAutoConfiguration {
     public ObservationInstrumentation rmqObservationInstrumentation(ObservationRegistry registry,
             RmqProperties properties, ObjectProvider<RmqSendObservationConvention> sendConvention,
             ObjectProvider<RmqProcessObservationConvention> processConvention) {
-        return new ObservationInstrumentation(registry, properties.observation().propagateContext(),
-                sendConvention.getIfUnique(), processConvention.getIfUnique());
+        RmqProperties.Observation observation = properties.observation();
+        return new ObservationInstrumentation(registry, observation.propagateContext(),
+                observation.propagateUnsampled(), sendConvention.getIfUnique(), processConvention.getIfUnique());
     }
 }

@@ -323,16 +323,22 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
     /**
      * Observations (when an ObservationRegistry exists).
      *
-     * @param enabled          Whether sends and handler calls are observed (rmq.send and rmq.process observations,
-     *                         so spans and timers appear wherever the application set tracing and metrics up).
-     *                         Off by default, as in Spring Kafka: an observation per send and per handler call
-     *                         costs several microseconds each.
-     * @param propagateContext Whether a send stores its trace context with the message in Redis (as its traceparent
-     *                         and tracestate headers), and listeners read it back, so the handler's span continues
-     *                         the sender's trace however late it runs. Needs rmq.observation.enabled. Costs the
-     *                         context's bytes per waiting message.
+     * @param enabled            Whether sends and handler calls are observed (rmq.send and rmq.process observations,
+     *                           so spans and timers appear wherever the application set tracing and metrics up).
+     *                           Off by default, as in Spring Kafka: an observation per send and per handler call
+     *                           costs several microseconds each.
+     * @param propagateContext   Whether a send of a sampled trace stores its trace context with the message in Redis
+     *                           (as its traceparent and tracestate headers), and listeners read it back, so the
+     *                           handler's span continues the sender's trace however late it runs. An unsampled
+     *                           send stores nothing and its listener starts a trace of its own (see
+     *                           rmq.observation.propagate-unsampled). Needs rmq.observation.enabled. Costs the
+     *                           context's bytes per waiting message.
+     * @param propagateUnsampled Whether sends of unsampled traces store their trace context too, so every handler's
+     *                           span links to its sender whatever the sampler decided. Needs
+     *                           rmq.observation.propagate-context. Costs the context's bytes on every message.
      */
-    public record Observation(@DefaultValue("false") boolean enabled, @DefaultValue("false") boolean propagateContext) {
+    public record Observation(@DefaultValue("false") boolean enabled, @DefaultValue("false") boolean propagateContext,
+            @DefaultValue("false") boolean propagateUnsampled) {
     }
 
     /**

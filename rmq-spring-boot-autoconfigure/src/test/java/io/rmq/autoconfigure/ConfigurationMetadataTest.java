@@ -109,4 +109,21 @@ class ConfigurationMetadataTest {
         assertThat(mode.get("defaultValue").asString()).isEqualTo("after-commit");
         assertThat(mode.get("description").asString()).contains("after-commit holds it until the transaction commits");
     }
+
+    @Test
+    void theTracePropagationPropertiesAreDocumentedWithTheirDefaults() {
+        java.util.Map<String, JsonNode> byName = new java.util.HashMap<>();
+        for (JsonNode property : metadata.get("properties")) {
+            byName.put(property.get("name").asString(), property);
+        }
+        assertThat(byName.get("rmq.observation.propagate-context").get("defaultValue").asBoolean()).isFalse();
+        assertThat(byName.get("rmq.observation.propagate-context").get("description").asString())
+                .contains("sampled trace").contains("An unsampled send stores nothing");
+        JsonNode unsampled = byName.get("rmq.observation.propagate-unsampled");
+        assertThat(unsampled).isNotNull();
+        assertThat(unsampled.get("type").asString()).isEqualTo("java.lang.Boolean");
+        assertThat(unsampled.get("defaultValue").asBoolean()).isFalse();
+        assertThat(unsampled.get("description").asString())
+                .startsWith("Whether sends of unsampled traces store their trace context too");
+    }
 }

@@ -154,4 +154,52 @@ class RmqObservationAutoConfigurationTest {
                     scope.finished(1, 0, null);
                 });
     }
+
+    @Test
+    void anUnsampledSendCarriesNoContextUnlessPropagateUnsampled() {
+        String unsampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+        String sampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        java.util.concurrent.atomic.AtomicReference<String> injected = new java.util.concurrent.atomic.AtomicReference<>();
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        // a stand-in for a tracing handler: injects the traceparent its sampler decided, as Micrometer Tracing does
+        registry.observationConfig().observationHandler(new io.micrometer.observation.ObservationHandler<RmqSendContext>() {
+            @Override
+            public void onStart(RmqSendContext context) {
+                context.getSetter().set(context.getCarrier(), "traceparent", injected.get());
+            }
+
+            @Override
+            public boolean supportsContext(io.micrometer.observation.Observation.Context context) {
+                return context instanceof RmqSendContext;
+            }
+        });
+        runner.withBean(ObservationRegistry.class, () -> registry)
+                .withPropertyValues("rmq.observation.propagate-context=true").run(context -> {
+                    assertThat(context.getBean(RmqProperties.class).observation().propagateUnsampled()).isFalse();
+                    ObservationInstrumentation instrumentation = context.getBean(ObservationInstrumentation.class);
+                    injected.set(unsampled);
+                    SendScope scope = instrumentation.sendStarted("orders", 1);
+                    assertThat(scope.context()).as("unsampled: nothing to store").isEmpty();
+                    scope.finished(1, 0, null);
+                    injected.set(sampled);
+                    scope = instrumentation.sendStarted("orders", 1);
+                    assertThat(scope.context()).containsExactly(java.util.Map.entry("traceparent", sampled));
+                    scope.finished(1, 0, null);
+                });
+        runner.withBean(ObservationRegistry.class, () -> registry)
+                .withPropertyValues("rmq.observation.propagate-context=true", "rmq.observation.propagate-unsampled=true")
+                .run(context -> {
+                    injected.set(unsampled);
+                    SendScope scope = context.getBean(ObservationInstrumentation.class).sendStarted("orders", 1);
+                    assertThat(scope.context()).containsExactly(java.util.Map.entry("traceparent", unsampled));
+                    scope.finished(1, 0, null);
+                });
+        runner.withBean(ObservationRegistry.class, () -> registry)
+                .withPropertyValues("rmq.observation.propagate-unsampled=true").run(context -> {
+                    injected.set(unsampled);
+                    SendScope scope = context.getBean(ObservationInstrumentation.class).sendStarted("orders", 1);
+                    assertThat(scope.context()).as("propagate-unsampled alone propagates nothing").isEmpty();
+                    scope.finished(1, 0, null);
+                });
+    }
 }

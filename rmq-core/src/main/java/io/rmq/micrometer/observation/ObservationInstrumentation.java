@@ -17,7 +17,10 @@ import org.jspecify.annotations.Nullable;
  * <p>With {@code propagateContext}, the send observation's carrier is the map RMQ stores beside every message of the
  * send ({@link SendScope#context()}): a tracing handler injects the send span's context ({@code traceparent}) into it,
  * and the handler's observation continues that trace from {@link Delivery#context()} — hours later, on another host.
- * The consumer must read contexts too ({@code RmqOptions#propagateContext}).
+ * The consumer must read contexts too ({@code RmqOptions#propagateContext}). Only a sampled trace's context is stored
+ * ({@link TraceSampling}, decided here, before anything reaches the engine): an unsampled send hands the engine an
+ * empty context, so it costs what a send without propagation costs, and its listener's trace starts as its own sampler
+ * decides. {@code propagateUnsampled} stores every context, for those who need every link.
  *
  * <p>The process observation is started, and its scope opened, on the handler's thread in {@link #handleStarted};
  * {@link HandleScope#handlerReturned} records the error, closes the scope and stops it, on the same thread.
@@ -26,24 +29,41 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
 
     private final ObservationRegistry registry;
     private final boolean propagateContext;
+    private final boolean propagateUnsampled;
     private final @Nullable RmqSendObservationConvention sendConvention;
     private final @Nullable RmqProcessObservationConvention processConvention;
 
     /** Observations with the default conventions, without context propagation. */
     public ObservationInstrumentation(ObservationRegistry registry) {
-        this(registry, false, null, null);
+        this(registry, false, false, null, null);
     }
 
     /**
-     * @param propagateContext  whether sends carry their trace context for storage beside the message
+     * Sampled traces' contexts only, when {@code propagateContext}.
+     *
+     * @param propagateContext  whether sends of sampled traces carry their trace context for storage beside the message
      * @param sendConvention    replaces the default send convention (null: the default)
      * @param processConvention replaces the default process convention (null: the default)
      */
     public ObservationInstrumentation(ObservationRegistry registry, boolean propagateContext,
             @Nullable RmqSendObservationConvention sendConvention,
             @Nullable RmqProcessObservationConvention processConvention) {
+        this(registry, propagateContext, false, sendConvention, processConvention);
+    }
+
+    /**
+     * @param propagateContext   whether sends carry their trace context for storage beside the message
+     * @param propagateUnsampled with {@code propagateContext}: whether unsampled traces' contexts are stored too (false:
+     *                           only sampled ones, {@link TraceSampling})
+     * @param sendConvention     replaces the default send convention (null: the default)
+     * @param processConvention  replaces the default process convention (null: the default)
+     */
+    public ObservationInstrumentation(ObservationRegistry registry, boolean propagateContext,
+            boolean propagateUnsampled, @Nullable RmqSendObservationConvention sendConvention,
+            @Nullable RmqProcessObservationConvention processConvention) {
         this.registry = registry;
         this.propagateContext = propagateContext;
+        this.propagateUnsampled = propagateUnsampled;
         this.sendConvention = sendConvention;
         this.processConvention = processConvention;
     }
@@ -57,15 +77,13 @@ public final class ObservationInstrumentation implements RmqInstrumentation {
         RmqSendContext context = new RmqSendContext(topic, messages, carrier);
         Observation observation = RmqObservation.SEND.observation(sendConvention,
                 RmqSendObservationConvention.Default.INSTANCE, () -> context, registry).start();
-        return new Send(observation, carrier);
+        // the tracing handler filled the carrier when the observation started, sampling decision included
+        Map<String, String> stored = carrier == null || !(propagateUnsampled || TraceSampling.sampled(carrier))
+                ? Map.of() : carrier;
+        return new Send(observation, stored);
     }
 
-    private record Send(Observation observation, @Nullable Map<String, String> carrier) implements SendScope {
-
-        @Override
-        public Map<String, String> context() {
-            return carrier == null ? Map.of() : carrier;
-        }
+    private record Send(Observation observation, Map<String, String> context) implements SendScope {
 
         @Override
         public void finished(int added, int merged, @Nullable Throwable error) {

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The context of one send call's observation (a single send, or one topic's part of a batch). Its carrier is the
  * trace context RMQ stores beside every message of the send when propagation is on (a tracing handler injects
- * {@code traceparent} into it when the observation starts); null when propagation is off.
+ * {@code traceparent} into it when the observation starts) and the trace is sampled ({@link TraceSampling}, unless
+ * unsampled contexts are stored too); null when propagation is off.
  */
 public class RmqSendContext extends SenderContext<Map<String, String>> {
 
