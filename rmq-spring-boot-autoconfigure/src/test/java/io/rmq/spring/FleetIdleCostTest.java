@@ -57,11 +57,11 @@ class FleetIdleCostTest {
     }
 
     @Test
-    void twoIdleInstancesWithTheirDefaultsCostRedisAtMostTwentyCommandsPerSecond() throws Exception {
+    void twoIdleInstancesWithTheirDefaultsCostRedisAboutTwentyCommandsPerSecondAtMost() throws Exception {
         try (LateRedisServer server = LateRedisServer.startOn(LateRedisServer.freePort());
                 ConfigurableApplicationContext first = start(server.port(), "fleet-a");
                 ConfigurableApplicationContext second = start(server.port(), "fleet-b")) {
-            Thread.sleep(8_000); // start-up: topic registration, first polls, ORDERLY claims, first gauge reads
+            Thread.sleep(5_000); // start-up: topic registration, first polls, ORDERLY claims, first gauge reads
             Map<String, Long> before = commandStats(server.port());
             Thread.sleep(WINDOW_SECONDS * 1000L);
             Map<String, Long> after = commandStats(server.port());
@@ -77,7 +77,12 @@ class FleetIdleCostTest {
             double perSecond = all / (double) WINDOW_SECONDS;
             System.out.printf("[fleet-idle-cost] two idle instances, %d s: %d commands (%.1f/s): %s%n",
                     WINDOW_SECONDS, all, perSecond, diff);
-            assertThat(perSecond).as("commands/s of two idle instances: %s", diff).isLessThanOrEqualTo(20.0);
+            // 20 commands/s, and the beats a window can catch at its edges (one more of each heartbeat per instance:
+            // ORDERLY 5, CONCURRENT 6, registry 7 commands); the 60 s figure in BENCHMARKS.md is 18.2/s, and an
+            // instance that read every slot for its gauges (2,592 commands per read) or stepped every idle ORDERLY
+            // slot (8 commands each per max-idle) is far above it
+            assertThat(all).as("commands of two idle instances over %d s (%.1f/s): %s", WINDOW_SECONDS, perSecond,
+                    diff).isLessThanOrEqualTo(20L * WINDOW_SECONDS + 2 * (5 + 6 + 7));
         }
     }
 
