@@ -30,7 +30,8 @@ import io.rmq.test.TestRedisServers;
  * workloads instead ({@link OrderedWorkloads}: ORDERLY vs CONCURRENT consume throughput, takeover after a kill).
  * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}).
  * {@code --workload scaling} runs RMQ's W1B and W1C on standalone Redis and on a 3-master Redis Cluster with 1 and 2
- * consumer JVMs ({@link ScalingWorkloads}).
+ * consumer JVMs ({@link ScalingWorkloads}). {@code --workload waited} runs RMQ's waited {@code sendBatch} against
+ * Redisson's {@code addAll} on standalone Redis and on a 3-master Redis Cluster ({@link WaitedWorkloads}).
  */
 public final class BenchmarkMain {
 
@@ -172,7 +173,8 @@ public final class BenchmarkMain {
             case "peers" -> main.runAll();
             case "ordered" -> main.runOrdered();
             case "scaling" -> new ScalingWorkloads(main).run();
-            default -> throw new IllegalArgumentException("--workload peers|ordered|scaling, not " + workload);
+            case "waited" -> new WaitedWorkloads(main).run();
+            default -> throw new IllegalArgumentException("--workload peers|ordered|scaling|waited, not " + workload);
         };
         System.out.println();
         System.out.println(table);
