@@ -24,10 +24,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A batch send on a cluster writes each master's parts to it in one write (RedisGateway#dispatchToMasters) rather than
- * one per hash slot: what it stores, where, and what it reports must be what the cluster routing gave, also for a part
- * whose hash slot moved to another master after the client last read the topology (the master answers MOVED and the
- * part is written where the slot went). Runs on a cluster of its own ({@link PrivateCluster}): it moves a hash slot.
+ * A batch send on a cluster writes its slots' parts to their masters together (SendWrites#sendBatch): what it stores,
+ * where, and what it reports, also for a part whose hash slot moved to another master after the client last read the
+ * topology (the master answers MOVED and the part is written where the slot went). Runs on a cluster of its own
+ * ({@link PrivateCluster}): it moves a hash slot.
  */
 class ClusterBatchSendTest {
 

@@ -6,11 +6,7 @@ import java.time.Instant;
 import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -27,7 +23,6 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -41,9 +36,6 @@ import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.output.ValueOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
-import io.lettuce.core.protocol.CommandWrapper;
-import io.lettuce.core.protocol.ConnectionIntent;
-import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.Delay;
 import io.rmq.core.RmqException;
@@ -289,86 +281,6 @@ public final class RedisGateway implements AutoCloseable {
             return;
         }
         current.dispatch(batch);
-    }
-
-    /**
-     * As {@link #dispatchAll}, with one write per master on a cluster connection instead of one per hash slot.
-     * Lettuce's cluster routing writes and flushes each hash slot's commands on their own: a batch send to a topic's
-     * 16 slots cost 16 writes, and the masters as many reads and replies. Here each command goes to the connection
-     * of the master that serves its key in the client's view (the connection Lettuce's routing would use), all of a
-     * master's commands in one write, in order. A command the master answers {@code MOVED} or {@code ASK} (its slot
-     * moved since that view) is written again through the cluster connection, whose routing follows the redirect, so
-     * callers see the replies and errors the cluster routing gives. Commands without a key, of a slot no master
-     * serves in the view, or for a master whose connection is not open yet go the cluster way at once.
-     */
-    void dispatchToMasters(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
-        StatefulConnection<byte[], byte[]> current = connection;
-        if (!(current instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
-                || !(client instanceof RedisClusterClient clusterClient)) {
-            dispatchAll(batch);
-            return;
-        }
-        Partitions view = clusterClient.getPartitions();
-        Map<RedisClusterNode, List<RedisCommand<byte[], byte[], ?>>> byMaster = new LinkedHashMap<>();
-        List<RedisCommand<byte[], byte[], ?>> routed = new ArrayList<>();
-        for (AsyncCommand<byte[], byte[], ?> command : batch) {
-            ByteBuffer key = command.getArgs() == null ? null : command.getArgs().getFirstEncodedKey();
-            RedisClusterNode master = key == null ? null : view.getMasterBySlot(SlotHash.getSlot(key));
-            if (master == null) {
-                routed.add(command);
-            }
-            else {
-                byMaster.computeIfAbsent(master, m -> new ArrayList<>()).add(new ToMaster<>(command, cluster));
-            }
-        }
-        byMaster.forEach((master, commands) -> {
-            CompletableFuture<StatefulRedisConnection<byte[], byte[]>> node;
-            try {
-                node = cluster.getConnectionAsync(master.getUri().getHost(), master.getUri().getPort(),
-                        ConnectionIntent.WRITE);
-            }
-            catch (RuntimeException ex) {
-                node = CompletableFuture.failedFuture(ex); // a master the view no longer knows: the cluster way
-            }
-            if (node.isDone() && !node.isCompletedExceptionally()) {
-                node.join().dispatch(commands);
-            }
-            else {
-                for (RedisCommand<byte[], byte[], ?> command : commands) {
-                    routed.add(((ToMaster<?>) command).getDelegate());
-                }
-            }
-        });
-        if (!routed.isEmpty()) {
-            cluster.dispatch(routed);
-        }
-    }
-
-    /**
-     * A command written straight to its master's connection ({@link #dispatchToMasters}): a {@code MOVED} or
-     * {@code ASK} reply writes it again through the cluster connection, which follows the redirect, instead of
-     * completing it. Completed on the event-loop thread that read the reply.
-     */
-    private static final class ToMaster<T> extends CommandWrapper<byte[], byte[], T> {
-
-        private final StatefulRedisClusterConnection<byte[], byte[]> cluster;
-
-        ToMaster(RedisCommand<byte[], byte[], T> command, StatefulRedisClusterConnection<byte[], byte[]> cluster) {
-            super(command);
-            this.cluster = cluster;
-        }
-
-        @Override
-        public void complete() {
-            CommandOutput<byte[], byte[], T> output = getOutput();
-            String error = output == null ? null : output.getError();
-            if (error != null && (error.startsWith("MOVED ") || error.startsWith("ASK "))) {
-                output.setError((String) null);
-                cluster.dispatch(command);
-                return;
-            }
-            super.complete();
-        }
     }
 
     /** One command, written and flushed at once (one hand-off to the connection's thread). */

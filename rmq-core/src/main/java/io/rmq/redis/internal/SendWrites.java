@@ -184,8 +184,7 @@ final class SendWrites {
      * Wake-ups as send.lua gives them, without a script: a PRIORITY part publishes right behind its ZADD (due now);
      * a time part's ZADD is followed by a native {@code ZRANGE store 0 0 WITHSCORES}, and when the slot's first
      * score is not below the part's lowest (the part holds the slot's first message) the announcement is published
-     * from here before the part's future completes. On a cluster each master's commands go out in one write
-     * ({@link RedisGateway#dispatchToMasters}), all masters' before any reply is awaited. A lost wake-up only delays sleepers until their next full poll
+     * from here before the part's future completes. A lost wake-up only delays sleepers until their next full poll
      * (max-idle); the batch itself is written.
      *
      * @return per part, in order: how many of its members were new
@@ -274,8 +273,7 @@ final class SendWrites {
             });
             results.add(added.thenCombine(woke, (count, ignored) -> count));
         }
-        // a cluster's masters get one write each (their parts written in parallel, replies awaited together)
-        gateway.dispatchToMasters(commands);
+        gateway.dispatchAll(commands);
         return results;
     }
 
