@@ -37,7 +37,7 @@ import io.rmq.test.TestRedisServers;
  * its busy cores over the measured phase ({@code /proc/stat}). Runs on the thread that calls {@link #run}.
  *
  * <p>Options: {@code --topology standalone,cluster --masters 3 --batch 1000 --runs 3 --w1 200000 --warmup-seconds 3
- * --cap-seconds 90} ({@code --batch} takes a list: 100,1000,10000).
+ * --cap-seconds 90} ({@code --batch} takes a list: 100,1000,10000); {@code --peers rmq} runs RMQ alone.
  */
 final class WaitedWorkloads {
 
@@ -73,15 +73,20 @@ final class WaitedWorkloads {
             batches.add(Integer.parseInt(size.trim()));
         }
         int runs = main.intOption("runs", 3);
-        List<Peer> peers = main.peers().stream()
-                .filter(p -> p.name().equals("RMQ") || p.name().equals("Redisson")).toList();
-        for (Peer peer : peers) {
-            if (peer.missing() != null) {
-                throw new IllegalStateException(peer.name() + " cannot run: " + peer.missing());
+        // --peers rmq runs RMQ alone (the smoke test); a Redisson peer that is not built is said in the notes
+        List<Peer> peers = new ArrayList<>();
+        for (Peer peer : main.peers()) {
+            if (!peer.name().equals("RMQ") && !peer.name().equals("Redisson")) {
+                continue;
             }
+            if (peer.missing() != null) {
+                notes.add(peer.name() + " not run: " + peer.missing());
+                continue;
+            }
+            peers.add(peer);
         }
-        if (peers.size() != 2) {
-            throw new IllegalStateException("needs the RMQ and Redisson peers, found " + peers);
+        if (peers.stream().noneMatch(p -> p.name().equals("RMQ"))) {
+            throw new IllegalStateException("the RMQ peer cannot run: " + main.peers());
         }
         RedisClient adminClient = RedisClient.create();
         try {
