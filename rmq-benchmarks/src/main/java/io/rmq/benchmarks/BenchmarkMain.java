@@ -31,7 +31,8 @@ import io.rmq.test.TestRedisServers;
  * {@code --propagate-context true} runs RMQ with trace context propagation on (see {@link RmqPeer}), {@code --sampling P}
  * with a share P of sampled traces.
  * {@code --workload scaling} runs RMQ's W1B and W1C on standalone Redis and on a 3-master Redis Cluster with 1 and 2
- * consumer JVMs ({@link ScalingWorkloads}).
+ * consumer JVMs ({@link ScalingWorkloads}). {@code --workload waited} runs RMQ's waited {@code sendBatch} against
+ * Redisson's {@code addAll} on standalone Redis and on a 3-master Redis Cluster ({@link WaitedWorkloads}).
  */
 public final class BenchmarkMain {
 
@@ -174,7 +175,8 @@ public final class BenchmarkMain {
             case "peers" -> main.runAll();
             case "ordered" -> main.runOrdered();
             case "scaling" -> new ScalingWorkloads(main).run();
-            default -> throw new IllegalArgumentException("--workload peers|ordered|scaling, not " + workload);
+            case "waited" -> new WaitedWorkloads(main).run();
+            default -> throw new IllegalArgumentException("--workload peers|ordered|scaling|waited, not " + workload);
         };
         System.out.println();
         System.out.println(table);

@@ -252,9 +252,9 @@ public final class RmqPeer {
                 measuring();
                 yield rate(produceSingle(rmq, QUEUE, args.messages()), args.messages());
             }
-            case "produce-waited" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
+            case "produce-waited" -> WaitedBatches.measure(WaitedBatches.nodes(args), args.messages(),
                     () -> produceWaited(rmq, QUEUE, args.messages(), args.intOption("batch", 1_000)));
-            case "produce-sync" -> WaitedBatches.measure(args.host(), args.port(), args.messages(),
+            case "produce-sync" -> WaitedBatches.measure(WaitedBatches.nodes(args), args.messages(),
                     () -> produceSync(rmq, QUEUE, args.messages(), args.intOption("threads", 1)));
             case "consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), false);
             case "produce-consume" -> timedConsumption(rmq, QUEUE, args.messages(), args.seconds(), args.concurrency(), true);

@@ -30,6 +30,8 @@ import org.redisson.config.Config;
  * entries in a sorted set and moves due ones to the list with a client-side transfer task).
  * {@code --chunk K} (not part of the protocol) splits {@code addAll} into calls of K messages; default: one call.
  * {@code --warmup-seconds W} (default 0): a JIT warm-up on separate keys before the measured phase, see {@link #warmUp}.
+ * {@code --cluster h:p,h:p,..}: a Redis Cluster (every master named) instead of the server at {@code --host}/{@code
+ * --port}; the queue, one list, lives on the master of its key's hash slot; Redis CPU is summed over the nodes named.
  */
 public final class RedissonPeer {
 
@@ -53,6 +55,8 @@ public final class RedissonPeer {
     private final Integer secondsArg;
     private final int chunk;
     private final int warmupSeconds;
+    /** {@code --cluster}: the cluster's nodes as host:port; empty for the standalone server. */
+    private final List<String> cluster;
 
     private RedissonClient redisson;
     private volatile boolean stopping;
@@ -70,6 +74,7 @@ public final class RedissonPeer {
         Integer s = null;
         int k = 0;
         int w = 0;
+        String nodes = "";
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -84,6 +89,7 @@ public final class RedissonPeer {
                 case "--seconds" -> s = Integer.parseInt(v);
                 case "--chunk", "--batch", "--threads" -> k = Integer.parseInt(v);
                 case "--warmup-seconds" -> w = Integer.parseInt(v);
+                case "--cluster" -> nodes = v;
                 default -> log("ignoring unknown option " + a + " " + v);
             }
         }
@@ -94,6 +100,7 @@ public final class RedissonPeer {
         secondsArg = s;
         chunk = k;
         warmupSeconds = Math.max(0, w);
+        cluster = nodes.isEmpty() ? List.of() : List.of(nodes.split(","));
     }
 
     public static void main(String[] args) {
@@ -117,7 +124,11 @@ public final class RedissonPeer {
 
     private void run() throws Exception {
         Config config = new Config();
-        config.useSingleServer().setAddress("redis://" + host + ":" + port);
+        if (cluster.isEmpty()) {
+            config.useSingleServer().setAddress("redis://" + host + ":" + port);
+        } else {
+            config.useClusterServers().addNodeAddress(cluster.stream().map(n -> "redis://" + n).toArray(String[]::new));
+        }
         redisson = Redisson.create(config);
         if (warmupSeconds > 0 && WARMED_UP.contains(workload)) {
             warmUp(); // before the measured queue is touched and before any measured clock starts
@@ -217,8 +228,23 @@ public final class RedissonPeer {
         });
     }
 
-    /** used_cpu_sys + used_cpu_user of INFO cpu, read over a plain socket (not through the client measured). */
+    /**
+     * used_cpu_sys + used_cpu_user of INFO cpu, read over a plain socket (not through the client measured); on a
+     * cluster summed over its nodes.
+     */
     private double redisCpuSeconds() throws java.io.IOException {
+        if (cluster.isEmpty()) {
+            return redisCpuSeconds(host, port);
+        }
+        double seconds = 0;
+        for (String node : cluster) {
+            int colon = node.lastIndexOf(':');
+            seconds += redisCpuSeconds(node.substring(0, colon), Integer.parseInt(node.substring(colon + 1)));
+        }
+        return seconds;
+    }
+
+    private static double redisCpuSeconds(String host, int port) throws java.io.IOException {
         try (java.net.Socket socket = new java.net.Socket(host, port)) {
             socket.getOutputStream().write("INFO cpu\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             java.io.BufferedReader in = new java.io.BufferedReader(
