@@ -546,6 +546,7 @@ public final class Rmq implements AutoCloseable {
         if (history != null) {
             history.close(); // writes what was counted since the last interval, while the connection is open
         }
+        redis.roster().close();
         wakeUps.close();
         gateway.close();
     }

@@ -135,10 +135,10 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
             boolean failed = false;
             for (String topic : names) {
                 TopicSizes sizes = topics.get(topic);
-                long[] shared = turns.shared().get(topic);
+                long[] others = turns.shared().get(topic);
                 if (!turns.mine().contains(topic)) {
-                    if (shared != null) {
-                        sizes.values = new double[] {shared[0], shared[1], shared[2], shared[3]};
+                    if (others != null) {
+                        sizes.values = new double[] {others[0], others[1], others[2], others[3]};
                     }
                     continue; // another instance reads it this interval: its figures come with a later call
                 }

@@ -46,7 +46,7 @@ public final class ConsumerRoster {
     private boolean beatUnderWay;
     /** A join or a leave came while a beat was under way: beat again when it answers. */
     private boolean again;
-    /** Tests: the engine stopped beating without leaving, as a killed process does. */
+    /** The engine closed, or (tests) stopped beating without leaving, as a killed process does. */
     private boolean abandoned;
     private io.netty.util.@Nullable Timeout next;
 
@@ -75,6 +75,36 @@ public final class ConsumerRoster {
         if (members.remove(memberId) != null) {
             changed = true;
             beatSoon();
+        }
+    }
+
+    /**
+     * The engine closes: takes its entry off (waiting up to a second: the connection closes next; a lost leave ages
+     * out with the timeout), and beats no more.
+     */
+    public void close() {
+        boolean leave;
+        synchronized (this) {
+            if (abandoned) {
+                return;
+            }
+            abandoned = true;
+            if (next != null) {
+                next.cancel();
+                next = null;
+            }
+            leave = listed || changed;
+        }
+        if (leave) {
+            try {
+                beat("", 1, "leave").get(1, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            catch (Exception ex) {
+                if (ex instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                // ages out with the timeout
+            }
         }
     }
 
