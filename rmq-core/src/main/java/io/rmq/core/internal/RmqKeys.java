@@ -88,14 +88,6 @@ public final class RmqKeys {
     }
 
     /**
-     * The live CONCURRENT consumers of a topic as engines before the per-engine heartbeat listed them (members.lua):
-     * nothing writes it any more; kept for tests of mixed fleets and the upgrade notes.
-     */
-    public byte[] consumers(String topic) {
-        return bytes(prefix + ":{" + topic + "}:consumers");
-    }
-
-    /**
      * The engines whose CONCURRENT containers share slots, each alive until a Redis ms (consumers_beat.lua): one
      * heartbeat per engine renews all its containers, under one hash tag so that one script call does it on a cluster.
      */
