@@ -406,24 +406,14 @@ public final class RmqRedisAdmin {
      */
     public CompletableFuture<List<long[]>> topicStats(SlotKeys[] slots, boolean priority) {
         if (!gateway.isCluster()) {
-            List<byte[]> all = new ArrayList<>(slots.length * 4);
-            for (SlotKeys slot : slots) {
-                all.addAll(List.of(figureKeys(slot)));
-            }
-            return gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture().thenCompose(count -> {
+            return redis.leases().existingInAll(slots, RmqRedisAdmin::figureKeys).thenCompose(count -> {
                 long[] occupied = new long[slots.length];
                 java.util.Arrays.fill(occupied, count);
                 return statsOf(slots, priority, occupied);
             });
         }
-        long[] occupied = new long[slots.length];
-        CompletableFuture<?>[] calls = new CompletableFuture<?>[slots.length];
-        for (int i = 0; i < slots.length; i++) {
-            int index = i;
-            calls[i] = gateway.commands().exists(figureKeys(slots[i])).toCompletableFuture()
-                    .thenAccept(count -> occupied[index] = count);
-        }
-        return CompletableFuture.allOf(calls).thenCompose(done -> statsOf(slots, priority, occupied));
+        return redis.leases().existingPerSlot(slots, RmqRedisAdmin::figureKeys)
+                .thenCompose(occupied -> statsOf(slots, priority, occupied));
     }
 
     /** stats.lua for the slots with {@code occupied[i] > 0} (pipelined), zeros for the others. */

@@ -3,6 +3,7 @@ package io.rmq.redis.internal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 import io.lettuce.core.ScriptOutputType;
 import io.rmq.core.RetryPolicy;
@@ -66,24 +67,36 @@ public final class RmqRedisLeases {
      * {@code EXISTS} per slot (a slot's keys share its hash tag, so each goes to the slot's node).
      */
     public CompletableFuture<long[]> occupied(SlotKeys[] slots, boolean priority) {
+        Function<SlotKeys, byte[][]> keysOf = slot -> occupiedKeys(slot, priority);
         if (gateway.isCluster()) {
-            return perSlotOccupied(slots, priority);
+            return existingPerSlot(slots, keysOf);
         }
-        List<byte[]> all = new ArrayList<>(slots.length * 3);
-        for (SlotKeys slot : slots) {
-            all.addAll(List.of(occupiedKeys(slot, priority)));
-        }
-        CompletableFuture<Long> any = gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture();
-        return any.thenCompose(count -> count == 0 ? CompletableFuture.completedFuture(new long[slots.length])
-                : perSlotOccupied(slots, priority));
+        return existingInAll(slots, keysOf).thenCompose(count -> count == 0
+                ? CompletableFuture.completedFuture(new long[slots.length]) : existingPerSlot(slots, keysOf));
     }
 
-    private CompletableFuture<long[]> perSlotOccupied(SlotKeys[] slots, boolean priority) {
+    /**
+     * How many of every slot's {@code keysOf} exist, in one {@code EXISTS}: a standalone server only (a cluster
+     * refuses the keys of several slots in one command).
+     */
+    CompletableFuture<Long> existingInAll(SlotKeys[] slots, Function<SlotKeys, byte[][]> keysOf) {
+        List<byte[]> all = new ArrayList<>(slots.length * 4);
+        for (SlotKeys slot : slots) {
+            all.addAll(List.of(keysOf.apply(slot)));
+        }
+        return gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture();
+    }
+
+    /**
+     * Per slot, how many of its {@code keysOf} exist: one {@code EXISTS} per slot, pipelined (a slot's keys share its
+     * hash tag, so each goes to the slot's node).
+     */
+    CompletableFuture<long[]> existingPerSlot(SlotKeys[] slots, Function<SlotKeys, byte[][]> keysOf) {
         long[] counts = new long[slots.length];
         CompletableFuture<?>[] calls = new CompletableFuture<?>[slots.length];
         for (int i = 0; i < slots.length; i++) {
             int index = i;
-            calls[i] = gateway.commands().exists(occupiedKeys(slots[i], priority)).toCompletableFuture()
+            calls[i] = gateway.commands().exists(keysOf.apply(slots[i])).toCompletableFuture()
                     .thenAccept(count -> counts[index] = count);
         }
         return CompletableFuture.allOf(calls).thenApply(done -> counts);
