@@ -138,14 +138,15 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
                 long[] others = turns.shared().get(topic);
                 if (!turns.mine().contains(topic)) {
                     if (others != null) {
-                        sizes.values = new double[] {others[0], others[1], others[2], others[3]};
+                        sizes.set(others);
                     }
                     continue; // another instance reads it this interval: its figures come with a later call
                 }
                 try {
                     TopicStats stats = rmq.admin().stats(topic);
-                    sizes.values = new double[] {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()};
-                    read.put(topic, new long[] {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()});
+                    long[] figures = {stats.waiting(), stats.inFlight(), stats.retrying(), stats.dead()};
+                    sizes.set(figures);
+                    read.put(topic, figures);
                 }
                 catch (RuntimeException ex) {
                     if (closed) {
@@ -242,5 +243,10 @@ public final class RmqQueueSizeMeters implements MeterBinder, AutoCloseable {
     private static final class TopicSizes {
 
         volatile double[] values = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
+
+        /** Figures in the order of {@link #STATES}, read here or by another instance of the fleet. */
+        void set(long[] figures) {
+            values = new double[] {figures[0], figures[1], figures[2], figures[3]};
+        }
     }
 }
