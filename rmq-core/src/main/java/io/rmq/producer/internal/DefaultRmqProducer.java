@@ -347,8 +347,8 @@ public final class DefaultRmqProducer implements RmqProducer {
     private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group, List<byte[]> contexts) {
         TopicType type = group.get(0).type;
         long started = timed ? System.nanoTime() : 0;
-        CompletableFuture<Long> written = redis.send(slot, type == TopicType.RANGE_MERGE, type == TopicType.PRIORITY,
-                members(group), parameters(group), contexts).thenApply(DefaultRmqProducer::added);
+        CompletableFuture<Long> written = redis.sendCounting(slot, type == TopicType.RANGE_MERGE,
+                type == TopicType.PRIORITY, members(group), parameters(group), contexts);
         return timed ? timed(written, slot.topic(), started) : written;
     }
 
@@ -356,14 +356,6 @@ public final class DefaultRmqProducer implements RmqProducer {
     private <R> CompletableFuture<R> timed(CompletableFuture<R> call, String topic, long started) {
         return call.whenComplete((r, error) -> instrumentation.operation("send", topic, System.nanoTime() - started,
                 RedisGateway.unwrap(error)));
-    }
-
-    private static long added(List<Long> flags) {
-        long added = 0;
-        for (long flag : flags) {
-            added += flag;
-        }
-        return added;
     }
 
     /** Per message its envelope, or null when no message of the group has one (the common case). */

@@ -135,6 +135,38 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         return new Envelope(payload, Collections.unmodifiableMap(headers));
     }
 
+    /**
+     * Whether a stored envelope carries a trace context: its trace section, or a header that propagators write
+     * ({@code traceparent}, {@code tracestate}, {@code baggage}, {@code b3}, {@code x-b3-*}, any case). send.lua keeps
+     * the stored context of a message whose new envelope carries none, and asks the sender which do (Lua would scan
+     * every envelope for it). One that cannot be read counts as carrying one: it is stored as it came.
+     */
+    public static boolean carriesContext(byte[] stored) {
+        if (stored.length == 0 || (stored[0] & TRACE) != 0) {
+            return stored.length > 0;
+        }
+        if ((stored[0] & HEADERS) == 0) {
+            return false;
+        }
+        try {
+            for (String name : decode(stored).headers().keySet()) {
+                if (isContextName(name)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        catch (IllegalArgumentException ex) {
+            return true;
+        }
+    }
+
+    private static boolean isContextName(String name) {
+        String n = name.toLowerCase(java.util.Locale.ROOT);
+        return n.equals(TRACEPARENT) || n.equals("tracestate") || n.equals("baggage") || n.equals("b3")
+                || n.startsWith("x-b3-");
+    }
+
     /** A version-00 traceparent in lower-case hex as its 25 bytes; null for anything else (stored as text). */
     private static byte @Nullable [] traceBytes(String traceparent) {
         if (traceparent.length() != 55 || !traceparent.startsWith("00-") || traceparent.charAt(35) != '-'

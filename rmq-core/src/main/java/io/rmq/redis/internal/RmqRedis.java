@@ -36,6 +36,8 @@ public final class RmqRedis {
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_ENVELOPES = bytes("range-env");
     private static final byte[] SCORE_WITH_ENVELOPES = bytes("score-env");
+    private static final byte[] RANGE_COUNTING = bytes("range-env-count");
+    private static final byte[] SCORE_COUNTING = bytes("score-env-count");
     private static final byte[] NO_ENVELOPE = new byte[0];
 
     private final RedisGateway gateway;
@@ -150,22 +152,49 @@ public final class RmqRedis {
                         EnvelopeKeys.traceRecord(member, envelope)).thenApply(List::of);
             }
         }
+        byte[] mode = envelopes != null ? (rangeMerge ? RANGE_WITH_ENVELOPES : SCORE_WITH_ENVELOPES)
+                : (rangeMerge ? RANGE : SCORE);
+        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(),
+                sendArgs(mode, priority, members, parameters, envelopes));
+        return flags.thenApply(Replies::digits);
+    }
+
+    /**
+     * A batch's chunk with envelopes, in one send.lua call that replies only how many of its messages were new (no
+     * look-up of which were waiting, as {@link #send} makes for each single send's result).
+     *
+     * @param envelopes per member its {@link Envelope} (null: none)
+     * @return how many of the members were new
+     */
+    public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters, List<byte @Nullable []> envelopes) {
+        return gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), sendArgs(
+                rangeMerge ? RANGE_COUNTING : SCORE_COUNTING, priority, members, parameters, envelopes));
+    }
+
+    /** send.lua's arguments (see its header): mode, PRIORITY flag, [context hints,] then per message its fields. */
+    private static byte[][] sendArgs(byte[] mode, boolean priority, List<byte[]> members, List<Long> parameters,
+            @Nullable List<byte @Nullable []> envelopes) {
         boolean withEnvelopes = envelopes != null;
         int stride = withEnvelopes ? 3 : 2;
-        byte[][] args = new byte[2 + members.size() * stride][];
-        args[0] = withEnvelopes ? (rangeMerge ? RANGE_WITH_ENVELOPES : SCORE_WITH_ENVELOPES)
-                : (rangeMerge ? RANGE : SCORE);
+        int first = withEnvelopes ? 3 : 2;
+        byte[][] args = new byte[first + members.size() * stride][];
+        args[0] = mode;
         args[1] = priority ? ONE : ZERO;
+        byte[] hints = withEnvelopes ? new byte[members.size()] : null;
         for (int i = 0; i < members.size(); i++) {
-            args[2 + stride * i] = bytes(parameters.get(i));
-            args[3 + stride * i] = members.get(i);
+            args[first + stride * i] = bytes(parameters.get(i));
+            args[first + 1 + stride * i] = members.get(i);
             if (withEnvelopes) {
                 byte[] envelope = envelopes.get(i);
-                args[4 + stride * i] = envelope == null ? NO_ENVELOPE : envelope;
+                args[first + 2 + stride * i] = envelope == null ? NO_ENVELOPE : envelope;
+                hints[i] = envelope != null && Envelope.carriesContext(envelope) ? (byte) '1' : (byte) '0';
             }
         }
-        CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(), args);
-        return flags.thenApply(Replies::digits);
+        if (withEnvelopes) {
+            args[2] = hints;
+        }
+        return args;
     }
 
     /**

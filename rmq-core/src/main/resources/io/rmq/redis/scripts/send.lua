@@ -15,12 +15,16 @@
 --
 -- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors of the slot (store, msg and trace are written)
--- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes
+-- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes; 'range-env-count' or
+--          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
---            with envelopes: parameter1, member1, envelope1, parameter2, ...  (envelope: encoded, or '' for none)
+--            with envelopes: ARGV[3] one character per message, '1' when its envelope carries a trace context (the
+--            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1,
+--            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
---          call); one reply element instead of one per message
+--          call); one reply element instead of one per message. The count modes: the number of messages added (an
+--          integer), without looking up which were waiting
 --#include _common.lua
 --#include _envelope.lua
 
@@ -104,26 +108,6 @@ local function surely_context_free(e)
     return not (find(text, 'trace', 1, true) or find(text, 'baggage', 1, true) or find(text, 'b3', 1, true))
 end
 
--- Whether an envelope carries a trace context (an unreadable one counts as carrying one: it is stored as it came).
-local function has_context(e)
-    if surely_context_free(e) then
-        return false
-    end
-    if math.floor(string.byte(e, 1) / 2) % 2 == 1 then
-        return true
-    end
-    local _, _, _, headers = parse_envelope(e)
-    if not headers then
-        return true
-    end
-    for _, header in ipairs(headers) do
-        if is_context_name(header[1]) then
-            return true
-        end
-    end
-    return false
-end
-
 -- `e` (an envelope without a context) with the trace context of `source` (the stored envelope) added: its trace
 -- section, and its context headers after e's own; `e` as it is when the source has none or cannot be read.
 local function with_context_of(e, source)
@@ -163,9 +147,12 @@ end
 
 
 local mode = ARGV[1]
-local range = mode == 'range' or mode == 'range-env'
-local with_envelopes = mode == 'range-env' or mode == 'score-env'
+local count_only = mode == 'range-env-count' or mode == 'score-env-count'
+local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count'
+local with_envelopes = count_only or mode == 'range-env' or mode == 'score-env'
 local step = with_envelopes and 3 or 2
+local first_arg = with_envelopes and 4 or 3
+local context_hints = with_envelopes and ARGV[3] or ''
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
@@ -180,7 +167,7 @@ end
 -- RANGE_MERGE due times are formatted once per distinct timeRange: a Lua number handed to ZADD is converted to a
 -- string on every call, which cost more than the ZADD itself (most calls carry one timeRange).
 local members, zadd_args, seen, due_of = {}, {}, {}, {}
-for i = 3, #ARGV, step do
+for i = first_arg, #ARGV, step do
     local member = ARGV[i + 1]
     members[#members + 1] = member
     local score = ARGV[i]
@@ -195,19 +182,23 @@ for i = 3, #ARGV, step do
     zadd_args[#zadd_args + 1] = score
     zadd_args[#zadd_args + 1] = member
 end
-local existing = redis.call('ZMSCORE', K_STORE, unpack(members))
+-- the count modes ask only how many are new: ZADD's reply says it (duplicates within the call counted once)
+local existing = not count_only and redis.call('ZMSCORE', K_STORE, unpack(members))
+local new_count
 if range then
-    redis.call('ZADD', K_STORE, 'NX', unpack(zadd_args))
+    new_count = redis.call('ZADD', K_STORE, 'NX', unpack(zadd_args))
 else
-    redis.call('ZADD', K_STORE, unpack(zadd_args))
+    new_count = redis.call('ZADD', K_STORE, unpack(zadd_args))
 end
 local added = {}
-for j, member in ipairs(members) do
-    if existing[j] or seen[member] then
-        added[j] = '0'
-    else
-        added[j] = '1'
-        seen[member] = true
+if existing then
+    for j, member in ipairs(members) do
+        if existing[j] or seen[member] then
+            added[j] = '0'
+        else
+            added[j] = '1'
+            seen[member] = true
+        end
     end
 end
 
@@ -219,14 +210,14 @@ if with_envelopes then
     -- send that had one.
     local keys, traces, checks, bare, needs = {}, {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[2 + 3 * j]
+        local envelope = ARGV[first_arg - 1 + 3 * j]
         if envelope ~= '' then
             if is_id(member) then
                 keys[j] = member
             else
                 keys[j], traces[j], checks[j] = body_keys(member)
             end
-            if not has_context(envelope) then
+            if string.byte(context_hints, j) ~= 49 then -- '1': it carries a context
                 bare[#bare + 1] = j
                 needs[j] = true
             end
@@ -260,7 +251,7 @@ if with_envelopes then
     end
     local envelope_args, trace_args, stale, latest = {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[2 + 3 * j]
+        local envelope = ARGV[first_arg - 1 + 3 * j]
         if envelope ~= '' then
             local source = needs[j] and (latest[keys[j]] or stored[j])
             if source then
@@ -300,5 +291,8 @@ else
     if was_empty or first[1] ~= first_before[1] or first[2] ~= first_before[2] then
         redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. first[2])
     end
+end
+if count_only then
+    return new_count
 end
 return table.concat(added)
