@@ -145,26 +145,64 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         if (stored.length == 0 || (stored[0] & TRACE) != 0) {
             return stored.length > 0;
         }
-        if ((stored[0] & HEADERS) == 0) {
-            return false;
+        int flags = stored[0];
+        if ((flags & HEADERS) == 0) {
+            return (flags & ~(PAYLOAD | TRACE | HEADERS)) != 0;
         }
+        // a walk over the names, nothing copied: a sender asks this of every envelope it writes
         try {
-            for (String name : decode(stored).headers().keySet()) {
-                if (isContextName(name)) {
+            Reader in = new Reader(stored);
+            in.next();
+            if ((flags & PAYLOAD) != 0) {
+                in.skip(in.uvarint());
+            }
+            int count = in.uvarint();
+            for (int i = 0; i < count; i++) {
+                int length = in.uvarint();
+                int at = in.at;
+                in.skip(length);
+                if (isContextName(stored, at, length)) {
                     return true;
                 }
+                in.skip(in.uvarint());
             }
-            return false;
+            return (flags & ~(PAYLOAD | TRACE | HEADERS)) != 0 || in.at != stored.length;
         }
         catch (IllegalArgumentException ex) {
             return true;
         }
     }
 
-    private static boolean isContextName(String name) {
-        String n = name.toLowerCase(java.util.Locale.ROOT);
-        return n.equals(TRACEPARENT) || n.equals("tracestate") || n.equals("baggage") || n.equals("b3")
-                || n.startsWith("x-b3-");
+    private static final byte[][] CONTEXT_NAMES = {bytes(TRACEPARENT), bytes("tracestate"), bytes("baggage"),
+            bytes("b3")};
+    private static final byte[] B3_PREFIX = bytes("x-b3-");
+
+    /** Whether the UTF-8 name at {@code from} is one propagators write, in any case (ASCII names only). */
+    private static boolean isContextName(byte[] data, int from, int length) {
+        for (byte[] name : CONTEXT_NAMES) {
+            if (length == name.length && equalsIgnoringCase(data, from, name)) {
+                return true;
+            }
+        }
+        return length >= B3_PREFIX.length && equalsIgnoringCase(data, from, B3_PREFIX);
+    }
+
+    /** {@code lower} (lower-case ASCII) against {@code lower.length} bytes of {@code data} at {@code from}. */
+    private static boolean equalsIgnoringCase(byte[] data, int from, byte[] lower) {
+        for (int i = 0; i < lower.length; i++) {
+            int b = data[from + i];
+            if (b >= 'A' && b <= 'Z') {
+                b += 'a' - 'A';
+            }
+            if (b != lower[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static byte[] bytes(String ascii) {
+        return ascii.getBytes(StandardCharsets.US_ASCII);
     }
 
     /** A version-00 traceparent in lower-case hex as its 25 bytes; null for anything else (stored as text). */
@@ -254,6 +292,13 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
                 }
             }
             throw new IllegalArgumentException("envelope length at byte " + at + " out of range");
+        }
+
+        void skip(int length) {
+            if (length > data.length - at) {
+                throw new IllegalArgumentException("envelope ends early: " + length + " bytes wanted at byte " + at);
+            }
+            at += length;
         }
 
         byte[] bytes(int length) {
