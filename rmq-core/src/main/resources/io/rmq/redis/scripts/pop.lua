@@ -37,11 +37,14 @@
 --#include _common.lua
 write_when_full()
 
--- A member no message can have (0xFF 0xFF: no body starts with 0xFF, no id's UTF-8 has it), longer than any
--- zset-max-listpack-value one would set: see the first ZADD into prepare below
+-- A member no message can have (0xFF 0xFF: no body starts with 0xFF, no id's UTF-8 has it), longer than
+-- zset-max-listpack-value (64 by default) set well above it: see the first ZADD into prepare below
 local function skiplist_seed()
-    return '\255\255rmq: a new prepare key is a skiplist' .. string.rep('.', 1024)
+    return '\255\255rmq: a new prepare key is a skiplist' .. string.rep('.', 256)
 end
+-- the fewest messages a pop takes at once for which a new prepare is made a skiplist: a small one is as cheap as a
+-- listpack (few entries to walk), and the seed itself costs a pop a few µs
+local SEED_FROM = 16
 
 if redis.call('EXISTS', K_OWNER) == 1 then
     return redis.error_reply('RMQ_ORDERLY slot ' .. K_STORE .. ' is consumed by ORDERLY listeners (it has an'
@@ -110,12 +113,12 @@ while taken < batch and skipped < max_skipped do
     -- Redis keeps a small sorted set of short members (ids, short bodies) as a listpack, where each insert walks the
     -- whole set and parses every score: a pop's batch into ~100 leases in flight cost ~1 µs per message more than into
     -- a skiplist. One member longer than zset-max-listpack-value makes a new key a skiplist, and Redis does not turn
-    -- it back while the key lives: the pop that creates prepare adds such a member and removes it again at once, so no
-    -- one ever sees it.
+    -- it back while the key lives: the pop that creates prepare with a batch adds such a member and removes it again
+    -- at once, so no one ever sees it.
     local seed = nil
     if not prepare_checked then
         prepare_checked = true
-        if redis.call('EXISTS', K_PREPARE) == 0 then
+        if #members >= SEED_FROM and redis.call('EXISTS', K_PREPARE) == 0 then
             seed = skiplist_seed()
             redis.call('ZADD', K_PREPARE, 0, seed)
         end
