@@ -161,9 +161,10 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
-    void aTraceRecordIsForgottenByAnAckThatNamesItsFieldAndByOneThatDoesNot() {
-        // consumers read trace records themselves and name each field in the ack; an ack that names none (an older
-        // client, a delivery whose pop found no records) leaves the script to derive them: both forget the record
+    void aTraceRecordIsForgottenByAnAckThatNamesItsBodysKeyAndByOneThatDoesNot() {
+        // consumers read trace records themselves and name each body's envelope key in the ack; an ack that names none
+        // (an older client, a delivery whose pop found no records) leaves the script to derive it: both forget the
+        // record
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
         sendNow("t", "{\"id\":9}", THIRD);
@@ -174,14 +175,14 @@ class TraceContextStorageTest extends EngineTestSupport {
 
         RmqRedisLeases.PopResult popped = redis(rmq).leases().pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT)
                 .join();
-        assertThat(popped.messages()).hasSize(2).allSatisfy(p -> assertThat(p.traceField()).isNotNull());
+        assertThat(popped.messages()).hasSize(2).allSatisfy(p -> assertThat(p.envelopeKey()).isNotNull());
         assertThat(popped.messages()).extracting(p -> Envelope.decode(p.envelope()).headers())
                 .containsExactlyInAnyOrder(FIRST, THIRD);
 
         Popped named = popped.messages().get(0);
         Popped unnamed = popped.messages().get(1);
         assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(named.member()), List.of(popped.token()),
-                List.of(named.traceField())).join()).containsExactly(1L);
+                List.of(named.envelopeKey())).join()).containsExactly(1L);
         assertThat(storedCount("t")).isOne();
         assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(unnamed.member()), List.of(popped.token())).join())
                 .containsExactly(1L);

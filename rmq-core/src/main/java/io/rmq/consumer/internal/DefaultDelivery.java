@@ -51,7 +51,8 @@ public final class DefaultDelivery implements Delivery {
      * The field of the body's trace record when the pop read the slot's trace records (see
      * {@link RmqRedisLeases#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
      */
-    private final byte @Nullable [] traceField;
+    /** The body's envelope key ({@link EnvelopeKeys#of}) when the pop computed it; null otherwise. */
+    private final byte @Nullable [] envelopeKey;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
     /** Local {@link System#nanoTime()} when that pop's reply was read. */
@@ -64,12 +65,12 @@ public final class DefaultDelivery implements Delivery {
     /**
      * @param member the message's member (its body, or the tagged id)
      * @param stored the envelope (or legacy trace context) the pop returned, or null
-     * @param traceField the field of the body's trace record the pop read, or null
+     * @param envelopeKey the body's envelope key, when the pop computed it (to read its trace record), or null
      */
     public DefaultDelivery(SlotKeys slotKeys, byte[] member, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored, byte @Nullable [] traceField) {
+            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored, byte @Nullable [] envelopeKey) {
         this.stored = stored;
-        this.traceField = traceField;
+        this.envelopeKey = envelopeKey;
         this.logBodyChars = logBodyChars;
         this.poppedAtRedisMillis = poppedAtRedisMillis;
         this.receivedNanos = receivedNanos;
@@ -119,9 +120,16 @@ public final class DefaultDelivery implements Delivery {
         return new String(body(), StandardCharsets.UTF_8);
     }
 
-    /** The field of the body's trace record the pop read (for the ack), or null. */
-    byte @Nullable [] traceField() {
-        return traceField;
+    /**
+     * The envelope key the ack names for this delivery (ack.lua forgets the envelope and trace record by it, with no
+     * digest in Lua): a body's that came with an envelope or a trace record; null for an id (its member is its key)
+     * and for a body that came with neither (usually nothing to forget: Redis looks only where the slot has some).
+     */
+    byte @Nullable [] envelopeKey() {
+        if (envelopeKey != null) {
+            return envelopeKey;
+        }
+        return stored == null || EnvelopeKeys.isIdMember(member) ? null : EnvelopeKeys.of(member);
     }
 
     @Override

@@ -252,7 +252,7 @@ public final class DefaultRmqConsumer implements SlotConsumer {
         for (Popped popped : result.messages()) {
             deliveries.add(new DefaultDelivery(result.slot(), popped.member(), popped.score(), popped.attempt(),
                     result.token(), true, logBodyChars, result.redisNow(), received, popped.envelope(),
-                    popped.traceField()));
+                    popped.envelopeKey()));
         }
         return deliveries;
     }
@@ -472,9 +472,8 @@ public final class DefaultRmqConsumer implements SlotConsumer {
                     Reasons.truncate(failure.reason() == null ? "" : failure.reason()),
                     Settlement.actionOf(failure.decision())));
         }
-        return orderly.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial,
-                Settlement.bodies(acked),
-                failed, Settlement.bodies(returned), readContexts)
+        return orderly.orderlyNext(keys, epoch, priority, batch, slotRetry, resync, serial, Settlement.bodies(acked),
+                Settlement.envelopeKeys(acked), failed, Settlement.bodies(returned), readContexts)
                 .thenApply(step -> {
                     List<Delivery> deliveries = new ArrayList<>(step.messages().size());
                     long received = !timed || step.messages().isEmpty() ? 0 : System.nanoTime();

@@ -76,7 +76,7 @@ final class Settlement {
         this.instrumentation = instrumentation;
         this.timed = instrumentation.timed(); // NONE is not timed
         this.acks = new SlotBatcher<>(1000, RedisGateway.CALL_TIMEOUT_MILLIS,
-                (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))));
+                (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), envelopeKeys(group))));
     }
 
     /**
@@ -207,7 +207,7 @@ final class Settlement {
     // ---------------------------------------------------------------- acks
 
     CompletableFuture<Integer> ackAllAsync(List<Delivery> deliveries) {
-        return perSlot(deliveries, (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), traceFields(group))))
+        return perSlot(deliveries, (slot, group) -> timed("ack", leases.ack(slot, priority, bodies(group), tokens(group), envelopeKeys(group))))
                 .thenApply(results -> {
                     int acked = 0;
                     for (List<Long> codes : results.values()) {
@@ -293,7 +293,7 @@ final class Settlement {
             List<Long> sentTokens = tokens(group);
             CompletableFuture<List<Long>> call;
             try {
-                call = timed("ack", leases.ack(slot, priority, bodies(group), sentTokens, traceFields(group)));
+                call = timed("ack", leases.ack(slot, priority, bodies(group), sentTokens, envelopeKeys(group)));
             }
             catch (RuntimeException ex) {
                 call = CompletableFuture.failedFuture(ex);
@@ -499,13 +499,14 @@ final class Settlement {
     }
 
     /**
-     * The trace-record fields the pops of {@code group} read, empty for the others; null when none did (then the ack
-     * carries none, and Redis derives what it must forget itself).
+     * The envelope keys of the bodies of {@code group} that came with an envelope or a trace record
+     * ({@link DefaultDelivery#envelopeKey}), empty for the others; null when none did (then the ack carries none, and
+     * Redis derives what it must forget itself).
      */
-    static @Nullable List<byte[]> traceFields(List<Delivery> group) {
+    static @Nullable List<byte[]> envelopeKeys(List<Delivery> group) {
         List<byte[]> out = null;
         for (int i = 0; i < group.size(); i++) {
-            byte[] field = DefaultDelivery.of(group.get(i)).traceField();
+            byte[] field = DefaultDelivery.of(group.get(i)).envelopeKey();
             if (field != null && out == null) {
                 out = new ArrayList<>(group.size());
                 for (int k = 0; k < i; k++) {

@@ -45,9 +45,14 @@ public final class EnvelopeKeys {
         if (isIdMember(member)) {
             return member;
         }
+        return keyOf(sha1(member));
+    }
+
+    /** A body's envelope key ({@link #of}) from the body's SHA-1. */
+    static byte[] keyOf(byte[] digest) {
         byte[] key = new byte[14];
         key[0] = 1;
-        System.arraycopy(sha1(member), 0, key, 1, 13);
+        System.arraycopy(digest, 0, key, 1, 13);
         return key;
     }
 

@@ -7,11 +7,11 @@ import org.jspecify.annotations.Nullable;
  *
  * @param envelope   its stored {@link Envelope} (or a legacy trace context, {@link TraceContexts}), or null: none
  *                   stored (a legacy context: none, or not asked for)
- * @param traceField the field of the body's trace record when the consumer read the slot's trace records itself
- *                   (named again in the ack, see ack.lua); null otherwise
+ * @param envelopeKey the body's envelope key ({@link EnvelopeKeys#of}) when the consumer computed it to read the
+ *                   slot's trace records itself (named again in the ack, see ack.lua); null otherwise
  */
 public record Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope,
-        byte @Nullable [] traceField) {
+        byte @Nullable [] envelopeKey) {
 
     public Popped(byte[] member, double score, int attempt, byte @Nullable [] envelope) {
         this(member, score, attempt, envelope, null);

@@ -202,7 +202,7 @@ public final class RmqRedisLeases {
                 Popped p = popped.get(at[k]);
                 out.set(at[k], new Popped(p.member(), p.score(), p.attempt(),
                         EnvelopeKeys.fromTraceRecordOf(digests.get(k), values.get(k).getValueOrElse(null)),
-                        fields.get(k)));
+                        EnvelopeKeys.keyOf(digests.get(k))));
             }
             return new PopResult(result.slot(), result.token(), result.redisNow(), result.nextDue(), out);
         });
@@ -218,14 +218,14 @@ public final class RmqRedisLeases {
     }
 
     /**
-     * As above, naming each member's trace-record field ({@link Popped#traceField}; empty for none), so that the
-     * script forgets the records without a digest per member; {@code traceFields} null: none named.
+     * As above, naming each member's envelope key ({@link EnvelopeKeys#of}; empty for an id, or none), so that the
+     * script forgets its envelope and trace record without a digest per member; {@code envelopeKeys} null: none named.
      */
     public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens,
-            @Nullable List<byte[]> traceFields) {
-        List<byte[]> args = new ArrayList<>(members.size() * (traceFields == null ? 1 : 2) + 5);
-        args.add(traceFields == null ? (priority ? ONE : ZERO)
-                : bytes((priority ? "1" : "0") + traceFields.size()));
+            @Nullable List<byte[]> envelopeKeys) {
+        List<byte[]> args = new ArrayList<>(members.size() * (envelopeKeys == null ? 1 : 2) + 5);
+        args.add(envelopeKeys == null ? (priority ? ONE : ZERO)
+                : bytes((priority ? "1" : "0") + envelopeKeys.size()));
         int runStart = -1;
         for (int i = 0; i < members.size(); i++) {
             long token = tokens.get(i);
@@ -242,8 +242,8 @@ public final class RmqRedisLeases {
         if (runStart >= 0) {
             args.set(runStart + 1, bytes(args.size() - runStart - 2));
         }
-        if (traceFields != null) {
-            args.addAll(traceFields);
+        if (envelopeKeys != null) {
+            args.addAll(envelopeKeys);
         }
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.ACK, ScriptOutputType.VALUE, slot.leasing(),
                 args.toArray(byte[][]::new));

@@ -138,7 +138,19 @@ public final class RmqRedisOrderly {
     public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
             RetryPolicy retry, boolean resync, boolean serial, List<byte[]> acked, List<OrderlyFailure> failures,
             List<byte[]> returned, boolean withContexts) {
-        byte[][] args = new byte[15 + acked.size() + 3 * failures.size() + returned.size()][];
+        return orderlyNext(slot, epoch, priority, batch, retry, resync, serial, acked, null, failures, returned,
+                withContexts);
+    }
+
+    /**
+     * As above, naming the envelope key of each acked member ({@link EnvelopeKeys#of}; empty for an id or none), so
+     * that the step forgets their envelopes without a digest per member; {@code ackedKeys} null: none named.
+     */
+    public CompletableFuture<OrderlyStep> orderlyNext(SlotKeys slot, long epoch, boolean priority, int batch,
+            RetryPolicy retry, boolean resync, boolean serial, List<byte[]> acked, @Nullable List<byte[]> ackedKeys,
+            List<OrderlyFailure> failures, List<byte[]> returned, boolean withContexts) {
+        int named = ackedKeys == null ? 0 : ackedKeys.size();
+        byte[][] args = new byte[15 + acked.size() + 3 * failures.size() + returned.size() + named][];
         byte[][] retryArgs = new byte[7][];
         fillRetryArgs(retryArgs, priority, retry);
         args[0] = bytes(epoch);
@@ -162,6 +174,11 @@ public final class RmqRedisOrderly {
         args[at++] = bytes(returned.size());
         for (byte[] member : returned) {
             args[at++] = member;
+        }
+        if (ackedKeys != null) {
+            for (byte[] key : ackedKeys) {
+                args[at++] = key;
+            }
         }
         CompletableFuture<List<Object>> reply = gateway.eval(RmqScript.ORDERLY_NEXT, ScriptOutputType.MULTI,
                 slot.all(), args);

@@ -224,6 +224,12 @@ local function body_keys(member)
     return '\1' .. trace .. check .. rest, '\2' .. trace, check
 end
 
+-- body_keys's three from the envelope key alone (0x01 + SHA-1 bytes 0..12), as a sender or consumer computed it: the
+-- trace-record field is 0x02 + bytes 0..4, the check bytes 5..8 of the digest
+local function keys_of(key)
+    return key, '\2' .. string.sub(key, 2, 6), string.sub(key, 7, 10)
+end
+
 local function envelope_key(member)
     if is_id(member) then
         return member
@@ -249,10 +255,10 @@ end
 -- copy is left (acked, dropped, cancelled, purged, deleted from dead), and stays while a newer duplicate waits in
 -- store, a PRIORITY retry backs off or the member lies in dead (a requeue is delivered with its headers). The same for
 -- a trace record and a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body).
--- `traces` (optional, indexed like members): the bodies' trace-record fields as the consumer computed them ('' for an
--- id), so that no digest is needed here when the slot has no msg HASH; `left_prepare`: the caller has just taken
+-- `named` (optional, indexed like members): the bodies' envelope keys as the consumer computed them ('' for an id or
+-- a body it named none for), so that no digest is needed here (see keys_of); `left_prepare`: the caller has just taken
 -- every one of them out of prepare (an ack), which saves looking there. Slots with none of the three pay one EXISTS.
-local function forget_envelopes(members, traces, left_prepare)
+local function forget_envelopes(members, named, left_prepare)
     if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT) == 0 then
         return
     end
@@ -264,15 +270,18 @@ local function forget_envelopes(members, traces, left_prepare)
     for j, member in ipairs(members) do
         if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
             gone[#gone + 1] = member
-            local named = traces and traces[j]
+            local key = named and named[j]
             if is_id(member) then
                 fields[#fields + 1] = member
-            elseif has_msg or (has_trace and (not named or named == '')) then
-                local key, trace = body_keys(member)
+            elseif has_msg or has_trace then
+                local trace
+                if key and key ~= '' then
+                    key, trace = keys_of(key)
+                else
+                    key, trace = body_keys(member)
+                end
                 fields[#fields + 1] = key
                 trace_fields[#trace_fields + 1] = trace
-            elseif has_trace then
-                trace_fields[#trace_fields + 1] = named
             end
         end
     end

@@ -9,9 +9,10 @@
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, lease-seq, skipped of the slot
--- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the trace-record
---         fields of the members, one per member in argument order ('' for an id): the consumer read the records
---         itself (see pop.lua, ARGV[13]) and names them, so that forgetting them needs no digest here
+-- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the envelope keys
+--         of the members, one per member in argument order (0x01 + the first 13 bytes of the body's SHA-1; '' for an
+--         id, or a body the consumer names none for): the consumer names the keys of the bodies that came with an
+--         envelope or a trace record, so that forgetting them needs no digest here (see keys_of in _common.lua)
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
@@ -21,8 +22,8 @@
 write_when_full()
 
 local is_priority = string.sub(ARGV[1], 1, 1) == '1'
-local trace_count = tonumber(string.sub(ARGV[1], 2)) or 0
-local runs_end = #ARGV - trace_count
+local named_count = tonumber(string.sub(ARGV[1], 2)) or 0
+local runs_end = #ARGV - named_count
 -- The fencing check per run: the members of one pop (or extension) share its token, so one ZRANGEBYSCORE of that exact
 -- score names the ones it still holds, with no score to format and parse per member as ZMSCORE would (Redis formats
 -- each double it replies with printf, a large part of an ack's cost). When the token holds many more members than
@@ -30,8 +31,8 @@ local runs_end = #ARGV - trace_count
 -- much more than it settles; a ZCOUNT of the token (two rank lookups, no member read) decides which, so the run
 -- never pays for both.
 local out, acked = {}, {}
--- the trace-record fields of the acked members (when the consumer named them), and how many members were read so far
-local acked_traces, seen = trace_count > 0 and {} or nil, 0
+-- the envelope keys of the acked members (when the consumer named them), and how many members were read so far
+local acked_keys, seen = named_count > 0 and {} or nil, 0
 -- acked members still to be removed one by one (the runs that settle all their token holds go by score instead)
 local remove = {}
 local i = 2
@@ -54,7 +55,7 @@ while i <= runs_end do
                     settled = settled + 1
                 end
                 acked[#acked + 1] = member
-                if acked_traces then acked_traces[#acked] = ARGV[runs_end + seen] end
+                if acked_keys then acked_keys[#acked] = ARGV[runs_end + seen] end
                 out[#out + 1] = '1'
             else
                 out[#out + 1] = '0'
@@ -74,7 +75,7 @@ while i <= runs_end do
             seen = seen + 1
             if held_score and token_of(held_score) == token then
                 acked[#acked + 1] = ARGV[k]
-                if acked_traces then acked_traces[#acked] = ARGV[runs_end + seen] end
+                if acked_keys then acked_keys[#acked] = ARGV[runs_end + seen] end
                 remove[#remove + 1] = ARGV[k]
                 out[#out + 1] = '1'
             else
@@ -117,7 +118,7 @@ if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCEL
         redis.call('SREM', K_CANCELLED, unpack(acked))
     end
     -- its envelope too, unless a duplicate still waits (or a copy backs off or lies in dead)
-    forget_envelopes(acked, acked_traces, true)
+    forget_envelopes(acked, acked_keys, true)
     -- duplicates waiting behind an in-flight body are rare: no store lookup unless a pop skipped one (then one per
     -- call, and the acked bodies leave the skipped SET)
     if forget_skipped(acked) then

@@ -26,6 +26,9 @@
 -- then f, the number of failed members, then per failure: member, reason, action ('' retry policy, 'd' dead, 'x' drop,
 --      or ms until its retry; see fail() in _common.lua)
 -- then r, the number of returned members, then the r members
+-- then, optionally, the envelope keys of the n acked members, in their order ('' for an id or a body named none for):
+--      the owner names the keys of the bodies that came with an envelope, so that forgetting them needs no digest here
+--      (see forget_envelopes in _common.lua)
 -- Returns: { status, next due, Redis now, suspended lanes, earliest retry, f, outcome1..outcomef,
 --            member1, score1, attempt1, envelope1, member2, ... }
 --   status: 1 + 2 x the dead members the retention trimmed, or 0 when fenced (this instance no longer holds the
@@ -79,7 +82,15 @@ if n > 0 then
     if redis.call('EXISTS', K_ERRORS) == 1 then redis.call('HDEL', K_ERRORS, unpack(acked)) end
     if redis.call('EXISTS', K_RETRY) == 1 then redis.call('ZREM', K_RETRY, unpack(acked)) end
     if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(acked)) end
-    forget_envelopes(acked)
+    local f_at = at + n + 1
+    local r_at = f_at + 3 * tonumber(ARGV[f_at]) + 1
+    local keys_at = r_at + tonumber(ARGV[r_at]) + 1
+    local named = nil
+    if #ARGV >= keys_at + n - 1 then
+        named = {}
+        for i = 1, n do named[i] = ARGV[keys_at + i - 1] end
+    end
+    forget_envelopes(acked, named)
 end
 at = at + n + 1
 

@@ -20,8 +20,9 @@
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
 --            with envelopes: ARGV[3] one character per message, '1' when its envelope carries a trace context (the
---            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1,
---            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none)
+--            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1, key1,
+--            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none; key: a body's envelope key as the sender
+--            computed it, see keys_of in _common.lua, or '' for an id or a body without an envelope)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
 --          call); one reply element instead of one per message. The count modes: the number of messages added (an
 --          integer), without looking up which were waiting
@@ -150,7 +151,7 @@ local mode = ARGV[1]
 local count_only = mode == 'range-env-count' or mode == 'score-env-count'
 local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count'
 local with_envelopes = count_only or mode == 'range-env' or mode == 'score-env'
-local step = with_envelopes and 3 or 2
+local step = with_envelopes and 4 or 2
 local first_arg = with_envelopes and 4 or 3
 local context_hints = with_envelopes and ARGV[3] or ''
 local is_priority = ARGV[2] == '1'
@@ -210,10 +211,13 @@ if with_envelopes then
     -- send that had one.
     local keys, traces, checks, bare, needs = {}, {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[first_arg - 1 + 3 * j]
+        local envelope = ARGV[first_arg - 2 + 4 * j]
         if envelope ~= '' then
+            local key = ARGV[first_arg - 1 + 4 * j]
             if is_id(member) then
                 keys[j] = member
+            elseif key ~= '' then
+                keys[j], traces[j], checks[j] = keys_of(key)
             else
                 keys[j], traces[j], checks[j] = body_keys(member)
             end
@@ -251,7 +255,7 @@ if with_envelopes then
     end
     local envelope_args, trace_args, stale, latest = {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[first_arg - 1 + 3 * j]
+        local envelope = ARGV[first_arg - 2 + 4 * j]
         if envelope ~= '' then
             local source = needs[j] and (latest[keys[j]] or stored[j])
             if source then
