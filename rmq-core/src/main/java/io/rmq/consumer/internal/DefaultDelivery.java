@@ -48,10 +48,9 @@ public final class DefaultDelivery implements Delivery {
     private final byte @Nullable [] stored;
     private @Nullable Envelope envelope;
     /**
-     * The field of the body's trace record when the pop read the slot's trace records (see
-     * {@link RmqRedisLeases#pop}): the ack names it, so Redis forgets the record without a digest. Null otherwise.
+     * The body's envelope key ({@link EnvelopeKeys#of}) when the pop computed it to read the slot's trace records (see
+     * {@link RmqRedisLeases#pop}); null otherwise.
      */
-    /** The body's envelope key ({@link EnvelopeKeys#of}) when the pop computed it; null otherwise. */
     private final byte @Nullable [] envelopeKey;
     /** Redis's clock (ms) when the pop (or ORDERLY step) that took this delivery ran; for its lateness. */
     private final long poppedAtRedisMillis;
