@@ -57,34 +57,34 @@ local resync = ARGV[11] == '1'
 -- the owner holds messages of the common lane: only more of them are taken until those are done
 local serial = ARGV[12] == '1'
 
-local at = 13
+-- where the settlement's parts start: n acked members after ARGV[13], f failures after f_at, r returned members after
+-- r_at, then (when the owner named them) the acked members' envelope keys at keys_at
+local n = tonumber(ARGV[13])
+local f_at = 13 + n + 1
+local f = tonumber(ARGV[f_at])
+local r_at = f_at + 3 * f + 1
+local r = tonumber(ARGV[r_at])
+local keys_at = r_at + r + 1
 -- a resync after a step whose outcome the owner never learnt: the lanes it reports failures or returns of (read
 -- before they are settled: a dropped member's envelope goes)
 local reported_lanes = {}
 if resync then
-    local n0 = tonumber(ARGV[at])
-    local f0 = tonumber(ARGV[at + n0 + 1])
-    local r0 = tonumber(ARGV[at + n0 + 3 * f0 + 2])
     local named = {}
-    for k = 1, f0 do named[#named + 1] = ARGV[at + n0 + 3 * k - 1] end
-    for i = 1, r0 do named[#named + 1] = ARGV[at + n0 + 3 * f0 + 2 + i] end
+    for k = 1, f do named[#named + 1] = ARGV[f_at + 3 * k - 2] end
+    for i = 1, r do named[#named + 1] = ARGV[r_at + i] end
     if #named > 0 then
         local _, lanes = orderly_envelopes(named, false)
         for _, lane in ipairs(lanes) do reported_lanes[lane] = true end
     end
 end
-local n = tonumber(ARGV[at])
 if n > 0 then
     local acked = {}
-    for i = at + 1, at + n do acked[#acked + 1] = ARGV[i] end
+    for i = 14, 13 + n do acked[#acked + 1] = ARGV[i] end
     redis.call('ZREM', K_PREPARE, unpack(acked))
     if redis.call('EXISTS', K_ATTEMPTS) == 1 then redis.call('HDEL', K_ATTEMPTS, unpack(acked)) end
     if redis.call('EXISTS', K_ERRORS) == 1 then redis.call('HDEL', K_ERRORS, unpack(acked)) end
     if redis.call('EXISTS', K_RETRY) == 1 then redis.call('ZREM', K_RETRY, unpack(acked)) end
     if redis.call('EXISTS', K_CANCELLED) == 1 then redis.call('SREM', K_CANCELLED, unpack(acked)) end
-    local f_at = at + n + 1
-    local r_at = f_at + 3 * tonumber(ARGV[f_at]) + 1
-    local keys_at = r_at + tonumber(ARGV[r_at]) + 1
     local named = nil
     if #ARGV >= keys_at + n - 1 then
         named = {}
@@ -92,22 +92,18 @@ if n > 0 then
     end
     forget_envelopes(acked, named)
 end
-at = at + n + 1
 
-local f = tonumber(ARGV[at])
 local outcomes = {}
 for k = 1, f do
-    local member, reason, action = ARGV[at + 3 * k - 2], ARGV[at + 3 * k - 1], ARGV[at + 3 * k]
+    local member, reason, action = ARGV[f_at + 3 * k - 2], ARGV[f_at + 3 * k - 1], ARGV[f_at + 3 * k]
     outcomes[k] = 0
     if redis.call('ZSCORE', K_PREPARE, member) then
         outcomes[k] = fail(member, now, is_priority, max_retries, initial, multiplier, max, jitter, spread(rnd, k),
             reason, action, ORDERLY_FAILURE)
     end
 end
-at = at + 3 * f + 1
 
-local r = tonumber(ARGV[at])
-for i = at + 1, at + r do
+for i = r_at + 1, r_at + r do
     local member = ARGV[i]
     local score = redis.call('ZSCORE', K_PREPARE, member)
     if score then
