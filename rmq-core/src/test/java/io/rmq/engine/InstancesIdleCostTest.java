@@ -73,19 +73,46 @@ class InstancesIdleCostTest extends EngineTestSupport {
         assertThat(ten).as("at most 5 commands/s").isLessThanOrEqualTo(25);
     }
 
-    /** Commands Redis ran over 5 s while {@code listeners} idle CONCURRENT containers of 16 slots each ran. */
+    /**
+     * Ten idle ORDERLY listeners on ten topics cost Redis what one does: their memberships (the lease of the slots they
+     * hold) are renewed by the engine's one heartbeat (every third of the ownership timeout: 6 commands per 1.67 s),
+     * where each container beat for itself before (5 commands a second each: 500 in 10 s). Each also lists itself in
+     * its topic's own membership key for older engines once a minute (at its start, before the window here).
+     */
+    @Test
+    void tenIdleOrderlyListenersCostWhatOneDoes() throws Exception {
+        long one = idleCommands(1, true);
+        long ten = idleCommands(10, true);
+        System.out.printf("[orderly-idle-cost] over 5 s: 1 ORDERLY listener %d commands, 10 listeners %d%n", one, ten);
+        // 3 beats of 6 commands in a window of 5 s, a fourth at its edge
+        assertThat(ten).as("10 ORDERLY listeners vs 1 (%d)", one).isLessThanOrEqualTo(Math.max(one, 18) + 6);
+        assertThat(ten).as("at most 5 commands/s").isLessThanOrEqualTo(25);
+    }
+
     private long idleCommands(int listeners) throws Exception {
+        return idleCommands(listeners, false);
+    }
+
+    /** Commands Redis ran over 5 s while {@code listeners} idle containers of 16 slots each ran. */
+    private long idleCommands(int listeners, boolean orderly) throws Exception {
         java.util.List<io.rmq.container.ListenerContainer> containers = new java.util.ArrayList<>();
         for (int i = 0; i < listeners; i++) {
             String topic = "idle-listeners-" + listeners + "-" + i;
             rmq.defineTopic(topic, TopicType.FIXED_TIME, 16);
-            io.rmq.container.ListenerContainer container = rmq.container(topic, FAST, String.class,
-                    (String body, io.rmq.consumer.Delivery d) -> { },
-                    io.rmq.container.ContainerOptions.of(topic, 1));
+            io.rmq.container.ContainerOptions options = io.rmq.container.ContainerOptions.of(topic, 1);
+            io.rmq.container.ListenerContainer container = orderly
+                    ? rmq.container(topic, FAST, String.class, (String body, io.rmq.consumer.Delivery d) -> { },
+                            options.withMode(io.rmq.core.ConsumeMode.ORDERLY), rmq.slotCoordinator())
+                    : rmq.container(topic, FAST, String.class, (String body, io.rmq.consumer.Delivery d) -> { },
+                            options);
             container.start();
             containers.add(container);
         }
         try {
+            if (orderly) {
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+                        containers.stream().allMatch(c -> c.ownedSlots().size() == 16));
+            }
             Thread.sleep(2000); // the start-up poll of every slot, the first beats
             Map<String, Long> before = commandStats();
             Thread.sleep(5_000);

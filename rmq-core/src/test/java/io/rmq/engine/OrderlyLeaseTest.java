@@ -94,6 +94,157 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         assertThat(rmq.admin().endOrdering(topic)).isEqualTo(1);
     }
 
+    /**
+     * Instances of this engine are listed by the roster (ids with the roster mark); instances of older engines only in
+     * the topic's own membership key. A claim on the roster's list alone never takes a slot over from an older
+     * engine's instance (it may be alive, listed where that list did not look): it is refused as such, and taken over
+     * only on a list that read the topic's key and misses it. A roster instance missing from a newer list is taken
+     * over as before.
+     */
+    @Test
+    void aClaimOnTheRosterAloneNeverTakesASlotOverFromAnOlderEnginesInstance() {
+        String topic = "roster-lease";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
+        RmqRedis redis = redis(rmq);
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
+        String older = "old@1-0ld0ld00";
+        MembersBeat olderList = redis.members(topic, older, 60_000, MembersAction.JOIN).join();
+        assertThat(SlotClaims.claimLeased(consumer, 0, older, 0, olderList).join().held()).isTrue();
+
+        String mine = "new@2-abcdef12.r";
+        long later = olderList.redisNow() + 1;
+        Claim onRoster = SlotClaims.claimLeased(consumer, 0, mine, 0,
+                new MembersBeat(true, later, List.of(mine), false)).join();
+        assertThat(onRoster.held()).isFalse();
+        assertThat(onRoster.heldByOlderEngine()).as("refused as an older engine's slot").isTrue();
+        MembersBeat covering = redis.members(topic, mine, 60_000, MembersAction.JOIN).join();
+        assertThat(covering.live()).contains(older);
+        Claim whileListed = SlotClaims.claimLeased(consumer, 0, mine, 0, covering).join();
+        assertThat(whileListed.held()).isFalse();
+        assertThat(whileListed.heldByOlderEngine()).as("a live holder, not one the list missed").isFalse();
+        redis.members(topic, older, 0, MembersAction.LEAVE).join();
+        MembersBeat without = redis.members(topic, mine, 60_000, MembersAction.BEAT).join();
+        Claim taken = SlotClaims.claimLeased(consumer, 0, mine, 0, without).join();
+        assertThat(taken.held()).isTrue();
+        assertThat(taken.tookOver()).isTrue();
+
+        // a roster instance holding slot 1 that a newer roster list misses is taken over on that list alone
+        String other = "other@3-12345678.r";
+        MembersBeat both = new MembersBeat(true, without.redisNow() + 1, List.of(mine, other), false);
+        assertThat(SlotClaims.claimLeased(consumer, 1, other, 0, both).join().held()).isTrue();
+        assertThat(SlotClaims.claimLeased(consumer, 1, mine, 0, both).join().held()).as("other is listed").isFalse();
+        Claim over = SlotClaims.claimLeased(consumer, 1, mine, 0,
+                new MembersBeat(true, both.redisNow() + 1, List.of(mine), false)).join();
+        assertThat(over.held()).isTrue();
+        assertThat(over.tookOver()).isTrue();
+    }
+
+    /**
+     * A rolling upgrade: an instance of an older engine (simulated with its membership heartbeat and its claims: it
+     * reads only the topic's own membership key) holds two of four slots. A container of this engine finds it there,
+     * lists itself there at every pass (so the older one sees it), counts it among the live, and leaves its slots alone
+     * while it beats; once it stops beating, the container takes its slots over and handles everything, in order.
+     */
+    @Test
+    void aContainerBesideAnOlderEnginesInstanceListsItselfWhereThatOneReadsAndTakesItsSlotsOnlyOnceItIsGone()
+            throws Exception {
+        String topic = "rolling";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 4);
+        RmqRedis redis = redis(rmq);
+        DefaultRmqConsumer olderConsumer = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
+        String older = "old@1-0ld0ld00";
+        MembersBeat olderList = redis.members(topic, older, 1500, MembersAction.JOIN).join();
+        assertThat(SlotClaims.claimLeased(olderConsumer, 0, older, 0, olderList).join().held()).isTrue();
+        assertThat(SlotClaims.claimLeased(olderConsumer, 1, older, 0, olderList).join().held()).isTrue();
+        java.util.concurrent.atomic.AtomicBoolean beating = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.List<String> seenByOlder = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread beat = new Thread(() -> {
+            while (beating.get()) {
+                seenByOlder.addAll(redis.members(topic, older, 1500, MembersAction.BEAT).join().live());
+                try {
+                    Thread.sleep(300);
+                }
+                catch (InterruptedException ex) {
+                    return;
+                }
+            }
+        }, "older-engine-beat");
+        beat.start();
+        Checker checker = new Checker();
+        byte[] owner0 = redis.keys().slots(rmq.topics().get(topic))[0].owner();
+        byte[] owner1 = redis.keys().slots(rmq.topics().get(topic))[1].owner();
+        try (LogCapture log = LogCapture.rmq().expecting("instances of an older RMQ are listed",
+                "no instance of an older RMQ is listed any more")) {
+            OrderlyListenerContainer container = orderly(rmq, topic, 2, Duration.ofSeconds(2), checker,
+                    (body, d) -> { });
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
+                    .anyMatch(m -> m.contains("instances of an older RMQ are listed")));
+            String mine = container.instanceId();
+            assertThat(mine).endsWith(".r");
+            await().atMost(Duration.ofSeconds(30)).until(() -> seenByOlder.contains(mine));
+            // it leaves the older instance's slots alone while that one beats
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() ->
+                    older.equals(ownerId(owner0)) && older.equals(ownerId(owner1)));
+            assertThat(container.ownedSlots()).doesNotContain(0, 1);
+            beating.set(false);
+            beat.join();
+            // gone: its entry runs out (1.5 s), and the container takes every slot
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 4);
+            assertThat(ownerId(owner0)).isEqualTo(mine);
+            sendLedger(topic, 8, 3, 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 24);
+            checker.assertInOrder(8, 3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
+                    .anyMatch(m -> m.contains("no instance of an older RMQ is listed any more")));
+        }
+        finally {
+            beating.set(false);
+            beat.join();
+        }
+    }
+
+    /**
+     * A container that stops while a handler still runs keeps its membership for the ownership timeout from the stop
+     * (the engine's heartbeat goes on for its other listeners, but no longer renews this one), so that no other
+     * instance takes the slot while the handler may still be inside; then it drops out.
+     */
+    @Test
+    void aContainerStoppedWithAHandlerStillRunningStaysListedForItsTimeoutThenDropsOut() throws Exception {
+        String topic = "lingering";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 1);
+        Checker checker = new Checker();
+        java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch goOn = new java.util.concurrent.CountDownLatch(1);
+        try (LogCapture log = LogCapture.rmq().expecting("stopped with handlers still running")) {
+            OrderlyListenerContainer container = orderly(rmq, topic, 1, Duration.ofSeconds(2), checker,
+                    (body, d) -> {
+                        inside.countDown();
+                        goOn.await();
+                    });
+            await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 1);
+            String id = container.instanceId();
+            sendLedger(topic, 1, 1, 0);
+            assertThat(inside.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            container.stop();
+            long stopped = System.currentTimeMillis();
+            RmqRedis redis = redis(rmq);
+            assertThat(redis.roster().read().join().orderly(topic)).as("listed after the stop").contains(id);
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> !redis.roster().read().join().orderly(topic).contains(id));
+            // the beat that wrote its own entry ran within moments of the stop; the entry lived its 2 s from then
+            assertThat(System.currentTimeMillis() - stopped).as("listed for its timeout after the stop")
+                    .isGreaterThanOrEqualTo(1500);
+        }
+        finally {
+            goOn.countDown();
+        }
+    }
+
+    private @org.jspecify.annotations.Nullable String ownerId(byte[] owner) {
+        byte[] id = raw(commands -> commands.hget(owner, "id".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        return id == null ? null : new String(id, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     @Test
     void anOwnerKeyOfAnEngineBeforeTheLeasesKeepsItsDeadline() {
         String topic = "oldkey";
@@ -125,15 +276,14 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
             String first = container.instanceId();
             // as if it had missed its heartbeats for the ownership timeout: the membership drops it
             RmqRedis redis = redis(rmq);
-            redis.members(topic, first, 0, MembersAction.LEAVE).join();
+            dropFromRoster(first);
             await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
                     .anyMatch(m -> m.contains("dropped from the membership")));
             // it joins again under a new id, takes the slots of the old one over (never live again), and handles
             // what comes
             await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 4
                     && !container.instanceId().equals(first));
-            assertThat(redis.members(topic, "reader", 60_000, MembersAction.LIST).join().live())
-                    .containsExactly(container.instanceId());
+            assertThat(redis.roster().read().join().orderly(topic)).containsExactly(container.instanceId());
             sendLedger(topic, 4, 3, 0);
             await().atMost(Duration.ofSeconds(30)).until(() -> checker.done.size() == 12);
             checker.assertInOrder(4, 3);
@@ -161,7 +311,7 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
             sendLedger(topic, 1, 3, 0);
             assertThat(inside.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
             String first = container.instanceId();
-            redis(rmq).members(topic, first, 0, MembersAction.LEAVE).join();
+            dropFromRoster(first);
             // it joins again under a new id and owns the slot again, while the first handler is still inside
             await().atMost(Duration.ofSeconds(30)).until(() -> container.ownedSlots().size() == 1
                     && !container.instanceId().equals(first));
@@ -175,6 +325,26 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         finally {
             goOn.countDown();
         }
+    }
+
+    /**
+     * Takes the engine's roster entry that lists {@code instanceId} off, as another engine's beat does once its time
+     * ran out (the instance missed its heartbeats for the ownership timeout).
+     */
+    private void dropFromRoster(String instanceId) {
+        RmqRedis redis = redis(rmq);
+        byte[] live = redis.keys().consumersLive();
+        byte[] members = redis.keys().consumersMembers();
+        java.util.Map<byte[], byte[]> entries = raw(commands -> commands.hgetall(members));
+        int dropped = 0;
+        for (java.util.Map.Entry<byte[], byte[]> entry : entries.entrySet()) {
+            if (new String(entry.getValue(), java.nio.charset.StandardCharsets.UTF_8).contains(instanceId)) {
+                raw(commands -> commands.zrem(live, entry.getKey()));
+                raw(commands -> commands.hdel(members, entry.getKey()));
+                dropped++;
+            }
+        }
+        assertThat(dropped).as("the roster entry listing %s", instanceId).isEqualTo(1);
     }
 
     private void hset(byte[] key, String... fieldsAndValues) {

@@ -14,6 +14,7 @@ import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.MembershipLease;
+import io.rmq.coordination.internal.RedisSlotCoordinator;
 import io.rmq.observe.RmqInstrumentation;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisOrderly.Claim;
@@ -110,7 +111,7 @@ final class SlotOwnership {
     void newInstanceId() {
         // no '/': the id is also a ZooKeeper node name
         instanceId = id.replace('/', '_') + "@" + ProcessHandle.current().pid() + "-"
-                + UUID.randomUUID().toString().substring(0, 8);
+                + UUID.randomUUID().toString().substring(0, 8) + RedisSlotCoordinator.ROSTER_MARK;
     }
 
     /** Joins the topic's ordered consumers as {@link #instanceId()}; the coordination thread does the rest. */
@@ -134,7 +135,8 @@ final class SlotOwnership {
      */
     void leave(int abandoned) {
         orphaned.clear();
-        if (abandoned > 0 && membership instanceof MembershipLease) {
+        if (abandoned > 0 && membership instanceof MembershipLease lease) {
+            lease.leaveAfterTimeout();
             return;
         }
         try {
@@ -223,7 +225,8 @@ final class SlotOwnership {
         MembershipLease lease = membership instanceof MembershipLease l ? l : null;
         long guardMillis = guardMillis();
         renewEveryMillis = Math.max(100, guardMillis / 5);
-        long validUntil = sent + guardMillis - renewEveryMillis;
+        // leased: from when the heartbeat behind the membership began (the engine's, shared by its listeners)
+        long validUntil = (lease == null ? sent : lease.renewedAt()) + guardMillis - renewEveryMillis;
         List<OrderlySlot> held = changes.held();
         // renewals and claims go out together, then each is awaited with its own bound
         Map<OrderlySlot, CompletableFuture<Claim>> renewals = new LinkedHashMap<>();
@@ -333,6 +336,9 @@ final class SlotOwnership {
                     changes.add(entry.getKey(), claim.epoch(), validUntil);
                     log.debug("ORDERLY container '{}' owns slot {} of topic '{}' (epoch {})", id, entry.getKey(),
                             topic, claim.epoch());
+                }
+                else if (claim.heldByOlderEngine() && membership instanceof MembershipLease lease) {
+                    lease.heldByOlderEngine();
                 }
                 unread.remove(entry.getKey());
             }

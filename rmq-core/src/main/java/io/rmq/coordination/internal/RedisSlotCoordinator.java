@@ -1,24 +1,50 @@
 package io.rmq.coordination.internal;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.rmq.coordination.SlotCoordinator;
+import io.rmq.core.RmqException;
+import io.rmq.core.internal.Timeouts;
+import io.rmq.redis.internal.ConsumerRoster;
+import io.rmq.redis.internal.MembersBeat;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
-import io.rmq.redis.internal.MembersBeat;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The default coordinator: live instances are listed in {@code <prefix>:{<topic>}:members} (a heartbeat per tick;
- * an instance that misses its heartbeats for the ownership timeout drops out) and every instance computes the same
- * round-robin share of the slots from that list. Ownership itself is the slot's owner key in Redis, leased by that
- * membership: the key has no deadline to renew, another instance takes the slot over only once the holder has dropped
- * out of the list, and a holder whose heartbeat finds it dropped gives up every slot (see own.lua and members.lua).
- * So an idle instance costs Redis one heartbeat per tick, whatever number of slots it holds.
+ * The default coordinator: live instances are listed by their engine's one heartbeat ({@link ConsumerRoster}, under
+ * {@code <prefix>:{rmq-consumers}}; an instance whose engine misses its heartbeats for the ownership timeout drops
+ * out) and every instance computes the same round-robin share of the slots from that list. Ownership itself is the
+ * slot's owner key in Redis, leased by that membership: the key has no deadline to renew, another instance takes the
+ * slot over only once the holder has dropped out of the list, and a holder whose heartbeat finds it dropped gives up
+ * every slot (see own.lua and consumers_beat.lua). So an idle engine costs Redis one heartbeat per beat, whatever the
+ * number of its ORDERLY listeners and of the slots they hold.
+ * <p>
+ * Engines before the roster listed their ORDERLY instances in {@code <prefix>:{<topic>}:members} and read only that.
+ * So that they see this one (and never take its slots over as if it were gone), an instance also lists itself there
+ * every {@link #PRESENCE_EVERY_MILLIS} for {@link #PRESENCE_TTL_MILLIS}, and reads who else is. While an instance of an
+ * older engine is listed there (an id without {@link #ROSTER_MARK}), it beats that key at every pass with the ownership
+ * timeout, as they do, and counts them in its live list; an older instance that holds a slot is taken over only on such
+ * a list (own.lua refuses a claim made on the roster alone).
  */
 public final class RedisSlotCoordinator implements SlotCoordinator {
+
+    /** How an instance id of this engine ends: ids without it are instances of older engines. */
+    public static final String ROSTER_MARK = ConsumerRoster.ROSTER_MARK;
+    /** How often an instance lists itself in the topic's own membership key for older engines. */
+    static final long PRESENCE_EVERY_MILLIS = 60_000;
+    /** How long that listing holds (older engines take a slot over once it ran out). */
+    static final long PRESENCE_TTL_MILLIS = 150_000;
+
+    private static final Logger log = LoggerFactory.getLogger(RedisSlotCoordinator.class);
 
     private final RmqRedis redis;
 
@@ -32,9 +58,15 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         return new Lease(topic, instanceId, slotAmount, ownershipTimeout.toMillis());
     }
 
+    /** True for an instance id of an engine that lists its ORDERLY instances in the roster. */
+    public static boolean isRosterId(String instanceId) {
+        return instanceId.endsWith(ROSTER_MARK);
+    }
+
     /**
-     * One instance's membership, which is also the lease of its slots ({@link MembershipLease}). Coordination thread
-     * (close: the container's stop, once that thread has ended).
+     * One instance's membership, which is also the lease of its slots ({@link MembershipLease}). Coordination thread,
+     * but for the roster's answers (Lettuce's threads, kept in volatile fields) and close (the container's stop, once
+     * that thread has ended).
      */
     private final class Lease implements Membership, MembershipLease {
 
@@ -42,34 +74,113 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         private final String instanceId;
         private final int slotAmount;
         private final long ttl;
-        private boolean joined;
+        private final CompletableFuture<Void> answeredOnce = new CompletableFuture<>();
+        private volatile ConsumerRoster.@Nullable Answer latest;
+        private volatile boolean dropped;
+        /** An older engine's instance is listed in the topic's membership key: beat it at every pass too. */
+        private boolean withOlder;
+        /** Listed in the topic's membership key (for older engines), and when that was last written. */
+        private boolean present;
+        private long presentAt;
         private MembersBeat live;
+        private long renewedAt;
 
         Lease(String topic, String instanceId, int slotAmount, long ttl) {
             this.topic = topic;
             this.instanceId = instanceId;
             this.slotAmount = slotAmount;
             this.ttl = ttl;
+            redis.roster().joinOrderly(topic, instanceId, ttl, this::answered);
+        }
+
+        private void answered(ConsumerRoster.@Nullable Answer answer, @Nullable Throwable error) {
+            if (answer != null) {
+                if (answer.dropped()) {
+                    dropped = true;
+                }
+                latest = answer;
+                answeredOnce.complete(null);
+            }
         }
 
         @Override
         public Map<Integer, Long> assignedSlots() {
-            MembersBeat beat = RedisGateway.await(redis.members(topic, instanceId, ttl,
-                    joined ? RmqRedis.MembersAction.BEAT : RmqRedis.MembersAction.JOIN),
-                    "renewing membership of ordered consumers of topic '" + topic + "'", ttl);
-            if (!beat.listed()) {
-                joined = false;
-                throw new MembershipLost("ORDERLY instance " + instanceId + " of topic '" + topic + "' missed its"
-                        + " heartbeats for the ownership timeout (" + ttl + " ms) and was dropped from the membership;"
-                        + " it gives up its slots and joins again under a new id");
+            ConsumerRoster.Answer answer = latest;
+            if (answer == null) {
+                try {
+                    answeredOnce.get(ttl, TimeUnit.MILLISECONDS);
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new RmqException("interrupted while joining the ordered consumers of topic '" + topic + "'");
+                }
+                catch (Exception ex) {
+                    throw new RmqException("no heartbeat of the ordered consumers of topic '" + topic + "' answered"
+                            + " within " + ttl + " ms");
+                }
+                answer = latest;
             }
-            joined = true;
-            live = beat;
+            if (dropped) {
+                redis.roster().leave(instanceId);
+                if (present) {
+                    redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE); // a lost leave runs out
+                }
+                throw lost("missed its heartbeats for the ownership timeout (" + ttl + " ms) and was dropped from"
+                        + " the membership");
+            }
+            List<String> ids = new ArrayList<>(answer.live());
+            long renewed = answer.sentMillis();
+            long now = System.currentTimeMillis();
+            boolean read = withOlder || now - presentAt >= PRESENCE_EVERY_MILLIS;
+            if (read) {
+                boolean beat = withOlder && present;
+                MembersBeat topicBeat = RedisGateway.await(redis.members(topic, instanceId,
+                        withOlder ? ttl : PRESENCE_TTL_MILLIS,
+                        beat ? RmqRedis.MembersAction.BEAT : RmqRedis.MembersAction.JOIN),
+                        "renewing membership of ordered consumers of topic '" + topic + "'", ttl);
+                if (beat && !topicBeat.listed()) {
+                    present = false;
+                    throw lost("missed its heartbeats in the membership that older engines read for the ownership"
+                            + " timeout (" + ttl + " ms) and was dropped from it");
+                }
+                present = true;
+                presentAt = now;
+                List<String> older = topicBeat.live().stream().filter(id -> !isRosterId(id)).toList();
+                if (older.isEmpty()) {
+                    if (withOlder) {
+                        withOlder = false;
+                        // on the roster alone again: stay listed for an older instance that starts later
+                        RedisGateway.await(redis.members(topic, instanceId, PRESENCE_TTL_MILLIS,
+                                RmqRedis.MembersAction.JOIN), "listing an ordered consumer of topic '" + topic + "'",
+                                ttl);
+                        log.info("ORDERLY instance {} of topic '{}': no instance of an older RMQ is listed any more;"
+                                + " the engine's heartbeat alone renews its slots", instanceId, topic);
+                    }
+                }
+                else {
+                    if (!withOlder) {
+                        withOlder = true;
+                        log.info("ORDERLY instance {} of topic '{}': instances of an older RMQ are listed ({}); it also"
+                                + " beats {}'s membership key at every pass until they are gone", instanceId, topic,
+                                older, topic);
+                    }
+                    ids.addAll(older);
+                    renewed = Math.min(renewed, now);
+                }
+            }
+            // a list that read the topic's membership key may take a slot over from an older engine's instance missing there
+            live = new MembersBeat(true, answer.redisNow(), ids, read);
+            renewedAt = renewed;
             Map<Integer, Long> slots = new LinkedHashMap<>();
-            for (int slot : SlotCoordinator.share(beat.live(), slotAmount, instanceId)) {
+            for (int slot : SlotCoordinator.share(ids, slotAmount, instanceId)) {
                 slots.put(slot, 0L);
             }
             return slots;
+        }
+
+        private MembershipLost lost(String why) {
+            return new MembershipLost("ORDERLY instance " + instanceId + " of topic '" + topic + "' " + why
+                    + "; it gives up its slots and joins again under a new id");
         }
 
         @Override
@@ -78,9 +189,33 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         }
 
         @Override
+        public long renewedAt() {
+            return renewedAt;
+        }
+
+        @Override
+        public void heldByOlderEngine() {
+            if (!withOlder) {
+                presentAt = 0; // the next pass reads the topic's membership key at once
+            }
+        }
+
+        @Override
+        public void leaveAfterTimeout() {
+            // listed until its timeout runs out from now, as a membership that stopped beating: then taken off
+            redis.roster().linger(instanceId, ttl);
+            if (present) {
+                Timeouts.after(ttl, () -> redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE));
+            }
+        }
+
+        @Override
         public void close() {
-            RedisGateway.await(redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE),
-                    "leaving the ordered consumers of topic '" + topic + "'", ttl);
+            redis.roster().leave(instanceId);
+            if (present) {
+                RedisGateway.await(redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE),
+                        "leaving the ordered consumers of topic '" + topic + "'", ttl);
+            }
         }
     }
 

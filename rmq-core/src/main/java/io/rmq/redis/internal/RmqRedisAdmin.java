@@ -77,9 +77,19 @@ public final class RmqRedisAdmin {
 
     // ---------------------------------------------------------------- ordered consumption
 
-    /** The live ordered consumers of {@code topic} (see members.lua), for {@link #endOrdering}. */
+    /**
+     * The live ordered consumers of {@code topic}, for {@link #endOrdering}: those the engines' heartbeats list
+     * (consumers_beat.lua), with the roster's clock, and the instances of older engines listed in the topic's own
+     * membership key (members.lua; this engine's instances listed there for older engines are counted by the roster).
+     */
     public CompletableFuture<MembersBeat> liveMembers(String topic) {
-        return redis.members(topic, "", 0, RmqRedis.MembersAction.LIST);
+        CompletableFuture<ConsumerRoster.Listing> roster = redis.roster().read();
+        CompletableFuture<MembersBeat> older = redis.members(topic, "", 0, RmqRedis.MembersAction.LIST);
+        return roster.thenCombine(older, (listing, topicKey) -> {
+            List<String> live = new java.util.ArrayList<>(listing.orderly(topic));
+            topicKey.live().stream().filter(id -> !id.endsWith(ConsumerRoster.ROSTER_MARK)).forEach(live::add);
+            return new MembersBeat(true, listing.redisNow(), live, true);
+        });
     }
 
     /**

@@ -45,7 +45,8 @@ public final class RmqRedisOrderly {
      *
      * @param epoch            the epoch now held (the fencing token), or 0 when the slot is held by another
      * @param retryAfterMillis when not held: ms until the holder's time runs out, or -1 when the coordinator's epoch
-     *                         was stale (a newer owner exists)
+     *                         was stale (a newer owner exists), or -2 when an older engine's instance holds it and the
+     *                         claim's live list did not cover them
      * @param tookOver         held anew from another instance that had not released it (it died, paused, lost Redis,
      *                         or the coordinator gave the slot to this one over it); false for a renewal, a free slot
      *                         or a refused claim
@@ -58,6 +59,11 @@ public final class RmqRedisOrderly {
 
         public boolean held() {
             return epoch > 0;
+        }
+
+        /** Refused because an older engine's instance holds the slot and the claim's list did not cover them. */
+        public boolean heldByOlderEngine() {
+            return epoch == 0 && retryAfterMillis == -2;
         }
     }
 
@@ -75,7 +81,7 @@ public final class RmqRedisOrderly {
     public CompletableFuture<Claim> claim(SlotKeys slot, String instanceId, long heldEpoch, long ttlMillis,
             long decidedEpoch, boolean priority, RetryPolicy retry, @Nullable MembersBeat live) {
         List<String> ids = live == null ? List.of() : live.live();
-        byte[][] args = new byte[8 + ids.size()][];
+        byte[][] args = new byte[9 + ids.size()][];
         args[0] = bytes("claim");
         args[1] = bytes(instanceId);
         args[2] = bytes(heldEpoch);
@@ -84,8 +90,9 @@ public final class RmqRedisOrderly {
         args[5] = priority ? ONE : ZERO;
         args[6] = maxRetriesArg(retry); // a take-over may bury
         args[7] = bytes(live == null ? 0 : live.redisNow());
+        args[8] = live == null || live.coversOlder() ? ONE : ZERO;
         for (int i = 0; i < ids.size(); i++) {
-            args[8 + i] = bytes(ids.get(i));
+            args[9 + i] = bytes(ids.get(i));
         }
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(), args);
         return reply.thenApply(r -> {

@@ -31,10 +31,15 @@
 -- ARGV[5]: epoch decided by the coordinator (ZooKeeper), or 0 to let Redis number it
 -- ARGV[6]: 1 if the topic is PRIORITY, else 0; ARGV[7]: max retries, with the dead-letter
 --          retention (claim only; see max_retries_of)
--- ARGV[8]: leased claim: the Redis ms (membership's clock) at which the live list was read; ARGV[9..]: the live ids
+-- ARGV[8]: leased claim: the Redis ms (membership's clock) at which the live list was read
+-- ARGV[9]: leased claim: '1' when the list covers the instances of older engines (those listed in the topic's own
+--          membership key, ids without the roster mark '.r'), '0' when it is the roster's alone: such a list never
+--          takes a slot over from an older engine's instance (it may be alive, listed where this list did not look)
+-- ARGV[10..]: the live ids
 -- Returns: claim: { epoch, 0, took_over, dead members the retention trimmed } when held (took_over 1 when the slot was taken from another instance that
 --          had not released it, else 0; a renewal: { epoch, 0 }); { 0, ms until the holder's time runs out (0: a
 --          live leased holder, -1: stale epoch) } when not
+--          (-2: an older engine's holder, and the list did not cover them)
 --          release: { 1, messages put back into store } when released, { 0 } when this instance no longer held it
 --#include _common.lua
 --#include _envelope.lua
@@ -83,10 +88,13 @@ elseif until_ms > now and id ~= me then
     if ttl > 0 or listed_at <= tonumber(owner[5] or '0') then
         return { 0, 0 }
     end
-    for i = 9, #ARGV do
+    for i = 10, #ARGV do
         if ARGV[i] == id then
             return { 0, 0 }
         end
+    end
+    if ARGV[9] ~= '1' and string.sub(id, -2) ~= '.r' then
+        return { 0, -2 }
     end
 end
 if until_ms > 0 then
