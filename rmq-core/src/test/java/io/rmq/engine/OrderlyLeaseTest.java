@@ -174,13 +174,24 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         byte[] owner0 = redis.keys().slots(rmq.topics().get(topic))[0].owner();
         byte[] owner1 = redis.keys().slots(rmq.topics().get(topic))[1].owner();
         try (LogCapture log = LogCapture.rmq().expecting("instances of an older RMQ are listed",
-                "no instance of an older RMQ is listed any more")) {
+                "no instance of an older RMQ is listed any more", "that older engines read")) {
             OrderlyListenerContainer container = orderly(rmq, topic, 2, Duration.ofSeconds(2), checker,
                     (body, d) -> { });
             await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
                     .anyMatch(m -> m.contains("instances of an older RMQ are listed")));
+            String first = container.instanceId();
+            assertThat(first).endsWith(".r");
+            await().atMost(Duration.ofSeconds(30)).until(() -> seenByOlder.contains(first));
+            // dropped from the key the older instance reads (as if it had missed those beats): it gives its slots up
+            // and joins again under a new id, and the old id is listed nowhere any more
+            redis.members(topic, first, 0, MembersAction.LEAVE).join();
+            await().atMost(Duration.ofSeconds(30)).until(() -> log.messages().stream()
+                    .anyMatch(m -> m.contains("that older engines read")));
+            await().atMost(Duration.ofSeconds(30)).until(() -> !container.instanceId().equals(first));
+            await().atMost(Duration.ofSeconds(30)).until(() -> !redis.roster().read().join().orderly(topic)
+                    .contains(first));
             String mine = container.instanceId();
-            assertThat(mine).endsWith(".r");
+            seenByOlder.clear();
             await().atMost(Duration.ofSeconds(30)).until(() -> seenByOlder.contains(mine));
             // it leaves the older instance's slots alone while that one beats
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() ->

@@ -121,10 +121,6 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                 answer = latest;
             }
             if (dropped) {
-                redis.roster().leave(instanceId);
-                if (present) {
-                    redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE); // a lost leave runs out
-                }
                 throw lost("missed its heartbeats for the ownership timeout (" + ttl + " ms) and was dropped from"
                         + " the membership");
             }
@@ -139,7 +135,6 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                         beat ? RmqRedis.MembersAction.BEAT : RmqRedis.MembersAction.JOIN),
                         "renewing membership of ordered consumers of topic '" + topic + "'", ttl);
                 if (beat && !topicBeat.listed()) {
-                    present = false;
                     throw lost("missed its heartbeats in the membership that older engines read for the ownership"
                             + " timeout (" + ttl + " ms) and was dropped from it");
                 }
@@ -178,7 +173,21 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
             return slots;
         }
 
+        /**
+         * Takes this id off wherever it is listed (it is never live again: others take its owner keys over) and says
+         * why it is lost; the container joins again under a new id.
+         */
         private MembershipLost lost(String why) {
+            redis.roster().leave(instanceId);
+            if (present) {
+                present = false;
+                try {
+                    redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE); // a lost leave runs out
+                }
+                catch (RuntimeException ex) {
+                    // runs out with its time
+                }
+            }
             return new MembershipLost("ORDERLY instance " + instanceId + " of topic '" + topic + "' " + why
                     + "; it gives up its slots and joins again under a new id");
         }
