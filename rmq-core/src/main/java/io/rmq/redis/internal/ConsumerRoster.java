@@ -223,13 +223,13 @@ public final class ConsumerRoster {
                     true)));
         }
         send(last).whenComplete((reply, error) -> {
-                    if (error != null) {
-                        done.completeExceptionally(error);
-                    }
-                    else {
-                        done.complete(null);
-                    }
-                });
+            if (error != null) {
+                done.completeExceptionally(error);
+            }
+            else {
+                done.complete(null);
+            }
+        });
         return done;
     }
 
