@@ -14,8 +14,8 @@ import io.rmq.consumer.internal.SlotConsumer;
 import io.rmq.container.ContainerOptions;
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.internal.MembershipLease;
-import io.rmq.coordination.internal.RedisSlotCoordinator;
 import io.rmq.observe.RmqInstrumentation;
+import io.rmq.redis.internal.ConsumerRoster;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisOrderly.Claim;
 import org.slf4j.Logger;
@@ -111,7 +111,7 @@ final class SlotOwnership {
     void newInstanceId() {
         // no '/': the id is also a ZooKeeper node name
         instanceId = id.replace('/', '_') + "@" + ProcessHandle.current().pid() + "-"
-                + UUID.randomUUID().toString().substring(0, 8) + RedisSlotCoordinator.ROSTER_MARK;
+                + UUID.randomUUID().toString().substring(0, 8) + ConsumerRoster.ROSTER_MARK;
     }
 
     /** Joins the topic's ordered consumers as {@link #instanceId()}; the coordination thread does the rest. */

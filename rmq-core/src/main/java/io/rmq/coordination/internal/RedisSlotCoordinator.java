@@ -31,14 +31,12 @@ import org.slf4j.LoggerFactory;
  * Engines before the roster listed their ORDERLY instances in {@code <prefix>:{<topic>}:members} and read only that.
  * So that they see this one (and never take its slots over as if it were gone), an instance also lists itself there
  * every {@link #PRESENCE_EVERY_MILLIS} for {@link #PRESENCE_TTL_MILLIS}, and reads who else is. While an instance of an
- * older engine is listed there (an id without {@link #ROSTER_MARK}), it beats that key at every pass with the ownership
+ * older engine is listed there (an id without {@link ConsumerRoster#ROSTER_MARK}), it beats that key at every pass with the ownership
  * timeout, as they do, and counts them in its live list; an older instance that holds a slot is taken over only on such
  * a list (own.lua refuses a claim made on the roster alone).
  */
 public final class RedisSlotCoordinator implements SlotCoordinator {
 
-    /** How an instance id of this engine ends: ids without it are instances of older engines. */
-    public static final String ROSTER_MARK = ConsumerRoster.ROSTER_MARK;
     /** How often an instance lists itself in the topic's own membership key for older engines. */
     static final long PRESENCE_EVERY_MILLIS = 60_000;
     /** How long that listing holds (older engines take a slot over once it ran out). */
@@ -56,11 +54,6 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
     @Override
     public Membership join(String topic, String instanceId, int slotAmount, Duration ownershipTimeout) {
         return new Lease(topic, instanceId, slotAmount, ownershipTimeout.toMillis());
-    }
-
-    /** True for an instance id of an engine that lists its ORDERLY instances in the roster. */
-    public static boolean isRosterId(String instanceId) {
-        return instanceId.endsWith(ROSTER_MARK);
     }
 
     /**
@@ -140,7 +133,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                 }
                 present = true;
                 presentAt = now;
-                List<String> older = topicBeat.live().stream().filter(id -> !isRosterId(id)).toList();
+                List<String> older = ConsumerRoster.olderInstances(topicBeat.live());
                 if (older.isEmpty()) {
                     if (withOlder) {
                         withOlder = false;

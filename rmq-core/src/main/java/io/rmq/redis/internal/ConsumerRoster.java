@@ -44,6 +44,14 @@ public final class ConsumerRoster {
      * membership key (members.lua), have ids without it (own.lua tells them apart by it).
      */
     public static final String ROSTER_MARK = ".r";
+
+    /**
+     * The instances of older engines among ids read from a topic's own membership key (members.lua): those without
+     * {@link #ROSTER_MARK}. This engine's instances listed there too are counted by the roster instead.
+     */
+    public static List<String> olderInstances(List<String> topicKeyIds) {
+        return topicKeyIds.stream().filter(id -> !id.endsWith(ROSTER_MARK)).toList();
+    }
     /** The roster key of a topic's ORDERLY memberships (a topic name has no colon). */
     private static final String ORDERLY = "orderly:";
 

@@ -87,7 +87,7 @@ public final class RmqRedisAdmin {
         CompletableFuture<MembersBeat> older = redis.members(topic, "", 0, RmqRedis.MembersAction.LIST);
         return roster.thenCombine(older, (listing, topicKey) -> {
             List<String> live = new java.util.ArrayList<>(listing.orderly(topic));
-            topicKey.live().stream().filter(id -> !id.endsWith(ConsumerRoster.ROSTER_MARK)).forEach(live::add);
+            live.addAll(ConsumerRoster.olderInstances(topicKey.live()));
             return new MembersBeat(true, listing.redisNow(), live, true);
         });
     }
