@@ -107,9 +107,8 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 2);
         RmqRedis redis = redis(rmq);
         DefaultRmqConsumer consumer = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
-        String older = "old@1-0ld0ld00";
-        MembersBeat olderList = redis.members(topic, older, 60_000, MembersAction.JOIN).join();
-        assertThat(SlotClaims.claimLeased(consumer, 0, older, 0, olderList).join().held()).isTrue();
+        String older = OLDER;
+        MembersBeat olderList = holdAsOlderInstance(consumer, topic, 60_000, 0);
 
         String mine = "new@2-abcdef12.r";
         long later = olderList.redisNow() + 1;
@@ -151,11 +150,8 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         String topic = "rolling";
         rmq.defineTopic(topic, TopicType.FIXED_TIME, 4);
         RmqRedis redis = redis(rmq);
-        DefaultRmqConsumer olderConsumer = (DefaultRmqConsumer) newEngine().consumer(topic, ORDERED);
-        String older = "old@1-0ld0ld00";
-        MembersBeat olderList = redis.members(topic, older, 1500, MembersAction.JOIN).join();
-        assertThat(SlotClaims.claimLeased(olderConsumer, 0, older, 0, olderList).join().held()).isTrue();
-        assertThat(SlotClaims.claimLeased(olderConsumer, 1, older, 0, olderList).join().held()).isTrue();
+        String older = OLDER;
+        holdAsOlderInstance((DefaultRmqConsumer) newEngine().consumer(topic, ORDERED), topic, 1500, 0, 1);
         java.util.concurrent.atomic.AtomicBoolean beating = new java.util.concurrent.atomic.AtomicBoolean(true);
         java.util.List<String> seenByOlder = new java.util.concurrent.CopyOnWriteArrayList<>();
         Thread beat = new Thread(() -> {
@@ -249,6 +245,22 @@ class OrderlyLeaseTest extends OrderlyTestSupport {
         finally {
             goOn.countDown();
         }
+    }
+
+    /** The id of the simulated instance of an older engine (no roster mark). */
+    private static final String OLDER = "old@1-0ld0ld00";
+
+    /**
+     * As an instance of an older engine does: lists {@link #OLDER} in the topic's own membership key for
+     * {@code ttlMillis} and claims {@code slots} on that list (each must be granted); returns the list.
+     */
+    private MembersBeat holdAsOlderInstance(DefaultRmqConsumer consumer, String topic, long ttlMillis, int... slots) {
+        MembersBeat list = redis(rmq).members(topic, OLDER, ttlMillis, MembersAction.JOIN).join();
+        for (int slot : slots) {
+            assertThat(SlotClaims.claimLeased(consumer, slot, OLDER, 0, list).join().held()).as("slot %d", slot)
+                    .isTrue();
+        }
+        return list;
     }
 
     private @org.jspecify.annotations.Nullable String ownerId(byte[] owner) {
