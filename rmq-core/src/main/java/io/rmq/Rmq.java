@@ -41,6 +41,7 @@ import io.rmq.producer.RmqProducer;
 import io.rmq.producer.internal.DefaultRmqProducer;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedis;
+import io.rmq.redis.internal.SlotReports;
 import io.rmq.redis.internal.RmqRedisAdmin;
 import io.rmq.redis.internal.WakeUpSubscriber;
 import io.rmq.observe.CompositeInstrumentation;
@@ -125,7 +126,22 @@ public final class Rmq implements AutoCloseable {
         HistoryCounter counts = options.historyFlushInterval().isZero() ? null : new HistoryCounter();
         this.instrumentation = instrumentation(options.instrumentation(), counts);
         RmqInstrumentation reports = instrumentation;
-        this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()), reports::deadTrimmed);
+        this.redis = new RmqRedis(gateway, new RmqKeys(options.keyPrefix()), new SlotReports() {
+            @Override
+            public void trimmed(String topic, int slot, long messages) {
+                reports.deadTrimmed(topic, slot, messages);
+            }
+
+            @Override
+            public void expired(String topic, int slot, long dropped, long dead) {
+                if (dropped > 0) {
+                    reports.expired(topic, slot, dropped, false);
+                }
+                if (dead > 0) {
+                    reports.expired(topic, slot, dead, true);
+                }
+            }
+        });
         this.topics = new TopicRegistry(
                 definition -> RedisGateway.await(redis.defineTopic(definition), "registering " + definition.describe()),
                 name -> RedisGateway.await(redis.topic(name), "reading the definition of topic '" + name + "'"));

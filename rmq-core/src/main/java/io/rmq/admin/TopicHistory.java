@@ -31,12 +31,19 @@ public record TopicHistory(String topic, Resolution resolution, Instant from, In
      * @param dead    of those, the ones moved to the dead queue
      * @param trimmed dead messages deleted by the dead-letter retention (the oldest, beyond the topic's most count or
      *                older than its longest age; see {@code DeadLetterRetention})
+     * @param expired messages that expired before a handler saw them (dropped, or moved to the dead queue without
+     *                counting as failed or dead; see {@code OutgoingMessage#expiresAt})
      */
-    public record Point(Instant at, long sent, long handled, long failed, long dead, long trimmed) {
+    public record Point(Instant at, long sent, long handled, long failed, long dead, long trimmed, long expired) {
 
-        /** A point without trims. */
+        /** A point without trims and expiries. */
         public Point(Instant at, long sent, long handled, long failed, long dead) {
-            this(at, sent, handled, failed, dead, 0);
+            this(at, sent, handled, failed, dead, 0, 0);
+        }
+
+        /** A point without expiries. */
+        public Point(Instant at, long sent, long handled, long failed, long dead, long trimmed) {
+            this(at, sent, handled, failed, dead, trimmed, 0);
         }
     }
 

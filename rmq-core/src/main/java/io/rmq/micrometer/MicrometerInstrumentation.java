@@ -57,6 +57,8 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
     private final ConcurrentHashMap<ListenerKey, ListenerMeters> listeners = new ConcurrentHashMap<>();
     /** {@code rmq.dead.trimmed} by topic: created at a topic's first trim (most topics never have one). */
     private final ConcurrentHashMap<String, Counter> deadTrimmed = new ConcurrentHashMap<>();
+    /** {@code rmq.expired.messages} by topic and where they went: created at a topic's first expiry. */
+    private final ConcurrentHashMap<String, Counter> expired = new ConcurrentHashMap<>();
 
     public MicrometerInstrumentation(MeterRegistry registry) {
         this.registry = registry;
@@ -181,6 +183,15 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
                 + " dead-letter retention deleted (beyond the topic's most count or older than its longest age)")
                 .tags(Tags.of("messaging.system", SYSTEM, "messaging.destination.name", t)).register(registry))
                 .increment(messages);
+    }
+
+    @Override
+    public void expired(String topic, int slot, long messages, boolean toDead) {
+        String to = toDead ? "dead" : "dropped";
+        expired.computeIfAbsent(topic + '\n' + to, key -> Counter.builder("rmq.expired.messages").description("Messages"
+                + " that expired before a handler saw them (dropped, or moved to the dead queue)")
+                .tags(Tags.of("messaging.system", SYSTEM, "messaging.destination.name", topic, "rmq.expired.to", to))
+                .register(registry)).increment(messages);
     }
 
     // ---------------------------------------------------------------- meters, resolved once

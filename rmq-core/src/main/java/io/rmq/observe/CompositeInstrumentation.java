@@ -206,4 +206,9 @@ public final class CompositeInstrumentation implements RmqInstrumentation {
     public void deadTrimmed(String topic, int slot, long messages) {
         each("deadTrimmed", part -> part.deadTrimmed(topic, slot, messages));
     }
+
+    @Override
+    public void expired(String topic, int slot, long messages, boolean toDead) {
+        each("expired", part -> part.expired(topic, slot, messages, toDead));
+    }
 }

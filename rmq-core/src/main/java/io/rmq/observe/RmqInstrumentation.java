@@ -174,4 +174,12 @@ public interface RmqInstrumentation {
      */
     default void deadTrimmed(String topic, int slot, long messages) {
     }
+
+    /**
+     * {@code messages} of a slot of {@code topic} expired before a handler saw them (see
+     * {@code OutgoingMessage#expiresAt}), found by a pop or an ORDERLY step of this engine: dropped, or with
+     * {@code toDead} moved to the dead queue (the topic keeps expired messages). May run on a Lettuce thread.
+     */
+    default void expired(String topic, int slot, long messages, boolean toDead) {
+    }
 }

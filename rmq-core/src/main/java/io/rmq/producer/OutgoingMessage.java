@@ -34,9 +34,13 @@ import org.jspecify.annotations.Nullable;
  * @param headers   string headers delivered with the message (names not starting with the reserved {@code rmq_},
  *                  except the {@link #DEAD_LETTER_HEADERS}, and not {@link #GROUP_HEADER}); never null;
  *                  unmodifiable, in the order given
+ * @param expiresAt    when the message expires (Redis's clock), or null; see {@link #expiresAt(Instant)}
+ * @param expiresAfter how long after it is stored the message expires, or null; see {@link #expiresAfter(Duration)}.
+ *                     At most one of the two is set.
  */
 public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
-        @Nullable String id, Map<String, String> headers) {
+        @Nullable String id, Map<String, String> headers, @Nullable Instant expiresAt,
+        @Nullable Duration expiresAfter) {
 
     /** Header names that start with this prefix belong to RMQ. */
     public static final String RESERVED_PREFIX = "rmq_";
@@ -73,6 +77,15 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     private static final String TIME_RANGE_RULE = "must be at most 2^52 ms (about 142,000 years), so that its due time"
             + " is a score Redis holds exactly (topic '";
     private static final String FIXED_TIME_RULE = "must be within ±2^53 ms of the epoch (topic '";
+
+    /** Longest {@link #expiresAfter(Duration)}, as {@link #MAX_TIME_RANGE_MILLIS}: the instant stays an exact score. */
+    public static final long MAX_EXPIRES_AFTER_MILLIS = MAX_TIME_RANGE_MILLIS;
+
+    /** A message that does not expire. */
+    public OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
+            @Nullable String id, Map<String, String> headers) {
+        this(topic, body, type, parameter, group, id, headers, null, null);
+    }
 
     /** A message without id and headers, routed by {@code group} (null: by its body). */
     public OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group) {
@@ -118,6 +131,52 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
             throw new RmqInvalidArgumentException("id", "", "must be null or non-empty (topic '" + topic + "')");
         }
         headers = copyHeaders(topic, headers);
+        checkExpiry(topic, type, parameter, expiresAt, expiresAfter);
+    }
+
+    /**
+     * An expiry must leave the message a chance: after now (the host's clock; Redis checks its own again when it
+     * stores the message) and after the message's due time.
+     */
+    private static void checkExpiry(String topic, TopicType type, long parameter, @Nullable Instant expiresAt,
+            @Nullable Duration expiresAfter) {
+        if (expiresAt != null && expiresAfter != null) {
+            throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must not be set with expiresAt ("
+                    + expiresAt + "): a message has one expiry (topic '" + topic + "')");
+        }
+        if (expiresAfter != null) {
+            if (expiresAfter.isNegative() || expiresAfter.isZero()
+                    || expiresAfter.compareTo(Duration.ofMillis(MAX_EXPIRES_AFTER_MILLIS)) > 0
+                    || expiresAfter.toMillis() == 0) {
+                throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must be between 1 ms and 2^52 ms"
+                        + " (topic '" + topic + "')");
+            }
+            if (type == TopicType.RANGE_MERGE && expiresAfter.toMillis() <= parameter) {
+                throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must be longer than the message's"
+                        + " timeRange (" + parameter + " ms): it would expire before it is due (topic '" + topic + "')");
+            }
+        }
+        if (expiresAt != null) {
+            if (expiresAt.isAfter(Instant.ofEpochMilli(MAX_PRIORITY))) {
+                throw new RmqInvalidArgumentException("expiresAt", expiresAt, FIXED_TIME_RULE + topic + "')");
+            }
+            long at = expiresAt.toEpochMilli();
+            long now = System.currentTimeMillis();
+            if (at <= now) {
+                throw new RmqInvalidArgumentException("expiresAt", expiresAt, "must be in the future (now is "
+                        + Instant.ofEpochMilli(now) + "; topic '" + topic + "')");
+            }
+            if (type == TopicType.FIXED_TIME && at <= parameter) {
+                throw new RmqInvalidArgumentException("expiresAt", expiresAt, "must be after the message's fixedTime ("
+                        + Instant.ofEpochMilli(parameter) + "): it would expire before it is due (topic '" + topic
+                        + "')");
+            }
+            if (type == TopicType.RANGE_MERGE && at <= now + parameter) {
+                throw new RmqInvalidArgumentException("expiresAt", expiresAt, "must be after the message's due time"
+                        + " (now + timeRange " + parameter + " ms): it would expire before it is due (topic '" + topic
+                        + "')");
+            }
+        }
     }
 
     private static Map<String, String> copyHeaders(String topic, @Nullable Map<String, String> headers) {
@@ -195,12 +254,36 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
 
     /** The same message in {@code group} (messages of one group share a slot; ORDERLY handles them in order). */
     public OutgoingMessage withGroup(@Nullable String group) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter);
     }
 
     /** The same message with {@code id} as its identity for merging (null: the body is its identity). */
     public OutgoingMessage withId(@Nullable String id) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter);
+    }
+
+    /**
+     * The same message, expiring at {@code instant} on Redis's clock (null: it does not expire): a consumer that takes
+     * it later does not hand it to its handler; it is dropped, or moved to the dead queue when the topic keeps expired
+     * messages ({@code DeadLetterRetention#keepExpired}). Must be after now and after the message's due time. A send
+     * that merges into a waiting message sets its expiry (the latest send with an expiry wins); a send without one
+     * leaves it.
+     */
+    public OutgoingMessage expiresAt(@Nullable Instant instant) {
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, instant, null);
+    }
+
+    /**
+     * The same message, expiring {@code duration} after Redis stores it (null: it does not expire); see
+     * {@link #expiresAt(Instant)}. Measured on Redis's clock, so host clocks do not matter.
+     */
+    public OutgoingMessage expiresAfter(@Nullable Duration duration) {
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, null, duration);
+    }
+
+    /** Whether the message expires ({@link #expiresAt()} or {@link #expiresAfter()} set). */
+    public boolean expires() {
+        return expiresAt != null || expiresAfter != null;
     }
 
     /** The same message with one more header (or that header's value replaced). */
@@ -208,14 +291,14 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         validateHeader(topic, name, value);
         Map<String, String> more = new LinkedHashMap<>(headers);
         more.put(name, value);
-        return new OutgoingMessage(topic, body, type, parameter, group, id, more);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter);
     }
 
     /** The same message with {@code headers} added (replacing values of names it already has). */
     public OutgoingMessage withHeaders(Map<String, String> headers) {
         Map<String, String> more = new LinkedHashMap<>(this.headers);
         more.putAll(headers);
-        return new OutgoingMessage(topic, body, type, parameter, group, id, more);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter);
     }
 
     /**

@@ -245,7 +245,7 @@ public final class DefaultRmqAdmin implements RmqAdmin {
         for (long n = first; n <= current; n++) {
             long[] c = stored.getOrDefault(n, new long[io.rmq.redis.internal.RmqRedisHistory.KINDS]);
             points.add(new TopicHistory.Point(Instant.ofEpochMilli(n * resolution.millis()), c[0], c[1], c[2], c[3],
-                    c[4]));
+                    c[4], c[5]));
         }
         return new TopicHistory(topicName, resolution, Instant.ofEpochMilli(first * resolution.millis()),
                 Instant.ofEpochMilli((current + 1) * resolution.millis()), List.copyOf(points));

@@ -561,6 +561,7 @@ final class Settlement {
     static RetryPolicy perSlot(RetryPolicy retry, int slotAmount) {
         DeadLetterRetention retention = retry.deadLetters();
         return retry.withDeadLetters(
-                new DeadLetterRetention(retention.maxCountPerSlot(slotAmount), retention.maxAge()));
+                new DeadLetterRetention(retention.maxCountPerSlot(slotAmount), retention.maxAge(),
+                        retention.keepExpired()));
     }
 }

@@ -54,7 +54,7 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
-            "context", "msg", "trace", "errors"};
+            "context", "msg", "trace", "errors", "expiry"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
     /**
@@ -261,13 +261,21 @@ public final class RmqKeys {
             return all[12];
         }
 
+        /**
+         * When the slot's messages sent with an expiry expire: member -&gt; Redis ms (see send.lua and expire_due in
+         * _common.lua); only while a copy of the member is in the slot.
+         */
+        public byte[] expiry() {
+            return all[13];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[13];
+            return leasing[14];
         }
 
         /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
         public byte[] skipped() {
-            return leasing[14];
+            return leasing[15];
         }
     }
 }

@@ -55,6 +55,11 @@ public final class HistoryCounter implements RmqInstrumentation {
     }
 
     @Override
+    public void expired(String topic, int slot, long messages, boolean toDead) {
+        counts(topic).expired.add(messages);
+    }
+
+    @Override
     public HandleScope handleStarted(String listenerId, Delivery delivery, long latenessMillis) {
         return counts(delivery.topic());
     }
@@ -68,6 +73,7 @@ public final class HistoryCounter implements RmqInstrumentation {
         private final LongAdder failed = new LongAdder();
         private final LongAdder dead = new LongAdder();
         private final LongAdder trimmed = new LongAdder();
+        private final LongAdder expired = new LongAdder();
 
         TopicCounts(String topic) {
             this.topic = topic;
@@ -102,12 +108,14 @@ public final class HistoryCounter implements RmqInstrumentation {
             long f = failed.sumThenReset();
             long d = dead.sumThenReset();
             long t = trimmed.sumThenReset();
+            long x = expired.sumThenReset();
             into[RmqRedisHistory.SENT] += s;
             into[RmqRedisHistory.HANDLED] += h;
             into[RmqRedisHistory.FAILED] += f;
             into[RmqRedisHistory.DEAD] += d;
             into[RmqRedisHistory.TRIMMED] += t;
-            return (s | h | f | d | t) != 0;
+            into[RmqRedisHistory.EXPIRED] += x;
+            return (s | h | f | d | t | x) != 0;
         }
     }
 }

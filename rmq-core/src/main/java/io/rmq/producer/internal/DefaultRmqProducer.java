@@ -191,15 +191,17 @@ public final class DefaultRmqProducer implements RmqProducer {
                     writeSlots.add(slot);
                     writePositions.add(positions.get(slot).subList(from, Math.min(group.size(), from + CHUNK)));
                     List<byte[]> contexts = contexts(chunk);
+                    List<String> expiries = expiries(chunk);
                     List<byte[]> traceRecords = contexts == null ? null : traceRecords(chunk);
-                    if (contexts == null || traceRecords != null) {
+                    if (expiries == null && (contexts == null || traceRecords != null)) {
                         TopicType type = chunk.get(0).type;
                         parts.add(new BatchPart(slot, type == TopicType.RANGE_MERGE,
                                 type == TopicType.PRIORITY, members(chunk), parameterArray(chunk), traceRecords));
                         partSlots.add(slot);
                     }
                     else {
-                        record(sends, slot, writeWithContexts(slot, chunk, contexts), writes);
+                        // envelopes or expiries: send.lua writes them with the messages, atomically
+                        record(sends, slot, writeWithContexts(slot, chunk, contexts, expiries), writes);
                     }
                 }
             });
@@ -331,7 +333,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         TopicType type = group.get(0).type;
         long started = timed ? System.nanoTime() : 0;
         CompletableFuture<List<Long>> written = redis.send(slot, type == TopicType.RANGE_MERGE,
-                type == TopicType.PRIORITY, members(group), parameters(group), contexts(group));
+                type == TopicType.PRIORITY, members(group), parameters(group), contexts(group), expiries(group));
         return timed ? timed(written, slot.topic(), started) : written;
     }
 
@@ -343,12 +345,17 @@ public final class DefaultRmqProducer implements RmqProducer {
         }
     }
 
-    /** A batch's chunk whose messages carry envelopes: send.lua writes messages and envelopes atomically. */
-    private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group, List<byte[]> contexts) {
+    /**
+     * A batch's chunk whose messages carry envelopes or expiries: send.lua writes messages, envelopes and expiries
+     * atomically.
+     */
+    private CompletableFuture<Long> writeWithContexts(SlotKeys slot, List<Encoded> group,
+            @Nullable List<byte @Nullable []> contexts, @Nullable List<@Nullable String> expiries) {
         TopicType type = group.get(0).type;
         long started = timed ? System.nanoTime() : 0;
         CompletableFuture<Long> written = redis.sendCounting(slot, type == TopicType.RANGE_MERGE,
-                type == TopicType.PRIORITY, members(group), parameters(group), contexts);
+                type == TopicType.PRIORITY, members(group), parameters(group),
+                contexts != null ? contexts : java.util.Collections.nCopies(group.size(), null), expiries);
         return timed ? timed(written, slot.topic(), started) : written;
     }
 
@@ -367,6 +374,20 @@ public final class DefaultRmqProducer implements RmqProducer {
                     contexts.add(each.envelope);
                 }
                 return contexts;
+            }
+        }
+        return null;
+    }
+
+    /** Per message its expiry as send.lua takes it ('=ms', '+ms', or null), or null when none of the group expires. */
+    private static @Nullable List<@Nullable String> expiries(List<Encoded> group) {
+        for (Encoded e : group) {
+            if (e.expiry != null) {
+                List<String> expiries = new ArrayList<>(group.size());
+                for (Encoded each : group) {
+                    expiries.add(each.expiry);
+                }
+                return expiries;
             }
         }
         return null;
@@ -488,7 +509,9 @@ public final class DefaultRmqProducer implements RmqProducer {
         }
         byte[] envelope = Envelope.encode(id == null ? null : payload, headers);
         SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(routing, message.group(), topic.slotAmount())];
-        return new Encoded(slot, topic.type(), member, message.parameter(), envelope);
+        String expiry = message.expiresAt() != null ? "=" + message.expiresAt().toEpochMilli()
+                : message.expiresAfter() != null ? "+" + message.expiresAfter().toMillis() : null;
+        return new Encoded(slot, topic.type(), member, message.parameter(), envelope, expiry);
     }
 
     /**
@@ -544,7 +567,11 @@ public final class DefaultRmqProducer implements RmqProducer {
         return value.length() <= 64 ? value : value.substring(0, 64) + "…";
     }
 
-    /** @param envelope the message's {@link Envelope}, or null (a plain message: its member is all there is) */
-    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] envelope) {
+    /**
+     * @param envelope the message's {@link Envelope}, or null (a plain message: its member is all there is)
+     * @param expiry   when it expires, as send.lua takes it ('=' Redis ms, or '+' ms after it is stored), or null
+     */
+    private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] envelope,
+            @Nullable String expiry) {
     }
 }

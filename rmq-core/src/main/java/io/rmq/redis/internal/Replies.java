@@ -92,10 +92,13 @@ final class Replies {
         args[6] = bytes(Double.toString(ThreadLocalRandom.current().nextDouble()));
     }
 
-    /** The max retries with the dead-letter retention's count and age bounds, one argument (own.lua takes it alone). */
+    /**
+     * The max retries with the dead-letter retention's count and age bounds and whether expired messages go to dead,
+     * one argument (own.lua takes it alone).
+     */
     static byte[] maxRetriesArg(RetryPolicy retry) {
         return bytes(retry.maxRetries() + " " + retry.deadLetters().maxCount() + " "
-                + retry.deadLetters().maxAge().toMillis());
+                + retry.deadLetters().maxAge().toMillis() + (retry.deadLetters().keepExpired() ? " e" : ""));
     }
 
     static byte[] bytes(String s) {

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 
 import io.lettuce.core.ScriptOutputType;
 import io.rmq.core.RmqException;
+import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
@@ -39,6 +40,10 @@ public final class RmqRedis {
     private static final byte[] RANGE_COUNTING = bytes("range-env-count");
     private static final byte[] SCORE_COUNTING = bytes("score-env-count");
     private static final byte[] NO_ENVELOPE = new byte[0];
+    /** Appended to send.lua's mode when messages carry expiries. */
+    private static final String EXPIRING = ":x";
+    /** send.lua's refusal of an expiry that is not after Redis's clock. */
+    private static final String EXPIRED_ERROR = "RMQ_EXPIRED";
 
     private final RedisGateway gateway;
     /** The nodes behind the gateway's connection (one per engine: it keeps the topology refresh under way). */
@@ -50,17 +55,17 @@ public final class RmqRedis {
     private final ConsumerRoster roster;
 
     public RmqRedis(RedisGateway gateway, RmqKeys keys) {
-        this(gateway, keys, DeadTrims.NONE);
+        this(gateway, keys, SlotReports.NONE);
     }
 
-    /** {@code trims}: told of the dead messages the dead-letter retention trims in the scripts that bury. */
-    public RmqRedis(RedisGateway gateway, RmqKeys keys, DeadTrims trims) {
+    /** {@code reports}: told of the dead messages the dead-letter retention reports in the scripts that bury. */
+    public RmqRedis(RedisGateway gateway, RmqKeys keys, SlotReports reports) {
         this.gateway = gateway;
         this.nodes = new RedisNodes(gateway);
         this.keys = keys;
         this.writes = new SendWrites(gateway, new SlotMasterClocks(this::redisMillis), keys.prefix());
-        this.leases = new RmqRedisLeases(gateway, trims);
-        this.orderly = new RmqRedisOrderly(gateway, trims);
+        this.leases = new RmqRedisLeases(gateway, reports);
+        this.orderly = new RmqRedisOrderly(gateway, reports);
         this.roster = new ConsumerRoster(gateway, keys);
     }
 
@@ -138,7 +143,20 @@ public final class RmqRedis {
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes) {
-        if (members.size() == 1) {
+        return send(slot, rangeMerge, priority, members, parameters, envelopes, null);
+    }
+
+    /**
+     * As {@link #send(SlotKeys, boolean, boolean, List, List, List)}, with each message's expiry in the same call.
+     *
+     * @param expiries per member when it expires ('=' Redis ms, '+' ms after it is stored, null: it does not); a null
+     *                 list when none does. An expiry not after Redis's clock fails the call with
+     *                 {@link RmqInvalidArgumentException}, nothing written.
+     */
+    public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes,
+            @Nullable List<@Nullable String> expiries) {
+        if (members.size() == 1 && expiries == null) {
             // a lone send without an envelope, or with a body's trace context alone: send_one.lua, a fraction of
             // send.lua's cost (see SendWrites#sendOne)
             byte[] envelope = envelopes == null ? null : envelopes.get(0);
@@ -155,8 +173,8 @@ public final class RmqRedis {
         byte[] mode = envelopes != null ? (rangeMerge ? RANGE_WITH_ENVELOPES : SCORE_WITH_ENVELOPES)
                 : (rangeMerge ? RANGE : SCORE);
         CompletableFuture<byte[]> flags = gateway.eval(RmqScript.SEND, ScriptOutputType.VALUE, slot.all(),
-                sendArgs(mode, priority, members, parameters, envelopes));
-        return flags.thenApply(Replies::digits);
+                sendArgs(mode, priority, members, parameters, envelopes, expiries));
+        return refusedExpiry(flags, slot).thenApply(Replies::digits);
     }
 
     /**
@@ -168,8 +186,31 @@ public final class RmqRedis {
      */
     public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, List<byte @Nullable []> envelopes) {
-        return gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), sendArgs(
-                rangeMerge ? RANGE_COUNTING : SCORE_COUNTING, priority, members, parameters, envelopes));
+        return sendCounting(slot, rangeMerge, priority, members, parameters, envelopes, null);
+    }
+
+    /** As above, with each message's expiry (see {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}). */
+    public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
+            List<byte[]> members, List<Long> parameters, List<byte @Nullable []> envelopes,
+            @Nullable List<@Nullable String> expiries) {
+        return refusedExpiry(gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), sendArgs(
+                rangeMerge ? RANGE_COUNTING : SCORE_COUNTING, priority, members, parameters, envelopes, expiries)),
+                slot);
+    }
+
+    /** send.lua's refusal of an expiry at or before Redis's clock, as the argument error it is. */
+    private static <T> CompletableFuture<T> refusedExpiry(CompletableFuture<T> call, SlotKeys slot) {
+        return call.exceptionallyCompose(error -> {
+            Throwable cause = RedisGateway.unwrap(error);
+            String message = String.valueOf(cause.getMessage());
+            int at = message.indexOf(EXPIRED_ERROR);
+            if (at < 0) {
+                return CompletableFuture.failedFuture(error);
+            }
+            return CompletableFuture.failedFuture(new RmqInvalidArgumentException("expiresAt",
+                    message.substring(at + EXPIRED_ERROR.length()).trim(), "must be after Redis's clock (topic '"
+                            + slot.topic() + "')"));
+        });
     }
 
     /**
@@ -177,13 +218,28 @@ public final class RmqRedis {
      * body's envelope its envelope key (a digest of the body: Java's costs a fraction of Lua's).
      */
     private static byte[][] sendArgs(byte[] mode, boolean priority, List<byte[]> members, List<Long> parameters,
-            @Nullable List<byte @Nullable []> envelopes) {
+            @Nullable List<byte @Nullable []> envelopes, @Nullable List<@Nullable String> expiries) {
         boolean withEnvelopes = envelopes != null;
         int stride = withEnvelopes ? 4 : 2;
-        int first = withEnvelopes ? 3 : 2;
+        int shift = expiries != null ? 1 : 0;
+        int first = (withEnvelopes ? 3 : 2) + shift;
         byte[][] args = new byte[first + members.size() * stride][];
         args[0] = mode;
         args[1] = priority ? ONE : ZERO;
+        if (expiries != null) {
+            args[0] = bytes(string(mode) + EXPIRING);
+            StringBuilder fields = new StringBuilder(members.size() * 16);
+            for (int i = 0; i < expiries.size(); i++) {
+                if (i > 0) {
+                    fields.append(',');
+                }
+                String expiry = expiries.get(i);
+                if (expiry != null) {
+                    fields.append(expiry);
+                }
+            }
+            args[2] = bytes(fields.toString());
+        }
         byte[] hints = withEnvelopes ? new byte[members.size()] : null;
         for (int i = 0; i < members.size(); i++) {
             args[first + stride * i] = bytes(parameters.get(i));
@@ -198,7 +254,7 @@ public final class RmqRedis {
             }
         }
         if (withEnvelopes) {
-            args[2] = hints;
+            args[2 + shift] = hints;
         }
         return args;
     }

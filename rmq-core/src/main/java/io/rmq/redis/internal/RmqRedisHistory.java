@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Not API (RMQ's internal Redis layer, changed without notice; applications use {@code RmqAdmin#history}). The
- * per-topic history of sent, handled, failed, dead and trimmed counts: one hash per topic ({@link RmqKeys#history}), all under
+ * per-topic history of sent, handled, failed, dead, trimmed and expired counts: one hash per topic ({@link RmqKeys#history}), all under
  * the hash tag {@code {rmq-history}}, so that one script call files every topic's counts, also on a cluster. Used by
  * the engine's history flusher (its own thread) and by whatever thread reads a history; stateless, so thread-safe.
  */
@@ -24,7 +24,9 @@ public final class RmqRedisHistory {
     public static final int DEAD = 3;
     /** Dead messages the dead-letter retention deleted (absent from what engines before it filed: 0). */
     public static final int TRIMMED = 4;
-    public static final int KINDS = 5;
+    /** Messages that expired before a handler saw them (absent from what engines before expiry filed: 0). */
+    public static final int EXPIRED = 5;
+    public static final int KINDS = 6;
 
     private final RedisGateway gateway;
     private final RmqKeys keys;

@@ -27,7 +27,7 @@ import static io.rmq.redis.internal.Replies.scoreText;
  * leases it does first and the trace records it leaves to the consumer), and settling those leases: ack, nack,
  * release, extend, sweep, each fenced by the lease token a delivery holds; plus the idle listener's check of which
  * slots hold anything. Invariant: a token is a prepare score in {@link #TOKEN_UNITS}, unique to its pop or extension,
- * and every settling call names the token it holds. What the scripts' burials trim is told to the {@link DeadTrims}.
+ * and every settling call names the token it holds. What the scripts trim and expire is told to the {@link SlotReports}.
  */
 public final class RmqRedisLeases {
 
@@ -35,11 +35,11 @@ public final class RmqRedisLeases {
     private static final int SWEEP_PER_POP = 100;
 
     private final RedisGateway gateway;
-    private final DeadTrims trims;
+    private final SlotReports reports;
 
-    RmqRedisLeases(RedisGateway gateway, DeadTrims trims) {
+    RmqRedisLeases(RedisGateway gateway, SlotReports reports) {
         this.gateway = gateway;
-        this.trims = trims;
+        this.reports = reports;
     }
 
 
@@ -147,12 +147,18 @@ public final class RmqRedisLeases {
                 args);
         return reply.thenCompose(items -> {
             long flags = (long) number(items.get(3));
-            trims.trimmed(slot, flags >> 3);
+            reports.trimmed(slot, flags >> 4);
+            int first = 4;
+            if ((flags & 8) != 0) {
+                // the slot has messages with an expiry: what this pop found expired comes first
+                reports.expired(slot, (long) number(items.get(4)), (long) number(items.get(5)));
+                first = 6;
+            }
             boolean withAttempts = (flags & 1) != 0;
             boolean contexts = (flags & 2) != 0;
             int step = 2 + (withAttempts ? 1 : 0) + (contexts ? 1 : 0);
-            List<Popped> popped = new ArrayList<>((items.size() - 4) / step);
-            for (int i = 4; i + step - 1 < items.size(); i += step) {
+            List<Popped> popped = new ArrayList<>((items.size() - first) / step);
+            for (int i = first; i + step - 1 < items.size(); i += step) {
                 int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
                 byte[] envelope = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, envelope));
@@ -270,7 +276,7 @@ public final class RmqRedisLeases {
                 args);
         return reply.thenApply(out -> {
             // the script's last element: what the retention trimmed
-            trims.trimmed(slot, out.get(out.size() - 1));
+            reports.trimmed(slot, out.get(out.size() - 1));
             return out.subList(0, out.size() - 1);
         });
     }
@@ -306,7 +312,7 @@ public final class RmqRedisLeases {
         args[7] = bytes(limit);
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.SWEEP, ScriptOutputType.MULTI, slot.leasing(), args);
         return reply.thenApply(r -> {
-            trims.trimmed(slot, r.get(2));
+            reports.trimmed(slot, r.get(2));
             return new long[] {r.get(0), r.get(1)};
         });
     }

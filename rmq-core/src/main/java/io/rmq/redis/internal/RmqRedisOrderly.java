@@ -28,16 +28,16 @@ import static io.rmq.redis.internal.Replies.number;
  * of an ordered slot (own.lua), and the owner's steps that settle what it handled and hand out what comes next
  * (orderly_next.lua). Invariant: every step and release names the owner's epoch, and the scripts change nothing for
  * an epoch that no longer holds the slot. The membership a leased claim relies on is {@link RmqRedis#members}';
- * what the scripts' burials trim is told to the {@link DeadTrims}.
+ * what the scripts trim and expire is told to the {@link SlotReports}.
  */
 public final class RmqRedisOrderly {
 
     private final RedisGateway gateway;
-    private final DeadTrims trims;
+    private final SlotReports reports;
 
-    RmqRedisOrderly(RedisGateway gateway, DeadTrims trims) {
+    RmqRedisOrderly(RedisGateway gateway, SlotReports reports) {
         this.gateway = gateway;
-        this.trims = trims;
+        this.reports = reports;
     }
 
     /**
@@ -97,7 +97,7 @@ public final class RmqRedisOrderly {
         CompletableFuture<List<Long>> reply = gateway.eval(RmqScript.OWN, ScriptOutputType.MULTI, slot.all(), args);
         return reply.thenApply(r -> {
             if (r.size() > 3) {
-                trims.trimmed(slot, r.get(3));
+                reports.trimmed(slot, r.get(3));
             }
             return new Claim(r.get(0), r.get(1), r.size() > 2 && r.get(2) == 1);
         });
@@ -191,13 +191,18 @@ public final class RmqRedisOrderly {
                 slot.all(), args);
         return reply.thenApply(items -> {
             long status = (long) number(items.get(0));
-            trims.trimmed(slot, status >> 1); // 1 + 2 x trimmed, or 0 when fenced
+            // 1 + 2 when the expiry counts follow the outcomes + 4 x trimmed, or 0 when fenced
+            reports.trimmed(slot, status >> 2);
             int f = (int) number(items.get(5));
             int[] outcomes = new int[f];
             for (int k = 0; k < f; k++) {
                 outcomes[k] = (int) number(items.get(6 + k));
             }
             int first = 6 + f;
+            if ((status & 2) != 0) {
+                reports.expired(slot, (long) number(items.get(first)), (long) number(items.get(first + 1)));
+                first += 2;
+            }
             List<Popped> popped = new ArrayList<>(Math.max(0, (items.size() - first) / 4));
             for (int i = first; i + 3 < items.size(); i += 4) {
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), (int) number(items.get(i + 2)),

@@ -1,14 +1,14 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..13]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace, errors
+-- Slot keys always come in this order (KEYS[1..14]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace, errors, expiry
 --   (all under one hash tag {topic:slot})
 -- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
--- lease-seq key as KEYS[14] and its skipped key as KEYS[15] (the others have neither: K_SKIPPED is nil there).
+-- lease-seq key as KEYS[15] and its skipped key as KEYS[16] (the others have neither: K_SKIPPED is nil there).
 -- A member is a message's serialized body, or 0xFF followed by its id (a message sent with an id).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_MSG, K_TRACE, K_ERRORS, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7],
-    KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15]
+    K_MSG, K_TRACE, K_ERRORS, K_EXPIRY, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
+    KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]
 
 -- Redis refuses a script's deny-oom writes (ZADD, HSET, SET, SADD, ...) over maxmemory only until the script has
 -- written once: on 6.2 and 7 alike a script whose first write is not deny-oom (ZREM, HDEL, DEL) may go on writing
@@ -155,14 +155,20 @@ local DEAD_KEEP_COUNT, DEAD_KEEP_AGE = 0, 0
 local dead_trimmed = 0
 local trim_dead -- defined below forget_envelopes, which it needs
 
+-- Whether messages that expire before they are handled go to dead (reason 'expired ...') instead of being dropped:
+-- the topic's choice, set by max_retries_of.
+local EXPIRED_TO_DEAD = false
+
 -- The max retries in a max-retries argument: "<max retries>" alone, or "<max retries> <most dead> <longest dead ms>",
--- which also sets the slot's dead-letter retention for this call's burials.
+-- which also sets the slot's dead-letter retention for this call's burials, optionally followed by " e": expired
+-- messages go to dead.
 local function max_retries_of(arg)
-    local retries, count, age = string.match(arg, '^(%d+) (%d+) (%d+)$')
+    local retries, count, age, expired = string.match(arg, '^(%d+) (%d+) (%d+)( ?e?)$')
     if not retries then
         return tonumber(arg)
     end
     DEAD_KEEP_COUNT, DEAD_KEEP_AGE = tonumber(count), tonumber(age)
+    EXPIRED_TO_DEAD = expired == ' e'
     return tonumber(retries)
 end
 
@@ -257,11 +263,12 @@ end
 -- a body it named none for), so that no digest is needed here (see keys_of); `left_prepare`: the caller has just taken
 -- every one of them out of prepare (an ack), which saves looking there. Slots with none of the three pay one EXISTS.
 local function forget_envelopes(members, named, left_prepare)
-    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT) == 0 then
+    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT, K_EXPIRY) == 0 then
         return
     end
     local has_msg, has_trace = redis.call('EXISTS', K_MSG) == 1, redis.call('EXISTS', K_TRACE) == 1
     local has_legacy = redis.call('EXISTS', K_CONTEXT) == 1
+    local has_expiry = redis.call('EXISTS', K_EXPIRY) == 1
     local in_store, in_prepare = copies_in(K_STORE, members), left_prepare and {} or copies_in(K_PREPARE, members)
     local in_retry, in_dead = copies_in(K_RETRY, members), copies_in(K_DEAD, members)
     local gone, fields, trace_fields = {}, {}, {}
@@ -291,6 +298,9 @@ local function forget_envelopes(members, named, left_prepare)
     end
     if has_legacy and #gone > 0 then
         redis.call('HDEL', K_CONTEXT, unpack(gone))
+    end
+    if has_expiry and #gone > 0 then
+        redis.call('ZREM', K_EXPIRY, unpack(gone))
     end
 end
 
@@ -481,6 +491,61 @@ local CONCURRENT_FAILURE = {
         end
     end,
 }
+
+-- Expiry: a message sent with an expiry (send.lua) has its expires-at (Redis ms) in the expiry ZSET while a copy of
+-- it is in the slot; forget_envelopes drops the entry with the last copy. It is never handed out once expired: pops
+-- and ORDERLY steps call this first, and ORDERLY steps check what they hand out (held messages) again.
+-- Takes out of store (and the retry ZSET) up to `limit` messages that expired by `now`, or that expire by `until_ms`
+-- at or before their due time (time types: a message taken ahead by a look-ahead would be handed over at its due
+-- time); drops them, or with EXPIRED_TO_DEAD buries them with the reason. A copy in prepare is left alone (its
+-- delivery is under way and settles itself; only a waiting duplicate of it goes), and an entry without any copy in
+-- store, retry or prepare (left by an older engine's ack, or of a dead message) is removed. Returns dropped, dead,
+-- and whether `limit` candidates were read (more may wait).
+local function expire_waiting(now, until_ms, is_priority, limit)
+    local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', until_ms, 'WITHSCORES', 'LIMIT', 0, limit)
+    if #due == 0 then
+        return 0, 0, false
+    end
+    local members = {}
+    for i = 1, #due, 2 do members[#members + 1] = due[i] end
+    local in_store = copies_in(K_STORE, members)
+    local in_retry, in_prepare = copies_in(K_RETRY, members), copies_in(K_PREPARE, members)
+    local dropped, dead, stale = 0, 0, {}
+    for j, member in ipairs(members) do
+        local expires = tonumber(due[2 * j])
+        local score = in_store[j] and tonumber(in_store[j])
+        if expires <= now or (score and not is_priority and score >= expires) then
+            local backing_off = in_retry[j] and not in_prepare[j]
+            if score or backing_off then
+                if score then redis.call('ZREM', K_STORE, member) end
+                if backing_off then redis.call('ZREM', K_RETRY, member) end
+                local reason = 'expired at ' .. string.format('%d', expires) .. ' (Redis ms) before it was handled'
+                if in_prepare[j] then
+                    dropped = dropped + 1 -- the waiting duplicate of a delivery under way
+                elseif EXPIRED_TO_DEAD then
+                    local priority = ''
+                    if is_priority then
+                        priority = score and in_store[j] or redis.call('HGET', K_PRIORITY, member) or ''
+                        redis.call('HDEL', K_PRIORITY, member)
+                    end
+                    bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0, priority, reason)
+                    -- a dead message does not expire: a requeue delivers it
+                    redis.call('ZREM', K_EXPIRY, member)
+                    dead = dead + 1
+                else
+                    forget(member)
+                    dropped = dropped + 1
+                end
+            elseif not in_prepare[j] then
+                stale[#stale + 1] = member
+            end
+        end
+    end
+    if #stale > 0 then
+        redis.call('ZREM', K_EXPIRY, unpack(stale))
+    end
+    return dropped, dead, #members == limit
+end
 
 -- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is
 -- retried after its backoff, or moved to dead past max retries. Returns retried, dead.

@@ -7,8 +7,8 @@
 -- _common.lua).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, lease-seq, skipped of the slot
+-- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the envelope keys
 --         of the members, one per member in argument order (0x01 + the first 13 bytes of the body's SHA-1; '' for an
 --         id, or a body the consumer names none for): the consumer names the keys of the bodies that came with an

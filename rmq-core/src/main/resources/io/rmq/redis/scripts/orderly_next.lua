@@ -14,10 +14,12 @@
 --      suspended (a waiting head in prepare, or one a graceful release put back into store with its retry time) and
 --      those behind a body already in prepare (a duplicate waits until that one is settled, and its lane with it).
 --      Messages of a lane the owner is still handling are handed out: the owner queues them behind.
+--   Messages that expired are never handed out: before step 4 they leave store (see expire_waiting in _common.lua),
+--   and held ones that expired leave prepare as they would be handed (dropped, or dead: their lane moves on).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors of the slot
+-- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries, with the dead-letter retention (see max_retries_of); ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); ARGV[11]: 1 to resync
@@ -30,9 +32,10 @@
 --      the owner names the keys of the bodies that came with an envelope, so that forgetting them needs no digest here
 --      (see forget_envelopes in _common.lua)
 -- Returns: { status, next due, Redis now, suspended lanes, earliest retry, f, outcome1..outcomef,
---            member1, score1, attempt1, envelope1, member2, ... }
---   status: 1 + 2 x the dead members the retention trimmed, or 0 when fenced (this instance no longer holds the
---           slot; nothing changed)
+--            [expired dropped, expired dead,] member1, score1, attempt1, envelope1, member2, ... }
+--   status: 1 + 2 when the two expiry counts follow the outcomes (the slot has messages with an expiry: how many
+--           expired before they were handled, dropped and moved to dead) + 4 x the dead members the retention
+--           trimmed, or 0 when fenced (this instance no longer holds the slot; nothing changed)
 --   next due: Redis ms when the slot next has something to hand out (<= now: at once), -1 when nothing waits
 --             (batch 0: -1) or what waits is all behind suspended or busy lanes (scanned up to 10 x batch + 100)
 --   suspended lanes: how many lanes wait for a head's retry; earliest retry: the soonest of those times, -1 if none
@@ -116,6 +119,13 @@ for i = r_at + 1, r_at + r do
     end
 end
 
+-- messages that expired leave store before anything is handed out; held ones are checked as they are handed (hand)
+local has_expiry = batch > 0 and redis.call('EXISTS', K_EXPIRY) == 1
+local expired_dropped, expired_dead = 0, 0
+if has_expiry then
+    expired_dropped, expired_dead = expire_waiting(now, now, is_priority, 10 * batch + 100)
+end
+
 -- lanes waiting for a head's retry (the head in prepare, or put back into store by a release); past MAX_WAITING of
 -- them the slot takes nothing new until some are settled (what a step reads stays bounded: Lua's unpack refuses
 -- ~8,000 values, and each waiting head costs every step an envelope look-up)
@@ -143,15 +153,47 @@ if retries then
     end
 end
 
-local out = { 1 + 2 * dead_trimmed, -1, now, n_suspended, earliest, f }
+local out = { 1 + 4 * dead_trimmed, -1, now, n_suspended, earliest, f }
 for k = 1, f do out[#out + 1] = outcomes[k] end
 if batch == 0 then
     return out
 end
+-- where the expiry counts go (filled in at the end: handing out may expire more)
+local expired_at = #out + 1
+if has_expiry then
+    out[expired_at] = 0
+    out[expired_at + 1] = 0
+end
 
--- hands `members` (in prepare, with their prepare scores and envelopes) over, in that order
+-- hands `members` (in prepare, with their prepare scores and envelopes) over, in that order, but for those that
+-- expired: they leave prepare (dropped, or dead) instead. Returns how many were handed over.
 local function hand(members, scores, envelopes)
-    if #members == 0 then return end
+    if #members == 0 then return 0 end
+    if has_expiry then
+        local expires = redis.call('ZMSCORE', K_EXPIRY, unpack(members))
+        local kept, kept_scores, kept_envelopes = {}, {}, {}
+        for j, member in ipairs(members) do
+            local expires_at = expires[j] and tonumber(expires[j])
+            if expires_at and expires_at <= now then
+                if EXPIRED_TO_DEAD then
+                    bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0,
+                        ORDERLY_FAILURE.leave(member, is_priority),
+                        'expired at ' .. string.format('%d', expires_at) .. ' (Redis ms) before it was handled')
+                    redis.call('ZREM', K_EXPIRY, member)
+                    expired_dead = expired_dead + 1
+                else
+                    orderly_drop(member)
+                    expired_dropped = expired_dropped + 1
+                end
+            else
+                kept[#kept + 1] = member
+                kept_scores[#kept_scores + 1] = scores[j]
+                kept_envelopes[#kept_envelopes + 1] = envelopes and envelopes[j] or ''
+            end
+        end
+        if #kept == 0 then return 0 end
+        members, scores, envelopes = kept, kept_scores, kept_envelopes
+    end
     local failures = redis.call('HMGET', K_ATTEMPTS, unpack(members))
     for j, member in ipairs(members) do
         out[#out + 1] = member
@@ -159,6 +201,7 @@ local function hand(members, scores, envelopes)
         out[#out + 1] = tonumber(failures[j] or '0') + 1
         out[#out + 1] = envelopes and envelopes[j] or ''
     end
+    return #members
 end
 
 local handed = 0
@@ -200,8 +243,7 @@ if resync then
                 if lane == '' then serial = true else grouped = true end
             end
         end
-        hand(give, scores, given_envelopes)
-        handed = #give
+        handed = hand(give, scores, given_envelopes)
     end
 elseif retries then
     -- heads whose retry time has come, in prepare (those a release put back into store are taken from there below)
@@ -218,8 +260,7 @@ elseif retries then
         end
         if #give > 0 then
             local envelopes, lanes = orderly_envelopes(give, with_legacy)
-            hand(give, given_scores, envelopes)
-            handed = #give
+            handed = hand(give, given_scores, envelopes)
             for _, lane in ipairs(lanes) do
                 if lane == '' then serial = true end
             end
@@ -291,6 +332,11 @@ while not common_waits and not barrier and taken < batch and skipped < budget do
 end
 out[4] = n_suspended
 out[5] = earliest
+if has_expiry then
+    out[1] = 1 + 2 + 4 * dead_trimmed
+    out[expired_at] = expired_dropped
+    out[expired_at + 1] = expired_dead
+end
 
 if handed + taken > 0 then
     out[2] = now

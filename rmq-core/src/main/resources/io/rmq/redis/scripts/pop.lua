@@ -10,8 +10,8 @@
 -- _common.lua).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, lease-seq, skipped of the slot
+-- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: batch, the most messages to take
 -- ARGV[3]: lease in ms
@@ -29,7 +29,9 @@
 --   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its envelope ('' when none;
 --   only when the slot has envelopes, or legacy contexts and they were asked for); + 4 when the consumer reads trace
 --   records itself (ARGV[13]) and the slot has some: a body whose envelope is '' (or that came without one) may
---   have one; + 8 x the dead members the retention trimmed (the sweep's burials).
+--   have one; + 8 when the slot has messages with an expiry: then two counts follow the flags, before the members:
+--   the messages that expired before they were handled and were dropped, and those moved to dead (see
+--   expire_waiting in _common.lua); + 16 x the dead members the retention trimmed (the sweep's and expiry's burials).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
 --   earliest of the first waiting message (minus the look-ahead), the first PRIORITY retry, and the first lease
 --   deadline (its expiry must be swept).
@@ -73,8 +75,16 @@ if is_priority then
     end
 end
 
--- Most slots have no failed messages, cancel marks, envelopes or legacy contexts: one EXISTS of the keys says so
-local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE) > 0
+-- Most slots have no failed messages, cancel marks, envelopes, legacy contexts or expiries: one EXISTS says so
+local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE, K_EXPIRY) > 0
+-- messages that expired (or would expire before they fall due within the look-ahead) leave first; when there were
+-- more than one pop removes, this pop takes nothing and says that more is due now, so that no expired message is
+-- ever taken
+local has_expiry = extras and redis.call('EXISTS', K_EXPIRY) == 1
+local expired_dropped, expired_dead, expired_more = 0, 0, false
+if has_expiry then
+    expired_dropped, expired_dead, expired_more = expire_waiting(now, take_until, is_priority, 10 * batch + 100)
+end
 -- skip the per-message attempt lookup (and its reply element) without failures
 local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
 -- likewise the envelopes: looked up when the slot has any (an id message's payload is in its envelope), and legacy
@@ -86,8 +96,15 @@ local with_contexts = extras and (redis.call('EXISTS', K_MSG) == 1 or (has_trace
         or (with_legacy and redis.call('EXISTS', K_CONTEXT) == 1))
 local any_cancelled = extras and redis.call('EXISTS', K_CANCELLED) == 1
 local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0)
-        + ((has_traces and reads_traces) and 4 or 0) + 8 * dead_trimmed }
+        + ((has_traces and reads_traces) and 4 or 0) + (has_expiry and 8 or 0) + 16 * dead_trimmed }
+if has_expiry then
+    out[5] = expired_dropped
+    out[6] = expired_dead
+end
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
+if expired_more then
+    max_skipped = 0
+end
 -- A prepare created by this pop is seeded as a skiplist (see the ZADD below); checked once, at the first page
 local prepare_checked = false
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
@@ -219,12 +236,19 @@ local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
 if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then
     next_due = lease_end[2]
 end
+if expired_more and (next_due == -1 or tonumber(next_due) > now) then
+    next_due = now
+end
 out[3] = next_due
 -- An empty slot (nothing waiting, in flight or backing off) with envelopes left has orphans only: a trace record a
 -- native send wrote just before a ZADD that a failover lost, or one an engine before envelopes never forgot. Gone
 -- with the slot's last message, unless dead messages still own theirs. (A native send whose ZADD is about to land
--- loses its trace link here: a link, never a message.)
-if next_due == -1 and extras and redis.call('EXISTS', K_DEAD) == 0 then
-    redis.call('DEL', K_MSG, K_CONTEXT, K_TRACE)
+-- loses its trace link here: a link, never a message.) Expiry entries go with the last waiting or in-flight copy.
+if next_due == -1 and extras then
+    if redis.call('EXISTS', K_DEAD) == 0 then
+        redis.call('DEL', K_MSG, K_CONTEXT, K_TRACE, K_EXPIRY)
+    elseif has_expiry then
+        redis.call('DEL', K_EXPIRY)
+    end
 end
 return out

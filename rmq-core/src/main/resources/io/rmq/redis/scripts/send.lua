@@ -13,11 +13,17 @@
 -- payload and headers. The trace context excepted: an envelope without one takes the stored one along (one HMGET per
 -- call, only for such envelopes). A send without an envelope ('') leaves whatever is stored.
 --
--- KEYS[1..13]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors of the slot (store, msg and trace are written)
+-- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry of the slot (store, msg and trace are written)
+-- Expiry (any mode followed by ':x'): the messages' expiry instants go into the expiry ZSET (member -> Redis ms, see
+-- expire_waiting in _common.lua) after the store write; the latest send with an expiry sets it, a send without one
+-- leaves what is stored (as with envelopes). An instant not after Redis's now refuses the whole call, nothing written.
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes; 'range-env-count' or
---          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new
+--          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new; each
+--          followed by ':x' when messages carry expiries
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
+-- with ':x', ARGV[3]: the expiries, one field per message, comma-separated: '' none, '=<ms>' at that Redis time,
+--          '+<ms>' that long after Redis's now; the arguments below then start one later
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
 --            with envelopes: ARGV[3] one character per message, '1' when its envelope carries a trace context (the
 --            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1, key1,
@@ -148,14 +154,37 @@ end
 
 
 local mode = ARGV[1]
+local expiring = string.sub(mode, -2) == ':x'
+if expiring then
+    mode = string.sub(mode, 1, -3)
+end
 local count_only = mode == 'range-env-count' or mode == 'score-env-count'
 local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count'
 local with_envelopes = count_only or mode == 'range-env' or mode == 'score-env'
 local step = with_envelopes and 4 or 2
-local first_arg = with_envelopes and 4 or 3
-local context_hints = with_envelopes and ARGV[3] or ''
+local first_arg = (with_envelopes and 4 or 3) + (expiring and 1 or 0)
+local context_hints = with_envelopes and ARGV[first_arg - 1] or ''
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
+
+-- the expiry instants (Redis ms, formatted) per message, checked before anything is written
+local expiries = nil
+if expiring then
+    expiries = {}
+    local j = 0
+    for field in string.gmatch(ARGV[3] .. ',', '([^,]*),') do
+        j = j + 1
+        if field ~= '' then
+            local ms = tonumber(string.sub(field, 2))
+            local at = string.sub(field, 1, 1) == '+' and now + ms or ms
+            if at <= now then
+                return redis.error_reply('RMQ_EXPIRED message ' .. j .. ' of the call expires at '
+                    .. string.format('%d', at) .. ', not after Redis\'s clock (' .. now .. ' ms): nothing was written')
+            end
+            expiries[j] = string.format('%d', at)
+        end
+    end
+end
 
 local was_empty = redis.call('ZCARD', K_STORE) == 0
 local first_before = nil
@@ -283,6 +312,19 @@ if with_envelopes then
     end
     if #stale > 0 and redis.call('EXISTS', K_TRACE) == 1 then
         redis.call('HDEL', K_TRACE, unpack(stale))
+    end
+end
+
+if expiries then
+    local expiry_args = {}
+    for j, member in ipairs(members) do
+        if expiries[j] then
+            expiry_args[#expiry_args + 1] = expiries[j]
+            expiry_args[#expiry_args + 1] = member
+        end
+    end
+    if #expiry_args > 0 then
+        redis.call('ZADD', K_EXPIRY, unpack(expiry_args))
     end
 end
 
