@@ -151,6 +151,11 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
                 throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must be between 1 ms and 2^52 ms"
                         + " (topic '" + topic + "')");
             }
+            if (type == TopicType.FIXED_TIME && System.currentTimeMillis() + expiresAfter.toMillis() <= parameter) {
+                throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must end after the message's"
+                        + " fixedTime (" + Instant.ofEpochMilli(parameter) + "): it would expire before it is due (topic '"
+                        + topic + "')");
+            }
             if (type == TopicType.RANGE_MERGE && expiresAfter.toMillis() <= parameter) {
                 throw new RmqInvalidArgumentException("expiresAfter", expiresAfter, "must be longer than the message's"
                         + " timeRange (" + parameter + " ms): it would expire before it is due (topic '" + topic + "')");

@@ -342,13 +342,79 @@ class ExpiryTest extends EngineTestSupport {
         assertThatThrownBy(() -> OutgoingMessage.fixedTime("bad", "x", now).expiresAfter(Duration.ofDays(365L * 200_000)))
                 .isInstanceOf(RmqInvalidArgumentException.class).hasMessageContaining("2^52 ms");
 
-        // an instant the host takes for the future but Redis's clock has passed: refused by Redis, nothing written
-        assertThatThrownBy(() -> redis(engine).send(slot, false, false,
-                List.of("late".getBytes(StandardCharsets.UTF_8), "ok".getBytes(StandardCharsets.UTF_8)),
-                List.of(0L, 0L), null, java.util.Arrays.asList(null, "=1000")).join())
+        // an instant the host takes for the future but Redis's clock has passed (clocks differ): Redis refuses it.
+        // Coalesced single sends (one call, several callers): that message alone, nothing of it written
+        byte[] plain = "plain".getBytes(StandardCharsets.UTF_8);
+        byte[] late = "late".getBytes(StandardCharsets.UTF_8);
+        assertThat(redis(engine).send(slot, false, false, List.of(plain, late), List.of(0L, 0L),
+                java.util.Arrays.asList(null, new byte[] {1, 0}), java.util.Arrays.asList(null, "=1000")).join())
+                .containsExactly(1L, -1L);
+        assertThat(scoreIn(slot.store(), plain)).isNotNull();
+        assertThat(scoreIn(slot.store(), late)).isNull();
+        assertThat(exists(slot.expiry())).isZero();
+        assertThat(exists(slot.msg())).as("nor its envelope").isZero();
+        // a batch's chunk (one caller): the whole chunk
+        byte[] other = "other".getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> redis(engine).sendCounting(slot, false, false, List.of(other, late),
+                List.of(0L, 0L), java.util.Arrays.asList(null, null), java.util.Arrays.asList(null, "=1000")).join())
                 .hasCauseInstanceOf(RmqInvalidArgumentException.class)
                 .hasMessageContaining("expiresAt").hasMessageContaining("must be after Redis's clock");
-        assertThat(exists(slot.store())).isZero();
+        assertThat(scoreIn(slot.store(), other)).isNull();
+        assertThat(exists(slot.expiry())).isZero();
+        // FIXED_TIME: an expiresAfter that ends before the due time
+        assertThatThrownBy(() -> OutgoingMessage.fixedTime("bad", "x", now.plusSeconds(60))
+                .expiresAfter(Duration.ofSeconds(30)))
+                .isInstanceOf(RmqInvalidArgumentException.class)
+                .hasMessageContaining("expiresAfter").hasMessageContaining("must end after the message's fixedTime");
+    }
+
+    @Test
+    void aMessageThatDiesOfFailuresLeavesNoExpiryForItsNextSend() {
+        Rmq engine = engine(Duration.ZERO);
+        engine.defineTopic("fails", TopicType.FIXED_TIME, 1);
+        SlotKeys slot = redis(engine).keys().slot("fails", 0);
+        engine.producer().send(OutgoingMessage.fixedTime("fails", "poison", Instant.now()).withId("p")
+                .expiresAfter(Duration.ofHours(1)));
+        RmqConsumer consumer = engine.consumer("fails", new ConsumerSettings(100, Duration.ofSeconds(5),
+                new RetryPolicy(0, BackoffPolicy.fixed(Duration.ZERO))));
+        try (var log = io.rmq.test.LogCapture.rmq().expecting("fails on purpose")) {
+            consumer.pollAndHandle(String.class, (String body, Delivery d) -> {
+                throw new IllegalStateException("fails on purpose");
+            });
+            assertThat(log.warnings()).hasSize(1);
+        }
+        assertThat(engine.admin().stats("fails").dead()).isEqualTo(1);
+        assertThat(exists(slot.expiry())).as("a dead message does not expire").isZero();
+        engine.producer().send(OutgoingMessage.fixedTime("fails", "again", Instant.now()).withId("p"));
+        assertThat(exists(slot.expiry())).as("its next send starts without one").isZero();
+    }
+
+    @Test
+    void moreExpiredMessagesThanOnePopTakesOutAreNeverHandedOut() {
+        Rmq engine = engine(Duration.ZERO);
+        engine.defineTopic("many", TopicType.FIXED_TIME, 1);
+        SlotKeys slot = redis(engine).keys().slot("many", 0);
+        Instant base = Instant.now().minusSeconds(10);
+        List<OutgoingMessage> batch = new ArrayList<>();
+        // a batch of 1: a pop takes out at most 10 x 1 + 100 expired messages first, and passes over the rest
+        for (int i = 0; i < 300; i++) {
+            batch.add(OutgoingMessage.fixedTime("many", "e" + i, base.plusMillis(i))
+                    .expiresAfter(Duration.ofMillis(100)));
+        }
+        batch.add(OutgoingMessage.fixedTime("many", "live", base.plusMillis(400)));
+        engine.producer().sendBatch(batch);
+        redisPast(Instant.now().plusMillis(200));
+        RmqConsumer consumer = engine.consumer("many", new ConsumerSettings(1, Duration.ofSeconds(5),
+                RetryPolicy.DEFAULT));
+        List<String> handled = new ArrayList<>();
+        for (int i = 0; i < 5 && handled.isEmpty(); i++) {
+            handled.addAll(handle(consumer));
+        }
+        assertThat(handled).containsExactly("live");
+        while (exists(slot.store()) > 0) {
+            assertThat(handle(consumer)).isEmpty();
+        }
+        assertThat(reports.stream().mapToLong(r -> Long.parseLong(r.split(" ")[2])).sum()).isEqualTo(300);
         assertThat(exists(slot.expiry())).isZero();
     }
 

@@ -117,7 +117,7 @@ public final class DefaultRmqProducer implements RmqProducer {
     private CompletableFuture<SendResult> sendAsync(OutgoingMessage message, boolean limited) {
         if (!instrumented) {
             Encoded encoded = encode(message, codec.encode(message.body()), null, limited);
-            return full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic())
+            return refusedIfExpired(full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic()), message)
                     .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
         }
         // on the caller's thread, before encoding: an observation opened here sees the sender's trace context
@@ -131,7 +131,8 @@ public final class DefaultRmqProducer implements RmqProducer {
             scope.finished(0, 0, ex);
             throw ex;
         }
-        CompletableFuture<Long> sent = full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic());
+        CompletableFuture<Long> sent = refusedIfExpired(full(singles.submit(encoded.slot, encoded), encoded.slot,
+                message.topic()), message);
         return sent.whenComplete((added, error) -> {
             if (error != null) {
                 scope.finished(0, 0, RedisGateway.unwrap(error));
@@ -140,6 +141,17 @@ public final class DefaultRmqProducer implements RmqProducer {
                 scope.finished(added == 0 ? 0 : 1, added == 0 ? 1 : 0, null);
             }
         }).thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+    }
+
+    /**
+     * A single send send.lua refused (-1: its expiry instant is not after Redis's clock, nothing of it written) fails
+     * alone: the other sends written in the same call are not its caller's.
+     */
+    private static CompletableFuture<Long> refusedIfExpired(CompletableFuture<Long> sent, OutgoingMessage message) {
+        return sent.thenCompose(added -> added >= 0 ? CompletableFuture.completedFuture(added)
+                : CompletableFuture.failedFuture(new RmqInvalidArgumentException("expiresAt", message.expiresAt(),
+                        "must be after Redis's clock: the message had expired when Redis received it, and was not"
+                                + " stored (topic '" + message.topic() + "')")));
     }
 
     @Override

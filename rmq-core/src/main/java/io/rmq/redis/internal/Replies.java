@@ -29,6 +29,10 @@ final class Replies {
     static List<Long> digits(byte[] reply) {
         List<Long> out = new ArrayList<>(reply.length);
         for (byte digit : reply) {
+            if (digit == 'E') {
+                out.add(-1L); // send.lua refused that message: it expired already
+                continue;
+            }
             if (digit < '0' || digit > '9') {
                 throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
             }

@@ -150,8 +150,8 @@ public final class RmqRedis {
      * As {@link #send(SlotKeys, boolean, boolean, List, List, List)}, with each message's expiry in the same call.
      *
      * @param expiries per member when it expires ('=' Redis ms, '+' ms after it is stored, null: it does not); a null
-     *                 list when none does. An expiry not after Redis's clock fails the call with
-     *                 {@link RmqInvalidArgumentException}, nothing written.
+     *                 list when none does. A member whose expiry is not after Redis's clock is refused, nothing of it
+     *                 written: -1 in its place.
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes,
@@ -189,7 +189,11 @@ public final class RmqRedis {
         return sendCounting(slot, rangeMerge, priority, members, parameters, envelopes, null);
     }
 
-    /** As above, with each message's expiry (see {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}). */
+    /**
+     * As above, with each message's expiry (see {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}); a
+     * member whose expiry is not after Redis's clock fails the whole call with {@link RmqInvalidArgumentException},
+     * nothing written.
+     */
     public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, List<byte @Nullable []> envelopes,
             @Nullable List<@Nullable String> expiries) {

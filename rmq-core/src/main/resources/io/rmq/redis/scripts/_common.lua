@@ -173,10 +173,15 @@ local function max_retries_of(arg)
 end
 
 -- Moves `member` (already out of prepare) into dead with what dead-info keeps, and forgets its attempt count (and
--- its noted error: dead-info holds the reason now). Then trims dead to its retention.
+-- its noted error: dead-info holds the reason now) and its expiry unless a duplicate still waits in store (a dead
+-- message does not expire: a requeue delivers it, and a new send of it starts without one). Then trims dead to its
+-- retention.
 local function bury(member, now, failures, priority, reason)
     redis.call('HDEL', K_ATTEMPTS, member)
     redis.call('HDEL', K_ERRORS, member)
+    if K_EXPIRY and redis.call('EXISTS', K_EXPIRY) == 1 and not redis.call('ZSCORE', K_STORE, member) then
+        redis.call('ZREM', K_EXPIRY, member)
+    end
     redis.call('HSET', K_DEAD_INFO, member, failures .. '\n' .. priority .. '\n' .. reason)
     redis.call('ZADD', K_DEAD, now, member)
     trim_dead(now)
@@ -494,17 +499,17 @@ local CONCURRENT_FAILURE = {
 
 -- Expiry: a message sent with an expiry (send.lua) has its expires-at (Redis ms) in the expiry ZSET while a copy of
 -- it is in the slot; forget_envelopes drops the entry with the last copy. It is never handed out once expired: pops
--- and ORDERLY steps call this first, and ORDERLY steps check what they hand out (held messages) again.
+-- and ORDERLY steps call this first, and check what they hand out again (pop.lua passes over an expired member of a
+-- page; orderly_next.lua drops one as it would hand it out).
 -- Takes out of store (and the retry ZSET) up to `limit` messages that expired by `now`, or that expire by `until_ms`
 -- at or before their due time (time types: a message taken ahead by a look-ahead would be handed over at its due
 -- time); drops them, or with EXPIRED_TO_DEAD buries them with the reason. A copy in prepare is left alone (its
 -- delivery is under way and settles itself; only a waiting duplicate of it goes), and an entry without any copy in
--- store, retry or prepare (left by an older engine's ack, or of a dead message) is removed. Returns dropped, dead,
--- and whether `limit` candidates were read (more may wait).
+-- store, retry or prepare (left by an older engine's ack) is removed. Returns dropped, dead.
 local function expire_waiting(now, until_ms, is_priority, limit)
     local due = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', until_ms, 'WITHSCORES', 'LIMIT', 0, limit)
     if #due == 0 then
-        return 0, 0, false
+        return 0, 0
     end
     local members = {}
     for i = 1, #due, 2 do members[#members + 1] = due[i] end
@@ -529,8 +534,6 @@ local function expire_waiting(now, until_ms, is_priority, limit)
                         redis.call('HDEL', K_PRIORITY, member)
                     end
                     bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0, priority, reason)
-                    -- a dead message does not expire: a requeue delivers it
-                    redis.call('ZREM', K_EXPIRY, member)
                     dead = dead + 1
                 else
                     forget(member)
@@ -544,7 +547,7 @@ local function expire_waiting(now, until_ms, is_priority, limit)
     if #stale > 0 then
         redis.call('ZREM', K_EXPIRY, unpack(stale))
     end
-    return dropped, dead, #members == limit
+    return dropped, dead
 end
 
 -- Lease-expiry sweep of this slot: every prepare entry whose deadline has passed counts as a failed attempt and is

@@ -179,7 +179,6 @@ local function hand(members, scores, envelopes)
                     bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0,
                         ORDERLY_FAILURE.leave(member, is_priority),
                         'expired at ' .. string.format('%d', expires_at) .. ' (Redis ms) before it was handled')
-                    redis.call('ZREM', K_EXPIRY, member)
                     expired_dead = expired_dead + 1
                 else
                     orderly_drop(member)

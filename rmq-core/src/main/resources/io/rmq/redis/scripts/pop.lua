@@ -77,13 +77,12 @@ end
 
 -- Most slots have no failed messages, cancel marks, envelopes, legacy contexts or expiries: one EXISTS says so
 local extras = redis.call('EXISTS', K_ATTEMPTS, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE, K_EXPIRY) > 0
--- messages that expired (or would expire before they fall due within the look-ahead) leave first; when there were
--- more than one pop removes, this pop takes nothing and says that more is due now, so that no expired message is
--- ever taken
+-- messages that expired (or would expire before they fall due within the look-ahead) leave first, up to a bound per
+-- pop; any left beyond it are passed over by the pages below (never taken) and leave at the next pops
 local has_expiry = extras and redis.call('EXISTS', K_EXPIRY) == 1
-local expired_dropped, expired_dead, expired_more = 0, 0, false
+local expired_dropped, expired_dead = 0, 0
 if has_expiry then
-    expired_dropped, expired_dead, expired_more = expire_waiting(now, take_until, is_priority, 10 * batch + 100)
+    expired_dropped, expired_dead = expire_waiting(now, take_until, is_priority, 10 * batch + 100)
 end
 -- skip the per-message attempt lookup (and its reply element) without failures
 local any_failures = extras and redis.call('EXISTS', K_ATTEMPTS) == 1
@@ -102,9 +101,8 @@ if has_expiry then
     out[6] = expired_dead
 end
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
-if expired_more then
-    max_skipped = 0
-end
+-- expired members the pages passed over (more than expire_waiting took out)
+local passed_expired = 0
 -- A prepare created by this pop is seeded as a skiplist (see the ZADD below); checked once, at the first page
 local prepare_checked = false
 -- Number-to-string conversion of arguments is costly in scripts: convert the token once, for the first page.
@@ -121,11 +119,33 @@ while taken < batch and skipped < max_skipped do
         token_num = token
     end
     local members, lease_args = {}, {}
+    -- with expiries: the page's members that have not expired, and where each is in the page (its score follows)
+    local expires, page_index = nil, nil
+    if has_expiry then
+        local page_members = {}
+        for i = 1, #page, 2 do page_members[#page_members + 1] = page[i] end
+        expires = redis.call('ZMSCORE', K_EXPIRY, unpack(page_members))
+    end
     for i = 1, #page, 2 do
-        local j = #members + 1
-        members[j] = page[i]
-        lease_args[2 * j - 1] = token_arg
-        lease_args[2 * j] = page[i]
+        local expires_at = expires and expires[(i + 1) / 2]
+        if expires_at and tonumber(expires_at) <= (is_priority and now or math.max(now, tonumber(page[i + 1]))) then
+            -- left in store, passed over like a body in flight (expire_waiting takes it at a next pop)
+            skipped = skipped + 1
+            passed_expired = passed_expired + 1
+            page_index = page_index or {}
+        else
+            local j = #members + 1
+            members[j] = page[i]
+            lease_args[2 * j - 1] = token_arg
+            lease_args[2 * j] = page[i]
+            if expires then
+                page_index = page_index or {}
+                page_index[j] = i + 1
+            end
+        end
+    end
+    if #members == #page / 2 then
+        page_index = nil -- none was passed over: the members are the page in order
     end
     -- Redis keeps a small sorted set of short members (ids, short bodies) as a listpack, where each insert walks the
     -- whole set and parses every score: a pop's batch into ~100 leases in flight cost ~1 µs per message more than into
@@ -141,8 +161,8 @@ while taken < batch and skipped < max_skipped do
         end
     end
     -- NX leaves a body that is in flight alone; usually none is, and the count added says so without a lookup
-    local take, take_index = members, nil
-    local added = redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args))
+    local take, take_index = members, page_index
+    local added = #members > 0 and redis.call('ZADD', K_PREPARE, 'NX', unpack(lease_args)) or 0
     if seed then
         redis.call('ZREM', K_PREPARE, seed)
     end
@@ -154,7 +174,7 @@ while taken < batch and skipped < max_skipped do
         for j, member in ipairs(members) do
             if tonumber(scores[j]) == token_num then
                 take[#take + 1] = member
-                take_index[#take_index + 1] = 2 * j
+                take_index[#take_index + 1] = page_index and page_index[j] or 2 * j
             else
                 skipped = skipped + 1
                 in_flight[#in_flight + 1] = member
@@ -236,7 +256,8 @@ local lease_end = redis.call('ZRANGE', K_PREPARE, 0, 0, 'WITHSCORES')
 if #lease_end > 0 and (next_due == -1 or tonumber(lease_end[2]) < tonumber(next_due)) then
     next_due = lease_end[2]
 end
-if expired_more and (next_due == -1 or tonumber(next_due) > now) then
+if passed_expired > 0 then
+    -- expired members were left in store: the next pop takes them out (and the clean-up below must not run)
     next_due = now
 end
 out[3] = next_due

@@ -17,7 +17,9 @@
 --             errors, expiry of the slot (store, msg and trace are written)
 -- Expiry (any mode followed by ':x'): the messages' expiry instants go into the expiry ZSET (member -> Redis ms, see
 -- expire_waiting in _common.lua) after the store write; the latest send with an expiry sets it, a send without one
--- leaves what is stored (as with envelopes). An instant not after Redis's now refuses the whole call, nothing written.
+-- leaves what is stored (as with envelopes). A message whose instant is not after Redis's now is refused with
+-- nothing of it written: in the digit modes alone (its digit is 'E'; the call's other sends, coalesced single sends
+-- of other callers, go on), in the count modes (one batch's chunk) with the whole call.
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes; 'range-env-count' or
 --          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new; each
 --          followed by ':x' when messages carry expiries
@@ -30,7 +32,7 @@
 --            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none; key: a body's envelope key as the sender
 --            computed it, see keys_of in _common.lua, or '' for an id or a body without an envelope)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
---          call); one reply element instead of one per message. The count modes: the number of messages added (an
+--          call), or 'E' (refused: expired already); one reply element instead of one per message. The count modes: the number of messages added (an
 --          integer), without looking up which were waiting
 --#include _common.lua
 --#include _envelope.lua
@@ -167,8 +169,9 @@ local context_hints = with_envelopes and ARGV[first_arg - 1] or ''
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
--- the expiry instants (Redis ms, formatted) per message, checked before anything is written
-local expiries = nil
+-- the expiry instants (Redis ms, formatted) per message, checked before anything is written; `refused`: the
+-- messages (digit modes) that expired already, left out of every write
+local expiries, refused = nil, nil
 if expiring then
     expiries = {}
     local j = 0
@@ -177,13 +180,22 @@ if expiring then
         if field ~= '' then
             local ms = tonumber(string.sub(field, 2))
             local at = string.sub(field, 1, 1) == '+' and now + ms or ms
-            if at <= now then
+            if at > now then
+                expiries[j] = string.format('%d', at)
+            elseif count_only then
                 return redis.error_reply('RMQ_EXPIRED message ' .. j .. ' of the call expires at '
                     .. string.format('%d', at) .. ', not after Redis\'s clock (' .. now .. ' ms): nothing was written')
+            else
+                refused = refused or {}
+                refused[j] = true
             end
-            expiries[j] = string.format('%d', at)
         end
     end
+end
+-- a written message's place among the call's messages (only when some were refused)
+local index = nil
+local function at(j)
+    return index and index[j] or j
 end
 
 local was_empty = redis.call('ZCARD', K_STORE) == 0
@@ -197,20 +209,34 @@ end
 -- RANGE_MERGE due times are formatted once per distinct timeRange: a Lua number handed to ZADD is converted to a
 -- string on every call, which cost more than the ZADD itself (most calls carry one timeRange).
 local members, zadd_args, seen, due_of = {}, {}, {}, {}
+-- the reply's digits by place among the call's messages ('E' for the refused ones), when some were refused
+local digits = refused and {} or nil
 for i = first_arg, #ARGV, step do
-    local member = ARGV[i + 1]
-    members[#members + 1] = member
-    local score = ARGV[i]
-    if range then
-        local due = due_of[score]
-        if not due then
-            due = string.format('%d', now + tonumber(score))
-            due_of[score] = due
+    local place = (i - first_arg) / step + 1
+    if refused and refused[place] then
+        digits[place] = 'E'
+    else
+        local member = ARGV[i + 1]
+        members[#members + 1] = member
+        if refused then
+            index = index or {}
+            index[#members] = place
         end
-        score = due
+        local score = ARGV[i]
+        if range then
+            local due = due_of[score]
+            if not due then
+                due = string.format('%d', now + tonumber(score))
+                due_of[score] = due
+            end
+            score = due
+        end
+        zadd_args[#zadd_args + 1] = score
+        zadd_args[#zadd_args + 1] = member
     end
-    zadd_args[#zadd_args + 1] = score
-    zadd_args[#zadd_args + 1] = member
+end
+if #members == 0 then
+    return table.concat(digits) -- every message was refused: nothing written
 end
 -- the count modes ask only how many are new: ZADD's reply says it (duplicates within the call counted once)
 local existing = not count_only and redis.call('ZMSCORE', K_STORE, unpack(members))
@@ -240,9 +266,9 @@ if with_envelopes then
     -- send that had one.
     local keys, traces, checks, bare, needs = {}, {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[first_arg - 2 + 4 * j]
+        local envelope = ARGV[first_arg - 2 + 4 * at(j)]
         if envelope ~= '' then
-            local key = ARGV[first_arg - 1 + 4 * j]
+            local key = ARGV[first_arg - 1 + 4 * at(j)]
             if is_id(member) then
                 keys[j] = member
             elseif key ~= '' then
@@ -250,7 +276,7 @@ if with_envelopes then
             else
                 keys[j], traces[j], checks[j] = body_keys(member)
             end
-            if string.byte(context_hints, j) ~= 49 then -- '1': it carries a context
+            if string.byte(context_hints, at(j)) ~= 49 then -- '1': it carries a context
                 bare[#bare + 1] = j
                 needs[j] = true
             end
@@ -284,7 +310,7 @@ if with_envelopes then
     end
     local envelope_args, trace_args, stale, latest = {}, {}, {}, {}
     for j, member in ipairs(members) do
-        local envelope = ARGV[first_arg - 2 + 4 * j]
+        local envelope = ARGV[first_arg - 2 + 4 * at(j)]
         if envelope ~= '' then
             local source = needs[j] and (latest[keys[j]] or stored[j])
             if source then
@@ -318,8 +344,8 @@ end
 if expiries then
     local expiry_args = {}
     for j, member in ipairs(members) do
-        if expiries[j] then
-            expiry_args[#expiry_args + 1] = expiries[j]
+        if expiries[at(j)] then
+            expiry_args[#expiry_args + 1] = expiries[at(j)]
             expiry_args[#expiry_args + 1] = member
         end
     end
@@ -340,5 +366,11 @@ else
 end
 if count_only then
     return new_count
+end
+if digits then
+    for j = 1, #members do
+        digits[index[j]] = added[j]
+    end
+    return table.concat(digits)
 end
 return table.concat(added)
