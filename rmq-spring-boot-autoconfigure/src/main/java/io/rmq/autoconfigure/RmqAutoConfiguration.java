@@ -239,14 +239,22 @@ public class RmqAutoConfiguration {
 
     /**
      * Sends follow Spring transactions ({@code rmq.template.transaction-mode}, after-commit by default); a send that
-     * fails after its transaction committed goes to the {@link RmqSendFailureHandler}.
+     * fails after its transaction committed goes to the {@link RmqSendFailureHandler}. Messages to a topic with
+     * {@code rmq.topics.<name>.expire-after} expire that long after they are stored, unless they set an expiry.
      */
     @Bean
     @ConditionalOnMissingBean
     public RmqTemplate rmqTemplate(Rmq rmq, RmqProperties properties,
-            ObjectProvider<RmqSendFailureHandler> failureHandler) {
+            ObjectProvider<RmqSendFailureHandler> failureHandler, Environment environment) {
+        // rmq.topics.<name>.expire-after: the template's default expiry per topic
+        Map<String, java.time.Duration> expireAfter = new java.util.HashMap<>();
+        TopicEntries.read(environment, properties).forEach((name, topic) -> {
+            if (topic.expireAfter() != null) {
+                expireAfter.put(name, topic.expireAfter());
+            }
+        });
         return new RmqTemplate(rmq, properties.producer().typeHeader(), properties.template().transactionMode(),
-                failureHandler.getIfUnique(RmqSendFailureHandler::logging));
+                failureHandler.getIfUnique(RmqSendFailureHandler::logging), Map.copyOf(expireAfter));
     }
 
     /** Logs each message held until its transaction committed whose write then failed (topic and id, no contents). */

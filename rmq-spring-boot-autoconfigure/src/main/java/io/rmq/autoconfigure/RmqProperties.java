@@ -80,7 +80,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit", "dead-letter-max-count",
-            "dead-letter-max-age");
+            "dead-letter-max-age", "dead-letter-keep-expired", "expire-after");
 
     /**
      * Checks every value whose rule binding cannot express (binding already rejects what does not convert), so that
@@ -191,6 +191,12 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
         }
         checkDeadLetters(property + ".dead-letter-max-count", topic.deadLetterMaxCount(),
                 property + ".dead-letter-max-age", topic.deadLetterMaxAge());
+        Duration expireAfter = topic.expireAfter();
+        if (expireAfter != null && (expireAfter.toMillis() < 1
+                || expireAfter.compareTo(Duration.ofMillis(io.rmq.producer.OutgoingMessage.MAX_EXPIRES_AFTER_MILLIS)) > 0)) {
+            throw new RmqInvalidArgumentException(property + ".expire-after", expireAfter,
+                    "must be between 1ms and 2^52 ms (unset: messages do not expire)");
+        }
     }
 
     /** A dead-letter bound that is set must be zero (no bound) or positive; named by its property. */
@@ -477,14 +483,22 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                   rmq.consumer.dead-letter-max-count. When a message dies, the oldest beyond it are deleted.
      * @param deadLetterMaxAge Longest a dead message of the topic is kept (0: for ever); unset:
      *                   rmq.consumer.dead-letter-max-age. When a message dies, older ones are deleted.
+     * @param deadLetterKeepExpired Whether the topic's messages that expire before they are handled go to the dead
+     *                   queue (reason "expired at ...") instead of being dropped; unset:
+     *                   rmq.consumer.dead-letter-keep-expired.
+     * @param expireAfter How long after it is stored a message sent to the topic with RmqTemplate expires, unless it
+     *                   sets an expiry of its own (e.g. 10m); unset: messages do not expire. A message past its
+     *                   expiry is never handed to a handler.
      */
     public record Topic(@Nullable TopicType type, @DefaultValue("16") int slotAmount, @Nullable String rateLimit,
-            @Nullable Long deadLetterMaxCount, @Nullable Duration deadLetterMaxAge) {
+            @Nullable Long deadLetterMaxCount, @Nullable Duration deadLetterMaxAge,
+            @Nullable Boolean deadLetterKeepExpired, @Nullable Duration expireAfter) {
 
         /** The topic's dead-letter retention: its own bounds where set, else {@code defaults}'. */
         public DeadLetterRetention deadLetters(DeadLetterRetention defaults) {
             return new DeadLetterRetention(deadLetterMaxCount != null ? deadLetterMaxCount : defaults.maxCount(),
-                    deadLetterMaxAge != null ? deadLetterMaxAge : defaults.maxAge());
+                    deadLetterMaxAge != null ? deadLetterMaxAge : defaults.maxAge(),
+                    deadLetterKeepExpired != null ? deadLetterKeepExpired : defaults.keepExpired());
         }
     }
 
@@ -502,6 +516,9 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      *                    rmq.topics.<name>.dead-letter-max-count wins.
      * @param deadLetterMaxAge Longest a dead message is kept (0: for ever); when a message dies, dead messages older
      *                    than this are deleted. A topic's own rmq.topics.<name>.dead-letter-max-age wins.
+     * @param deadLetterKeepExpired Whether messages that expire before they are handled go to the dead queue (reason
+     *                    "expired at ...") instead of being dropped. A topic's own
+     *                    rmq.topics.<name>.dead-letter-keep-expired wins.
      * @param maxIdle     Longest an idle listener sleeps before checking every slot again (one EXISTS; slots that
      *                    hold anything are popped); new messages normally wake it at once.
      * @param commandTimeout Longest a listener waits for a Redis reply (a pop, a lease extension) before it gives up
@@ -524,7 +541,8 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
             @DefaultValue("30s") Duration lease, @DefaultValue("16") int maxRetries, @DefaultValue Backoff backoff,
             @DefaultValue("30s") Duration maxIdle, @DefaultValue("10s") Duration commandTimeout,
             @DefaultValue("0ms") Duration lookAhead, @DefaultValue("strict") PayloadMapping payloadMapping,
-            @DefaultValue("10000") long deadLetterMaxCount, @DefaultValue("30d") Duration deadLetterMaxAge) {
+            @DefaultValue("10000") long deadLetterMaxCount, @DefaultValue("30d") Duration deadLetterMaxAge,
+            @DefaultValue("false") boolean deadLetterKeepExpired) {
 
         public Consumer {
             checkDeadLetters("rmq.consumer.dead-letter-max-count", deadLetterMaxCount,
@@ -537,7 +555,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
 
         /** The dead-letter retention of topics that set none of their own. */
         public DeadLetterRetention deadLetters() {
-            return new DeadLetterRetention(deadLetterMaxCount, deadLetterMaxAge);
+            return new DeadLetterRetention(deadLetterMaxCount, deadLetterMaxAge, deadLetterKeepExpired);
         }
 
         /** The listener defaults as engine settings; a bad value fails naming its property. */

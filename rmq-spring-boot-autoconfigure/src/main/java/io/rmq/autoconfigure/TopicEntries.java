@@ -117,8 +117,14 @@ final class TopicEntries {
             java.time.Duration deadLetterMaxAge = keys.containsKey("dead-letter-max-age")
                     ? binder.bind(keys.get("dead-letter-max-age"), Bindable.of(java.time.Duration.class)).orElse(null)
                     : bound == null ? null : bound.deadLetterMaxAge();
+            Boolean keepExpired = keys.containsKey("dead-letter-keep-expired")
+                    ? binder.bind(keys.get("dead-letter-keep-expired"), Bindable.of(Boolean.class)).orElse(null)
+                    : bound == null ? null : bound.deadLetterKeepExpired();
+            java.time.Duration expireAfter = keys.containsKey("expire-after")
+                    ? binder.bind(keys.get("expire-after"), Bindable.of(java.time.Duration.class)).orElse(null)
+                    : bound == null ? null : bound.expireAfter();
             topics.put(name, new RmqProperties.Topic(type, slotAmount, rateLimit, deadLetterMaxCount,
-                    deadLetterMaxAge));
+                    deadLetterMaxAge, keepExpired, expireAfter));
         });
         topics.forEach(RmqProperties::check);
         return topics;

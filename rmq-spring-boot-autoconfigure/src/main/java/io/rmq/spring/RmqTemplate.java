@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.rmq.Rmq;
@@ -54,6 +55,8 @@ public class RmqTemplate {
     /** Null when every send is written at once. */
     private final @Nullable TransactionHeldSends heldSends;
     private final RmqTemplate immediate;
+    /** Per topic, how long after it is stored a message without an expiry of its own expires. */
+    private final Map<String, Duration> expireAfter;
 
     public RmqTemplate(Rmq rmq) {
         this(rmq, false);
@@ -76,6 +79,15 @@ public class RmqTemplate {
      */
     public RmqTemplate(Rmq rmq, boolean typeHeader, RmqTransactionMode transactionMode,
             RmqSendFailureHandler failureHandler) {
+        this(rmq, typeHeader, transactionMode, failureHandler, Map.of());
+    }
+
+    /**
+     * @param expireAfter per topic, how long after it is stored a message sent to it expires unless it sets an expiry
+     *                    of its own ({@code rmq.topics.<name>.expire-after}; see {@link OutgoingMessage#expiresAfter})
+     */
+    public RmqTemplate(Rmq rmq, boolean typeHeader, RmqTransactionMode transactionMode,
+            RmqSendFailureHandler failureHandler, Map<String, Duration> expireAfter) {
         if (transactionMode == null) {
             throw new RmqInvalidArgumentException("transactionMode", null, "must be AFTER_COMMIT or IMMEDIATE");
         }
@@ -85,11 +97,12 @@ public class RmqTemplate {
         }
         this.rmq = rmq;
         this.typeHeader = typeHeader;
+        this.expireAfter = Map.copyOf(expireAfter);
         this.transactionMode = transactionMode;
         boolean follows = transactionMode == RmqTransactionMode.AFTER_COMMIT && TRANSACTIONS_PRESENT;
         this.heldSends = follows ? new TransactionHeldSends(failureHandler) : null;
         this.immediate = transactionMode == RmqTransactionMode.IMMEDIATE ? this
-                : new RmqTemplate(rmq, typeHeader, RmqTransactionMode.IMMEDIATE, failureHandler);
+                : new RmqTemplate(rmq, typeHeader, RmqTransactionMode.IMMEDIATE, failureHandler, expireAfter);
     }
 
     /**
@@ -245,7 +258,7 @@ public class RmqTemplate {
         Object body = message.body();
         byte[] bytes = body instanceof byte[] raw ? raw.clone() : rmq.options().codec().encode(body);
         return new OutgoingMessage(message.topic(), bytes, message.type(), message.parameter(), message.group(),
-                message.id(), message.headers());
+                message.id(), message.headers(), message.expiresAt(), message.expiresAfter());
     }
 
     /** Each message serialized and checked, before any is held. */
@@ -266,8 +279,17 @@ public class RmqTemplate {
         return message.getPayload();
     }
 
-    /** With {@code rmq.producer.type-header}: the message with its payload's class name, unless it names one. */
+    /**
+     * The message with its topic's default expiry unless it has one; with {@code rmq.producer.type-header}, with its
+     * payload's class name, unless it names one.
+     */
     private OutgoingMessage typed(OutgoingMessage message) {
+        if (!expireAfter.isEmpty() && !message.expires()) {
+            Duration after = expireAfter.get(message.topic());
+            if (after != null) {
+                message = message.expiresAfter(after);
+            }
+        }
         Object body = message.body();
         if (!typeHeader || body instanceof String || body instanceof byte[]
                 || message.headers().containsKey(RmqHeaders.TYPE_ID)) {
@@ -277,7 +299,7 @@ public class RmqTemplate {
     }
 
     private Collection<OutgoingMessage> typed(Collection<OutgoingMessage> messages) {
-        return typeHeader ? messages.stream().map(this::typed).toList() : messages;
+        return typeHeader || !expireAfter.isEmpty() ? messages.stream().map(this::typed).toList() : messages;
     }
 
     // ------------------------------------------------------------------ operating queues

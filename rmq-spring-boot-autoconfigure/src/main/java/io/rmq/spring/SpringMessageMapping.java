@@ -48,7 +48,8 @@ final class SpringMessageMapping {
             }
         }
         // the constructor checks the id (non-empty) and the names (reserved prefix); the producer the sizes
-        return new OutgoingMessage(topic, base.body(), base.type(), base.parameter(), group, id, headers);
+        return new OutgoingMessage(topic, base.body(), base.type(), base.parameter(), group, id, headers,
+                base.expiresAt(), base.expiresAfter());
     }
 
     private static String string(String topic, String name, @Nullable Object value) {

@@ -161,6 +161,43 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void aTopicsExpireAfterIsTheTemplatesDefaultExpiryAndKeepExpiredSendsExpiredMessagesToDead() {
+        runner.withPropertyValues("rmq.topics.quotes.type=FIXED_TIME", "rmq.topics.quotes.slot-amount=1",
+                "rmq.topics.quotes.expire-after=10m", "rmq.topics.quotes.dead-letter-keep-expired=true",
+                "rmq.topics.plain.type=FIXED_TIME", "rmq.topics.plain.slot-amount=1").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RmqListenerContainerFactory factory = context.getBean(RmqListenerContainerFactory.class);
+                    assertThat(factory.deadLetters("quotes").keepExpired()).isTrue();
+                    assertThat(factory.deadLetters("plain").keepExpired()).isFalse();
+                    RmqTemplate template = context.getBean(RmqTemplate.class);
+                    var keys = RmqInternals.redis(context.getBean(Rmq.class)).keys();
+                    var redis = context.getBean(org.springframework.data.redis.core.StringRedisTemplate.class);
+                    String quotesExpiry = new String(keys.slot("quotes", 0).expiry(),
+                            java.nio.charset.StandardCharsets.UTF_8);
+                    long before = System.currentTimeMillis();
+                    template.sendFixedTime("quotes", "q1", java.time.Instant.now());
+                    assertThat(redis.opsForZSet().score(quotesExpiry, "q1")).as("10 minutes after Redis stored it")
+                            .isNotNull()
+                            .isBetween(before + 600_000 - 5_000.0, System.currentTimeMillis() + 600_000 + 5_000.0);
+                    // a message's own expiry wins; other topics' messages do not expire
+                    template.send(io.rmq.producer.OutgoingMessage.fixedTime("quotes", "q2", java.time.Instant.now())
+                            .expiresAfter(Duration.ofHours(2)));
+                    assertThat(redis.opsForZSet().score(quotesExpiry, "q2")).isGreaterThan(before + 7_000_000.0);
+                    template.sendFixedTime("plain", "p", java.time.Instant.now());
+                    assertThat(redis.hasKey(new String(keys.slot("plain", 0).expiry(),
+                            java.nio.charset.StandardCharsets.UTF_8))).isFalse();
+                });
+        runner.withPropertyValues("rmq.topics.quotes.type=FIXED_TIME", "rmq.topics.quotes.expire-after=0s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
+                            .hasMessageContaining("rmq.topics.quotes.expire-after").hasMessageContaining("PT0S")
+                            .hasMessageContaining("must be between 1ms and 2^52 ms");
+                });
+    }
+
+    @Test
     void aNegativeDeadLetterBoundFailsAtStartUpNamingThePropertyValueAndRule() {
         runner.withPropertyValues("rmq.consumer.dead-letter-max-count=-5").run(context -> {
             assertThat(context).hasFailed();

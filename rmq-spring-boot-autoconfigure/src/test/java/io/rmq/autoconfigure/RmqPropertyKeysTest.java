@@ -79,7 +79,7 @@ class RmqPropertyKeysTest {
         assertThat(KEYS.nearest(far)).isNull();
         assertThat(KEYS.keysNear(far)).isEqualTo("rmq.consumer takes concurrency, batch-size, lease, max-retries,"
                 + " backoff, max-idle, command-timeout, look-ahead, payload-mapping, dead-letter-max-count,"
-                + " dead-letter-max-age");
+                + " dead-letter-max-age, dead-letter-keep-expired");
         assertThat(KEYS.keysNear(ConfigurationPropertyName.of("rmq.queue")))
                 .startsWith("rmq takes enabled, key-prefix,");
     }
