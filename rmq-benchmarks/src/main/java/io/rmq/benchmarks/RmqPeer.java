@@ -47,7 +47,8 @@ import io.rmq.redis.RmqRedisClient;
  * {@code ObservationInstrumentation} does: what a tracer at sampling probability P hands RMQ (Boot's default: 0.1).
  *
  * <p>{@code --ids true} / {@code --headers 2}: W1/W2 messages sent with an id each / with two user headers (the
- * message model's cost, BENCHMARKS.md "The message model").
+ * message model's cost, BENCHMARKS.md "The message model"). {@code --expire-after-ms E}: each sent with
+ * {@code expiresAfter} E ms (an hour is long enough never to expire in a run: what storing and checking costs).
  */
 public final class RmqPeer {
 
@@ -116,6 +117,8 @@ public final class RmqPeer {
     static volatile boolean withIds;
     /** {@code --headers 2}: every W1/W2 message carries two user headers (see {@link #message}). */
     static volatile int headers;
+    /** {@code --expire-after-ms E}: every W1/W2 message expires E ms after it is stored (0: never). */
+    static volatile long expireAfterMillis;
     /** {@code --probe true}: the W3 measurement also records pop round trips and thread wake-up delays. */
     static volatile boolean probing;
     /**
@@ -138,6 +141,7 @@ public final class RmqPeer {
         }
         withIds = Boolean.parseBoolean(args.option("ids", "false"));
         headers = args.intOption("headers", 0);
+        expireAfterMillis = args.intOption("expire-after-ms", 0);
         probing = Boolean.parseBoolean(args.option("probe", "false"));
         popAheadMillis = args.intOption("pop-ahead-ms", 0);
         lookAheadMillis = args.intOption("look-ahead-ms", 0);
@@ -280,6 +284,9 @@ public final class RmqPeer {
         }
         if (headers > 0) {
             message = message.withHeaders(HEADERS);
+        }
+        if (expireAfterMillis > 0) {
+            message = message.expiresAfter(java.time.Duration.ofMillis(expireAfterMillis));
         }
         return message;
     }
