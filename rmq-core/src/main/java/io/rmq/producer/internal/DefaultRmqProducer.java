@@ -366,8 +366,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         TopicType type = group.get(0).type;
         long started = timed ? System.nanoTime() : 0;
         CompletableFuture<Long> written = redis.sendCounting(slot, type == TopicType.RANGE_MERGE,
-                type == TopicType.PRIORITY, members(group), parameters(group),
-                contexts != null ? contexts : java.util.Collections.nCopies(group.size(), null), expiries);
+                type == TopicType.PRIORITY, members(group), parameters(group), contexts, expiries);
         return timed ? timed(written, slot.topic(), started) : written;
     }
 

@@ -39,6 +39,8 @@ public final class RmqRedis {
     private static final byte[] SCORE_WITH_ENVELOPES = bytes("score-env");
     private static final byte[] RANGE_COUNTING = bytes("range-env-count");
     private static final byte[] SCORE_COUNTING = bytes("score-env-count");
+    private static final byte[] RANGE_COUNTING_PLAIN = bytes("range-count");
+    private static final byte[] SCORE_COUNTING_PLAIN = bytes("score-count");
     private static final byte[] NO_ENVELOPE = new byte[0];
     /** Appended to send.lua's mode when messages carry expiries. */
     private static final String EXPIRING = ":x";
@@ -192,14 +194,16 @@ public final class RmqRedis {
     /**
      * As above, with each message's expiry (see {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}); a
      * member whose expiry is not after Redis's clock fails the whole call with {@link RmqInvalidArgumentException},
-     * nothing written.
+     * nothing written. {@code envelopes} may be null here (no member has one: then {@code expiries} must be given).
      */
     public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
-            List<byte[]> members, List<Long> parameters, List<byte @Nullable []> envelopes,
+            List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes,
             @Nullable List<@Nullable String> expiries) {
+        // a chunk without envelopes (it has expiries) passes two arguments per message, not four
+        byte[] mode = envelopes != null ? (rangeMerge ? RANGE_COUNTING : SCORE_COUNTING)
+                : (rangeMerge ? RANGE_COUNTING_PLAIN : SCORE_COUNTING_PLAIN);
         return refusedExpiry(gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), sendArgs(
-                rangeMerge ? RANGE_COUNTING : SCORE_COUNTING, priority, members, parameters, envelopes, expiries)),
-                slot);
+                mode, priority, members, parameters, envelopes, expiries)), slot);
     }
 
     /** send.lua's refusal of an expiry at or before Redis's clock, as the argument error it is. */

@@ -21,7 +21,8 @@
 -- nothing of it written: in the digit modes alone (its digit is 'E'; the call's other sends, coalesced single sends
 -- of other callers, go on), in the count modes (one batch's chunk) with the whole call.
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes; 'range-env-count' or
---          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new; each
+--          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new
+--          ('range-count' / 'score-count': such a chunk without envelopes, whose messages carry expiries); each
 --          followed by ':x' when messages carry expiries
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
 -- with ':x', ARGV[3]: the expiries, one field per message, comma-separated: '' none, '=<ms>' at that Redis time,
@@ -160,9 +161,11 @@ local expiring = string.sub(mode, -2) == ':x'
 if expiring then
     mode = string.sub(mode, 1, -3)
 end
-local count_only = mode == 'range-env-count' or mode == 'score-env-count'
-local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count'
-local with_envelopes = count_only or mode == 'range-env' or mode == 'score-env'
+local count_only = mode == 'range-env-count' or mode == 'score-env-count' or mode == 'range-count'
+    or mode == 'score-count'
+local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count' or mode == 'range-count'
+local with_envelopes = mode == 'range-env' or mode == 'score-env' or mode == 'range-env-count'
+    or mode == 'score-env-count'
 local step = with_envelopes and 4 or 2
 local first_arg = (with_envelopes and 4 or 3) + (expiring and 1 or 0)
 local context_hints = with_envelopes and ARGV[first_arg - 1] or ''
