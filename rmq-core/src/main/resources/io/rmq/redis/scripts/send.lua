@@ -177,14 +177,20 @@ local now = now_ms()
 local expiries, refused = nil, nil
 if expiring then
     expiries = {}
+    -- formatted once per distinct field: a batch's messages usually share one (number formatting is what costs)
+    local formatted = {}
     local j = 0
     for field in string.gmatch(ARGV[3] .. ',', '([^,]*),') do
         j = j + 1
-        if field ~= '' then
+        local known = formatted[field]
+        if known then
+            expiries[j] = known
+        elseif field ~= '' then
             local ms = tonumber(string.sub(field, 2))
             local at = string.sub(field, 1, 1) == '+' and now + ms or ms
             if at > now then
                 expiries[j] = string.format('%d', at)
+                formatted[field] = expiries[j]
             elseif count_only then
                 return redis.error_reply('RMQ_EXPIRED message ' .. j .. ' of the call expires at '
                     .. string.format('%d', at) .. ', not after Redis\'s clock (' .. now .. ' ms): nothing was written')
@@ -347,8 +353,9 @@ end
 if expiries then
     local expiry_args = {}
     for j, member in ipairs(members) do
-        if expiries[at(j)] then
-            expiry_args[#expiry_args + 1] = expiries[at(j)]
+        local expiry = expiries[at(j)]
+        if expiry then
+            expiry_args[#expiry_args + 1] = expiry
             expiry_args[#expiry_args + 1] = member
         end
     end
