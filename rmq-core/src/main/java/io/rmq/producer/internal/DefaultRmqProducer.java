@@ -148,6 +148,9 @@ public final class DefaultRmqProducer implements RmqProducer {
      * alone: the other sends written in the same call are not its caller's.
      */
     private static CompletableFuture<Long> refusedIfExpired(CompletableFuture<Long> sent, OutgoingMessage message) {
+        if (!message.expires()) {
+            return sent; // only a message with an expiry can be refused: no stage more on a plain send's path
+        }
         return sent.thenCompose(added -> added >= 0 ? CompletableFuture.completedFuture(added)
                 : CompletableFuture.failedFuture(new RmqInvalidArgumentException("expiresAt", message.expiresAt(),
                         "must be after Redis's clock: the message had expired when Redis received it, and was not"
