@@ -1,5 +1,6 @@
 package io.rmq.autoconfigure;
 
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,12 +9,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -48,6 +51,19 @@ final class TopicEntries {
             .collect(Collectors.toMap(key -> key.replace("-", ""), key -> key, (a, b) -> a, LinkedHashMap::new));
 
     private TopicEntries() {
+    }
+
+    /**
+     * One key of a dotted topic entry: bound from the name it was written under when it was written (or
+     * {@code fallback} when it does not bind), else what Boot bound for the entry, else {@code fallback}.
+     */
+    private static <T> @Nullable T value(Binder binder, Map<String, ConfigurationPropertyName> keys, String key,
+            Class<T> type, RmqProperties.@Nullable Topic bound, Function<RmqProperties.Topic, @Nullable T> ofBound,
+            @Nullable T fallback) {
+        if (keys.containsKey(key)) {
+            return binder.bind(keys.get(key), Bindable.of(type)).orElse(fallback);
+        }
+        return bound == null ? fallback : ofBound.apply(bound);
     }
 
     /** The topic definitions of {@code rmq.topics}, checked, by name. */
@@ -102,29 +118,18 @@ final class TopicEntries {
         Binder binder = Binder.get(environment);
         dotted.forEach((name, keys) -> {
             RmqProperties.Topic bound = topics.get(name);
-            TopicType type = keys.containsKey("type")
-                    ? binder.bind(keys.get("type"), Bindable.of(TopicType.class)).orElse(null)
-                    : bound == null ? null : bound.type();
-            int slotAmount = keys.containsKey("slot-amount")
-                    ? binder.bind(keys.get("slot-amount"), Bindable.of(Integer.class)).orElse(16)
-                    : bound == null ? 16 : bound.slotAmount();
-            String rateLimit = keys.containsKey("rate-limit")
-                    ? binder.bind(keys.get("rate-limit"), Bindable.of(String.class)).orElse(null)
-                    : bound == null ? null : bound.rateLimit();
-            Long deadLetterMaxCount = keys.containsKey("dead-letter-max-count")
-                    ? binder.bind(keys.get("dead-letter-max-count"), Bindable.of(Long.class)).orElse(null)
-                    : bound == null ? null : bound.deadLetterMaxCount();
-            java.time.Duration deadLetterMaxAge = keys.containsKey("dead-letter-max-age")
-                    ? binder.bind(keys.get("dead-letter-max-age"), Bindable.of(java.time.Duration.class)).orElse(null)
-                    : bound == null ? null : bound.deadLetterMaxAge();
-            Boolean keepExpired = keys.containsKey("dead-letter-keep-expired")
-                    ? binder.bind(keys.get("dead-letter-keep-expired"), Bindable.of(Boolean.class)).orElse(null)
-                    : bound == null ? null : bound.deadLetterKeepExpired();
-            java.time.Duration expireAfter = keys.containsKey("expire-after")
-                    ? binder.bind(keys.get("expire-after"), Bindable.of(java.time.Duration.class)).orElse(null)
-                    : bound == null ? null : bound.expireAfter();
-            topics.put(name, new RmqProperties.Topic(type, slotAmount, rateLimit, deadLetterMaxCount,
-                    deadLetterMaxAge, keepExpired, expireAfter));
+            topics.put(name, new RmqProperties.Topic(
+                    value(binder, keys, "type", TopicType.class, bound, RmqProperties.Topic::type, null),
+                    value(binder, keys, "slot-amount", Integer.class, bound, RmqProperties.Topic::slotAmount, 16),
+                    value(binder, keys, "rate-limit", String.class, bound, RmqProperties.Topic::rateLimit, null),
+                    value(binder, keys, "dead-letter-max-count", Long.class, bound,
+                            RmqProperties.Topic::deadLetterMaxCount, null),
+                    value(binder, keys, "dead-letter-max-age", Duration.class, bound,
+                            RmqProperties.Topic::deadLetterMaxAge, null),
+                    value(binder, keys, "dead-letter-keep-expired", Boolean.class, bound,
+                            RmqProperties.Topic::deadLetterKeepExpired, null),
+                    value(binder, keys, "expire-after", Duration.class, bound, RmqProperties.Topic::expireAfter,
+                            null)));
         });
         topics.forEach(RmqProperties::check);
         return topics;
