@@ -497,6 +497,11 @@ local CONCURRENT_FAILURE = {
     end,
 }
 
+-- The reason dead-info keeps for a message that expired at `expires` (Redis ms) and was moved to dead.
+local function expired_reason(expires)
+    return 'expired at ' .. string.format('%d', expires) .. ' (Redis ms) before it was handled'
+end
+
 -- Expiry: a message sent with an expiry (send.lua) has its expires-at (Redis ms) in the expiry ZSET while a copy of
 -- it is in the slot; forget_envelopes drops the entry with the last copy. It is never handed out once expired: pops
 -- and ORDERLY steps call this first, and check what they hand out again (pop.lua passes over an expired member of a
@@ -524,7 +529,6 @@ local function expire_waiting(now, until_ms, is_priority, limit)
             if score or backing_off then
                 if score then redis.call('ZREM', K_STORE, member) end
                 if backing_off then redis.call('ZREM', K_RETRY, member) end
-                local reason = 'expired at ' .. string.format('%d', expires) .. ' (Redis ms) before it was handled'
                 if in_prepare[j] then
                     dropped = dropped + 1 -- the waiting duplicate of a delivery under way
                 elseif EXPIRED_TO_DEAD then
@@ -533,7 +537,7 @@ local function expire_waiting(now, until_ms, is_priority, limit)
                         priority = score and in_store[j] or redis.call('HGET', K_PRIORITY, member) or ''
                         redis.call('HDEL', K_PRIORITY, member)
                     end
-                    bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0, priority, reason)
+                    bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0, priority, expired_reason(expires))
                     dead = dead + 1
                 else
                     forget(member)

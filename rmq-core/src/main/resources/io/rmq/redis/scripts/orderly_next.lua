@@ -177,8 +177,7 @@ local function hand(members, scores, envelopes)
             if expires_at and expires_at <= now then
                 if EXPIRED_TO_DEAD then
                     bury(member, now, redis.call('HGET', K_ATTEMPTS, member) or 0,
-                        ORDERLY_FAILURE.leave(member, is_priority),
-                        'expired at ' .. string.format('%d', expires_at) .. ' (Redis ms) before it was handled')
+                        ORDERLY_FAILURE.leave(member, is_priority), expired_reason(expires_at))
                     expired_dead = expired_dead + 1
                 else
                     orderly_drop(member)

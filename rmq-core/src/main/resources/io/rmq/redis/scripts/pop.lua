@@ -132,7 +132,6 @@ while taken < batch and skipped < max_skipped do
             -- left in store, passed over like a body in flight (expire_waiting takes it at a next pop)
             skipped = skipped + 1
             passed_expired = passed_expired + 1
-            page_index = page_index or {}
         else
             local j = #members + 1
             members[j] = page[i]
