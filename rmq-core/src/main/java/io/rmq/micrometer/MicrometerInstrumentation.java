@@ -59,6 +59,8 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
     private final ConcurrentHashMap<String, Counter> deadTrimmed = new ConcurrentHashMap<>();
     /** {@code rmq.expired.messages} by topic and where they went: created at a topic's first expiry. */
     private final ConcurrentHashMap<String, Counter> expired = new ConcurrentHashMap<>();
+    /** {@code rmq.deduplicated.messages} by topic: created at a topic's first deduplicated send. */
+    private final ConcurrentHashMap<String, Counter> deduplicated = new ConcurrentHashMap<>();
 
     public MicrometerInstrumentation(MeterRegistry registry) {
         this.registry = registry;
@@ -192,6 +194,14 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
                 + " that expired before a handler saw them (dropped, or moved to the dead queue)")
                 .tags(Tags.of("messaging.system", SYSTEM, "messaging.destination.name", topic, "rmq.expired.to", to))
                 .register(registry)).increment(messages);
+    }
+
+    @Override
+    public void deduplicated(String topic, long messages) {
+        deduplicated.computeIfAbsent(topic, t -> Counter.builder("rmq.deduplicated.messages").description("Sends"
+                + " dropped by a deduplication window: a message of their identity was handled within it")
+                .tags(Tags.of("messaging.system", SYSTEM, "messaging.destination.name", t)).register(registry))
+                .increment(messages);
     }
 
     // ---------------------------------------------------------------- meters, resolved once

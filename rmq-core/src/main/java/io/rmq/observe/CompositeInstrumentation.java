@@ -211,4 +211,9 @@ public final class CompositeInstrumentation implements RmqInstrumentation {
     public void expired(String topic, int slot, long messages, boolean toDead) {
         each("expired", part -> part.expired(topic, slot, messages, toDead));
     }
+
+    @Override
+    public void deduplicated(String topic, long messages) {
+        each("deduplicated", part -> part.deduplicated(topic, messages));
+    }
 }

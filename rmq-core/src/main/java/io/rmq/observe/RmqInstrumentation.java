@@ -182,4 +182,12 @@ public interface RmqInstrumentation {
      */
     default void expired(String topic, int slot, long messages, boolean toDead) {
     }
+
+    /**
+     * {@code messages} sent to {@code topic} by this engine were dropped, nothing written: they had a deduplication
+     * window and a message of their identity was handled within its window (see {@code OutgoingMessage#dedupeFor}).
+     * May run on a Lettuce thread.
+     */
+    default void deduplicated(String topic, long messages) {
+    }
 }

@@ -37,10 +37,12 @@ import org.jspecify.annotations.Nullable;
  * @param expiresAt    when the message expires (Redis's clock), or null; see {@link #expiresAt(Instant)}
  * @param expiresAfter how long after it is stored the message expires, or null; see {@link #expiresAfter(Duration)}.
  *                     At most one of the two is set.
+ * @param dedupeFor    how long after it is handled a send of the same identity is dropped, or null; see
+ *                     {@link #dedupeFor(Duration)}
  */
 public record OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
         @Nullable String id, Map<String, String> headers, @Nullable Instant expiresAt,
-        @Nullable Duration expiresAfter) {
+        @Nullable Duration expiresAfter, @Nullable Duration dedupeFor) {
 
     /** Header names that start with this prefix belong to RMQ. */
     public static final String RESERVED_PREFIX = "rmq_";
@@ -81,10 +83,20 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     /** Longest {@link #expiresAfter(Duration)}, as {@link #MAX_TIME_RANGE_MILLIS}: the instant stays an exact score. */
     public static final long MAX_EXPIRES_AFTER_MILLIS = MAX_TIME_RANGE_MILLIS;
 
+    /** Longest {@link #dedupeFor(Duration)}: a year (the window is kept in Redis memory that long). */
+    public static final Duration MAX_DEDUPE_FOR = Duration.ofDays(366);
+
     /** A message that does not expire. */
     public OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
             @Nullable String id, Map<String, String> headers) {
-        this(topic, body, type, parameter, group, id, headers, null, null);
+        this(topic, body, type, parameter, group, id, headers, null, null, null);
+    }
+
+    /** A message without a deduplication window. */
+    public OutgoingMessage(String topic, Object body, TopicType type, long parameter, @Nullable String group,
+            @Nullable String id, Map<String, String> headers, @Nullable Instant expiresAt,
+            @Nullable Duration expiresAfter) {
+        this(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter, null);
     }
 
     /** A message without id and headers, routed by {@code group} (null: by its body). */
@@ -132,6 +144,12 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         }
         headers = copyHeaders(topic, headers);
         checkExpiry(topic, type, parameter, expiresAt, expiresAfter);
+        // the bound first: toNanos() overflows for durations of centuries
+        if (dedupeFor != null && (dedupeFor.isNegative() || dedupeFor.compareTo(MAX_DEDUPE_FOR) > 0
+                || dedupeFor.toNanos() < 1_000_000)) {
+            throw new RmqInvalidArgumentException("dedupeFor", dedupeFor, "must be between 1 ms and "
+                    + MAX_DEDUPE_FOR.toDays() + " days (topic '" + topic + "')");
+        }
     }
 
     /**
@@ -259,12 +277,12 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
 
     /** The same message in {@code group} (messages of one group share a slot; ORDERLY handles them in order). */
     public OutgoingMessage withGroup(@Nullable String group) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter, dedupeFor);
     }
 
     /** The same message with {@code id} as its identity for merging (null: the body is its identity). */
     public OutgoingMessage withId(@Nullable String id) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter, dedupeFor);
     }
 
     /**
@@ -275,7 +293,7 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
      * leaves it.
      */
     public OutgoingMessage expiresAt(@Nullable Instant instant) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, instant, null);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, instant, null, dedupeFor);
     }
 
     /**
@@ -283,7 +301,19 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
      * {@link #expiresAt(Instant)}. Measured on Redis's clock, so host clocks do not matter.
      */
     public OutgoingMessage expiresAfter(@Nullable Duration duration) {
-        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, null, duration);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, null, duration, dedupeFor);
+    }
+
+    /**
+     * The same message with a deduplication window (null: none): once a message of its identity (its id, or its body
+     * when it has none) was handled, sends of that identity with a window are dropped until {@code window} has passed
+     * since the handling ({@link SendResult#deduplicated()}). Unlike merging, which joins duplicates while a message
+     * waits, the window starts when the message is handled; a send while the message waits merges as always, one while
+     * it is in flight is delivered after it. Sends without a window are never dropped. The window is kept in Redis, in
+     * the message's slot: it survives restarts and failovers. Between 1 ms and {@link #MAX_DEDUPE_FOR}.
+     */
+    public OutgoingMessage dedupeFor(@Nullable Duration window) {
+        return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter, window);
     }
 
     /** Whether the message expires ({@link #expiresAt()} or {@link #expiresAfter()} set). */
@@ -296,14 +326,14 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         validateHeader(topic, name, value);
         Map<String, String> more = new LinkedHashMap<>(headers);
         more.put(name, value);
-        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter, dedupeFor);
     }
 
     /** The same message with {@code headers} added (replacing values of names it already has). */
     public OutgoingMessage withHeaders(Map<String, String> headers) {
         Map<String, String> more = new LinkedHashMap<>(this.headers);
         more.putAll(headers);
-        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter);
+        return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter, dedupeFor);
     }
 
     /**

@@ -34,7 +34,8 @@ class KeyLayoutTest extends EngineTestSupport {
         assertThat(new String(slot.context(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:context");
         assertThat(new String(slot.errors(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:errors");
         assertThat(new String(slot.expiry(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:expiry");
-        assertThat(slot.all().length).as("the slot keys every slot script gets").isEqualTo(14);
+        assertThat(new String(slot.dedupe(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:dedupe");
+        assertThat(slot.all().length).as("the slot keys every slot script gets").isEqualTo(15);
         assertThat(new String(slot.leaseSeq(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:lease-seq");
         assertThat(new String(slot.skipped(), StandardCharsets.UTF_8)).isEqualTo("rmq:{orders:5}:skipped");
         assertThat(new String(keys.topics(), StandardCharsets.UTF_8)).isEqualTo("rmq:topics");

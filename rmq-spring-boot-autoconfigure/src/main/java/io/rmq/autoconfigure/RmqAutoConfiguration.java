@@ -240,7 +240,8 @@ public class RmqAutoConfiguration {
     /**
      * Sends follow Spring transactions ({@code rmq.template.transaction-mode}, after-commit by default); a send that
      * fails after its transaction committed goes to the {@link RmqSendFailureHandler}. Messages to a topic with
-     * {@code rmq.topics.<name>.expire-after} expire that long after they are stored, unless they set an expiry.
+     * {@code rmq.topics.<name>.expire-after} expire that long after they are stored, unless they set an expiry; those
+     * to a topic with {@code rmq.topics.<name>.dedupe-for} have that deduplication window, unless they set one.
      */
     @Bean
     @ConditionalOnMissingBean
@@ -248,13 +249,19 @@ public class RmqAutoConfiguration {
             ObjectProvider<RmqSendFailureHandler> failureHandler, Environment environment) {
         // rmq.topics.<name>.expire-after: the template's default expiry per topic
         Map<String, java.time.Duration> expireAfter = new java.util.HashMap<>();
+        // rmq.topics.<name>.dedupe-for: the template's default deduplication window per topic
+        Map<String, java.time.Duration> dedupeFor = new java.util.HashMap<>();
         TopicEntries.read(environment, properties).forEach((name, topic) -> {
             if (topic.expireAfter() != null) {
                 expireAfter.put(name, topic.expireAfter());
             }
+            if (topic.dedupeFor() != null) {
+                dedupeFor.put(name, topic.dedupeFor());
+            }
         });
         return new RmqTemplate(rmq, properties.producer().typeHeader(), properties.template().transactionMode(),
-                failureHandler.getIfUnique(RmqSendFailureHandler::logging), Map.copyOf(expireAfter));
+                failureHandler.getIfUnique(RmqSendFailureHandler::logging), Map.copyOf(expireAfter),
+                Map.copyOf(dedupeFor));
     }
 
     /** Logs each message held until its transaction committed whose write then failed (topic and id, no contents). */

@@ -80,7 +80,7 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
 
     /** The keys a {@code rmq.topics.<name>} entry takes, in their canonical (dashed) form. */
     public static final List<String> TOPIC_KEYS = List.of("type", "slot-amount", "rate-limit", "dead-letter-max-count",
-            "dead-letter-max-age", "dead-letter-keep-expired", "expire-after");
+            "dead-letter-max-age", "dead-letter-keep-expired", "expire-after", "dedupe-for");
 
     /**
      * Checks every value whose rule binding cannot express (binding already rejects what does not convert), so that
@@ -196,6 +196,12 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
                 || expireAfter.compareTo(Duration.ofMillis(io.rmq.producer.OutgoingMessage.MAX_EXPIRES_AFTER_MILLIS)) > 0)) {
             throw new RmqInvalidArgumentException(property + ".expire-after", expireAfter,
                     "must be between 1ms and 2^52 ms (unset: messages do not expire)");
+        }
+        Duration dedupeFor = topic.dedupeFor();
+        if (dedupeFor != null && (dedupeFor.compareTo(io.rmq.producer.OutgoingMessage.MAX_DEDUPE_FOR) > 0
+                || dedupeFor.toMillis() < 1)) {
+            throw new RmqInvalidArgumentException(property + ".dedupe-for", dedupeFor, "must be between 1ms and "
+                    + io.rmq.producer.OutgoingMessage.MAX_DEDUPE_FOR.toDays() + "d (unset: no deduplication window)");
         }
     }
 
@@ -489,10 +495,13 @@ public record RmqProperties(@DefaultValue("true") boolean enabled, @DefaultValue
      * @param expireAfter How long after it is stored a message sent to the topic with RmqTemplate expires, unless it
      *                   sets an expiry of its own (e.g. 10m); unset: messages do not expire. A message past its
      *                   expiry is never handed to a handler.
+     * @param dedupeFor  The deduplication window of a message sent to the topic with RmqTemplate, unless it sets one of
+     *                   its own (e.g. 10m): once a message of an identity (its id, or its body) was handled, sends of
+     *                   that identity are dropped until the window has passed; unset: none.
      */
     public record Topic(@Nullable TopicType type, @DefaultValue("16") int slotAmount, @Nullable String rateLimit,
             @Nullable Long deadLetterMaxCount, @Nullable Duration deadLetterMaxAge,
-            @Nullable Boolean deadLetterKeepExpired, @Nullable Duration expireAfter) {
+            @Nullable Boolean deadLetterKeepExpired, @Nullable Duration expireAfter, @Nullable Duration dedupeFor) {
 
         /** The topic's dead-letter retention: its own bounds where set, else {@code defaults}'. */
         public DeadLetterRetention deadLetters(DeadLetterRetention defaults) {

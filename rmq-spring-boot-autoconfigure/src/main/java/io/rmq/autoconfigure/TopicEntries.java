@@ -129,7 +129,8 @@ final class TopicEntries {
                     value(binder, keys, "dead-letter-keep-expired", Boolean.class, bound,
                             RmqProperties.Topic::deadLetterKeepExpired, null),
                     value(binder, keys, "expire-after", Duration.class, bound, RmqProperties.Topic::expireAfter,
-                            null)));
+                            null),
+                    value(binder, keys, "dedupe-for", Duration.class, bound, RmqProperties.Topic::dedupeFor, null)));
         });
         topics.forEach(RmqProperties::check);
         return topics;

@@ -57,6 +57,8 @@ public class RmqTemplate {
     private final RmqTemplate immediate;
     /** Per topic, how long after it is stored a message without an expiry of its own expires. */
     private final Map<String, Duration> expireAfter;
+    /** Per topic, the deduplication window of a message without one of its own. */
+    private final Map<String, Duration> dedupeFor;
 
     public RmqTemplate(Rmq rmq) {
         this(rmq, false);
@@ -88,6 +90,15 @@ public class RmqTemplate {
      */
     public RmqTemplate(Rmq rmq, boolean typeHeader, RmqTransactionMode transactionMode,
             RmqSendFailureHandler failureHandler, Map<String, Duration> expireAfter) {
+        this(rmq, typeHeader, transactionMode, failureHandler, expireAfter, Map.of());
+    }
+
+    /**
+     * @param dedupeFor per topic, the deduplication window of a message sent to it unless it sets one of its own
+     *                  ({@code rmq.topics.<name>.dedupe-for}; see {@link OutgoingMessage#dedupeFor})
+     */
+    public RmqTemplate(Rmq rmq, boolean typeHeader, RmqTransactionMode transactionMode,
+            RmqSendFailureHandler failureHandler, Map<String, Duration> expireAfter, Map<String, Duration> dedupeFor) {
         if (transactionMode == null) {
             throw new RmqInvalidArgumentException("transactionMode", null, "must be AFTER_COMMIT or IMMEDIATE");
         }
@@ -98,11 +109,12 @@ public class RmqTemplate {
         this.rmq = rmq;
         this.typeHeader = typeHeader;
         this.expireAfter = Map.copyOf(expireAfter);
+        this.dedupeFor = Map.copyOf(dedupeFor);
         this.transactionMode = transactionMode;
         boolean follows = transactionMode == RmqTransactionMode.AFTER_COMMIT && TRANSACTIONS_PRESENT;
         this.heldSends = follows ? new TransactionHeldSends(failureHandler) : null;
         this.immediate = transactionMode == RmqTransactionMode.IMMEDIATE ? this
-                : new RmqTemplate(rmq, typeHeader, RmqTransactionMode.IMMEDIATE, failureHandler, expireAfter);
+                : new RmqTemplate(rmq, typeHeader, RmqTransactionMode.IMMEDIATE, failureHandler, expireAfter, dedupeFor);
     }
 
     /**
@@ -258,7 +270,7 @@ public class RmqTemplate {
         Object body = message.body();
         byte[] bytes = body instanceof byte[] raw ? raw.clone() : rmq.options().codec().encode(body);
         return new OutgoingMessage(message.topic(), bytes, message.type(), message.parameter(), message.group(),
-                message.id(), message.headers(), message.expiresAt(), message.expiresAfter());
+                message.id(), message.headers(), message.expiresAt(), message.expiresAfter(), message.dedupeFor());
     }
 
     /** Each message serialized and checked, before any is held. */
@@ -280,14 +292,20 @@ public class RmqTemplate {
     }
 
     /**
-     * The message with its topic's default expiry unless it has one; with {@code rmq.producer.type-header}, with its
-     * payload's class name, unless it names one.
+     * The message with its topic's default expiry and deduplication window unless it has its own; with
+     * {@code rmq.producer.type-header}, with its payload's class name, unless it names one.
      */
     private OutgoingMessage typed(OutgoingMessage message) {
         if (!expireAfter.isEmpty() && !message.expires()) {
             Duration after = expireAfter.get(message.topic());
             if (after != null) {
                 message = message.expiresAfter(after);
+            }
+        }
+        if (!dedupeFor.isEmpty() && message.dedupeFor() == null) {
+            Duration window = dedupeFor.get(message.topic());
+            if (window != null) {
+                message = message.dedupeFor(window);
             }
         }
         Object body = message.body();
@@ -299,7 +317,8 @@ public class RmqTemplate {
     }
 
     private Collection<OutgoingMessage> typed(Collection<OutgoingMessage> messages) {
-        return typeHeader || !expireAfter.isEmpty() ? messages.stream().map(this::typed).toList() : messages;
+        return typeHeader || !expireAfter.isEmpty() || !dedupeFor.isEmpty() ? messages.stream().map(this::typed).toList()
+                : messages;
     }
 
     // ------------------------------------------------------------------ operating queues

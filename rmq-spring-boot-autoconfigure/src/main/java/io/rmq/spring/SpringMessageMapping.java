@@ -49,7 +49,7 @@ final class SpringMessageMapping {
         }
         // the constructor checks the id (non-empty) and the names (reserved prefix); the producer the sizes
         return new OutgoingMessage(topic, base.body(), base.type(), base.parameter(), group, id, headers,
-                base.expiresAt(), base.expiresAfter());
+                base.expiresAt(), base.expiresAfter(), base.dedupeFor());
     }
 
     private static String string(String topic, String name, @Nullable Object value) {

@@ -35,6 +35,10 @@ import io.rmq.core.RmqInvalidArgumentException;
  *                                         headers looks up nothing in msg, and consumers read these records themselves)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:errors      HASH body -&gt; "failed at (Redis ms)\nlast error" of a failed attempt, while the
  *                                         body still has an attempt count (written by failures only; the ack forgets it)
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:expiry      ZSET member -&gt; expires at (Redis ms), messages sent with an expiry, while a copy waits
+ * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:dedupe      ZSET identity (id member, or a body's envelope key) -&gt; -window ms while a message sent
+ *                                         with a deduplication window is in the slot, then the end of its window (Redis
+ *                                         ms) once handled; the key expires with its last window
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:lease-seq   STRING the last lease token the slot issued (expires just after its deadline)
  * &lt;prefix&gt;:{&lt;topic&gt;:&lt;slot&gt;}:skipped     SET  bodies pops found in flight while a duplicate waited in store
  * &lt;prefix&gt;:{&lt;topic&gt;}:members          ZSET (ORDERLY, Redis coordinator) instance id -&gt; alive until (Redis ms); the
@@ -54,7 +58,7 @@ public final class RmqKeys {
     public static final String DEFAULT_PREFIX = "rmq";
 
     private static final String[] SUFFIXES = {"store", "prepare", "dead", "attempts", "dead-info", "retry", "priority", "owner", "cancelled",
-            "context", "msg", "trace", "errors", "expiry"};
+            "context", "msg", "trace", "errors", "expiry", "dedupe"};
     /** Passed, after the others, only to the scripts that issue lease tokens (pop, extend). */
     private static final String LEASE_SEQ = "lease-seq";
     /**
@@ -269,13 +273,22 @@ public final class RmqKeys {
             return all[13];
         }
 
+        /**
+         * The slot's deduplication windows (see send.lua and start_windows in _common.lua): a message's identity (its id
+         * member, or a body's envelope key) -&gt; minus its window in ms while the message waits, then the Redis ms its
+         * window ends once it was handled; the key's TTL ends with its last window.
+         */
+        public byte[] dedupe() {
+            return all[14];
+        }
+
         public byte[] leaseSeq() {
-            return leasing[14];
+            return leasing[15];
         }
 
         /** The bodies pops found in flight while a duplicate waited in store (see pop.lua and ack.lua). */
         public byte[] skipped() {
-            return leasing[15];
+            return leasing[16];
         }
     }
 }

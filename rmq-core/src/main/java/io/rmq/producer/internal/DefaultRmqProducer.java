@@ -43,6 +43,10 @@ public final class DefaultRmqProducer implements RmqProducer {
 
     /** Members per Redis command in a batch, so one huge batch does not stall other clients. */
     private static final int CHUNK = 1000;
+    /** send.lua's answer for a single send it refused: its expiry had passed ('E'). */
+    private static final long EXPIRED = -1;
+    /** send.lua's answer for a single send a deduplication window dropped ('D'). */
+    private static final long DEDUPLICATED = -2;
 
     private final RmqRedis redis;
     private final TopicRegistry topics;
@@ -118,7 +122,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         if (!instrumented) {
             Encoded encoded = encode(message, codec.encode(message.body()), null, limited);
             return refusedIfExpired(full(singles.submit(encoded.slot, encoded), encoded.slot, message.topic()), message)
-                    .thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+                    .thenApply(added -> result(message.topic(), encoded.slot, added));
         }
         // on the caller's thread, before encoding: an observation opened here sees the sender's trace context
         SendScope scope = instrumentation.sendStarted(message.topic(), 1);
@@ -138,9 +142,18 @@ public final class DefaultRmqProducer implements RmqProducer {
                 scope.finished(0, 0, RedisGateway.unwrap(error));
             }
             else {
-                scope.finished(added == 0 ? 0 : 1, added == 0 ? 1 : 0, null);
+                scope.finished(added > 0 ? 1 : 0, added > 0 ? 0 : 1, null);
+                if (added == DEDUPLICATED) {
+                    instrumentation.deduplicated(message.topic(), 1);
+                }
             }
-        }).thenApply(added -> new SendResult(message.topic(), encoded.slot.slot(), added == 0));
+        }).thenApply(added -> result(message.topic(), encoded.slot, added));
+    }
+
+    /** A single send's result from send.lua's answer for it: 1 new, 0 merged, {@link #DEDUPLICATED}. */
+    private static SendResult result(String topic, SlotKeys slot, long added) {
+        return added == DEDUPLICATED ? SendResult.deduplicated(topic, slot.slot())
+                : new SendResult(topic, slot.slot(), added == 0);
     }
 
     /**
@@ -151,7 +164,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         if (!message.expires()) {
             return sent; // only a message with an expiry can be refused: no stage more on a plain send's path
         }
-        return sent.thenCompose(added -> added >= 0 ? CompletableFuture.completedFuture(added)
+        return sent.thenCompose(added -> added != EXPIRED ? CompletableFuture.completedFuture(added)
                 : CompletableFuture.failedFuture(new RmqInvalidArgumentException("expiresAt", message.expiresAt(),
                         "must be after Redis's clock: the message had expired when Redis received it, and was not"
                                 + " stored (topic '" + message.topic() + "')")));
@@ -236,16 +249,19 @@ public final class DefaultRmqProducer implements RmqProducer {
             throw ex;
         }
         if (sends != null) {
-            sends.values().forEach(TopicSend::finishWhenWritten);
+            sends.forEach((topic, send) -> send.finishWhenWritten(instrumentation, topic));
         }
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).handle((v, error) -> error)
                 .thenCompose(error -> {
                     if (error == null) {
                         long added = 0;
+                        long deduplicated = 0;
                         for (CompletableFuture<Long> write : writes) {
-                            added += write.join();
+                            added += RmqRedis.addedOf(write.join());
+                            deduplicated += RmqRedis.deduplicatedOf(write.join());
                         }
-                        return CompletableFuture.completedFuture(new BatchResult(messages.size(), added));
+                        return CompletableFuture.completedFuture(new BatchResult(messages.size(), added, false,
+                                deduplicated));
                     }
                     return batchFull(RedisGateway.unwrap(error), messages.size(), writes, writeSlots,
                             writePositions);
@@ -328,17 +344,23 @@ public final class DefaultRmqProducer implements RmqProducer {
             this.context = scope.context();
         }
 
-        void finishWhenWritten() {
+        /** Ends the scope, and reports the sends of {@code topic} a deduplication window dropped. */
+        void finishWhenWritten(RmqInstrumentation instrumentation, String topic) {
             CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
                 if (error != null) {
                     scope.finished(0, 0, RedisGateway.unwrap(error));
                     return;
                 }
                 long added = 0;
+                long deduplicated = 0;
                 for (CompletableFuture<Long> write : writes) {
-                    added += write.join();
+                    added += RmqRedis.addedOf(write.join());
+                    deduplicated += RmqRedis.deduplicatedOf(write.join());
                 }
                 scope.finished((int) added, messages - (int) added, null);
+                if (deduplicated > 0) {
+                    instrumentation.deduplicated(topic, deduplicated);
+                }
             });
         }
     }
@@ -393,13 +415,16 @@ public final class DefaultRmqProducer implements RmqProducer {
         return null;
     }
 
-    /** Per message its expiry as send.lua takes it ('=ms', '+ms', or null), or null when none of the group expires. */
+    /**
+     * Per message its expiry and window as send.lua takes them ('=ms', '+ms', '/ms' after either, or null), or null when
+     * no message of the group has either.
+     */
     private static @Nullable List<@Nullable String> expiries(List<Encoded> group) {
         for (Encoded e : group) {
-            if (e.expiry != null) {
+            if (e.extra != null) {
                 List<String> expiries = new ArrayList<>(group.size());
                 for (Encoded each : group) {
-                    expiries.add(each.expiry);
+                    expiries.add(each.extra);
                 }
                 return expiries;
             }
@@ -525,7 +550,9 @@ public final class DefaultRmqProducer implements RmqProducer {
         SlotKeys slot = redis.keys().slots(topic)[SlotRouter.slot(routing, message.group(), topic.slotAmount())];
         String expiry = message.expiresAt() != null ? "=" + message.expiresAt().toEpochMilli()
                 : message.expiresAfter() != null ? "+" + message.expiresAfter().toMillis() : null;
-        return new Encoded(slot, topic.type(), member, message.parameter(), envelope, expiry);
+        String extra = message.dedupeFor() == null ? expiry
+                : (expiry == null ? "" : expiry) + "/" + message.dedupeFor().toMillis();
+        return new Encoded(slot, topic.type(), member, message.parameter(), envelope, extra);
     }
 
     /**
@@ -583,9 +610,10 @@ public final class DefaultRmqProducer implements RmqProducer {
 
     /**
      * @param envelope the message's {@link Envelope}, or null (a plain message: its member is all there is)
-     * @param expiry   when it expires, as send.lua takes it ('=' Redis ms, or '+' ms after it is stored), or null
+     * @param extra    send.lua's field for its expiry ('=' Redis ms, or '+' ms after it is stored) and deduplication
+     *                 window ('/' ms), or null for neither
      */
     private record Encoded(SlotKeys slot, TopicType type, byte[] member, long parameter, byte @Nullable [] envelope,
-            @Nullable String expiry) {
+            @Nullable String extra) {
     }
 }

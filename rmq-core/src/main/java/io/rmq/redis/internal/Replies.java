@@ -33,6 +33,10 @@ final class Replies {
                 out.add(-1L); // send.lua refused that message: it expired already
                 continue;
             }
+            if (digit == 'D') {
+                out.add(-2L); // send.lua dropped that message: a deduplication window had not ended
+                continue;
+            }
             if (digit < '0' || digit > '9') {
                 throw new RmqException("Unexpected Redis reply " + new String(reply, StandardCharsets.UTF_8));
             }

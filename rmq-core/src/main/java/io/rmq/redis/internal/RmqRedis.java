@@ -44,6 +44,8 @@ public final class RmqRedis {
     private static final byte[] NO_ENVELOPE = new byte[0];
     /** Appended to send.lua's mode when messages carry expiries. */
     private static final String EXPIRING = ":x";
+    /** send.lua's count modes count the messages a deduplication window dropped in units of this (see addedOf). */
+    private static final long COUNTED_DEDUPLICATED = 1L << 20;
     /** send.lua's refusal of an expiry that is not after Redis's clock. */
     private static final String EXPIRED_ERROR = "RMQ_EXPIRED";
 
@@ -151,9 +153,10 @@ public final class RmqRedis {
     /**
      * As {@link #send(SlotKeys, boolean, boolean, List, List, List)}, with each message's expiry in the same call.
      *
-     * @param expiries per member when it expires ('=' Redis ms, '+' ms after it is stored, null: it does not); a null
-     *                 list when none does. A member whose expiry is not after Redis's clock is refused, nothing of it
-     *                 written: -1 in its place.
+     * @param expiries per member when it expires ('=' Redis ms, '+' ms after it is stored, '' or null: it does not),
+     *                 followed by '/' and its deduplication window in ms when it has one; a null list when no member
+     *                 has either. A member whose expiry is not after Redis's clock is refused, nothing of it written: -1
+     *                 in its place; one a window drops, nothing written: -2.
      */
     public CompletableFuture<List<Long>> send(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes,
@@ -192,9 +195,13 @@ public final class RmqRedis {
     }
 
     /**
-     * As above, with each message's expiry (see {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}); a
-     * member whose expiry is not after Redis's clock fails the whole call with {@link RmqInvalidArgumentException},
-     * nothing written. {@code envelopes} may be null here (no member has one: then {@code expiries} must be given).
+     * As above, with each message's expiry and window (see
+     * {@link #send(SlotKeys, boolean, boolean, List, List, List, List)}); a member whose expiry is not after Redis's
+     * clock fails the whole call with {@link RmqInvalidArgumentException}, nothing written. {@code envelopes} may be
+     * null here (no member has one: then {@code expiries} must be given).
+     *
+     * @return how many were new, plus 2^20 times how many a deduplication window dropped (see {@link #addedOf} and
+     *         {@link #deduplicatedOf})
      */
     public CompletableFuture<Long> sendCounting(SlotKeys slot, boolean rangeMerge, boolean priority,
             List<byte[]> members, List<Long> parameters, @Nullable List<byte @Nullable []> envelopes,
@@ -204,6 +211,16 @@ public final class RmqRedis {
                 : (rangeMerge ? RANGE_COUNTING_PLAIN : SCORE_COUNTING_PLAIN);
         return refusedExpiry(gateway.eval(RmqScript.SEND, ScriptOutputType.INTEGER, slot.all(), sendArgs(
                 mode, priority, members, parameters, envelopes, expiries)), slot);
+    }
+
+    /** Of a {@link #sendCounting} answer: how many messages were new. */
+    public static long addedOf(long counted) {
+        return counted & (COUNTED_DEDUPLICATED - 1);
+    }
+
+    /** Of a {@link #sendCounting} answer: how many messages a deduplication window dropped. */
+    public static long deduplicatedOf(long counted) {
+        return counted / COUNTED_DEDUPLICATED;
     }
 
     /** send.lua's refusal of an expiry at or before Redis's clock, as the argument error it is. */

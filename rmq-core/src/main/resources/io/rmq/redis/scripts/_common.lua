@@ -1,14 +1,14 @@
 -- Shared helpers, pasted by the loader where a script says "--#include _common.lua".
--- Slot keys always come in this order (KEYS[1..14]):
---   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace, errors, expiry
---   (all under one hash tag {topic:slot})
+-- Slot keys always come in this order (KEYS[1..15]):
+--   store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace, errors, expiry,
+--   dedupe (all under one hash tag {topic:slot})
 -- The scripts that lease or settle CONCURRENT deliveries (pop, extend, ack, nack, release, sweep) get the slot's
--- lease-seq key as KEYS[15] and its skipped key as KEYS[16] (the others have neither: K_SKIPPED is nil there).
+-- lease-seq key as KEYS[16] and its skipped key as KEYS[17] (the others have neither: K_SKIPPED is nil there).
 -- A member is a message's serialized body, or 0xFF followed by its id (a message sent with an id).
 
 local K_STORE, K_PREPARE, K_DEAD, K_ATTEMPTS, K_DEAD_INFO, K_RETRY, K_PRIORITY, K_OWNER, K_CANCELLED, K_CONTEXT,
-    K_MSG, K_TRACE, K_ERRORS, K_EXPIRY, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
-    KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]
+    K_MSG, K_TRACE, K_ERRORS, K_EXPIRY, K_DEDUPE, K_LEASE_SEQ, K_SKIPPED = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5],
+    KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17]
 
 -- Redis refuses a script's deny-oom writes (ZADD, HSET, SET, SADD, ...) over maxmemory only until the script has
 -- written once: on 6.2 and 7 alike a script whose first write is not deny-oom (ZREM, HDEL, DEL) may go on writing
@@ -251,6 +251,71 @@ local function trace_only(envelope)
     return #envelope == 26 and string.byte(envelope, 1) == 2
 end
 
+-- Deduplication windows (send.lua's '/<ms>' fields): the dedupe ZSET holds, per identity (an id's member, or a body's
+-- envelope key: 14 bytes however long the body), minus the window in ms while a message sent with one is in the slot,
+-- and the Redis ms its window ends once such a message was handled (start_windows). A send with a window whose
+-- identity's window has not ended is dropped (send.lua). Pending entries keep the key persistent; once none is left,
+-- the key expires with its last window, so a quiet topic leaves nothing behind.
+local function identity_of(member, named)
+    if is_id(member) then
+        return member
+    end
+    if named and named ~= '' then
+        return named
+    end
+    return (body_keys(member))
+end
+
+-- The windows of `members`, just handled (acked), start now: each identity whose message was sent with a window (a
+-- negative entry) holds it until now + window. Windows that ended are trimmed. `named` (optional, indexed like
+-- members): the bodies' envelope keys as the consumer computed them. Slots without windows pay one EXISTS.
+local function start_windows(members, named)
+    if #members == 0 or redis.call('EXISTS', K_DEDUPE) == 0 then
+        return
+    end
+    local now = now_ms()
+    local ids = {}
+    for j, member in ipairs(members) do
+        ids[j] = identity_of(member, named and named[j])
+    end
+    local scores = redis.call('ZMSCORE', K_DEDUPE, unpack(ids))
+    local args = {}
+    for j = 1, #ids do
+        local score = scores[j] and tonumber(scores[j])
+        if score and score < 0 then
+            args[#args + 1] = string.format('%d', now - score)
+            args[#args + 1] = ids[j]
+        end
+    end
+    redis.call('ZREMRANGEBYSCORE', K_DEDUPE, 0, now)
+    if #args > 0 then
+        redis.call('ZADD', K_DEDUPE, unpack(args))
+        if redis.call('ZCOUNT', K_DEDUPE, '-inf', '(0') == 0 then
+            local last = redis.call('ZRANGE', K_DEDUPE, -1, -1, 'WITHSCORES')
+            redis.call('PEXPIREAT', K_DEDUPE, last[2])
+        end
+    end
+end
+
+-- The pending windows of `members`, whose last copy left the slot unhandled (dropped, cancelled, purged, deleted from
+-- dead): their entries go; a window that started stays until it ends.
+local function forget_windows(members)
+    local ids = {}
+    for j, member in ipairs(members) do
+        ids[j] = identity_of(member)
+    end
+    local scores = redis.call('ZMSCORE', K_DEDUPE, unpack(ids))
+    local pending = {}
+    for j = 1, #ids do
+        if scores[j] and tonumber(scores[j]) < 0 then
+            pending[#pending + 1] = ids[j]
+        end
+    end
+    if #pending > 0 then
+        redis.call('ZREM', K_DEDUPE, unpack(pending))
+    end
+end
+
 -- Which of `members` have a copy in the sorted set `key` (a table indexed like members; empty when the key is absent:
 -- an EXISTS is cheaper than a reply of nils).
 local function copies_in(key, members)
@@ -268,12 +333,13 @@ end
 -- a body it named none for), so that no digest is needed here (see keys_of); `left_prepare`: the caller has just taken
 -- every one of them out of prepare (an ack), which saves looking there. Slots with none of the three pay one EXISTS.
 local function forget_envelopes(members, named, left_prepare)
-    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT, K_EXPIRY) == 0 then
+    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT, K_EXPIRY, K_DEDUPE) == 0 then
         return
     end
     local has_msg, has_trace = redis.call('EXISTS', K_MSG) == 1, redis.call('EXISTS', K_TRACE) == 1
     local has_legacy = redis.call('EXISTS', K_CONTEXT) == 1
     local has_expiry = redis.call('EXISTS', K_EXPIRY) == 1
+    local has_dedupe = redis.call('EXISTS', K_DEDUPE) == 1
     local in_store, in_prepare = copies_in(K_STORE, members), left_prepare and {} or copies_in(K_PREPARE, members)
     local in_retry, in_dead = copies_in(K_RETRY, members), copies_in(K_DEAD, members)
     local gone, fields, trace_fields = {}, {}, {}
@@ -306,6 +372,9 @@ local function forget_envelopes(members, named, left_prepare)
     end
     if has_expiry and #gone > 0 then
         redis.call('ZREM', K_EXPIRY, unpack(gone))
+    end
+    if has_dedupe and #gone > 0 then
+        forget_windows(gone)
     end
 end
 

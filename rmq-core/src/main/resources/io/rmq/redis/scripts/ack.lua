@@ -4,11 +4,11 @@
 -- A duplicate of the body waiting in store is untouched and will be delivered on its own: when pops skipped it while
 -- this delivery was in flight (the slot's skipped SET exists), it is announced on the wake channel now (see
 -- announce_waiting and forget_skipped); it keeps the envelope stored for the member (see forget_envelopes in
--- _common.lua).
+-- _common.lua). A message sent with a deduplication window starts it (see start_windows).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry, lease-seq, skipped of the slot
+-- KEYS[1..17]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the envelope keys
 --         of the members, one per member in argument order (0x01 + the first 13 bytes of the body's SHA-1; '' for an
 --         id, or a body the consumer names none for): the consumer names the keys of the bodies that came with an
@@ -88,6 +88,8 @@ end
 if #remove > 0 then
     redis.call('ZREM', K_PREPARE, unpack(remove))
 end
+-- handled: the deduplication windows of messages sent with one start now (one EXISTS in slots without any)
+start_windows(acked, acked_keys)
 -- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, trace records, legacy
 -- contexts, skipped duplicates): usually none of it, which one EXISTS of all eight keys tells instead of one call each
 -- (a failure's noted error exists only beside its attempt count, so the errors HASH needs no place in it)

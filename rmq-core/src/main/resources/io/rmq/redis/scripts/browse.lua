@@ -4,8 +4,8 @@
 -- the store meanwhile, its index among the entries of equal score ("tie") stands in for it.
 -- The client merges the pages of all slots (ties across slots: lower slot first).
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY (highest first), else 0
 -- ARGV[2]: where to start: 'first'; 'after' (entries beyond the cursor score, for slots before the cursor's slot);
 --          'at' (entries from the cursor score on, for slots after the cursor's slot); 'cursor' (this is the cursor's

@@ -5,8 +5,8 @@
 -- take_cancel_mark in _common.lua). A dead body is left alone (the dead queue has its own delete).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the member (serialized body, or 0xFF + id)
 -- Returns: { removed from store (0/1), pending retry removed (0/1), in flight (0/1: marked), dead (0/1) }

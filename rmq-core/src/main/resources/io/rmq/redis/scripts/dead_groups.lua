@@ -3,8 +3,8 @@
 -- "java.net.SocketTimeoutException: Read timed out"), trimmed and cut to 200 bytes; '' when it kept none.
 -- Bounded: examines at most ARGV[2] entries from rank ARGV[1] on, so a caller can spread one budget over the slots.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: the rank to start at; ARGV[2]: the most entries to examine
 -- Returns: { examined, left (entries after the last one examined), class1, count1, class2, count2, ... }
 --#include _common.lua

@@ -1,7 +1,7 @@
 -- Reads a page of the dead queue of one slot, oldest death first, with each entry's details.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: offset, ARGV[2]: count
 -- Returns: { member1, died-at ms 1, info1, envelope1, member2, ... } where info is "attempts\npriority\nlast error"
 --   or '', and envelope the member's stored envelope (payload of an id message, headers), a legacy trace context, or

@@ -4,8 +4,8 @@
 -- longer expires (an operator asked for it to be handled), nor does a duplicate it merges with.
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: when no members follow, the most entries to requeue (oldest first)
 -- ARGV[3..]: the members to requeue (those not in dead are ignored)

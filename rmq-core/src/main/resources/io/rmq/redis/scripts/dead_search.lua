@@ -3,8 +3,8 @@
 -- Bounded: examines at most ARGV[4] entries from rank ARGV[3] on, so a caller can spread one search budget over the
 -- slots and go on where it stopped.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: the error text to look for, lower case ('' any); ARGV[2]: the id or body prefix ('' any)
 -- ARGV[3]: the rank to start at; ARGV[4]: the most entries to examine
 -- ARGV[5]: how many matches to skip; ARGV[6]: the most matches to return

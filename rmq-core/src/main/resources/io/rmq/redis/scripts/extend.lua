@@ -3,8 +3,8 @@
 -- slot issued before), which becomes their prepare score. The new token fences the old one.
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry, lease-seq, skipped of the slot
+-- KEYS[1..17]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe, lease-seq, skipped of the slot
 -- ARGV[1]: lease in ms
 -- ARGV[2..]: member1, token1, member2, token2, ...   (tokens in 1/1024 ms, as pop.lua and this script reply them)
 -- Returns: array per member: the new token (1/1024 ms), or 0 when fenced (lease no longer held)

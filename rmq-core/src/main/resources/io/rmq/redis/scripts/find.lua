@@ -2,8 +2,8 @@
 -- at once: waiting in store while an earlier copy of it is in flight (a duplicate sent meanwhile), or backing off
 -- (PRIORITY retry ZSET) while a newer duplicate waits.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: the member (serialized body, or 0xFF + id)
 -- Returns: { store score, prepare score, retry score, dead score, failed attempts, dead info, cancelled, ordered,
 --            envelope }

@@ -1,7 +1,7 @@
 -- Reads a page of what is in flight in one slot (its prepare ZSET), soonest lease deadline first.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: offset, ARGV[2]: count
 -- Returns: { member1, score1, failed attempts1 (0 when none), envelope1, member2, ... } where the score is the lease
 --   token (deadline ms + k/1024) for CONCURRENT deliveries and the store score for ORDERLY ones, and envelope the

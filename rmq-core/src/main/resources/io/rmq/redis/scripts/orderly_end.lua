@@ -4,8 +4,8 @@
 -- `until`, a leased one while it is in the live list given (or claimed with a list not older; see own.lua).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: the Redis ms (membership's clock) at which the live list was read; ARGV[3..]: the live instance ids
 -- Returns: how many messages went back to store, or -1 when an owner still holds the slot

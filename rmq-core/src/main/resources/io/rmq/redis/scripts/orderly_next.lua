@@ -18,8 +18,8 @@
 --   and held ones that expired leave prepare as they would be handed (dropped, or dead: their lane moves on).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: epoch (fencing token); ARGV[2]: 1 if the topic is PRIORITY, else 0; ARGV[3]: batch (0: settle only)
 -- ARGV[4]: max retries, with the dead-letter retention (see max_retries_of); ARGV[5..8]: backoff initial ms, multiplier, max ms, jitter; ARGV[9]: random in [0,1)
 -- ARGV[10]: 1 to reply legacy trace contexts too (propagation on; see envelopes_of); ARGV[11]: 1 to resync
@@ -93,6 +93,7 @@ if n > 0 then
         named = {}
         for i = 1, n do named[i] = ARGV[keys_at + i - 1] end
     end
+    start_windows(acked, named) -- handled: deduplication windows start
     forget_envelopes(acked, named)
 end
 

@@ -20,8 +20,8 @@
 -- for its retry): a message that kills its consumer every time ends in dead instead of stopping its lane for ever.
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 'claim' or 'release'
 -- ARGV[2]: instance id
 -- ARGV[3]: the epoch this instance holds (0: none; a release with 0 gives up whatever epoch this instance holds); a

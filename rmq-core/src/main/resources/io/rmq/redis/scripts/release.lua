@@ -4,8 +4,8 @@
 -- earlier time wins; PRIORITY: the waiting, newer one keeps its priority).
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry, lease-seq, skipped of the slot
+-- KEYS[1..17]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: member1, token1, score1, member2, token2, score2, ...   (token in 1/1024 ms, as pop.lua and extend.lua
 --           reply it; score: the store score it was popped with)

@@ -4,8 +4,8 @@
 -- retry time) ahead — soonest next attempt first. Bounded: at most ARGV[4] retry entries and ARGV[4] attempts fields
 -- are examined (the attempts HASH is walked with HSCAN); beyond that the reply says capped and lists what it examined.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: how many of the slot's retries to skip; ARGV[3]: the most to return (0: count only)
 -- ARGV[4]: the most retry entries, and the most attempts fields, to examine

@@ -7,8 +7,8 @@
 -- The attempt count stays: a run that fails again counts as the next attempt. Wakes sleeping consumers.
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2..]: the members (serialized body, or 0xFF + id)
 -- Returns: how many of them are due now because of this call or were due already (waiting or retrying)

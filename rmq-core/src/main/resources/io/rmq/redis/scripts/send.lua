@@ -13,27 +13,33 @@
 -- payload and headers. The trace context excepted: an envelope without one takes the stored one along (one HMGET per
 -- call, only for such envelopes). A send without an envelope ('') leaves whatever is stored.
 --
--- KEYS[1..14]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry of the slot (store, msg and trace are written)
+-- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe of the slot (store, msg and trace are written)
 -- Expiry (any mode followed by ':x'): the messages' expiry instants go into the expiry ZSET (member -> Redis ms, see
 -- expire_waiting in _common.lua) after the store write; the latest send with an expiry sets it, a send without one
 -- leaves what is stored (as with envelopes). A message whose instant is not after Redis's now is refused with
 -- nothing of it written: in the digit modes alone (its digit is 'E'; the call's other sends, coalesced single sends
 -- of other callers, go on), in the count modes (one batch's chunk) with the whole call.
+-- Deduplication windows (':x' too): a message sent with a window whose identity (see identity_of in _common.lua) is in
+-- a window that has not ended (a message of that identity was handled within it) is dropped, nothing of it written
+-- (digit 'D'; not counted in the count modes); otherwise its window is kept pending in the dedupe ZSET until the message
+-- is handled (see start_windows). A send without a window is never dropped.
 -- ARGV[1]: 'range' or 'score'; 'range-env' or 'score-env' when messages carry envelopes; 'range-env-count' or
 --          'score-env-count' for a batch's chunk with envelopes, whose sender needs only how many were new
---          ('range-count' / 'score-count': such a chunk without envelopes, whose messages carry expiries); each
---          followed by ':x' when messages carry expiries
+--          ('range-count' / 'score-count': such a chunk without envelopes, whose messages carry expiries or
+--          windows); each followed by ':x' when messages carry expiries or windows
 -- ARGV[2]: 1 if the topic is PRIORITY, else 0
--- with ':x', ARGV[3]: the expiries, one field per message, comma-separated: '' none, '=<ms>' at that Redis time,
---          '+<ms>' that long after Redis's now; the arguments below then start one later
+-- with ':x', ARGV[3]: one field per message, comma-separated: its expiry ('' none, '=<ms>' at that Redis time, '+<ms>'
+--          that long after Redis's now), then '/<ms>' when it has a deduplication window; the arguments below then
+--          start one later
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
 --            with envelopes: ARGV[3] one character per message, '1' when its envelope carries a trace context (the
 --            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1, key1,
 --            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none; key: a body's envelope key as the sender
 --            computed it, see keys_of in _common.lua, or '' for an id or a body without an envelope)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
---          call), or 'E' (refused: expired already); one reply element instead of one per message. The count modes: the number of messages added (an
+--          call), 'E' (refused: expired already) or 'D' (dropped: deduplicated); one reply element instead of one per
+--          message. The count modes: the number of messages added, plus 2^20 x the number dropped by a window (an
 --          integer), without looking up which were waiting
 --#include _common.lua
 --#include _envelope.lua
@@ -157,8 +163,8 @@ end
 
 
 local mode = ARGV[1]
-local expiring = string.sub(mode, -2) == ':x'
-if expiring then
+local extended = string.sub(mode, -2) == ':x'
+if extended then
     mode = string.sub(mode, 1, -3)
 end
 local count_only = mode == 'range-env-count' or mode == 'score-env-count' or mode == 'range-count'
@@ -167,36 +173,71 @@ local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count
 local with_envelopes = mode == 'range-env' or mode == 'score-env' or mode == 'range-env-count'
     or mode == 'score-env-count'
 local step = with_envelopes and 4 or 2
-local first_arg = (with_envelopes and 4 or 3) + (expiring and 1 or 0)
+local first_arg = (with_envelopes and 4 or 3) + (extended and 1 or 0)
 local context_hints = with_envelopes and ARGV[first_arg - 1] or ''
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
--- the expiry instants (Redis ms, formatted) per message, checked before anything is written; `refused`: the
--- messages (digit modes) that expired already, left out of every write
-local expiries, refused = nil, nil
-if expiring then
-    expiries = {}
-    -- formatted once per distinct field: a batch's messages usually share one (number formatting is what costs)
-    local formatted = {}
+-- per message (by place among the call's messages): its expiry instant (Redis ms, formatted) and its deduplication
+-- window (ms, as sent), both checked before anything is written; `refused`: the messages (digit modes) left out of
+-- every write, each with its digit: 'E' it expired already, 'D' its identity's deduplication window has not ended
+local expiries, windows, refused = nil, nil, nil
+if extended then
+    expiries, windows = {}, {}
+    -- parsed once per distinct field: a batch's messages usually share one (number formatting is what costs)
+    local parsed = {}
     local j = 0
     for field in string.gmatch(ARGV[3] .. ',', '([^,]*),') do
         j = j + 1
-        local known = formatted[field]
-        if known then
-            expiries[j] = known
-        elseif field ~= '' then
-            local ms = tonumber(string.sub(field, 2))
-            local at = string.sub(field, 1, 1) == '+' and now + ms or ms
-            if at > now then
-                expiries[j] = string.format('%d', at)
-                formatted[field] = expiries[j]
-            elseif count_only then
-                return redis.error_reply('RMQ_EXPIRED message ' .. j .. ' of the call expires at '
-                    .. string.format('%d', at) .. ', not after Redis\'s clock (' .. now .. ' ms): nothing was written')
-            else
+        if field ~= '' then
+            local known = parsed[field]
+            if not known then
+                local expiry_field, window = string.match(field, '^([^/]*)/?(.*)$')
+                local expiry, expired = false, false
+                if expiry_field ~= '' then
+                    local ms = tonumber(string.sub(expiry_field, 2))
+                    local at = string.sub(expiry_field, 1, 1) == '+' and now + ms or ms
+                    if at > now then
+                        expiry = string.format('%d', at)
+                    elseif count_only then
+                        return redis.error_reply('RMQ_EXPIRED message ' .. j .. ' of the call expires at '
+                            .. string.format('%d', at) .. ', not after Redis\'s clock (' .. now
+                            .. ' ms): nothing was written')
+                    else
+                        expired = true
+                    end
+                end
+                known = { expiry, window ~= '' and window or false, expired }
+                parsed[field] = known
+            end
+            expiries[j], windows[j] = known[1], known[2]
+            if known[3] then
                 refused = refused or {}
-                refused[j] = true
+                refused[j] = 'E'
+            end
+        end
+    end
+end
+-- each windowed message's identity (see identity_of in _common.lua); a window that has not ended drops the send
+local identities = nil
+if windows and next(windows) then
+    identities = {}
+    local asked, places = {}, {}
+    for place, window in pairs(windows) do
+        if window and not (refused and refused[place]) then
+            local i = first_arg + step * (place - 1)
+            local key = with_envelopes and ARGV[i + 3] or nil
+            identities[place] = identity_of(ARGV[i + 1], key)
+            asked[#asked + 1] = identities[place]
+            places[#places + 1] = place
+        end
+    end
+    if #asked > 0 and redis.call('EXISTS', K_DEDUPE) == 1 then
+        local ends = redis.call('ZMSCORE', K_DEDUPE, unpack(asked))
+        for k, place in ipairs(places) do
+            if ends[k] and tonumber(ends[k]) > now then
+                refused = refused or {}
+                refused[place] = 'D'
             end
         end
     end
@@ -223,7 +264,7 @@ local digits = refused and {} or nil
 for i = first_arg, #ARGV, step do
     local place = (i - first_arg) / step + 1
     if refused and refused[place] then
-        digits[place] = 'E'
+        if digits then digits[place] = refused[place] end
     else
         local member = ARGV[i + 1]
         members[#members + 1] = member
@@ -245,6 +286,9 @@ for i = first_arg, #ARGV, step do
     end
 end
 if #members == 0 then
+    if count_only then -- every message was dropped by a window: nothing written
+        return 1048576 * (#ARGV - first_arg + 1) / step
+    end
     return table.concat(digits) -- every message was refused: nothing written
 end
 -- the count modes ask only how many are new: ZADD's reply says it (duplicates within the call counted once)
@@ -364,6 +408,23 @@ if expiries then
     end
 end
 
+if identities then
+    -- pending windows (minus the window): they start when the message is handled (see start_windows); the latest send
+    -- with a window sets it. The key stays while one is pending.
+    local window_args = {}
+    for j = 1, #members do
+        local window = windows[at(j)]
+        if window then
+            window_args[#window_args + 1] = '-' .. window
+            window_args[#window_args + 1] = identities[at(j)]
+        end
+    end
+    if #window_args > 0 then
+        redis.call('ZADD', K_DEDUPE, unpack(window_args))
+        redis.call('PERSIST', K_DEDUPE)
+    end
+end
+
 if is_priority then
     if was_empty then
         redis.call('PUBLISH', WAKE_CHANNEL, K_STORE .. '|' .. now)
@@ -375,7 +436,12 @@ else
     end
 end
 if count_only then
-    return new_count
+    -- the messages a window dropped, counted above the added ones (a call carries at most 1000 messages)
+    local deduplicated = 0
+    for _, digit in pairs(refused or {}) do
+        if digit == 'D' then deduplicated = deduplicated + 1 end
+    end
+    return new_count + 1048576 * deduplicated
 end
 if digits then
     for j = 1, #members do

@@ -12,7 +12,7 @@
 -- waiting + in flight + retrying + dead = every message of the slot once (a body sent again while its earlier copy is
 -- in flight is a second message, waiting in store; one sent again while its copy backs off is counted once, retrying).
 --
--- KEYS[1..14]: the slot keys (see _common.lua); reads store, prepare, dead, attempts, dead-info, retry, priority,
+-- KEYS[1..15]: the slot keys (see _common.lua); reads store, prepare, dead, attempts, dead-info, retry, priority,
 --              owner and cancelled
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- Returns: { waiting, in flight, retrying, dead, oldest due (ms, -1 if none), Redis now (ms) }

@@ -3,8 +3,8 @@
 -- consumer may run it at any time; an entry is moved once. (pop.lua runs the same sweep before it pops.)
 --
 -- Runs while Redis is over maxmemory (it frees or moves, it does not grow memory): see write_when_full in _common.lua.
--- KEYS[1..16]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
---             errors, expiry, lease-seq, skipped of the slot
+-- KEYS[1..17]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
+--             errors, expiry, dedupe, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0
 -- ARGV[2]: max retries, with the dead-letter retention (see max_retries_of in _common.lua)
 -- ARGV[3..6]: backoff initial ms, multiplier, max ms, jitter (0..1)
