@@ -76,6 +76,7 @@ public final class Rmq implements AutoCloseable {
     private final DefaultRmqProducer producer;
     private final RmqAdmin admin;
     private final WakeUpSubscriber wakeUps;
+    private final io.rmq.reply.RmqReplies replies;
     private final SlotCoordinator redisCoordinator;
     /** The listener containers made here (weakly held: a container dropped by its user is forgotten). */
     private final java.util.Set<ListenerContainer> containers = java.util.Collections.synchronizedSet(
@@ -150,6 +151,7 @@ public final class Rmq implements AutoCloseable {
         this.redisAdmin = new RmqRedisAdmin(redis);
         this.admin = new DefaultRmqAdmin(redisAdmin, topics, options.codec());
         this.wakeUps = new WakeUpSubscriber(client, redis.keys(), gateway::isConnected);
+        this.replies = new io.rmq.reply.internal.DefaultRmqReplies(client, redis, producer, options.codec());
         this.redisCoordinator = new RedisSlotCoordinator(redis);
         this.instances = new io.rmq.instances.internal.DefaultRmqInstances(redis, this::containers);
         this.history = counts == null ? null
@@ -551,6 +553,15 @@ public final class Rmq implements AutoCloseable {
         return options;
     }
 
+    /**
+     * Request-reply: send a request and get the future of its reply ({@link io.rmq.reply.RmqReplies#request}); a
+     * handler of requests sends its reply with {@link io.rmq.reply.RmqReplies#reply} (RMQ's Spring listeners do). Costs
+     * nothing until the first request.
+     */
+    public io.rmq.reply.RmqReplies replies() {
+        return replies;
+    }
+
     @Override
     public void close() {
         instances.close(); // leaves while the connection is still open
@@ -563,6 +574,7 @@ public final class Rmq implements AutoCloseable {
             history.close(); // writes what was counted since the last interval, while the connection is open
         }
         redis.roster().close();
+        replies.close(); // fails the requests still waiting; deletes the inbox while the connection is open
         wakeUps.close();
         gateway.close();
     }

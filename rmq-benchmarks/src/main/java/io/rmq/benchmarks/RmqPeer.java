@@ -49,6 +49,8 @@ import io.rmq.redis.RmqRedisClient;
  * <p>{@code --ids true} / {@code --headers 2}: W1/W2 messages sent with an id each / with two user headers (the
  * message model's cost, BENCHMARKS.md "The message model"). {@code --expire-after-ms E}: each sent with
  * {@code expiresAfter} E ms (an hour is long enough never to expire in a run: what storing and checking costs).
+ * {@code --dedupe-for-ms D}: each sent with {@code dedupeFor} D ms (every message is new: what keeping, starting and
+ * checking the windows costs).
  */
 public final class RmqPeer {
 
@@ -119,6 +121,8 @@ public final class RmqPeer {
     static volatile int headers;
     /** {@code --expire-after-ms E}: every W1/W2 message expires E ms after it is stored (0: never). */
     static volatile long expireAfterMillis;
+    /** {@code --dedupe-for-ms D}: every W1/W2 message has a deduplication window of D ms (0: none). */
+    static volatile long dedupeForMillis;
     /** {@code --probe true}: the W3 measurement also records pop round trips and thread wake-up delays. */
     static volatile boolean probing;
     /**
@@ -142,6 +146,7 @@ public final class RmqPeer {
         withIds = Boolean.parseBoolean(args.option("ids", "false"));
         headers = args.intOption("headers", 0);
         expireAfterMillis = args.intOption("expire-after-ms", 0);
+        dedupeForMillis = args.intOption("dedupe-for-ms", 0);
         probing = Boolean.parseBoolean(args.option("probe", "false"));
         popAheadMillis = args.intOption("pop-ahead-ms", 0);
         lookAheadMillis = args.intOption("look-ahead-ms", 0);
@@ -287,6 +292,9 @@ public final class RmqPeer {
         }
         if (expireAfterMillis > 0) {
             message = message.expiresAfter(java.time.Duration.ofMillis(expireAfterMillis));
+        }
+        if (dedupeForMillis > 0) {
+            message = message.dedupeFor(java.time.Duration.ofMillis(dedupeForMillis));
         }
         return message;
     }

@@ -32,7 +32,8 @@ import org.jspecify.annotations.Nullable;
  * @param id        the message's identity for merging (non-empty; at most {@code rmq.max-id-size} bytes), or null: the
  *                  body is its identity
  * @param headers   string headers delivered with the message (names not starting with the reserved {@code rmq_},
- *                  except the {@link #DEAD_LETTER_HEADERS}, and not {@link #GROUP_HEADER}); never null;
+ *                  except the {@link #DEAD_LETTER_HEADERS} and {@link #REQUEST_HEADERS}, and not {@link #GROUP_HEADER});
+ *                  never null;
  *                  unmodifiable, in the order given
  * @param expiresAt    when the message expires (Redis's clock), or null; see {@link #expiresAt(Instant)}
  * @param expiresAfter how long after it is stored the message expires, or null; see {@link #expiresAfter(Duration)}.
@@ -59,6 +60,19 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
      */
     public static final Set<String> DEAD_LETTER_HEADERS = Set.of("rmq_dlt_original_topic", "rmq_dlt_original_slot",
             "rmq_dlt_exception", "rmq_dlt_exception_message", "rmq_dlt_attempts", "rmq_dlt_failed_at");
+
+    /** The request's correlation id, on a request ({@code RmqReplies}); its reply carries it back. */
+    public static final String CORRELATION_ID_HEADER = "rmq_correlation_id";
+    /** The inbox of the requester that waits for the reply, on a request ({@code RmqReplies}). */
+    public static final String REPLY_TO_HEADER = "rmq_reply_to";
+    /** {@code true} on a request whose requester wants a handler's failure back instead of a timeout. */
+    public static final String REPLY_FAILURES_HEADER = "rmq_reply_failures";
+    /** How long the requester waits (ms), on a request: its reply is kept untaken no longer than that. */
+    public static final String REPLY_TIMEOUT_HEADER = "rmq_reply_timeout";
+
+    /** The reserved headers a request carries ({@code RmqReplies} sets them; a message may carry them). */
+    public static final Set<String> REQUEST_HEADERS = Set.of(CORRELATION_ID_HEADER, REPLY_TO_HEADER,
+            REPLY_FAILURES_HEADER, REPLY_TIMEOUT_HEADER);
 
     /**
      * Longest value of one of the {@link #DEAD_LETTER_HEADERS} (UTF-8 bytes; forwarding cuts longer exception names and
@@ -224,7 +238,8 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         if (name == null || name.isEmpty()) {
             throw new RmqInvalidArgumentException("header name", name, "must be non-empty (topic '" + topic + "')");
         }
-        if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX) && !DEAD_LETTER_HEADERS.contains(name)) {
+        if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX) && !DEAD_LETTER_HEADERS.contains(name)
+                && !REQUEST_HEADERS.contains(name)) {
             throw new RmqInvalidArgumentException("header", name, "uses the reserved prefix " + RESERVED_PREFIX
                     + " (topic '" + topic + "')");
         }

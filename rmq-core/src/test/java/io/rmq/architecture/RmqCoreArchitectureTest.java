@@ -36,6 +36,7 @@ class RmqCoreArchitectureTest {
             List.of("io.rmq.coordination.."),
             List.of("io.rmq.consumer..", "io.rmq.observe.."),
             List.of("io.rmq.producer.."),
+            List.of("io.rmq.reply.."),
             List.of("io.rmq.admin.."),
             List.of("io.rmq.container.."),
             List.of("io.rmq.instances.."),

@@ -61,6 +61,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code <record>.held} a line {@code S,startMillis,id} when a handler starts on a delivery and {@code E,endMillis,id,
  * outcome} when Redis answered its settlement (RMQ's instrumentation reports both): the deliveries that are in its
  * hands at any moment, from which the nemesis ({@code NemesisTest}) bounds what a fault may make it handle again.
+ * With {@code reply true}, the handler answers each request ({@code RmqReplies}) with {@code re:<body>} before it
+ * returns.
  * <p>
  * Every consumer talks to Redis as an application does: through RMQ's own client ({@link RmqRedisClient}) with
  * {@link RedisClientSettings#DEFAULT RMQ's default settings} (connect timeout 5 s, command timeout 10 s, reconnect delay
@@ -94,6 +96,7 @@ public final class ConsumerMain {
         boolean recordDeliveries = Boolean.parseBoolean(options.getOrDefault("deliveries", "false"));
         OutputStream deliveries = new FileOutputStream(options.get("record") + ".deliveries", true);
         boolean recordVersions = Boolean.parseBoolean(options.getOrDefault("versions", "false"));
+        boolean replying = Boolean.parseBoolean(options.getOrDefault("reply", "false"));
         OutputStream versions = new FileOutputStream(options.get("record") + ".versions", true);
         ConsumerSettings settings = defaults ? ConsumerSettings.DEFAULT
                 : new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
@@ -145,6 +148,10 @@ public final class ConsumerMain {
                         synchronized (deliveries) {
                             deliveries.write(handled);
                         }
+                    }
+                    if (replying) {
+                        // a request's reply goes back to its requester before the ack (as RMQ's Spring listeners do)
+                        rmq.replies().reply(delivery.headers(), "re:" + body).join();
                     }
                 }, defaults ? ContainerOptions.of("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "1")))
                         : new ContainerOptions("fault-consumer", Integer.parseInt(options.getOrDefault("concurrency", "4")),

@@ -275,6 +275,43 @@ final class FaultRun implements AutoCloseable {
         }
     }
 
+    /**
+     * One synchronous send of {@code body}, due now, with a deduplication window; it counts as accepted unless the
+     * window dropped it. A send that fails (Redis down, a failover under way) is retried until Redis answers.
+     */
+    io.rmq.producer.SendResult sendWithWindow(String body, Duration window) {
+        while (true) {
+            try {
+                io.rmq.producer.SendResult result = sender.producer().send(io.rmq.producer.OutgoingMessage
+                        .rangeMerge(topic, body, Duration.ofMillis(1)).dedupeFor(window));
+                if (!result.deduplicated()) {
+                    accepted.add(body);
+                }
+                return result;
+            }
+            catch (RuntimeException ex) {
+                failedSends.incrementAndGet();
+                sleep(100, 0);
+            }
+        }
+    }
+
+    /** Sends {@code body} as a request ({@code RmqReplies}) from the test's engine: the future of its reply. */
+    java.util.concurrent.CompletableFuture<String> request(String body, Duration timeout) {
+        return sender.replies().request(io.rmq.producer.OutgoingMessage.rangeMerge(topic, body, Duration.ofMillis(1)),
+                String.class, timeout, false);
+    }
+
+    /** The reply inbox of the test's engine (its requests' replies land there). */
+    byte[] replyInbox(String inboxId) {
+        return io.rmq.internal.RmqInternals.redis(sender).keys().replyInbox(inboxId);
+    }
+
+    /** The inbox id of the test's engine. */
+    String inboxId() {
+        return sender.replies().inboxId();
+    }
+
     /** The cluster slot (0..16383) of a body of the run's topic: the slot of its topic slot's keys. */
     int clusterSlotOf(String body) {
         int topicSlot = io.rmq.core.internal.SlotRouter.slot(body.getBytes(StandardCharsets.UTF_8), null, slots);

@@ -47,6 +47,27 @@ public class TourSends {
         return result;
     }
 
+    /** Deduplication window: at most one payment reminder per order every 10 minutes. */
+    SendResult remindToPay(String orderId) {
+        // tag::tour-dedupe[]
+        // at most one payment reminder per order every 10 minutes, however often the order service asks for one
+        SendResult result = rmq.send(OutgoingMessage.priority("mails", "pay-reminder:" + orderId, 0)
+                .withId("pay-reminder:" + orderId).dedupeFor(Duration.ofMinutes(10)));
+        // result.deduplicated(): one was handled less than 10 minutes ago, so this one was dropped
+        // end::tour-dedupe[]
+        return result;
+    }
+
+    /** Request-reply: the price the pricing listener returns. */
+    PriceQuote quote(String sku) {
+        // tag::tour-request-reply[]
+        // waits up to 2 s for what the listener of quote-requests returns (RmqTimeoutException after that)
+        PriceQuote quote = rmq.sendAndReceive("quote-requests", new QuoteRequest(sku, 3), PriceQuote.class,
+                Duration.ofSeconds(2));
+        // end::tour-request-reply[]
+        return quote;
+    }
+
     /** Priority: the payout waits before the re-index. */
     void merchantTasks(String merchantId) {
         // tag::tour-priority[]

@@ -44,7 +44,7 @@ class TourTest {
                 "--spring.main.banner-mode=off"));
         RedisTopology.STANDALONE.springProperties().forEach((key, value) -> args.add("--" + key + "=" + value));
         context = new SpringApplicationBuilder(ShopApplication.class)
-                .sources(TourSends.class, Refunds.class, Ledger.class, Mails.class).run(args.toArray(String[]::new));
+                .sources(TourSends.class, Refunds.class, Ledger.class, Mails.class, Quotes.class).run(args.toArray(String[]::new));
         tour = context.getBean(TourSends.class);
         rmq = context.getBean(RmqTemplate.class);
     }
@@ -68,6 +68,23 @@ class TourTest {
         assertThat(tour.newPrice("sku-9", "11.00").merged()).isTrue();
         assertThat(tour.newPrice("sku-9", "12.50").merged()).isTrue();
         assertThat(rmq.admin().stats("picture-render").waiting()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void aSecondReminderWithinTheWindowIsDropped() {
+        Mails mails = context.getBean(Mails.class);
+        assertThat(tour.remindToPay("o-77").deduplicated()).isFalse();
+        await().atMost(Duration.ofSeconds(30)).until(() -> mails.outbox.delivered.contains("pay-reminder:o-77")
+                && rmq.admin().stats("mails").inFlight() == 0);
+        assertThat(tour.remindToPay("o-77").deduplicated()).isTrue();
+        assertThat(tour.remindToPay("o-78").deduplicated()).as("another order").isFalse();
+        await().atMost(Duration.ofSeconds(30)).until(() -> mails.outbox.delivered.contains("pay-reminder:o-78"));
+        assertThat(mails.outbox.delivered).containsOnlyOnce("pay-reminder:o-77");
+    }
+
+    @Test
+    void aQuoteComesBackFromThePricingListener() {
+        assertThat(tour.quote("sku-5")).isEqualTo(new PriceQuote("sku-5", 3 * 1999L));
     }
 
     @Test

@@ -256,6 +256,122 @@ public class RmqTemplate {
         return rmq.producer().sendBatchAsync(typed);
     }
 
+    // ------------------------------------------------------------------ request-reply
+
+    /**
+     * Sends {@code payload} to {@code topic} as a request and waits for the reply: what the {@code @RmqListener} method
+     * that handled it returned (null when it returned nothing), read as {@code replyType}. The request is due at once
+     * (PRIORITY: priority 0; FIXED_TIME: now; RANGE_MERGE: 1 ms after it is stored), never merges with another, and
+     * expires after {@code timeout}, so no listener handles it once its requester gave up. See
+     * {@link #sendAndReceive(OutgoingMessage, Class, Duration, boolean)}.
+     *
+     * @throws io.rmq.core.RmqTimeoutException when no reply came within {@code timeout}
+     */
+    public <R> @Nullable R sendAndReceive(String topic, Object payload, Class<R> replyType, Duration timeout) {
+        return sendAndReceive(request(topic, payload), replyType, timeout, false);
+    }
+
+    /** As {@link #sendAndReceive(String, Object, Class, Duration)}, without waiting: the future of the reply. */
+    public <R> CompletableFuture<R> sendAndReceiveAsync(String topic, Object payload, Class<R> replyType,
+            Duration timeout) {
+        return sendAndReceiveAsync(request(topic, payload), replyType, timeout, false);
+    }
+
+    /** As {@link #sendAndReceive(OutgoingMessage, Class, Duration, boolean)}, failures not sent back. */
+    public <R> @Nullable R sendAndReceive(OutgoingMessage request, Class<R> replyType, Duration timeout) {
+        return sendAndReceive(request, replyType, timeout, false);
+    }
+
+    /**
+     * Sends {@code request} (a message of any type, without an id: its correlation id becomes its id) and waits for
+     * the reply of the {@code @RmqListener} method that handles it, on this or any other instance: what the method
+     * returned, read as {@code replyType} (null when it returned nothing). Unless it has an expiry of its own, the
+     * request expires after {@code timeout}. A reply that comes later is dropped.
+     * <p>
+     * A handler that throws: by default the request fails as any message does (retried, then dead) and this call
+     * times out; with {@code failuresBack}, the failure comes back at once as
+     * {@link io.rmq.reply.RmqReplyFailureException} and the request is not retried.
+     * <p>
+     * Inside a transaction this template follows (after-commit mode) the request would only be sent after the commit,
+     * so this call cannot wait for it: it fails with {@link IllegalStateException}; use
+     * {@link #sendAndReceiveAsync(OutgoingMessage, Class, Duration, boolean)} (sent after the commit, its timeout
+     * counted from then) or {@code immediate().sendAndReceive(...)} (sent now).
+     *
+     * @throws io.rmq.core.RmqTimeoutException         when no reply came within {@code timeout}
+     * @throws io.rmq.reply.RmqReplyFailureException  when {@code failuresBack} and the handler failed
+     * @throws io.rmq.core.RmqInvalidArgumentException for a bad request, reply type or timeout (nothing is sent)
+     */
+    public <R> @Nullable R sendAndReceive(OutgoingMessage request, Class<R> replyType, Duration timeout,
+            boolean failuresBack) {
+        if (holding() != null) {
+            throw new IllegalStateException("sendAndReceive to topic '" + request.topic() + "' inside a transaction:"
+                    + " the request is sent only after the transaction commits (rmq.template.transaction-mode="
+                    + "after-commit), so its reply cannot be awaited here; use sendAndReceiveAsync, or"
+                    + " immediate().sendAndReceive to send it now");
+        }
+        try {
+            return this.<R>sendAndReceiveAsync(request, replyType, timeout, failuresBack).join();
+        }
+        catch (java.util.concurrent.CompletionException ex) {
+            if (ex.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw ex;
+        }
+    }
+
+    /** As {@link #sendAndReceiveAsync(OutgoingMessage, Class, Duration, boolean)}, failures not sent back. */
+    public <R> CompletableFuture<R> sendAndReceiveAsync(OutgoingMessage request, Class<R> replyType,
+            Duration timeout) {
+        return sendAndReceiveAsync(request, replyType, timeout, false);
+    }
+
+    /**
+     * As {@link #sendAndReceive(OutgoingMessage, Class, Duration, boolean)}, without waiting: the future of the reply
+     * (its stages without an executor run on RMQ's reply thread: keep them short). Inside a transaction (after-commit
+     * mode) the request is held until the commit and sent then, its timeout counted from then; when the transaction
+     * rolls back, the future fails with {@link RmqSendDiscardedException}. Bad input is thrown at once.
+     */
+    public <R> CompletableFuture<R> sendAndReceiveAsync(OutgoingMessage request, Class<R> replyType,
+            Duration timeout, boolean failuresBack) {
+        io.rmq.reply.RmqReplies replies = rmq.replies();
+        OutgoingMessage message = typed(replies.requestMessage(request, replyType, timeout, failuresBack,
+                io.rmq.reply.RmqReplies.newCorrelationId()));
+        TransactionHeldSends held = holding();
+        if (held == null) {
+            return replies.send(message, replyType, timeout);
+        }
+        OutgoingMessage checked = serialized(message);
+        rmq.producer().validate(checked);
+        CompletableFuture<R> reply = new CompletableFuture<>();
+        held.hold(List.of(checked), () -> {
+            // after the commit: the request goes out and its timeout starts now
+            replies.<R>send(checked, replyType, timeout).whenComplete((value, error) -> {
+                if (error != null) {
+                    reply.completeExceptionally(error);
+                }
+                else {
+                    reply.complete(value);
+                }
+            });
+            return CompletableFuture.completedFuture(null);
+        }, false).whenComplete((started, error) -> {
+            if (error != null) {
+                reply.completeExceptionally(error); // rolled back: never sent
+            }
+        });
+        return reply;
+    }
+
+    /** A request of {@code payload} to {@code topic}, due at once by the topic's type. */
+    private OutgoingMessage request(String topic, Object payload) {
+        return switch (rmq.topics().get(topic).type()) {
+            case PRIORITY -> OutgoingMessage.priority(topic, payload, 0);
+            case FIXED_TIME -> OutgoingMessage.fixedTime(topic, payload, Instant.now());
+            case RANGE_MERGE -> OutgoingMessage.rangeMerge(topic, payload, Duration.ofMillis(1));
+        };
+    }
+
     /** The held sends when a send made now is held (inside a transaction), else null. */
     private @Nullable TransactionHeldSends holding() {
         return heldSends != null && heldSends.holding() ? heldSends : null;

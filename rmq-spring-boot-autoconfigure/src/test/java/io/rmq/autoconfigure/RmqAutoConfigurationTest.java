@@ -198,6 +198,39 @@ class RmqAutoConfigurationTest {
     }
 
     @Test
+    void aTopicsDedupeForIsTheTemplatesDefaultWindow() {
+        runner.withPropertyValues("rmq.topics.reminders.type=PRIORITY", "rmq.topics.reminders.slot-amount=1",
+                "rmq.topics.reminders.dedupe-for=10m", "rmq.topics.plain.type=PRIORITY",
+                "rmq.topics.plain.slot-amount=1").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RmqTemplate template = context.getBean(RmqTemplate.class);
+                    var keys = RmqInternals.redis(context.getBean(Rmq.class)).keys();
+                    var redis = context.getBean(org.springframework.data.redis.core.StringRedisTemplate.class);
+                    byte[] dedupe = keys.slot("reminders", 0).dedupe();
+                    java.util.function.Function<String, Double> windowOf = id -> redis.execute(
+                            (org.springframework.data.redis.core.RedisCallback<Double>) c -> c.zSetCommands()
+                                    .zScore(dedupe, io.rmq.redis.internal.EnvelopeKeys.idMember(id)));
+                    template.send(io.rmq.producer.OutgoingMessage.priority("reminders", "r", 1).withId("o-1"));
+                    assertThat(windowOf.apply("o-1")).as("pending: minus 10 minutes").isEqualTo(-600_000.0);
+                    // a message's own window wins; other topics' messages have none
+                    template.send(io.rmq.producer.OutgoingMessage.priority("reminders", "r", 1).withId("o-2")
+                            .dedupeFor(Duration.ofSeconds(30)));
+                    assertThat(windowOf.apply("o-2")).isEqualTo(-30_000.0);
+                    template.send(io.rmq.producer.OutgoingMessage.priority("plain", "p", 1).withId("o-3"));
+                    assertThat(redis.hasKey(new String(keys.slot("plain", 0).dedupe(),
+                            java.nio.charset.StandardCharsets.UTF_8))).isFalse();
+                });
+        runner.withPropertyValues("rmq.topics.reminders.type=PRIORITY", "rmq.topics.reminders.dedupe-for=400d")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(io.rmq.core.RmqInvalidArgumentException.class)
+                            .hasMessageContaining("rmq.topics.reminders.dedupe-for").hasMessageContaining("PT9600H")
+                            .hasMessageContaining("must be between 1ms and 366d");
+                });
+    }
+
+    @Test
     void aNegativeDeadLetterBoundFailsAtStartUpNamingThePropertyValueAndRule() {
         runner.withPropertyValues("rmq.consumer.dead-letter-max-count=-5").run(context -> {
             assertThat(context).hasFailed();

@@ -84,7 +84,7 @@ class StrictConfigurationTest {
                     Origin:   class path resource [strict/topic-entry.yml] - 5:19
                     Rule:     is not an RMQ property; did you mean rmq.topics.orders.slot-amount?
                 """, "A topic entry rmq.topics.<name> takes type, slot-amount, rate-limit, dead-letter-max-count,"
-                + " dead-letter-max-age, dead-letter-keep-expired, expire-after");
+                + " dead-letter-max-age, dead-letter-keep-expired, expire-after, dedupe-for");
     }
 
     @Test

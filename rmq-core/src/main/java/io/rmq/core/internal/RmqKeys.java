@@ -49,6 +49,8 @@ import io.rmq.core.RmqInvalidArgumentException;
  * &lt;prefix&gt;:{rmq-instances}:live       ZSET running instance id -&gt; alive until (Redis ms)
  * &lt;prefix&gt;:{rmq-instances}:&lt;id&gt;       STRING an instance's description (JSON), expiring with its entry in live
  * &lt;prefix&gt;:{rmq-instances}:paused     HASH "listener:&lt;id&gt;" / "topic:&lt;name&gt;" -&gt; "&lt;since ms&gt;|&lt;by&gt;": cluster-wide pauses
+ * &lt;prefix&gt;:{rmq-replies:&lt;inbox&gt;}     LIST replies to a requester's requests, until it takes them; expires a bounded time
+ *                                         after its last reply (see reply.lua)
  * &lt;prefix&gt;:{rmq-history}:&lt;topic&gt;    HASH a topic's counts per minute (last 61) and hour (last 25): sent, handled,
  *                                         failed, dead (see history_flush.lua)
  * </pre>
@@ -149,6 +151,14 @@ public final class RmqKeys {
      */
     public byte[] history(String topic) {
         return bytes(prefix + ":{rmq-history}:" + topic);
+    }
+
+    /**
+     * A requester's reply inbox (see {@code RmqReplies}): a LIST of the replies to its requests, under a hash tag of
+     * its own (inboxes spread over a cluster's masters); it expires a bounded time after its last reply.
+     */
+    public byte[] replyInbox(String inboxId) {
+        return bytes(prefix + ":{rmq-replies:" + inboxId + "}");
     }
 
     /** The token bucket of a rate-limited topic. */

@@ -213,6 +213,22 @@ public final class RmqRedis {
                 mode, priority, members, parameters, envelopes, expiries)), slot);
     }
 
+    /**
+     * Appends a reply to a requester's inbox, bounded (see reply.lua): kept {@code keepMillis} after the inbox's last
+     * reply, at most {@code most} replies.
+     *
+     * @return the inbox's length after the append
+     */
+    public CompletableFuture<Long> reply(byte[] inbox, byte[] reply, long keepMillis, int most) {
+        return gateway.eval(RmqScript.REPLY, ScriptOutputType.INTEGER, new byte[][] {inbox}, reply,
+                bytes(keepMillis), bytes((long) most));
+    }
+
+    /** Deletes a key (a closing engine's reply inbox). */
+    public CompletableFuture<Long> forget(byte[] key) {
+        return gateway.commands().del(key).toCompletableFuture();
+    }
+
     /** Of a {@link #sendCounting} answer: how many messages were new. */
     public static long addedOf(long counted) {
         return counted & (COUNTED_DEDUPLICATED - 1);

@@ -52,7 +52,8 @@ enum RmqScript {
     GAUGES("gauges.lua"),
     INFLIGHT_PAGE("inflight_page.lua"),
     HISTORY_FLUSH("history_flush.lua"),
-    HISTORY_READ("history_read.lua");
+    HISTORY_READ("history_read.lua"),
+    REPLY("reply.lua");
 
     private static final String INCLUDE = "--#include ";
 

@@ -90,7 +90,7 @@ final class MethodInvokingBatchHandler implements BatchMessageHandler<Object>, M
             }
             payload = Collections.unmodifiableList(messages);
         }
-        MethodInvokingHandler.invoke(method, new GenericMessage<>(payload, new RmqMessageHeaders(headers)), returns,
+        MethodInvokingHandler.invoke(method, new GenericMessage<>(payload, new RmqMessageHeaders(headers)), returns, null,
                 "batch listener with this batch");
     }
 

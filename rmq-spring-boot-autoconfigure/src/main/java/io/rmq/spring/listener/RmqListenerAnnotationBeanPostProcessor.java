@@ -337,7 +337,7 @@ public class RmqListenerAnnotationBeanPostProcessor
                 }
                 HandlerDispatcher.Route route = HandlerDispatcher.Route.of("'" + name + "'", signature.payloadType(),
                         codec, new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(),
-                                replies));
+                                replies, this::replies));
                 if (AnnotatedElementUtils.findMergedAnnotation(method, RmqHandler.class).isDefault()) {
                     if (defaultRoute != null) {
                         throw new IllegalArgumentException("it is a second @RmqHandler(isDefault = true), after "
@@ -466,7 +466,8 @@ public class RmqListenerAnnotationBeanPostProcessor
             replies = replySender(p.method);
             handler = batch
                     ? new MethodInvokingBatchHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies)
-                    : new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies);
+                    : new MethodInvokingHandler(invocable, id, maxRetries, signature.takesRmqMessage(), replies,
+                            this::replies);
             payloadType = signature.payloadType();
         }
         RmqErrorHandler errorHandler = factory.getDefaultErrorHandler();
@@ -509,6 +510,11 @@ public class RmqListenerAnnotationBeanPostProcessor
                     + " next, which a batch (handled and settled together) would break; use mode CONCURRENT, or a"
                     + " listener that takes one message");
         }
+    }
+
+    /** The engine's request-reply: a listener method's return value goes back to the requester of a request. */
+    private io.rmq.reply.RmqReplies replies() {
+        return beanFactory.getBean(Rmq.class).replies();
     }
 
     /** Sends the method's return value when it has {@code @SendTo}; null when it has none. */
