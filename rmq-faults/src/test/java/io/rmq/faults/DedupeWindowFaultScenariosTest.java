@@ -87,9 +87,9 @@ class DedupeWindowFaultScenariosTest extends FaultSuite {
         }
         betweenRounds.apply();
         run.refreshSenderTopology();
-        run.consumer("c2", options);
 
-        // round 2: every body again, and as many new ones: the old are dropped, the new handled
+        // round 2: every body again (each send retried until its slot's master answers, after a failover), then a
+        // new consumer JVM and as many new bodies: the old are dropped, the new handled
         int dropped = 0;
         for (String body : bodies) {
             SendResult result = run.sendWithWindow(body, WINDOW);
@@ -97,6 +97,7 @@ class DedupeWindowFaultScenariosTest extends FaultSuite {
                 dropped++;
             }
         }
+        run.consumer("c2", options);
         for (int i = 0; i < MESSAGES; i++) {
             assertThat(run.sendWithWindow("n-" + i, WINDOW).deduplicated()).isFalse();
         }

@@ -39,6 +39,13 @@ import io.rmq.samples.order.OrderBook;
 import io.rmq.samples.order.OrderPlacement;
 import io.rmq.samples.order.OrderStats;
 import io.rmq.samples.order.OrderTimeoutHandler;
+import io.rmq.core.RmqTimeoutException;
+import io.rmq.reply.RmqReplyFailureException;
+import io.rmq.samples.quote.PaymentReminder;
+import io.rmq.samples.quote.PriceQuote;
+import io.rmq.samples.quote.QuoteDesk;
+import io.rmq.samples.quote.QuoteRequest;
+import io.rmq.samples.quote.ReminderMailer;
 import io.rmq.samples.render.PictureRenderer;
 import io.rmq.samples.render.PriceBoard;
 import io.rmq.samples.render.RenderRequest;
@@ -53,7 +60,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.stereotype.Component;
 
 /**
- * Plays the three stories of the original RMQ design and one of ORDERLY consumption, one after the other, and prints
+ * Plays the three stories of the original RMQ design, one of ORDERLY consumption and one of request-reply and
+ * deduplication windows, one after the other, and prints
  * what is sent, what merges and what the listeners do:
  * <ol>
  *   <li>RANGE_MERGE {@code picture-render}: bursts of price changes, one picture render per item and burst;</li>
@@ -62,7 +70,10 @@ import org.springframework.stereotype.Component;
  *   order placed in a database transaction that holds its close until the commit, and one refused and rolled back,
  *   its close with it;</li>
  *   <li>FIXED_TIME {@code ledger}, consumed ORDERLY: per-account ledger entries applied in sequence, many accounts in
- *   parallel, without a lock; a failed entry holds back its account until its retry.</li>
+ *   parallel, without a lock; a failed entry holds back its account until its retry;</li>
+ *   <li>PRIORITY {@code quote-requests} and {@code payment-reminders}: prices asked with {@code sendAndReceive} and
+ *   answered by a listener's return value, a failure sent back, a request that expires while the desk is paused; and
+ *   reminders asked for every round but mailed once per order within the topic's deduplication window.</li>
  * </ol>
  * Meanwhile the {@code order-stats} schedule ({@link OrderStats}, {@code @RmqScheduled}) logs the order table's counts
  * every 2 s. Then it waits until every queue is empty, checks that the schedule fired (each firing time once), prints
@@ -76,7 +87,15 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     static final String MERCHANT_TOPIC = "merchant-tasks";
     static final String ORDER_TOPIC = "order-timeout";
     static final String LEDGER_TOPIC = "ledger";
-    static final List<String> TOPICS = List.of(RENDER_TOPIC, MERCHANT_TOPIC, ORDER_TOPIC, LEDGER_TOPIC);
+    static final String QUOTE_TOPIC = "quote-requests";
+    static final String REMINDER_TOPIC = "payment-reminders";
+    static final List<String> TOPICS = List.of(RENDER_TOPIC, MERCHANT_TOPIC, ORDER_TOPIC, LEDGER_TOPIC, QUOTE_TOPIC,
+            REMINDER_TOPIC);
+
+    /** Story 5: how long a quote is waited for; the orders reminded, and how often the billing job asks. */
+    static final Duration QUOTE_TIMEOUT = Duration.ofSeconds(5);
+    static final List<String> REMINDED_ORDERS = List.of("B-2001", "B-2002", "B-2003");
+    static final int REMINDER_ROUNDS = 3;
 
     /** Story 4: the accounts (AC-1009 and AC-1016 share a slot of the 16), entries per account, the entry that fails once. */
     static final List<String> LEDGER_ACCOUNTS = List.of("AC-1009", "AC-1010", "AC-1011", "AC-1012", "AC-1013",
@@ -107,6 +126,8 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     private final OrderTimeoutHandler timeoutHandler;
     private final OrderStats orderStats;
     private final CustomerNotifier notifier;
+    private final QuoteDesk quoteDesk;
+    private final ReminderMailer reminderMailer;
     private final Ledger ledger;
     private final LedgerEntryHandler ledgerHandler;
     private final ScenarioReport report;
@@ -117,12 +138,15 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     public SampleDriver(RmqTemplate rmq, RmqListenerEndpointRegistry listeners, PriceBoard prices,
             PictureRenderer renderer, MerchantDirectory merchants, MerchantTaskWorker merchantWorker, OrderBook orders,
             OrderPlacement placement, OrderTimeoutHandler timeoutHandler, OrderStats orderStats,
-            CustomerNotifier notifier, Ledger ledger, LedgerEntryHandler ledgerHandler, ScenarioReport report,
+            CustomerNotifier notifier, QuoteDesk quoteDesk, ReminderMailer reminderMailer, Ledger ledger,
+            LedgerEntryHandler ledgerHandler, ScenarioReport report,
             SamplesProperties properties, LiveTraffic liveTraffic, Environment environment) {
         this.placement = placement;
         this.timeoutHandler = timeoutHandler;
         this.orderStats = orderStats;
         this.notifier = notifier;
+        this.quoteDesk = quoteDesk;
+        this.reminderMailer = reminderMailer;
         this.liveTraffic = liveTraffic;
         this.environment = environment;
         this.rmq = rmq;
@@ -146,6 +170,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
             priorityStory();
             fixedTimeStory();
             orderlyStory();
+            requestReplyStory();
             awaitEmptyQueues();
             orderStatsSchedule();
         }
@@ -192,7 +217,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 1: RANGE_MERGE
 
     private void rangeMergeStory() throws InterruptedException {
-        header("Story 1/4 - RANGE_MERGE, topic '" + RENDER_TOPIC + "'",
+        header("Story 1/5 - RANGE_MERGE, topic '" + RENDER_TOPIC + "'",
                 "Each price change asks for a re-render of the item's main picture (it shows the price). Rendering is",
                 "expensive and prices change in bursts, so a request waits " + RENDER_TIME_RANGE.toSeconds()
                         + " s (timeRange) after the item's first change.",
@@ -324,7 +349,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 2: PRIORITY
 
     private void priorityStory() throws InterruptedException {
-        header("Story 2/4 - PRIORITY, topic '" + MERCHANT_TOPIC + "'",
+        header("Story 2/5 - PRIORITY, topic '" + MERCHANT_TOPIC + "'",
                 "The same re-render work, queued by merchant tier: key accounts (KA) priority 100, regular merchants 10,",
                 "the long tail 1. The render farm is down for maintenance (listener not started) and a backlog builds up;",
                 "when it comes back, KA work is handled first. One handler thread, so the order is plain to see.");
@@ -374,7 +399,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 3: FIXED_TIME
 
     private void fixedTimeStory() throws InterruptedException {
-        header("Story 3/4 - FIXED_TIME, topic '" + ORDER_TOPIC + "'",
+        header("Story 3/5 - FIXED_TIME, topic '" + ORDER_TOPIC + "'",
                 "Every order must be paid by its deadline. When it is placed, a close is scheduled for exactly that time;",
                 "when it is paid, its close is cancelled; at the deadline unpaid orders are closed. A customer who gets",
                 "more time has the close re-sent with the new time: it merges and moves. An order is placed in one",
@@ -491,7 +516,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
     // ------------------------------------------------------------------ story 4: FIXED_TIME, consumed ORDERLY
 
     private void orderlyStory() throws InterruptedException {
-        header("Story 4/4 - FIXED_TIME consumed ORDERLY, topic '" + LEDGER_TOPIC + "'",
+        header("Story 4/5 - FIXED_TIME consumed ORDERLY, topic '" + LEDGER_TOPIC + "'",
                 "Ledger entries (deposits, withdrawals) must be applied to each account in its sequence: entry n+1 only",
                 "after entry n, yet many accounts at once. Each entry is sent with group = its account, so an",
                 "account's entries share a slot, due at once in sequence order. The listener is ORDERLY (4 threads): a",
@@ -645,6 +670,78 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 + firings.stream().map(OrderStats.Firing::firing).toList());
     }
 
+    // ------------------------------------------------------------------ story 5: request-reply, expiry, dedupe window
+
+    private void requestReplyStory() throws InterruptedException {
+        header("Story 5/5 - request-reply and a deduplication window, topics '" + QUOTE_TOPIC + "' and '"
+                        + REMINDER_TOPIC + "'",
+                "The shop asks the quote desk for prices with sendAndReceive: a request that waits for what the",
+                "desk's @RmqListener method returns, on whichever instance it runs. A request expires with its",
+                "timeout (" + QUOTE_TIMEOUT.toSeconds() + " s), so a desk that comes back later never prices it. Then the"
+                        + " billing job asks for payment",
+                "reminders every round; the topic's dedupe-for (1m) mails each order's reminder once a minute.");
+        int answered = 0;
+        for (long itemId : new long[] {1001, 1002, 1004}) {
+            PriceQuote quote = rmq.sendAndReceive(QUOTE_TOPIC, new QuoteRequest(itemId), PriceQuote.class,
+                    QUOTE_TIMEOUT);
+            boolean right = quote != null && quote.itemId() == itemId && quote.priceCents() == prices.price(itemId);
+            answered += right ? 1 : 0;
+            story("  -> quote for item %d: %s", itemId, quote == null ? "none"
+                    : quote.item() + " " + PriceBoard.format(quote.priceCents()));
+            check(right, "the quote for item " + itemId + " was " + quote + ", the board says "
+                    + PriceBoard.format(prices.price(itemId)));
+        }
+        // an item the desk does not sell: the request asks for failures back, so the desk's exception comes back
+        boolean failureBack = false;
+        try {
+            rmq.sendAndReceive(OutgoingMessage.priority(QUOTE_TOPIC, new QuoteRequest(9999), 0), PriceQuote.class,
+                    QUOTE_TIMEOUT, true);
+        }
+        catch (RmqReplyFailureException failed) {
+            failureBack = failed.getFailure().contains("item 9999 is not for sale");
+            story("  -> quote for item 9999: failed at the desk, sent back: %s", failed.getFailure());
+        }
+        check(failureBack, "the desk's failure for item 9999 did not come back");
+        // the desk is paused (maintenance): a request waits 1 s for nothing, and expires with its timeout
+        listeners.pause(QuoteDesk.LISTENER_ID);
+        boolean timedOut = false;
+        try {
+            rmq.sendAndReceive(QUOTE_TOPIC, new QuoteRequest(1003), PriceQuote.class, Duration.ofSeconds(1));
+        }
+        catch (RmqTimeoutException timeout) {
+            timedOut = true;
+            story("  -> quote for item 1003 while the desk is paused: no reply within 1 s (%s)",
+                    timeout.getClass().getSimpleName());
+        }
+        listeners.resume(QuoteDesk.LISTENER_ID);
+        await("the expired quote request is gone", () -> queueEmpty(QUOTE_TOPIC));
+        boolean expired = timedOut && !quoteDesk.priced().contains(1003L);
+        story("  -> the desk is back: the expired request for item 1003 was %s", expired ? "never priced"
+                : "PRICED after its requester gave up");
+        check(expired, "the request for item 1003 was priced after it expired, or did not time out");
+        report.quotes(answered, failureBack, expired);
+
+        int asked = 0;
+        int deduplicated = 0;
+        for (int round = 1; round <= REMINDER_ROUNDS; round++) {
+            List<String> outcomes = new ArrayList<>();
+            for (String order : REMINDED_ORDERS) {
+                SendResult sent = rmq.send(OutgoingMessage.priority(REMINDER_TOPIC, new PaymentReminder(order), 0)
+                        .withId("reminder:" + order));
+                asked++;
+                deduplicated += sent.deduplicated() ? 1 : 0;
+                outcomes.add(order + (sent.deduplicated() ? " dropped (reminded <1 min ago)" : " queued"));
+            }
+            story("  -> billing job round %d: %s", round, String.join(", ", outcomes));
+            await("reminders of round " + round + " mailed", () -> queueEmpty(REMINDER_TOPIC));
+        }
+        report.reminders(asked, deduplicated);
+        check(reminderMailer.mailed().equals(REMINDED_ORDERS), "reminders mailed " + reminderMailer.mailed()
+                + ", expected one per order " + REMINDED_ORDERS);
+        check(deduplicated == (REMINDER_ROUNDS - 1) * REMINDED_ORDERS.size(), deduplicated
+                + " reminders dropped by the window; expected every one after the first round");
+    }
+
     // ------------------------------------------------------------------ end
 
     private void awaitEmptyQueues() throws InterruptedException {
@@ -675,6 +772,11 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                 applied.stream().map(Ledger.Applied::accountId).distinct().count(), ledger.outOfOrder().size(),
                 ledgerHandler.failures().size(), applied.stream().map(Ledger.Applied::slot).distinct().count(),
                 applied.stream().map(Ledger.Applied::thread).distinct().count());
+        story("REPLIES      %-15s %d quotes answered, a failure sent back: %s, a request expired unanswered: %s;"
+                        + " %s %d reminders asked for, %d mailed, %d dropped by the window", QUOTE_TOPIC,
+                report.quotesAnswered(), report.quoteFailureBack() ? "yes" : "NO",
+                report.quoteExpired() ? "yes" : "NO", REMINDER_TOPIC, report.remindersAsked(),
+                reminderMailer.mailed().size(), report.remindersDeduplicated());
         story("SCHEDULE     %-15s fired %d times (every %s), each firing time once: %s", OrderStats.SCHEDULE,
                 report.scheduleFirings(), OrderStats.RATE, report.scheduleFirings() == report.distinctFiringTimes() ? "yes" : "NO");
         for (String topic : TOPICS) {
@@ -683,7 +785,7 @@ public class SampleDriver implements CommandLineRunner, ExitCodeGenerator {
                     stats.retrying(), stats.dead());
         }
         if (report.succeeded()) {
-            story("All four stories ended as expected, in %.1f s.", report.elapsedMillis() / 1000.0);
+            story("All five stories ended as expected, in %.1f s.", report.elapsedMillis() / 1000.0);
         }
         else {
             report.problems().forEach(p -> log.warn("problem: {}", p));

@@ -119,6 +119,45 @@ public class ScenarioReport {
         return ledgerRun;
     }
 
+    private int quotesAnswered;
+    private boolean quoteFailureBack;
+    private boolean quoteExpired;
+    private int remindersAsked;
+    private int remindersDeduplicated;
+
+    /** Story 5's requests: quotes answered right, the failure sent back, the request that expired unanswered. */
+    public synchronized void quotes(int answered, boolean failureBack, boolean expired) {
+        this.quotesAnswered = answered;
+        this.quoteFailureBack = failureBack;
+        this.quoteExpired = expired;
+    }
+
+    public synchronized int quotesAnswered() {
+        return quotesAnswered;
+    }
+
+    public synchronized boolean quoteFailureBack() {
+        return quoteFailureBack;
+    }
+
+    public synchronized boolean quoteExpired() {
+        return quoteExpired;
+    }
+
+    /** Story 5's reminders: asked for, and dropped by the deduplication window. */
+    public synchronized void reminders(int asked, int deduplicated) {
+        this.remindersAsked = asked;
+        this.remindersDeduplicated = deduplicated;
+    }
+
+    public synchronized int remindersAsked() {
+        return remindersAsked;
+    }
+
+    public synchronized int remindersDeduplicated() {
+        return remindersDeduplicated;
+    }
+
     public synchronized void placement(Placement placement) {
         placements.add(placement);
     }

@@ -59,6 +59,12 @@ abstract class SampleScenarioTestSupport {
     ScenarioReport report;
 
     @Autowired
+    io.rmq.samples.quote.QuoteDesk quoteDesk;
+
+    @Autowired
+    io.rmq.samples.quote.ReminderMailer reminderMailer;
+
+    @Autowired
     PictureRenderer renderer;
 
     @Autowired
@@ -119,7 +125,8 @@ abstract class SampleScenarioTestSupport {
         assertThat(report.succeeded()).isTrue();
         assertThat(scenarioFailures.warnings()).as("the failures the scenario causes on purpose").hasSize(2);
         assertThat(SampleDriver.TOPICS).containsExactly(SampleDriver.RENDER_TOPIC, SampleDriver.MERCHANT_TOPIC,
-                SampleDriver.ORDER_TOPIC, SampleDriver.LEDGER_TOPIC);
+                SampleDriver.ORDER_TOPIC, SampleDriver.LEDGER_TOPIC, SampleDriver.QUOTE_TOPIC,
+                SampleDriver.REMINDER_TOPIC);
         for (String topic : SampleDriver.TOPICS) {
             TopicStats stats = rmq.admin().stats(topic);
             assertThat(stats.waiting()).as(topic + " waiting").isZero();
@@ -127,6 +134,19 @@ abstract class SampleScenarioTestSupport {
             assertThat(stats.retrying()).as(topic + " retrying").isZero();
             assertThat(stats.dead()).as(topic + " dead").isZero();
         }
+    }
+
+    @Test
+    void quotesComeBackAnExpiredRequestIsNeverPricedAndRemindersGoOutOncePerWindow() {
+        assertThat(report.quotesAnswered()).isEqualTo(3);
+        assertThat(report.quoteFailureBack()).isTrue();
+        assertThat(report.quoteExpired()).isTrue();
+        assertThat(quoteDesk.priced()).as("the requests the desk priced, 1003 not among them")
+                .containsExactly(1001L, 1002L, 1004L, 9999L);
+        assertThat(report.remindersAsked()).isEqualTo(SampleDriver.REMINDER_ROUNDS * SampleDriver.REMINDED_ORDERS.size());
+        assertThat(report.remindersDeduplicated()).isEqualTo((SampleDriver.REMINDER_ROUNDS - 1)
+                * SampleDriver.REMINDED_ORDERS.size());
+        assertThat(reminderMailer.mailed()).containsExactlyElementsOf(SampleDriver.REMINDED_ORDERS);
     }
 
     @Test
