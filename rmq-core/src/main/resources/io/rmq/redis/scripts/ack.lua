@@ -88,13 +88,14 @@ end
 if #remove > 0 then
     redis.call('ZREM', K_PREPARE, unpack(remove))
 end
--- handled: the deduplication windows of messages sent with one start now (one EXISTS in slots without any)
-start_windows(acked, acked_keys)
 -- What else a slot may keep about a body (retries, failures, priorities, cancel marks, envelopes, trace records, legacy
--- contexts, skipped duplicates): usually none of it, which one EXISTS of all eight keys tells instead of one call each
+-- contexts, skipped duplicates, deduplication windows): usually none of it, which one EXISTS of all nine keys tells
+-- instead of one call each
 -- (a failure's noted error exists only beside its attempt count, so the errors HASH needs no place in it)
 if #acked > 0 and redis.call('EXISTS', K_RETRY, K_ATTEMPTS, K_PRIORITY, K_CANCELLED, K_CONTEXT, K_MSG, K_TRACE,
-        K_SKIPPED) > 0 then
+        K_SKIPPED, K_DEDUPE) > 0 then
+    -- handled: the deduplication windows of messages sent with one start now, before their envelopes are forgotten
+    start_windows(acked, acked_keys)
     -- A copy still backing off (PRIORITY retry) keeps its attempt count and priority.
     local forget = acked
     if redis.call('EXISTS', K_RETRY) == 1 then
