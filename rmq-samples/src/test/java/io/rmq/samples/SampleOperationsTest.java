@@ -66,7 +66,7 @@ class SampleOperationsTest {
     void theSampleServesTheDashboardEndpointHealthAndMetricsWhereItSaysItDoes() throws Exception {
         String base = "http://localhost:" + port;
         assertThat(log.messages()).as("RMQ's start line, shown by the sample's log levels")
-                .anyMatch(m -> m.startsWith("RMQ started: Redis standalone") && m.contains("5 listener(s)"));
+                .anyMatch(m -> m.startsWith("RMQ started: Redis standalone") && m.contains("7 listener(s)"));
         assertThat(log.messages()).as("the addresses printed after the scenario")
                 .anyMatch(m -> m.contains("Dashboard") && m.contains(base + "/rmq"))
                 .anyMatch(m -> m.contains(base + "/actuator/rmq"))
@@ -121,10 +121,11 @@ class SampleOperationsTest {
         assertThat(self.get("application").asString()).isEqualTo("rmq-samples");
         List<String> listeners = new ArrayList<>();
         self.get("listeners").forEach(l -> listeners.add(l.get("id").asString() + "@" + l.get("topic").asString()));
-        // its five @RmqListener methods and the listener that runs its schedule (order-stats)
+        // its seven @RmqListener methods and the listener that runs its schedule (order-stats)
         assertThat(listeners).containsExactlyInAnyOrder("picture-render@picture-render",
                 "merchant-tasks@merchant-tasks", "order-timeout@order-timeout", "customer-notifier@order-closed",
-                "ledger@ledger", "rmq-schedule.order-stats@rmq-schedule.order-stats");
+                "ledger@ledger", "quote-desk@quote-requests", "reminder-mailer@payment-reminders",
+                "rmq-schedule.order-stats@rmq-schedule.order-stats");
         // its own page answers too
         HttpResponse<String> own = get(api + "instances/" + java.net.URLEncoder.encode(self.get("id").asString(),
                 java.nio.charset.StandardCharsets.UTF_8));

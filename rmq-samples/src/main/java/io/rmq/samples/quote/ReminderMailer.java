@@ -19,7 +19,7 @@ public class ReminderMailer {
 
     private final List<String> mailed = new ArrayList<>();
 
-    @RmqListener(topic = "payment-reminders", concurrency = "1")
+    @RmqListener(topic = "payment-reminders", id = "reminder-mailer", concurrency = "1")
     public void mail(PaymentReminder reminder) {
         synchronized (this) {
             mailed.add(reminder.orderId());
