@@ -95,12 +95,6 @@ class DedupeWindowTest extends EngineTestSupport {
         return raw(c -> c.exists(key));
     }
 
-    private Instant redisNow() {
-        List<byte[]> time = raw(c -> c.time());
-        long seconds = Long.parseLong(new String(time.get(0), StandardCharsets.US_ASCII));
-        long micros = Long.parseLong(new String(time.get(1), StandardCharsets.US_ASCII));
-        return Instant.ofEpochSecond(seconds, micros * 1000);
-    }
 
     @Test
     void aHandledIdDropsSendsWithAWindowUntilItEnds() {

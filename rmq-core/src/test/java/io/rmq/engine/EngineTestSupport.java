@@ -75,6 +75,14 @@ abstract class EngineTestSupport {
         }
     }
 
+    /** Redis's clock now (TIME; on a cluster, of whichever node the connection asks: the test servers share a host). */
+    java.time.Instant redisNow() {
+        List<byte[]> time = raw(c -> c.time());
+        long seconds = Long.parseLong(new String(time.get(0), java.nio.charset.StandardCharsets.US_ASCII));
+        long micros = Long.parseLong(new String(time.get(1), java.nio.charset.StandardCharsets.US_ASCII));
+        return java.time.Instant.ofEpochSecond(seconds, micros * 1000);
+    }
+
     private final List<Rmq> engines = new ArrayList<>();
 
     /** Another engine (another "process") on the same Redis and key prefix, with the topics defined so far. */

@@ -118,12 +118,6 @@ class ExpiryTest extends EngineTestSupport {
                 .until(() -> redisNow().isAfter(instant));
     }
 
-    private Instant redisNow() {
-        List<byte[]> time = raw(c -> c.time());
-        long seconds = Long.parseLong(new String(time.get(0), StandardCharsets.US_ASCII));
-        long micros = Long.parseLong(new String(time.get(1), StandardCharsets.US_ASCII));
-        return Instant.ofEpochSecond(seconds, micros * 1000);
-    }
 
     @Test
     void aMessagePastItsExpiryIsDroppedAtThePopAndCounted() {

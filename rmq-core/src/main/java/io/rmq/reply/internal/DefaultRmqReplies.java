@@ -157,8 +157,7 @@ public final class DefaultRmqReplies implements RmqReplies {
         try {
             producer.sendAsync(message).whenComplete((sent, error) -> {
                 if (error != null) {
-                    reply.completeExceptionally(error instanceof java.util.concurrent.CompletionException
-                            && error.getCause() != null ? error.getCause() : error);
+                    reply.completeExceptionally(io.rmq.redis.internal.RedisGateway.unwrap(error));
                 }
             });
         }

@@ -298,11 +298,12 @@ local function start_windows(members, named)
 end
 
 -- The pending windows of `members`, whose last copy left the slot unhandled (dropped, cancelled, purged, deleted from
--- dead): their entries go; a window that started stays until it ends.
-local function forget_windows(members)
+-- dead): their entries go; a window that started stays until it ends. `keys` (indexed like members; nil or '' where
+-- unknown): the bodies' envelope keys the caller has already, so that no body is digested twice.
+local function forget_windows(members, keys)
     local ids = {}
     for j, member in ipairs(members) do
-        ids[j] = identity_of(member)
+        ids[j] = identity_of(member, keys[j])
     end
     local scores = redis.call('ZMSCORE', K_DEDUPE, unpack(ids))
     local pending = {}
@@ -331,18 +332,23 @@ end
 -- a trace record and a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body).
 -- `named` (optional, indexed like members): the bodies' envelope keys as the consumer computed them ('' for an id or
 -- a body it named none for), so that no digest is needed here (see keys_of); `left_prepare`: the caller has just taken
--- every one of them out of prepare (an ack), which saves looking there. Slots with none of the three pay one EXISTS.
+-- every one of them out of prepare because they were handled (an ack), which saves looking there, and their pending
+-- deduplication windows were started already (start_windows): only the other callers forget pending windows. Slots
+-- with none of these keys pay one EXISTS.
 local function forget_envelopes(members, named, left_prepare)
-    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT, K_EXPIRY, K_DEDUPE) == 0 then
+    -- an ack's members have no pending window left to forget: it does not look at the dedupe key at all
+    local windows_key = left_prepare and K_EXPIRY or K_DEDUPE
+    if #members == 0 or redis.call('EXISTS', K_MSG, K_TRACE, K_CONTEXT, K_EXPIRY, windows_key) == 0 then
         return
     end
     local has_msg, has_trace = redis.call('EXISTS', K_MSG) == 1, redis.call('EXISTS', K_TRACE) == 1
     local has_legacy = redis.call('EXISTS', K_CONTEXT) == 1
     local has_expiry = redis.call('EXISTS', K_EXPIRY) == 1
-    local has_dedupe = redis.call('EXISTS', K_DEDUPE) == 1
+    local has_dedupe = not left_prepare and redis.call('EXISTS', K_DEDUPE) == 1
     local in_store, in_prepare = copies_in(K_STORE, members), left_prepare and {} or copies_in(K_PREPARE, members)
     local in_retry, in_dead = copies_in(K_RETRY, members), copies_in(K_DEAD, members)
-    local gone, fields, trace_fields = {}, {}, {}
+    -- gone_keys: the envelope keys of the gone bodies where known (named, or digested here), for forget_windows
+    local gone, gone_keys, fields, trace_fields = {}, {}, {}, {}
     for j, member in ipairs(members) do
         if not (in_store[j] or in_prepare[j] or in_retry[j] or in_dead[j]) then
             gone[#gone + 1] = member
@@ -359,6 +365,7 @@ local function forget_envelopes(members, named, left_prepare)
                 fields[#fields + 1] = key
                 trace_fields[#trace_fields + 1] = trace
             end
+            gone_keys[#gone] = key
         end
     end
     if has_msg and #fields > 0 then
@@ -374,7 +381,7 @@ local function forget_envelopes(members, named, left_prepare)
         redis.call('ZREM', K_EXPIRY, unpack(gone))
     end
     if has_dedupe and #gone > 0 then
-        forget_windows(gone)
+        forget_windows(gone, gone_keys)
     end
 end
 

@@ -94,7 +94,7 @@ if n > 0 then
         for i = 1, n do named[i] = ARGV[keys_at + i - 1] end
     end
     start_windows(acked, named) -- handled: deduplication windows start
-    forget_envelopes(acked, named)
+    forget_envelopes(acked, named, true) -- out of prepare (above), handled
 end
 
 local outcomes = {}
