@@ -173,6 +173,14 @@ class RedisFullTest extends EngineTestSupport {
         assertThat(batchFull.getMessage()).contains("a batch of 100 messages failed at once, none of its 100"
                 + " messages was stored");
         assertThat(batchFull.storedIndexes()).isEmpty();
+        List<OutgoingMessage> ids = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            ids.add(OutgoingMessage.fixedTime("sends", "i" + i, PAST).withId("i" + i)); // standalone: MULTI, HSET, ZADD
+        }
+        RmqRedisFullException idsFull = catchThrowableOfType(RmqRedisFullException.class,
+                () -> rmq.producer().sendBatch(ids));
+        assertThat(idsFull.getMessage()).contains("a batch of 50 messages failed at once, none of its 50 messages"
+                + " was stored");
         assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started)).as("failed at once").isLessThan(20);
 
         restoreEveryMaster();

@@ -23,6 +23,7 @@ import io.rmq.core.BackoffPolicy;
 import io.rmq.core.RetryPolicy;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicType;
+import io.rmq.producer.BatchResult;
 import io.rmq.producer.OutgoingMessage;
 import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
@@ -441,52 +442,54 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
-    void aSendWithoutAContextKeepsTheStoredContextOfABodyWithHeadersAndItsHeadersFollowTheLatestSend() {
+    void aSendWithoutAContextReplacesTheStoredEnvelopeOfABodyWithHeadersWholeContextIncluded() {
         define("t", TopicType.FIXED_TIME);
         withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", BODY,
                 Instant.now().minusSeconds(1)).withHeader("tenant", "acme")));
         assertThat(stored("t", BODY)).isEqualTo(plus(SECOND, "tenant", "acme"));
 
-        // another sender, propagation off (no instrumentation): new headers, no context
+        // another sender, propagation off (no instrumentation): new headers, no context; the latest envelope wins whole
         rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
                 .withHeader("tenant", "globex"));
-        assertThat(stored("t", BODY)).as("its headers replace the user's, the context stays")
-                .isEqualTo(plus(SECOND, "tenant", "globex"));
+        assertThat(stored("t", BODY)).as("its headers replace the stored ones, context included")
+                .isEqualTo(Map.of("tenant", "globex"));
         // and in a batch (send.lua as well)
         rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
                 .withHeader("region", "eu")));
-        assertThat(stored("t", BODY)).isEqualTo(plus(SECOND, "region", "eu"));
+        assertThat(stored("t", BODY)).isEqualTo(Map.of("region", "eu"));
 
         Delivery delivery = only(reading.consumer("t", ConsumerSettings.DEFAULT).poll().deliveries());
-        assertThat(delivery.context()).isEqualTo(plus(SECOND, "region", "eu"));
+        assertThat(delivery.context()).isEqualTo(Map.of("region", "eu"));
     }
 
     @Test
-    void aSendWithoutAContextKeepsTheStoredContextOfAnIdMessageWithOrWithoutHeaders() {
+    void theLatestSendOfAnIdMessageDecidesItsContextAloneSingleOrBatch() {
         define("t", TopicType.FIXED_TIME);
         withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v1",
                 Instant.now().minusSeconds(1)).withId("j").withHeader("a", "1")));
+        assertThat(storedOfId("t", "j")).isEqualTo(plus(SECOND, "a", "1"));
         rmq.producer().send(OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("j"));
-        assertThat(storedOfId("t", "j")).as("no headers of its own: the context alone stays").isEqualTo(SECOND);
+        assertThat(storedOfId("t", "j")).as("no headers, no context: none stays").isEmpty();
         rmq.producer().send(OutgoingMessage.fixedTime("t", "v3", Instant.now().minusSeconds(1)).withId("j")
                 .withHeader("b", "2"));
-        assertThat(storedOfId("t", "j")).isEqualTo(plus(SECOND, "b", "2"));
+        assertThat(storedOfId("t", "j")).isEqualTo(Map.of("b", "2"));
 
-        // a context of a traceparent alone is kept too; a later send with a context replaces it
+        // a batch of id messages alone (native commands in one MULTI on standalone Redis, send.lua on a cluster)
         withContext(FIRST, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "w1",
                 Instant.now().minusSeconds(1)).withId("k")));
+        assertThat(storedOfId("t", "k")).isEqualTo(FIRST);
         rmq.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", "w2", Instant.now().minusSeconds(1))
                 .withId("k").withHeader("c", "3")));
-        assertThat(storedOfId("t", "k")).isEqualTo(plus(FIRST, "c", "3"));
-        withContext(THIRD, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "w3",
-                Instant.now().minusSeconds(1)).withId("k")));
-        assertThat(storedOfId("t", "k")).as("a context replaces the stored one").isEqualTo(THIRD);
+        assertThat(storedOfId("t", "k")).isEqualTo(Map.of("c", "3"));
+        withContext(THIRD, () -> sending.producer().sendBatch(List.of(OutgoingMessage.fixedTime("t", "w3",
+                Instant.now().minusSeconds(1)).withId("k"))));
+        assertThat(storedOfId("t", "k")).as("a context replaces the stored envelope too").isEqualTo(THIRD);
 
         List<Delivery> deliveries = reading.consumer("t", ConsumerSettings.DEFAULT).poll().deliveries();
         assertThat(deliveries).hasSize(2);
         assertThat(deliveries).filteredOn(d -> "j".equals(d.id())).singleElement().satisfies(d -> {
             assertThat(d.bodyAsString()).isEqualTo("v3");
-            assertThat(d.context()).isEqualTo(plus(SECOND, "b", "2"));
+            assertThat(d.context()).isEqualTo(Map.of("b", "2"));
         });
         assertThat(deliveries).filteredOn(d -> "k".equals(d.id())).singleElement().satisfies(d -> {
             assertThat(d.bodyAsString()).isEqualTo("w3");
@@ -495,7 +498,7 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
-    void aSendWithHeadersButNoContextTakesTheTraceRecordOfABodyAlongIntoItsEnvelope() {
+    void aSendWithHeadersButNoContextReplacesTheTraceRecordOfABody() {
         define("t", TopicType.FIXED_TIME);
         sendNow("t", BODY, FIRST);
         long records = raw(c -> c.hlen(slot("t").trace()));
@@ -503,44 +506,48 @@ class TraceContextStorageTest extends EngineTestSupport {
 
         rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1))
                 .withHeader("tenant", "acme"));
-        assertThat(stored("t", BODY)).isEqualTo(plus(FIRST, "tenant", "acme"));
+        assertThat(stored("t", BODY)).isEqualTo(Map.of("tenant", "acme"));
         long left = raw(c -> c.hlen(slot("t").trace()));
-        assertThat(left).as("the record went into the envelope").isZero();
+        assertThat(left).as("the record is forgotten: the latest envelope carries no context").isZero();
         // a plain send (no envelope) leaves everything as it is
         rmq.producer().send(OutgoingMessage.fixedTime("t", BODY, Instant.now().minusSeconds(1)));
-        assertThat(stored("t", BODY)).isEqualTo(plus(FIRST, "tenant", "acme"));
+        assertThat(stored("t", BODY)).isEqualTo(Map.of("tenant", "acme"));
 
         DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
         Delivery delivery = only(consumer.poll().deliveries());
-        assertThat(delivery.context()).isEqualTo(plus(FIRST, "tenant", "acme"));
+        assertThat(delivery.context()).isEqualTo(Map.of("tenant", "acme"));
         assertThat(consumer.ack(delivery)).isTrue();
         assertThat(storedCount("t")).isZero();
     }
 
     @Test
-    void twoSendsOfOneIdWithoutAContextInOneBatchKeepTheStoredContext() {
+    void twoSendsOfOneIdInOneBatchLeaveTheSecondsEnvelope() {
         define("t", TopicType.FIXED_TIME);
-        // one script call: the second send takes the context along from the first's new envelope
         withContext(SECOND, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v0",
                 Instant.now().minusSeconds(1)).withId("m")));
-        rmq.producer().sendBatch(List.of(
+        BatchResult result = rmq.producer().sendBatch(List.of(
                 OutgoingMessage.fixedTime("t", "v1", Instant.now().minusSeconds(1)).withId("m").withHeader("a", "1"),
                 OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("m").withHeader("a", "2")));
-        assertThat(storedOfId("t", "m")).isEqualTo(plus(SECOND, "a", "2"));
+        assertThat(result.added()).as("both merged into the waiting one").isZero();
+        assertThat(storedOfId("t", "m")).isEqualTo(Map.of("a", "2"));
+        Delivery delivery = only(reading.consumer("t", ConsumerSettings.DEFAULT).poll().deliveries());
+        assertThat(delivery.bodyAsString()).isEqualTo("v2");
     }
 
     @Test
-    void aContextOfTextHeadersAloneIsKeptTooAndAUserHeaderThatMerelyLooksLikeOneIsNoContext() {
+    void aContextOfTextHeadersAloneIsStoredAndALaterEnvelopeWithoutOneReplacesIt() {
         define("t", TopicType.FIXED_TIME);
         Map<String, String> b3 = Map.of("b3", "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1",
                 "baggage", "user=alice");
         withContext(b3, () -> sending.producer().send(OutgoingMessage.fixedTime("t", "v1",
                 Instant.now().minusSeconds(1)).withId("z")));
-        // a user header whose value holds "b3" and "trace" is not a context: the stored one stays
+        assertThat(storedOfId("t", "z")).isEqualTo(b3);
+        // a user header whose value holds "b3" and "trace" is not a context, and the envelope it is in replaces the
+        // stored one whole
         rmq.producer().send(OutgoingMessage.fixedTime("t", "v2", Instant.now().minusSeconds(1)).withId("z")
                 .withHeader("color", "ab3-traced"));
-        assertThat(storedOfId("t", "z")).isEqualTo(plus(b3, "color", "ab3-traced"));
-        // a header named like a context entry is a context (the sender's own), and replaces the stored one
+        assertThat(storedOfId("t", "z")).isEqualTo(Map.of("color", "ab3-traced"));
+        // a header named like a context entry is the sender's own context
         rmq.producer().send(OutgoingMessage.fixedTime("t", "v3", Instant.now().minusSeconds(1)).withId("z")
                 .withHeader("X-B3-TraceId", "463ac35c9f6413ad"));
         assertThat(storedOfId("t", "z")).isEqualTo(Map.of("X-B3-TraceId", "463ac35c9f6413ad"));

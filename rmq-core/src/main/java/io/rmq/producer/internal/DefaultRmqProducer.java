@@ -212,6 +212,9 @@ public final class DefaultRmqProducer implements RmqProducer {
             // chunks go out as native commands written together; with them, a send.lua call per chunk
             List<BatchPart> parts = new ArrayList<>(bySlot.size());
             List<SlotKeys> partSlots = new ArrayList<>(bySlot.size());
+            // per part its index in writes (in the chunks' order, as writeSlots and writePositions)
+            List<Integer> partWrites = new ArrayList<>(bySlot.size());
+            boolean nativeEnvelopes = redis.nativeEnvelopes();
             long started = timed ? System.nanoTime() : 0;
             bySlot.forEach((slot, group) -> {
                 for (int from = 0; from < group.size(); from += CHUNK) {
@@ -221,11 +224,16 @@ public final class DefaultRmqProducer implements RmqProducer {
                     List<byte[]> contexts = contexts(chunk);
                     List<String> expiries = expiries(chunk);
                     List<byte[]> traceRecords = contexts == null ? null : traceRecords(chunk);
-                    if (expiries == null && (contexts == null || traceRecords != null)) {
+                    List<byte[]> envelopes = contexts == null || traceRecords != null || !nativeEnvelopes ? null
+                            : idEnvelopes(chunk);
+                    if (expiries == null && (contexts == null || traceRecords != null || envelopes != null)) {
                         TopicType type = chunk.get(0).type;
                         parts.add(new BatchPart(slot, type == TopicType.RANGE_MERGE,
-                                type == TopicType.PRIORITY, members(chunk), parameterArray(chunk), traceRecords));
+                                type == TopicType.PRIORITY, members(chunk), parameterArray(chunk), traceRecords,
+                                envelopes));
                         partSlots.add(slot);
+                        partWrites.add(writes.size());
+                        writes.add(null); // its place among the writes, filled once the parts are written
                     }
                     else {
                         // envelopes or expiries: send.lua writes them with the messages, atomically
@@ -237,8 +245,12 @@ public final class DefaultRmqProducer implements RmqProducer {
                 List<CompletableFuture<Long>> written = redis.sendBatch(parts);
                 for (int i = 0; i < written.size(); i++) {
                     SlotKeys slot = partSlots.get(i);
-                    record(sends, slot, timed ? timed(written.get(i), slot.topic(), started) : written.get(i),
-                            writes);
+                    CompletableFuture<Long> write = timed ? timed(written.get(i), slot.topic(), started)
+                            : written.get(i);
+                    writes.set(partWrites.get(i), write);
+                    if (sends != null) {
+                        sends.get(slot.topic()).writes.add(write);
+                    }
                 }
             }
         }
@@ -450,6 +462,23 @@ public final class DefaultRmqProducer implements RmqProducer {
             records.add(record[1]);
         }
         return records;
+    }
+
+    /**
+     * The envelopes (member, envelope, ...) of a chunk of id messages alone, written with the chunk's ZADD in one
+     * MULTI (see SendWrites); null when a message is a body (its envelope key, trace record and stale record need
+     * send.lua).
+     */
+    private static @Nullable List<byte[]> idEnvelopes(List<Encoded> group) {
+        List<byte[]> envelopes = new ArrayList<>(2 * group.size());
+        for (Encoded e : group) {
+            if (e.envelope == null || !EnvelopeKeys.isIdMember(e.member)) {
+                return null;
+            }
+            envelopes.add(e.member);
+            envelopes.add(e.envelope);
+        }
+        return envelopes;
     }
 
     private static List<byte[]> members(List<Encoded> group) {

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -79,6 +80,12 @@ public final class RedisGateway implements AutoCloseable {
     private final Instant unreachableSince = Instant.now();
     private volatile String lastFailure = "the first attempt is under way";
     private volatile boolean closed;
+    /** Guards the opening and closing of {@link #transactionConnection} and {@link #transactionWriter}. */
+    private final Object transactionLock = new Object();
+    /** Standalone only, opened on first use ({@link #openTransactions}); null until then. */
+    private volatile @Nullable StatefulRedisConnection<byte[], byte[]> transactionConnection;
+    /** The one thread that writes on {@link #transactionConnection}; null until it is opened. */
+    private volatile java.util.concurrent.@Nullable ExecutorService transactionWriter;
 
     private RedisGateway(AbstractRedisClient client) {
         if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
@@ -283,6 +290,61 @@ public final class RedisGateway implements AutoCloseable {
         current.dispatch(batch);
     }
 
+    /**
+     * Whether {@link #dispatchTransaction} can be used: a connection to one server (standalone, or Sentinel's master).
+     * A cluster connection routes each command by its key, and MULTI has none.
+     */
+    boolean transactions() {
+        return !cluster;
+    }
+
+    /**
+     * Opens the connection that {@link #dispatchTransaction} writes on, and the thread that writes there (once;
+     * blocking, up to the connect timeout). A connection of its own: on the shared connection every thread's commands
+     * are written as they come, so another thread's pop could land between a MULTI and its EXEC and be queued in it.
+     */
+    void openTransactions() {
+        synchronized (transactionLock) {
+            if (transactionConnection == null && !closed && !cluster) {
+                transactionConnection = ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
+                transactionWriter = java.util.concurrent.Executors.newSingleThreadExecutor(runnable -> {
+                    Thread thread = new Thread(runnable, "rmq-transactions");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+            }
+        }
+    }
+
+    /**
+     * Writes the commands (a {@link Transaction}'s, and what must follow its EXEC) on the transactions' connection
+     * ({@link #openTransactions}), from its one writing thread: Lettuce hands each command of a write to the
+     * connection's event loop on its own, and runs a write made on that event loop at once, so writes from several
+     * threads (a completion on the event loop among them) could interleave; from one thread they go out in order,
+     * each transaction's commands back to back. Written past the connection's own transaction tracking (Lettuce wraps
+     * what follows a MULTI it saw dispatched; {@link Transaction} reads EXEC's reply itself).
+     */
+    void dispatchTransaction(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
+        StatefulRedisConnection<byte[], byte[]> current = transactionConnection;
+        java.util.concurrent.ExecutorService writer = transactionWriter;
+        if (current == null || writer == null || closed) {
+            failAll(batch);
+            return;
+        }
+        try {
+            writer.execute(() -> ((RedisChannelHandler<byte[], byte[]>) current).getChannelWriter().write(batch));
+        }
+        catch (java.util.concurrent.RejectedExecutionException ex) {
+            failAll(batch); // closed meanwhile
+        }
+    }
+
+    private void failAll(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
+        for (AsyncCommand<byte[], byte[], ?> command : batch) {
+            command.completeExceptionally(unavailable("a Redis command (" + command.getType() + ")"));
+        }
+    }
+
     /** One command, written and flushed at once (one hand-off to the connection's thread). */
     void dispatch(AsyncCommand<byte[], byte[], ?> command) {
         StatefulConnection<byte[], byte[]> current = connection;
@@ -472,6 +534,16 @@ public final class RedisGateway implements AutoCloseable {
         StatefulConnection<byte[], byte[]> open = connection;
         if (open != null && open.isOpen()) {
             open.close();
+        }
+        synchronized (transactionLock) {
+            java.util.concurrent.ExecutorService writer = transactionWriter;
+            if (writer != null) {
+                writer.shutdown();
+            }
+            StatefulRedisConnection<byte[], byte[]> transactional = transactionConnection;
+            if (transactional != null && transactional.isOpen()) {
+                transactional.close();
+            }
         }
     }
 }

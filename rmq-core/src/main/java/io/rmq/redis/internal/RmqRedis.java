@@ -37,6 +37,8 @@ public final class RmqRedis {
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_ENVELOPES = bytes("range-env");
     private static final byte[] SCORE_WITH_ENVELOPES = bytes("score-env");
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqRedis.class);
+
     private static final byte[] RANGE_COUNTING = bytes("range-env-count");
     private static final byte[] SCORE_COUNTING = bytes("score-env-count");
     private static final byte[] RANGE_COUNTING_PLAIN = bytes("range-count");
@@ -54,6 +56,14 @@ public final class RmqRedis {
     private final RedisNodes nodes;
     private final RmqKeys keys;
     private final SendWrites writes;
+    /** {@link #nativeEnvelopes()}' state: UNKNOWN, TRYING, ALLOWED or REFUSED (senders' and its opener's threads). */
+    private volatile int transactions;
+    private static final int UNKNOWN = 0;
+    private static final int TRYING = 1;
+    private static final int ALLOWED = 2;
+    private static final int REFUSED = 3;
+    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<RmqRedis> TRANSACTIONS =
+            java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(RmqRedis.class, "transactions");
     private final RmqRedisLeases leases;
     private final RmqRedisOrderly orderly;
     private final ConsumerRoster roster;
@@ -255,7 +265,7 @@ public final class RmqRedis {
     }
 
     /**
-     * send.lua's arguments (see its header): mode, PRIORITY flag, [context hints,] then per message its fields, with a
+     * send.lua's arguments (see its header): mode, PRIORITY flag, [expiries,] then per message its fields, with a
      * body's envelope its envelope key (a digest of the body: Java's costs a fraction of Lua's).
      */
     private static byte[][] sendArgs(byte[] mode, boolean priority, List<byte[]> members, List<Long> parameters,
@@ -263,7 +273,7 @@ public final class RmqRedis {
         boolean withEnvelopes = envelopes != null;
         int stride = withEnvelopes ? 4 : 2;
         int shift = expiries != null ? 1 : 0;
-        int first = (withEnvelopes ? 3 : 2) + shift;
+        int first = 2 + shift;
         byte[][] args = new byte[first + members.size() * stride][];
         args[0] = mode;
         args[1] = priority ? ONE : ZERO;
@@ -281,7 +291,6 @@ public final class RmqRedis {
             }
             args[2] = bytes(fields.toString());
         }
-        byte[] hints = withEnvelopes ? new byte[members.size()] : null;
         for (int i = 0; i < members.size(); i++) {
             args[first + stride * i] = bytes(parameters.get(i));
             args[first + 1 + stride * i] = members.get(i);
@@ -291,11 +300,7 @@ public final class RmqRedis {
                 args[first + 2 + stride * i] = envelope == null ? NO_ENVELOPE : envelope;
                 args[first + 3 + stride * i] = envelope == null || EnvelopeKeys.isIdMember(member) ? NO_ENVELOPE
                         : EnvelopeKeys.of(member);
-                hints[i] = envelope != null && Envelope.carriesContext(envelope) ? (byte) '1' : (byte) '0';
             }
-        }
-        if (withEnvelopes) {
-            args[2 + shift] = hints;
         }
         return args;
     }
@@ -313,6 +318,46 @@ public final class RmqRedis {
         return writes.sendBacklogged(slot, rangeMerge, priority, member, parameter);
     }
 
+
+    /**
+     * Whether a batch's parts of id messages go as native commands ({@link BatchPart#envelopes()}, written in one
+     * MULTI with their ZADD on a connection of their own): on a connection to one server whose user may run MULTI and
+     * EXEC. The first call opens that connection and tries an empty transaction in the background, and answers false
+     * (send.lua) until it has; a failed opening is tried again by a later call, a refusal (ACL) is final and logged.
+     */
+    public boolean nativeEnvelopes() {
+        int state = transactions;
+        if (state == UNKNOWN && gateway.transactions() && TRANSACTIONS.compareAndSet(this, UNKNOWN, TRYING)) {
+            Thread opener = new Thread(this::tryTransactions, "rmq-transactions-open");
+            opener.setDaemon(true);
+            opener.start();
+        }
+        return state == ALLOWED;
+    }
+
+    /** {@link #nativeEnvelopes}' background attempt (its own thread: opening a connection blocks). */
+    private void tryTransactions() {
+        try {
+            gateway.openTransactions();
+            Transaction probe = new Transaction(List.of());
+            gateway.dispatchTransaction(probe.commands());
+            RedisGateway.await(probe.executed(), "an empty MULTI / EXEC");
+            transactions = ALLOWED;
+        }
+        catch (RuntimeException ex) {
+            String text = String.valueOf(ex.getMessage());
+            if (text.contains("NOPERM") || text.contains("no permissions")) {
+                log.info("Batches of messages with ids go through a script: this Redis user may not run MULTI / EXEC"
+                        + " ({}); grant +multi +exec for the native way", text);
+                transactions = REFUSED;
+            }
+            else {
+                log.debug("Could not open the connection for batches of messages with ids; a later batch tries again",
+                        ex);
+                transactions = UNKNOWN;
+            }
+        }
+    }
 
     /**
      * Writes each part into its slot in native commands, all parts' commands written to the connection in one go,

@@ -220,6 +220,8 @@ final class SendWrites {
     private List<CompletableFuture<Long>> writeBatch(List<BatchPart> parts) {
         List<AsyncCommand<byte[], byte[], ?>> commands = new ArrayList<>(2 * parts.size() + 1);
         List<CompletableFuture<Long>> results = new ArrayList<>(parts.size());
+        // the id parts' transactions and their wake-up checks, on the transactions' connection (see RedisGateway)
+        List<AsyncCommand<byte[], byte[], ?>> transactions = null;
         for (BatchPart part : parts) {
             SlotKeys slot = part.slot();
             long now = part.rangeMerge() || part.priority() ? clock.now(slot).join() : 0;
@@ -251,18 +253,38 @@ final class SendWrites {
                 hsetArgs.addAll(part.traceRecords());
                 commands.add(hset(slot, hsetArgs));
             }
-            AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, args);
-            commands.add(zadd);
-            CompletableFuture<Long> added = gateway.namingDisconnection(zadd.toCompletableFuture(), slot.store(),
-                    "a batch send (ZADD)");
+            CompletableFuture<Long> written;
+            if (part.envelopes() != null) {
+                // id messages: their envelopes and members in one MULTI, so that no ack or pop runs between them (an
+                // ack of an in-flight copy would forget an envelope whose member is not written yet)
+                List<byte[]> hsetArgs = new ArrayList<>(1 + part.envelopes().size());
+                hsetArgs.add(slot.msg());
+                hsetArgs.addAll(part.envelopes());
+                Transaction transaction = new Transaction(List.of(
+                        new Command<>(CommandType.HSET, null, new EncodedArgs(slot.msg(), hsetArgs)),
+                        new Command<>(CommandType.ZADD, null, new EncodedArgs(slot.store(), args))));
+                if (transactions == null) {
+                    transactions = new ArrayList<>();
+                }
+                transactions.addAll(transaction.commands());
+                written = transaction.executed().thenApply(replies -> (Long) replies.get(1));
+            }
+            else {
+                AsyncCommand<byte[], byte[], Long> zadd = zadd(slot, args);
+                commands.add(zadd);
+                written = zadd.toCompletableFuture();
+            }
+            CompletableFuture<Long> added = gateway.namingDisconnection(written, slot.store(), "a batch send (ZADD)");
+            // the wake-up after the part's write, on the connection it went on
+            List<AsyncCommand<byte[], byte[], ?>> after = part.envelopes() != null ? transactions : commands;
             if (part.priority()) {
                 // due at once, as send.lua announces it
-                commands.add(publish(wakeUp(slot, bytes(now))));
+                after.add(publish(wakeUp(slot, bytes(now))));
                 results.add(added);
                 continue;
             }
             AsyncCommand<byte[], byte[], List<ScoredValue<byte[]>>> first = firstOf(slot);
-            commands.add(first);
+            after.add(first);
             long batchLowest = lowest;
             CompletableFuture<Void> woke = first.toCompletableFuture().handle((reply, error) -> {
                 // the first score can only be at or below the part's lowest; equal means the part holds the first
@@ -273,7 +295,12 @@ final class SendWrites {
             });
             results.add(added.thenCombine(woke, (count, ignored) -> count));
         }
-        gateway.dispatchAll(commands);
+        if (transactions != null) {
+            gateway.dispatchTransaction(transactions);
+        }
+        if (!commands.isEmpty()) {
+            gateway.dispatchAll(commands);
+        }
         return results;
     }
 

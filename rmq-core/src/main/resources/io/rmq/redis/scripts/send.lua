@@ -8,11 +8,11 @@
 -- Envelopes (modes 'range-env' / 'score-env' only; the plain modes never touch the msg HASH): whatever a message
 -- carries besides its member (an id message's payload, headers, the trace context) is stored in the msg HASH under the
 -- member's envelope key (see envelope_key in _common.lua), a body's trace context alone as its trace record in the
--- trace HASH, in the same call as the member, and the latest send's
--- envelope wins for every type: a merged send changes the due time by its type's rule but always delivers the newest
--- payload and headers. The trace context excepted: an envelope without one takes the stored one along (one HMGET per
--- call, only for such envelopes). A send without an envelope ('') leaves whatever is stored.
---
+-- trace HASH, in the same call as the member, and the latest send's envelope wins whole for every type, its trace
+-- context included (a merged send without one leaves none: the delivered payload is that send's): a merged send
+-- changes the due time by its type's rule but always delivers the newest payload, headers and context. A send without
+-- an envelope ('') leaves whatever is stored. (A batch's chunk of id messages alone is written by a native MULTI /
+-- HSET / ZADD / EXEC on a standalone connection instead, with the same rules: see SendWrites.)
 -- KEYS[1..15]: store, prepare, dead, attempts, dead-info, retry, priority, owner, cancelled, context, msg, trace,
 --             errors, expiry, dedupe of the slot (store, msg and trace are written)
 -- Expiry (any mode followed by ':x'): the messages' expiry instants go into the expiry ZSET (member -> Redis ms, see
@@ -33,134 +33,15 @@
 --          that long after Redis's now), then '/<ms>' when it has a deduplication window; the arguments below then
 --          start one later
 -- ARGV[3..]: parameter1, member1, parameter2, member2, ...  (parameter = timeRange ms, priority or due ms)
---            with envelopes: ARGV[3] one character per message, '1' when its envelope carries a trace context (the
---            sender knows it; Lua would scan every envelope to find out), then parameter1, member1, envelope1, key1,
---            parameter2, ... from ARGV[4] (envelope: encoded, or '' for none; key: a body's envelope key as the sender
---            computed it, see keys_of in _common.lua, or '' for an id or a body without an envelope)
+--            with envelopes: parameter1, member1, envelope1, key1, parameter2, ... (envelope: encoded, or '' for none;
+--            key: a body's envelope key as the sender computed it, see keys_of in _common.lua, or '' for an id or a
+--            body without an envelope)
 -- Returns: a string with one digit per message: 1 (added) or 0 (merged into a waiting one, or repeated within this
 --          call), 'E' (refused: expired already) or 'D' (dropped: deduplicated); one reply element instead of one per
 --          message. The count modes: the number of messages added, plus 2^20 x the number dropped by a window (an
 --          integer), without looking up which were waiting
 --#include _common.lua
 --#include _envelope.lua
-
--- The trace context inside envelopes (send.lua only, so other scripts do not pay for these definitions). The context
--- is what propagators write: the envelope's trace section (a W3C traceparent of version 00) and the headers named
--- traceparent, tracestate, baggage, b3 or x-b3-* (any case). Envelope layout: see Envelope.java.
-
-local function uvarint(n)
-    local out = ''
-    while n >= 128 do
-        out = out .. string.char(n % 128 + 128)
-        n = math.floor(n / 128)
-    end
-    return out .. string.char(n)
-end
-
-local function is_context_name(name)
-    local n = string.lower(name)
-    return n == 'traceparent' or n == 'tracestate' or n == 'baggage' or n == 'b3' or string.sub(n, 1, 5) == 'x-b3-'
-end
-
--- An envelope's flags, its payload section (length prefix included; '' for none), its 25 trace bytes (or nil) and its
--- headers as { name, encoded pair } in order; nil for a value that is not a whole envelope of known flags.
-local function parse_envelope(e)
-    local flags = string.byte(e, 1)
-    if not flags or flags >= 8 then
-        return nil
-    end
-    local at, payload, trace, headers = 2, '', nil, {}
-    if flags % 2 == 1 then
-        local length, from = uvarint_at(e, at)
-        if not length or from + length - 1 > #e then
-            return nil
-        end
-        at = from + length
-        payload = string.sub(e, 2, at - 1)
-    end
-    if math.floor(flags / 2) % 2 == 1 then
-        if at + 24 > #e then
-            return nil
-        end
-        trace = string.sub(e, at, at + 24)
-        at = at + 25
-    end
-    if flags >= 4 then
-        local count, from = uvarint_at(e, at)
-        if not count then
-            return nil
-        end
-        at = from
-        for h = 1, count do
-            local name_length, name_at = uvarint_at(e, at)
-            if not name_length then
-                return nil
-            end
-            local value_length, value_at = uvarint_at(e, name_at + name_length)
-            if not value_length or value_at + value_length - 1 > #e then
-                return nil
-            end
-            headers[h] = { string.sub(e, name_at, name_at + name_length - 1), string.sub(e, at, value_at + value_length - 1) }
-            at = value_at + value_length
-        end
-    end
-    if at - 1 ~= #e then
-        return nil
-    end
-    return flags, payload, trace, headers
-end
-
--- Whether an envelope surely carries no trace context: no trace section, and no context name anywhere in its bytes (a
--- C-level scan, so most envelopes are never parsed in Lua; a match is checked by parsing).
-local function surely_context_free(e)
-    local flags = string.byte(e, 1)
-    if math.floor(flags / 2) % 2 == 1 then
-        return false
-    end
-    if flags < 4 then
-        return true
-    end
-    local text, find = string.lower(e), string.find
-    return not (find(text, 'trace', 1, true) or find(text, 'baggage', 1, true) or find(text, 'b3', 1, true))
-end
-
--- `e` (an envelope without a context) with the trace context of `source` (the stored envelope) added: its trace
--- section, and its context headers after e's own; `e` as it is when the source has none or cannot be read.
-local function with_context_of(e, source)
-    if surely_context_free(source) then
-        return e
-    end
-    local _, _, trace, headers = parse_envelope(source)
-    if not headers then
-        return e
-    end
-    local carried = {}
-    for _, header in ipairs(headers) do
-        if is_context_name(header[1]) then
-            carried[#carried + 1] = header[2]
-        end
-    end
-    if not trace and #carried == 0 then
-        return e
-    end
-    local flags, payload, _, own = parse_envelope(e)
-    if not flags then
-        return e
-    end
-    local headers_flag = (flags < 4 and #carried > 0) and 4 or 0
-    local out = { string.char(flags + (trace and 2 or 0) + headers_flag), payload, trace or '' }
-    if #own + #carried > 0 then
-        out[#out + 1] = uvarint(#own + #carried)
-        for _, header in ipairs(own) do
-            out[#out + 1] = header[2]
-        end
-        for _, pair in ipairs(carried) do
-            out[#out + 1] = pair
-        end
-    end
-    return table.concat(out)
-end
-
 
 local mode = ARGV[1]
 local extended = string.sub(mode, -2) == ':x'
@@ -173,8 +54,7 @@ local range = mode == 'range' or mode == 'range-env' or mode == 'range-env-count
 local with_envelopes = mode == 'range-env' or mode == 'score-env' or mode == 'range-env-count'
     or mode == 'score-env-count'
 local step = with_envelopes and 4 or 2
-local first_arg = (with_envelopes and 4 or 3) + (extended and 1 or 0)
-local context_hints = with_envelopes and ARGV[first_arg - 1] or ''
+local first_arg = 3 + (extended and 1 or 0)
 local is_priority = ARGV[2] == '1'
 local now = now_ms()
 
@@ -313,73 +193,31 @@ end
 
 if with_envelopes then
     -- HSET with repeated fields keeps the last: the latest send's envelope within this call, too. A body's trace
-    -- context alone goes into its compact trace record; a fuller envelope of a body deletes that record (it holds the
-    -- context itself, and is read first). An envelope without a trace context (its sender does not propagate) takes
-    -- the stored one along (see with_context_of): the user's headers follow the latest send, the context the latest
-    -- send that had one.
-    local keys, traces, checks, bare, needs = {}, {}, {}, {}, {}
+    -- context alone goes into its compact trace record; a fuller envelope of a body deletes that record (the envelope
+    -- is read first, and a record left beside it would outlive a context the latest send no longer carries).
+    local envelope_args, trace_args, stale = {}, {}, {}
     for j, member in ipairs(members) do
         local envelope = ARGV[first_arg - 2 + 4 * at(j)]
         if envelope ~= '' then
-            local key = ARGV[first_arg - 1 + 4 * at(j)]
-            if is_id(member) then
-                keys[j] = member
-            elseif key ~= '' then
-                keys[j], traces[j], checks[j] = keys_of(key)
-            else
-                keys[j], traces[j], checks[j] = body_keys(member)
-            end
-            if string.byte(context_hints, at(j)) ~= 49 then -- '1': it carries a context
-                bare[#bare + 1] = j
-                needs[j] = true
-            end
-        end
-    end
-    -- the stored envelopes (and bodies' trace records) of the messages without a context, one HMGET each
-    local stored = {}
-    if #bare > 0 then
-        local fields, record_fields, record_at = {}, {}, {}
-        for i, j in ipairs(bare) do
-            fields[i] = keys[j]
-            if traces[j] then
-                record_fields[#record_fields + 1] = traces[j]
-                record_at[#record_at + 1] = j
-            end
-        end
-        local found = redis.call('HMGET', K_MSG, unpack(fields))
-        for i, j in ipairs(bare) do
-            stored[j] = found[i] or nil
-        end
-        if #record_fields > 0 and redis.call('EXISTS', K_TRACE) == 1 then
-            -- a valid record is newer than a msg envelope beside it (every envelope written deletes the record)
-            local records = redis.call('HMGET', K_TRACE, unpack(record_fields))
-            for i, j in ipairs(record_at) do
-                local record = records[i]
-                if record and string.sub(record, 1, 4) == checks[j] then
-                    stored[j] = string.sub(record, 5)
-                end
-            end
-        end
-    end
-    local envelope_args, trace_args, stale, latest = {}, {}, {}, {}
-    for j, member in ipairs(members) do
-        local envelope = ARGV[first_arg - 2 + 4 * at(j)]
-        if envelope ~= '' then
-            local source = needs[j] and (latest[keys[j]] or stored[j])
-            if source then
-                envelope = with_context_of(envelope, source)
-            end
-            latest[keys[j]] = envelope
             if is_id(member) then
                 envelope_args[#envelope_args + 1] = member
                 envelope_args[#envelope_args + 1] = envelope
-            elseif trace_only(envelope) then
-                trace_args[#trace_args + 1] = traces[j]
-                trace_args[#trace_args + 1] = checks[j] .. envelope
             else
-                envelope_args[#envelope_args + 1] = keys[j]
-                envelope_args[#envelope_args + 1] = envelope
-                stale[#stale + 1] = traces[j]
+                local key = ARGV[first_arg - 1 + 4 * at(j)]
+                local field, trace, check
+                if key ~= '' then
+                    field, trace, check = keys_of(key)
+                else
+                    field, trace, check = body_keys(member)
+                end
+                if trace_only(envelope) then
+                    trace_args[#trace_args + 1] = trace
+                    trace_args[#trace_args + 1] = check .. envelope
+                else
+                    envelope_args[#envelope_args + 1] = field
+                    envelope_args[#envelope_args + 1] = envelope
+                    stale[#stale + 1] = trace
+                end
             end
         end
     end

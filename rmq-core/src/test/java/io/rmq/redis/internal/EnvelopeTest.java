@@ -48,21 +48,6 @@ class EnvelopeTest {
     }
 
     @Test
-    void aContextIsTheTraceSectionOrAPropagatorsHeaderInAnyCaseAndNothingElse() {
-        byte[] payload = {'{', '}'};
-        assertThat(Envelope.carriesContext(Envelope.encode(payload, Map.of("traceparent", TRACEPARENT)))).isTrue();
-        for (String name : new String[] {"TraceParent", "tracestate", "Baggage", "b3", "X-B3-TraceId", "x-b3-sampled"}) {
-            assertThat(Envelope.carriesContext(Envelope.encode(payload, Map.of("tenant", "acme", name, "v"))))
-                    .as(name).isTrue();
-        }
-        assertThat(Envelope.carriesContext(Envelope.encode(payload, Map.of()))).isFalse();
-        assertThat(Envelope.carriesContext(Envelope.encode(null, Map.of("tenant", "acme", "b3x", "v",
-                "my-traceparent", "v")))).isFalse();
-        // one that cannot be read is stored as it came, context or not
-        assertThat(Envelope.carriesContext(new byte[] {4, 5})).isTrue();
-    }
-
-    @Test
     void anEnvelopeNeverLooksLikeALegacyContextText() {
         assertThat(Envelope.isEnvelope(Envelope.encode(new byte[] {1}, Map.of()))).isTrue();
         assertThat(Envelope.isEnvelope(TRACEPARENT.getBytes(StandardCharsets.UTF_8))).isFalse();
