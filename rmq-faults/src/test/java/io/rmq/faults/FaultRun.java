@@ -150,23 +150,42 @@ final class FaultRun implements AutoCloseable {
      * it is accepted. Returns at once; {@link #awaitSent} waits.
      */
     void sendVersions(int ids, int versions, int perSecond, Duration timeRange) {
+        sendVersions(ids, versions, perSecond, timeRange, 1);
+    }
+
+    /**
+     * As {@link #sendVersions(int, int, int, Duration)}, {@code batch} consecutive ids of a round in one
+     * {@code sendBatch} (a batch of id messages alone: on standalone Redis one MULTI per slot), retried whole until
+     * accepted.
+     */
+    void sendVersions(int ids, int versions, int perSecond, Duration timeRange, int batch) {
         Thread thread = new Thread(() -> {
             long start = System.nanoTime();
             for (int v = 1; v <= versions; v++) {
-                for (int i = 0; i < ids; i++) {
-                    long due = start + (long) ((v - 1) * ids + i) * 1_000_000_000L / perSecond;
+                for (int from = 0; from < ids; from += batch) {
+                    long due = start + (long) ((v - 1) * ids + from) * 1_000_000_000L / perSecond;
                     long wait = due - System.nanoTime();
                     if (wait > 0) {
                         sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                     }
-                    String id = "p-" + i;
-                    io.rmq.producer.OutgoingMessage message = io.rmq.producer.OutgoingMessage
-                            .rangeMerge(topic, id + "@" + v, timeRange).withId(id).withHeader("v", Integer.toString(v));
+                    List<io.rmq.producer.OutgoingMessage> messages = new ArrayList<>();
+                    for (int i = from; i < Math.min(ids, from + batch); i++) {
+                        String id = "p-" + i;
+                        messages.add(io.rmq.producer.OutgoingMessage.rangeMerge(topic, id + "@" + v, timeRange)
+                                .withId(id).withHeader("v", Integer.toString(v)));
+                    }
                     while (true) {
                         try {
-                            sender.producer().send(message);
-                            newestVersion.put(id, v);
-                            accepted.add(id);
+                            if (messages.size() == 1) {
+                                sender.producer().send(messages.get(0));
+                            }
+                            else {
+                                sender.producer().sendBatch(messages);
+                            }
+                            for (io.rmq.producer.OutgoingMessage message : messages) {
+                                newestVersion.put(message.id(), v);
+                                accepted.add(message.id());
+                            }
                             break;
                         }
                         catch (RuntimeException ex) {

@@ -149,12 +149,26 @@ class FaultScenariosTest extends FaultSuite {
      */
     @Test
     void consumersKilledWhileIdsMergeStillDeliverEveryIdsNewestPayloadWithItsHeader() throws Exception {
+        idsMergeWhileConsumersAreKilled(1);
+    }
+
+    /**
+     * As above, each round's ids sent in batches of 20 (a batch of id messages alone: on standalone Redis each slot's
+     * part is one MULTI of the envelopes' HSET and the members' ZADD, racing the killed consumers' in-flight copies).
+     */
+    @Test
+    void consumersKilledWhileIdBatchesMergeStillDeliverEveryIdsNewestPayloadWithItsHeader() throws Exception {
+        idsMergeWhileConsumersAreKilled(20);
+    }
+
+    private void idsMergeWhileConsumersAreKilled(int batch) throws Exception {
         int ids = LONG ? 2_000 : 200;
         int versions = LONG ? 10 : 5;
         int rate = LONG ? 1000 : 200;
         int kills = LONG ? 10 : 3;
         try (RedisNode redis = RedisNode.start(work, false)) {
-            try (FaultRun run = new FaultRun("kill -9 of consumers, ids that merge", work, sender(redis))) {
+            try (FaultRun run = new FaultRun("kill -9 of consumers, ids that merge" + (batch > 1 ? ", sent in batches"
+                    : ""), work, sender(redis))) {
                 Map<String, String> options = consumer("redis", redis.hostPort());
                 options.put("versions", "true");
                 // handling takes a while, so consumers hold deliveries in hand (a backlog while versions fall due)
@@ -165,7 +179,7 @@ class FaultScenariosTest extends FaultSuite {
                 // a round over the ids takes ids / rate s: with a longer time range the next version of an id
                 // mostly merges into the waiting one, otherwise it follows the delivered one as a new message
                 long round = 1000L * ids / rate;
-                run.sendVersions(ids, versions, rate, Duration.ofMillis(round * 3 / 2));
+                run.sendVersions(ids, versions, rate, Duration.ofMillis(round * 3 / 2), batch);
                 long every = round * versions / (kills + 1);
                 for (int k = 0; k < kills; k++) {
                     Thread.sleep(every);
@@ -199,7 +213,23 @@ class FaultScenariosTest extends FaultSuite {
                         .filter(payload -> !payloads.contains(payload)).toList())
                         .as("%s: ids whose newest payload was never delivered", run.name).isEmpty();
                 assertThat(run.envelopesLeft()).as("%s: payloads and headers left stored", run.name).isZero();
+                if (batch > 1) {
+                    assertThat(multisCounted(redis)).as("%s: batches written as MULTI / EXEC", run.name).isPositive();
+                }
             }
+        }
+    }
+
+    /** The node's count of MULTI calls (INFO commandstats), on a connection of its own. */
+    private static long multisCounted(RedisNode redis) {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create("redis://" + redis.hostPort());
+        try (var connection = client.connect()) {
+            java.util.regex.Matcher calls = java.util.regex.Pattern.compile("cmdstat_multi:calls=(\\d+)")
+                    .matcher(connection.sync().info("commandstats"));
+            return calls.find() ? Long.parseLong(calls.group(1)) : 0;
+        }
+        finally {
+            client.shutdown();
         }
     }
 
