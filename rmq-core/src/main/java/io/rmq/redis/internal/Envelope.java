@@ -76,6 +76,9 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         if (payload == null && headers.isEmpty()) {
             return null;
         }
+        if (headers.isEmpty()) {
+            return payloadAlone(payload);
+        }
         String traceparent = headers.get(TRACEPARENT);
         byte[] trace = traceparent == null ? null : traceBytes(traceparent);
         int flags = (payload != null ? PAYLOAD : 0) | (trace != null ? TRACE : 0);
@@ -185,6 +188,26 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
         uvarint(out, bytes.length);
         out.write(bytes, 0, bytes.length);
+    }
+
+    /** An id message's payload without headers, the common envelope: written straight into an array of its size. */
+    private static byte[] payloadAlone(byte[] payload) {
+        int length = payload.length;
+        int prefix = 1;
+        for (int v = length; (v & ~0x7F) != 0; v >>>= 7) {
+            prefix++;
+        }
+        byte[] out = new byte[1 + prefix + length];
+        out[0] = PAYLOAD;
+        int at = 1;
+        int v = length;
+        while ((v & ~0x7F) != 0) {
+            out[at++] = (byte) ((v & 0x7F) | 0x80);
+            v >>>= 7;
+        }
+        out[at++] = (byte) v;
+        System.arraycopy(payload, 0, out, at, length);
+        return out;
     }
 
     private static void uvarint(ByteArrayOutputStream out, int value) {

@@ -48,6 +48,21 @@ class EnvelopeTest {
     }
 
     @Test
+    void aPayloadAloneIsItsFlagItsLengthAndItselfAtEveryLengthPrefixSize() {
+        for (int length : new int[] {1, 127, 128, 16_383, 16_384, 300_000}) {
+            byte[] payload = new byte[length];
+            java.util.Arrays.fill(payload, (byte) 'x');
+            byte[] stored = Envelope.encode(payload, Map.of());
+            int prefix = length < 128 ? 1 : length < 16_384 ? 2 : 3;
+            assertThat(stored).as("%d bytes", length).hasSize(1 + prefix + length);
+            assertThat(stored[0]).isEqualTo((byte) 1);
+            assertThat(stored[prefix]).as("the last length byte has no continuation bit").isNotNegative();
+            assertThat(Envelope.decode(stored).payload()).isEqualTo(payload);
+            assertThat(Envelope.decode(stored).headers()).isEmpty();
+        }
+    }
+
+    @Test
     void anEnvelopeNeverLooksLikeALegacyContextText() {
         assertThat(Envelope.isEnvelope(Envelope.encode(new byte[] {1}, Map.of()))).isTrue();
         assertThat(Envelope.isEnvelope(TRACEPARENT.getBytes(StandardCharsets.UTF_8))).isFalse();
