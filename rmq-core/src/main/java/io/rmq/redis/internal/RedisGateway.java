@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -47,7 +50,8 @@ import org.jspecify.annotations.Nullable;
  * Not API (RMQ's internal Redis layer, changed without notice). Used by every thread that calls Redis (senders',
  * listener containers', admin and start-up threads) and Lettuce's event-loop threads (completions run there); its
  * state is the connection and its commands (volatile, written once: when it connects, {@link #open()} under this
- * object's lock) and whether it was closed, so it is thread-safe.
+ * object's lock), the transactions' connection and its writing thread "rmq-transactions" (standalone, opened on first
+ * use under their own lock; only that thread writes on it) and whether it was closed, so it is thread-safe.
  * <p>
  * One multiplexed Lettuce connection (standalone, Sentinel-discovered master, or Cluster) with binary keys and
  * values, and the calls on it: opening it (also after a start while Redis was down), dispatching commands, loading
@@ -85,7 +89,7 @@ public final class RedisGateway implements AutoCloseable {
     /** Standalone only, opened on first use ({@link #openTransactions}); null until then. */
     private volatile @Nullable StatefulRedisConnection<byte[], byte[]> transactionConnection;
     /** The one thread that writes on {@link #transactionConnection}; null until it is opened. */
-    private volatile java.util.concurrent.@Nullable ExecutorService transactionWriter;
+    private volatile @Nullable ExecutorService transactionWriter;
 
     private RedisGateway(AbstractRedisClient client) {
         if (!(client instanceof RedisClient) && !(client instanceof RedisClusterClient)) {
@@ -307,7 +311,7 @@ public final class RedisGateway implements AutoCloseable {
         synchronized (transactionLock) {
             if (transactionConnection == null && !closed && !cluster) {
                 transactionConnection = ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
-                transactionWriter = java.util.concurrent.Executors.newSingleThreadExecutor(runnable -> {
+                transactionWriter = Executors.newSingleThreadExecutor(runnable -> {
                     Thread thread = new Thread(runnable, "rmq-transactions");
                     thread.setDaemon(true);
                     return thread;
@@ -326,7 +330,7 @@ public final class RedisGateway implements AutoCloseable {
      */
     void dispatchTransaction(List<? extends AsyncCommand<byte[], byte[], ?>> batch) {
         StatefulRedisConnection<byte[], byte[]> current = transactionConnection;
-        java.util.concurrent.ExecutorService writer = transactionWriter;
+        ExecutorService writer = transactionWriter;
         if (current == null || writer == null || closed) {
             failAll(batch);
             return;
@@ -334,7 +338,7 @@ public final class RedisGateway implements AutoCloseable {
         try {
             writer.execute(() -> ((RedisChannelHandler<byte[], byte[]>) current).getChannelWriter().write(batch));
         }
-        catch (java.util.concurrent.RejectedExecutionException ex) {
+        catch (RejectedExecutionException ex) {
             failAll(batch); // closed meanwhile
         }
     }
@@ -536,7 +540,7 @@ public final class RedisGateway implements AutoCloseable {
             open.close();
         }
         synchronized (transactionLock) {
-            java.util.concurrent.ExecutorService writer = transactionWriter;
+            ExecutorService writer = transactionWriter;
             if (writer != null) {
                 writer.shutdown();
             }

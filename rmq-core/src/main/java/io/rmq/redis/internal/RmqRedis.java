@@ -2,6 +2,7 @@ package io.rmq.redis.internal;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import io.lettuce.core.ScriptOutputType;
 import io.rmq.core.RmqException;
@@ -11,6 +12,8 @@ import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicType;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import static io.rmq.redis.internal.Replies.ONE;
 import static io.rmq.redis.internal.Replies.ZERO;
@@ -21,7 +24,8 @@ import static io.rmq.redis.internal.Replies.string;
 /**
  * Not API (RMQ's internal Redis layer, changed without notice). Used by senders' threads, listener containers' and
  * slot coordinators' threads, start-up, and Lettuce's event-loop threads (completions run there); its only state is
- * {@link SlotMasterClocks}'s per-slot readings (its {@link SendWrites}'), which are thread-safe.
+ * {@link SlotMasterClocks}'s per-slot readings (its {@link SendWrites}'), which are thread-safe, and whether batches of
+ * id messages go as transactions ({@link #nativeEnvelopes()}: set once by the thread that tries them, read by senders).
  * <p>
  * The entry to RMQ's Redis access on the engine's hot path, and its sending side: send.lua (the lone and batch native
  * writes and the wake-ups they announce are {@link SendWrites}'), the topic registration and permission check the
@@ -33,12 +37,19 @@ import static io.rmq.redis.internal.Replies.string;
  */
 public final class RmqRedis {
 
+    private static final Logger log = LoggerFactory.getLogger(RmqRedis.class);
+
+    private static final int UNKNOWN = 0;
+    private static final int TRYING = 1;
+    private static final int ALLOWED = 2;
+    private static final int REFUSED = 3;
+    private static final AtomicIntegerFieldUpdater<RmqRedis> TRANSACTIONS =
+            AtomicIntegerFieldUpdater.newUpdater(RmqRedis.class, "transactions");
+
     private static final byte[] RANGE = bytes("range");
     private static final byte[] SCORE = bytes("score");
     private static final byte[] RANGE_WITH_ENVELOPES = bytes("range-env");
     private static final byte[] SCORE_WITH_ENVELOPES = bytes("score-env");
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqRedis.class);
-
     private static final byte[] RANGE_COUNTING = bytes("range-env-count");
     private static final byte[] SCORE_COUNTING = bytes("score-env-count");
     private static final byte[] RANGE_COUNTING_PLAIN = bytes("range-count");
@@ -58,12 +69,6 @@ public final class RmqRedis {
     private final SendWrites writes;
     /** {@link #nativeEnvelopes()}' state: UNKNOWN, TRYING, ALLOWED or REFUSED (senders' and its opener's threads). */
     private volatile int transactions;
-    private static final int UNKNOWN = 0;
-    private static final int TRYING = 1;
-    private static final int ALLOWED = 2;
-    private static final int REFUSED = 3;
-    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<RmqRedis> TRANSACTIONS =
-            java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(RmqRedis.class, "transactions");
     private final RmqRedisLeases leases;
     private final RmqRedisOrderly orderly;
     private final ConsumerRoster roster;

@@ -27,8 +27,9 @@ import static io.rmq.redis.internal.Replies.bytes;
  * <p>
  * {@link RmqRedis}'s sends of messages without an envelope or with a body's trace context alone (its trace record,
  * one more field in an {@code HSET}) instead of send.lua: the lone send in one small script (send_one.lua) or two native
- * commands written together, the batch send in native commands; each with the merge rule of its topic type, and the wake-ups they announce to sleeping
- * consumers when they write a slot's first message.
+ * commands written together, the batch send in native commands (a part of id messages alone: their envelopes' HSET and
+ * members' ZADD in one {@link Transaction}); each with the merge rule of its topic type, and the wake-ups they announce
+ * to sleeping consumers when they write a slot's first message.
  */
 final class SendWrites {
 
@@ -177,8 +178,9 @@ final class SendWrites {
 
     /**
      * Writes each part into its slot with a native multi-member ZADD (a script pays per argument: about twice the
-     * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go. Merge
-     * rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
+     * Redis time per message, and ~10-20 µs per call), all parts' commands written to the connection in one go; a part
+     * with {@link BatchPart#envelopes()} as a MULTI of their HSET and its ZADD, followed by its wake-up check, on the
+     * transactions' connection ({@link RedisGateway#dispatchTransaction}). Merge rules as send.lua: RANGE_MERGE keeps a waiting duplicate's due time (NX; due = Redis now, estimated by
      * {@link SlotMasterClocks}, + timeRange), PRIORITY and FIXED_TIME take the latest value.
      * <p>
      * Wake-ups as send.lua gives them, without a script: a PRIORITY part publishes right behind its ZADD (due now);
