@@ -138,10 +138,6 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         return new Envelope(payload, Collections.unmodifiableMap(headers));
     }
 
-    private static byte[] bytes(String ascii) {
-        return ascii.getBytes(StandardCharsets.US_ASCII);
-    }
-
     /** A version-00 traceparent in lower-case hex as its 25 bytes; null for anything else (stored as text). */
     private static byte @Nullable [] traceBytes(String traceparent) {
         if (traceparent.length() != 55 || !traceparent.startsWith("00-") || traceparent.charAt(35) != '-'

@@ -13,10 +13,11 @@ import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.ProtocolKeyword;
 import io.netty.buffer.ByteBuf;
 
 /**
- * One {@code MULTI} … {@code EXEC} of native commands for a standalone connection ({@link RedisGateway#dispatchRaw}):
+ * One {@code MULTI} … {@code EXEC} of native commands for a standalone connection ({@link RedisGateway#dispatchTransaction}):
  * what a script would make atomic, without the script's cost per argument. Built by a sender's thread, encoded and
  * completed on the connection's event-loop thread (the only thread that touches {@link #multiWrites} and each
  * command's generation after the build).
@@ -33,18 +34,16 @@ final class Transaction {
 
     /** How often this transaction's MULTI was written (event-loop thread). */
     private int multiWrites;
+    /** MULTI, the queued commands, EXEC. */
     private final List<AsyncCommand<byte[], byte[], ?>> commands = new ArrayList<>();
-    private final List<AsyncCommand<byte[], byte[], String>> queued = new ArrayList<>();
     private final AsyncCommand<byte[], byte[], List<Object>> exec;
 
     /** @param inside the commands to run atomically, in order (their outputs are not used: EXEC answers for them) */
     Transaction(List<Command<byte[], byte[], ?>> inside) {
         commands.add(new AsyncCommand<>(new Multi()));
         for (Command<byte[], byte[], ?> command : inside) {
-            AsyncCommand<byte[], byte[], String> each = new AsyncCommand<>(
-                    new Queued(command.getType(), command.getArgs()));
-            queued.add(each);
-            commands.add(each);
+            commands.add(new AsyncCommand<>(new Queued<>(command.getType(),
+                    new StatusOutput<>(ByteArrayCodec.INSTANCE), command.getArgs())));
         }
         exec = new AsyncCommand<>(new Queued<>(CommandType.EXEC, new ExecOutput(), null));
         commands.add(exec);
@@ -65,7 +64,7 @@ final class Transaction {
             if (error == null) {
                 return CompletableFuture.completedFuture(replies);
             }
-            for (AsyncCommand<byte[], byte[], String> each : queued) {
+            for (AsyncCommand<byte[], byte[], ?> each : commands.subList(1, commands.size() - 1)) {
                 if (each.isCompletedExceptionally()) {
                     // EXECABORT says only that something was refused: the refusal itself names the cause
                     return CompletableFuture.<List<Object>>failedFuture(each.handle((r, e) -> e).join());
@@ -94,13 +93,7 @@ final class Transaction {
         /** The MULTI write this command was last written behind. */
         private int writtenFor;
 
-        @SuppressWarnings("unchecked")
-        Queued(io.lettuce.core.protocol.ProtocolKeyword type, CommandArgs<byte[], byte[]> args) {
-            this(type, (CommandOutput<byte[], byte[], T>) (CommandOutput<?, ?, ?>) new StatusOutput<>(
-                    ByteArrayCodec.INSTANCE), args);
-        }
-
-        Queued(io.lettuce.core.protocol.ProtocolKeyword type, CommandOutput<byte[], byte[], T> output,
+        Queued(ProtocolKeyword type, CommandOutput<byte[], byte[], T> output,
                 CommandArgs<byte[], byte[]> args) {
             super(type, output, args);
         }

@@ -1,5 +1,5 @@
--- Reading envelopes (layout: see Envelope.java), for the scripts that look inside one: send.lua (the trace context)
--- and the ORDERLY scripts (a message's group). Included by those only, so other scripts do not pay for it.
+-- Reading envelopes (layout: see Envelope.java), for the scripts that look inside one: the ORDERLY scripts (a
+-- message's group). Included by those only, so other scripts do not pay for it.
 
 -- An unsigned LEB128 at byte i of s: its value and the index after it; nil when s ends first or it is too long.
 local function uvarint_at(s, i)

@@ -41,7 +41,6 @@
 --          message. The count modes: the number of messages added, plus 2^20 x the number dropped by a window (an
 --          integer), without looking up which were waiting
 --#include _common.lua
---#include _envelope.lua
 
 local mode = ARGV[1]
 local extended = string.sub(mode, -2) == ':x'
