@@ -40,7 +40,8 @@ public interface RmqReplies extends AutoCloseable {
      * Sends {@code request} and returns the future of its reply, read as {@code replyType}.
      * <p>
      * The future completes with the reply (null when the handler returned nothing); fails with
-     * {@link RmqTimeoutException} when none came within {@code timeout} (counted from now), with the send's failure when
+     * {@link RmqTimeoutException} when none came within {@code timeout} of the request being stored (so it has expired
+     * by then, however long the send took), with the send's failure when
      * the request was not sent, with {@link RmqReplyFailureException} when {@code failuresBack} and the handler failed,
      * and with {@link RmqException} when the reply cannot be read as {@code replyType}. Cancelling it stops the wait.
      * Its stages without an executor run on the inbox thread: keep them short.
@@ -48,7 +49,7 @@ public interface RmqReplies extends AutoCloseable {
      * @param request      the request: any message without an id (its correlation id becomes its id); unless it has an
      *                     expiry, it expires after {@code timeout}
      * @param replyType    what the reply is read as ({@code Object.class}: as JSON reads it)
-     * @param timeout      how long to wait for the reply
+     * @param timeout      how long to wait for the reply once the request is stored
      * @param failuresBack whether a handler's failure comes back ({@link RmqReplyFailureException}; the request is then
      *                     not retried) instead of the request failing as any message does (retries, the dead queue)
      *                     while the requester times out
@@ -66,7 +67,7 @@ public interface RmqReplies extends AutoCloseable {
 
     /**
      * Sends a message made by {@link #requestMessage} of this engine and returns the future of its reply (see
-     * {@link #request}); the timeout counts from now.
+     * {@link #request}); the timeout counts from when it is stored.
      */
     <R> CompletableFuture<R> send(OutgoingMessage message, Type replyType, Duration timeout);
 

@@ -179,6 +179,69 @@ class RequestReplyTest extends EngineTestSupport {
     }
 
     @Test
+    void aRequestWhoseSendIsSlowHasExpiredWhenItsRequesterGivesUp() throws Exception {
+        Rmq requester = engine();
+        requester.defineTopic("stalled", TopicType.PRIORITY, 4);
+        // every master busy for 1.5 s: the request is stored about that long after it was asked for, and expires 300 ms
+        // after that
+        Duration busy = Duration.ofMillis(1500);
+        Duration timeout = Duration.ofMillis(300);
+        CompletableFuture<Void> stalls = busyEveryMaster(busy);
+        long asked = System.nanoTime();
+        CompletableFuture<String> reply = requester.replies().request(OutgoingMessage.priority("stalled", "r1", 1),
+                String.class, timeout, false);
+        assertThatThrownBy(() -> reply.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(RmqTimeoutException.class);
+        long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
+        // the listener comes once its requester gave up (as a paused one that resumes): the request has expired
+        List<String> handled = new CopyOnWriteArrayList<>();
+        responder("stalled", (replies, body, delivery) -> handled.add(body));
+        stalls.join();
+        assertThat(waitedMillis).as("the wait counts from the request's storage, not from the call")
+                .isGreaterThanOrEqualTo(busy.plus(timeout).toMillis() - 200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> requester.admin().stats("stalled").pending() == 0);
+        assertThat(handled).as("expired by the time its requester gave up").isEmpty();
+    }
+
+    /**
+     * Keeps every master busy with a script for {@code busy}, from about now (the scripts are written before this
+     * returns); the future completes when all have ended.
+     */
+    private CompletableFuture<Void> busyEveryMaster(Duration busy) throws InterruptedException {
+        byte[] script = ("local s = redis.call('TIME') local from = s[1] * 1000000 + s[2] "
+                + "while true do local t = redis.call('TIME') "
+                + "if t[1] * 1000000 + t[2] - from >= tonumber(ARGV[1]) then return 1 end end")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[][] args = {Long.toString(busy.toNanos() / 1000).getBytes(java.nio.charset.StandardCharsets.US_ASCII)};
+        List<CompletableFuture<Long>> stalls = new ArrayList<>();
+        AutoCloseable connection;
+        if (client instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+            var nodes = cluster.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE);
+            connection = nodes;
+            for (var node : cluster.getPartitions()) {
+                if (node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM)) {
+                    stalls.add(nodes.getConnection(node.getNodeId()).async().<Long>eval(script,
+                            io.lettuce.core.ScriptOutputType.INTEGER, new byte[0][], args).toCompletableFuture());
+                }
+            }
+        }
+        else {
+            var single = ((io.lettuce.core.RedisClient) client).connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE);
+            connection = single;
+            stalls.add(single.async().<Long>eval(script, io.lettuce.core.ScriptOutputType.INTEGER, new byte[0][], args)
+                    .toCompletableFuture());
+        }
+        Thread.sleep(100); // written and started: a script runs as soon as its command is read
+        return CompletableFuture.allOf(stalls.toArray(CompletableFuture[]::new)).whenComplete((done, error) -> {
+            try {
+                connection.close();
+            }
+            catch (Exception ignored) {
+                // the test's outcome does not depend on it
+            }
+        });
+    }
+
+    @Test
     void aFailureComesBackWhenTheRequestAsksForIt() throws Exception {
         responder("fails", (replies, body, delivery) -> {
             IllegalStateException failure = new IllegalStateException("no stock for " + body);

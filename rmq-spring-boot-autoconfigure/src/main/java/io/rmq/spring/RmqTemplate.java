@@ -286,7 +286,8 @@ public class RmqTemplate {
      * Sends {@code request} (a message of any type, without an id: its correlation id becomes its id) and waits for
      * the reply of the {@code @RmqListener} method that handles it, on this or any other instance: what the method
      * returned, read as {@code replyType} (null when it returned nothing). Unless it has an expiry of its own, the
-     * request expires after {@code timeout}. A reply that comes later is dropped.
+     * request expires {@code timeout} after Redis stored it, and the wait counts from then too (the send's time comes
+     * on top), so no listener takes it once its requester gave up. A reply that comes later is dropped.
      * <p>
      * A handler that throws: by default the request fails as any message does (retried, then dead) and this call
      * times out; with {@code failuresBack}, the failure comes back at once as

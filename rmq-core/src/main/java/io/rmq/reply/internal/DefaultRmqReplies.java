@@ -150,14 +150,14 @@ public final class DefaultRmqReplies implements RmqReplies {
                 timer.cancel(false);
             }
         });
-        waiting.timer = timeouts.schedule(() -> reply.completeExceptionally(new RmqTimeoutException("no reply to"
-                + " request " + correlationId + " on topic '" + message.topic() + "' within " + timeout
-                + " (its handler failed, is slow, or no listener took it)")), timeout.toMillis(), TimeUnit.MILLISECONDS);
         wake();
         try {
             producer.sendAsync(message).whenComplete((sent, error) -> {
                 if (error != null) {
                     reply.completeExceptionally(io.rmq.redis.internal.RedisGateway.unwrap(error));
+                }
+                else {
+                    timeOut(waiting, timeout);
                 }
             });
         }
@@ -166,6 +166,22 @@ public final class DefaultRmqReplies implements RmqReplies {
             throw ex;
         }
         return reply;
+    }
+
+    /**
+     * Starts the request's timeout once it is stored: its expiry ({@code timeout} after Redis stored it) has then passed
+     * when the requester gives up, so no listener takes it afterwards, however long the send took.
+     */
+    private <R> void timeOut(Pending<R> waiting, Duration timeout) {
+        CompletableFuture<R> reply = waiting.reply;
+        ScheduledFuture<?> timer = timeouts.schedule(() -> reply.completeExceptionally(new RmqTimeoutException(
+                "no reply to request " + waiting.correlationId + " on topic '" + waiting.topic + "' within " + timeout
+                        + " (its handler failed, is slow, or no listener took it)")),
+                timeout.toMillis(), TimeUnit.MILLISECONDS);
+        waiting.timer = timer;
+        if (reply.isDone()) {
+            timer.cancel(false); // answered before the send's reply came: the completion ran without a timer to cancel
+        }
     }
 
     @Override
