@@ -191,6 +191,51 @@ class TraceContextStorageTest extends EngineTestSupport {
     }
 
     @Test
+    void aBodyReadWithNothingBesideItIsAckedWithoutLookUpsAndANewerSampledDuplicateKeepsItsRecord() {
+        // with propagation on at a low sampling rate most bodies of a slot with trace records have none: the consumer
+        // names them as such in the ack, which then looks nothing up for them
+        define("t", TopicType.FIXED_TIME);
+        sendNow("t", "{\"id\":9}", FIRST);
+        sendNow("t", BODY, Map.of());
+        RmqRedisLeases.PopResult popped = redis(rmq).leases().pop(slot("t"), false, 10, 5_000, RetryPolicy.DEFAULT)
+                .join();
+        Popped plain = popped.messages().stream().filter(p -> new String(p.member(), StandardCharsets.UTF_8)
+                .equals(BODY)).findFirst().orElseThrow();
+        Popped traced = popped.messages().stream().filter(p -> p != plain).findFirst().orElseThrow();
+        assertThat(plain.envelope()).isNull();
+        assertThat(plain.envelopeKey()).isEqualTo(EnvelopeKeys.NOTHING_STORED);
+        assertThat(traced.envelopeKey()).isEqualTo(EnvelopeKeys.of(traced.member()));
+        Map<String, Long> before = commandCalls();
+        assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(plain.member()), List.of(popped.token()),
+                List.of(plain.envelopeKey())).join()).containsExactly(1L);
+        Map<String, Long> after = commandCalls();
+        for (String command : List.of("zmscore", "hdel", "hmget")) {
+            assertThat(after.getOrDefault(command, 0L)).as(command + " by the ack").isEqualTo(before.getOrDefault(
+                    command, 0L));
+        }
+        assertThat(redis(rmq).leases().ack(slot("t"), false, List.of(traced.member()), List.of(popped.token()),
+                List.of(traced.envelopeKey())).join()).containsExactly(1L);
+        assertThat(storedCount("t")).isZero();
+
+        // a sampled send of the body while it is in flight stores a record beside a copy waiting in store: the ack of
+        // the delivery that found nothing leaves it to that copy
+        sendNow("t", "{\"id\":10}", THIRD);
+        sendNow("t", BODY, Map.of());
+        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", ConsumerSettings.DEFAULT);
+        List<Delivery> first = consumer.poll().deliveries();
+        assertThat(first).hasSize(2);
+        Delivery old = first.stream().filter(d -> d.bodyAsString().equals(BODY)).findFirst().orElseThrow();
+        assertThat(old.context()).isEmpty();
+        sendNow("t", BODY, SECOND);
+        assertThat(consumer.ackAll(first)).isEqualTo(2);
+        assertThat(stored("t", BODY)).as("the waiting duplicate keeps its context").isEqualTo(SECOND);
+        Delivery newer = only(consumer.poll().deliveries());
+        assertThat(newer.context()).isEqualTo(SECOND);
+        assertThat(consumer.ack(newer)).isTrue();
+        assertThat(storedCount("t")).isZero();
+    }
+
+    @Test
     void aTraceRecordReadThatFailsCostsTheTraceLinkNeverTheDelivery() {
         // the pop has leased the messages before the consumer reads their trace records: a failed read (here the trace
         // key holds a string, so HMGET answers WRONGTYPE) must still hand the deliveries over, without their contexts

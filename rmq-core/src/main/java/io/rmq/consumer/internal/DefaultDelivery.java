@@ -121,8 +121,9 @@ public final class DefaultDelivery implements Delivery {
 
     /**
      * The envelope key the ack names for this delivery (ack.lua forgets the envelope and trace record by it, with no
-     * digest in Lua): a body's that came with an envelope or a trace record; null for an id (its member is its key)
-     * and for a body that came with neither (usually nothing to forget: Redis looks only where the slot has some).
+     * digest in Lua): a body's that came with an envelope or a trace record; {@link EnvelopeKeys#NOTHING_STORED} for
+     * a body whose pop read the trace records and found none; null for an id (its member is its key) and for a body
+     * that came with neither otherwise (usually nothing to forget: Redis looks only where the slot has some).
      */
     byte @Nullable [] envelopeKey() {
         if (envelopeKey != null) {

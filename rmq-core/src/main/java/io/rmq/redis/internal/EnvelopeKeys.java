@@ -48,6 +48,12 @@ public final class EnvelopeKeys {
         return keyOf(sha1(member));
     }
 
+    /**
+     * What an ack names for a body the consumer read and found nothing stored beside (no envelope, no trace record), in
+     * place of its envelope key: the script then looks nothing up for it (see forget_envelopes in _common.lua).
+     */
+    public static final byte[] NOTHING_STORED = {0};
+
     /** A body's envelope key ({@link #of}) from the body's SHA-1. */
     static byte[] keyOf(byte[] digest) {
         byte[] key = new byte[14];

@@ -174,8 +174,9 @@ public final class RmqRedisLeases {
      * The trace records of the popped bodies that came without an envelope, read with one native {@code HMGET}
      * (pop.lua leaves them to the consumer: the record's field is a digest of the body, which Java computes for a
      * fraction of what Lua pays). A record whose check does not match is another body's: none. Each body's field
-     * goes with it to the ack, which forgets the record by it. When the read fails the pop's deliveries go on without
-     * their trace contexts.
+     * goes with it to the ack, which forgets the record by it; a body found without one goes with
+     * {@link EnvelopeKeys#NOTHING_STORED}, so that the ack looks nothing up for it. When the read fails the pop's
+     * deliveries go on without their trace contexts.
      */
     private CompletableFuture<PopResult> readTraceRecords(PopResult result) {
         List<Popped> popped = result.messages();
@@ -206,9 +207,9 @@ public final class RmqRedisLeases {
             List<Popped> out = new ArrayList<>(popped);
             for (int k = 0; k < found; k++) {
                 Popped p = popped.get(at[k]);
-                out.set(at[k], new Popped(p.member(), p.score(), p.attempt(),
-                        EnvelopeKeys.fromTraceRecordOf(digests.get(k), values.get(k).getValueOrElse(null)),
-                        EnvelopeKeys.keyOf(digests.get(k))));
+                byte[] envelope = EnvelopeKeys.fromTraceRecordOf(digests.get(k), values.get(k).getValueOrElse(null));
+                out.set(at[k], new Popped(p.member(), p.score(), p.attempt(), envelope,
+                        envelope == null ? EnvelopeKeys.NOTHING_STORED : EnvelopeKeys.keyOf(digests.get(k))));
             }
             return new PopResult(result.slot(), result.token(), result.redisNow(), result.nextDue(), out);
         });
@@ -224,8 +225,9 @@ public final class RmqRedisLeases {
     }
 
     /**
-     * As above, naming each member's envelope key ({@link EnvelopeKeys#of}; empty for an id, or none), so that the
-     * script forgets its envelope and trace record without a digest per member; {@code envelopeKeys} null: none named.
+     * As above, naming each member's envelope key ({@link EnvelopeKeys#of}; empty for an id, or none;
+     * {@link EnvelopeKeys#NOTHING_STORED} for a body read with nothing beside it), so that the script forgets its
+     * envelope and trace record without a digest per member; {@code envelopeKeys} null: none named.
      */
     public CompletableFuture<List<Long>> ack(SlotKeys slot, boolean priority, List<byte[]> members, List<Long> tokens,
             @Nullable List<byte[]> envelopeKeys) {

@@ -260,7 +260,7 @@ local function identity_of(member, named)
     if is_id(member) then
         return member
     end
-    if named and named ~= '' then
+    if named and #named == 14 then -- a body's key ('' unknown, '\0' nothing stored beside it: digested here)
         return named
     end
     return (body_keys(member))
@@ -331,7 +331,9 @@ end
 -- store, a PRIORITY retry backs off or the member lies in dead (a requeue is delivered with its headers). The same for
 -- a trace record and a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body).
 -- `named` (optional, indexed like members): the bodies' envelope keys as the consumer computed them ('' for an id or
--- a body it named none for), so that no digest is needed here (see keys_of); `left_prepare`: the caller has just taken
+-- a body it named none for), so that no digest is needed here (see keys_of), or '\0' for a body the consumer read and
+-- found nothing stored beside (no envelope, no trace record): a send that stores one later also puts a copy of the body
+-- in store, which keeps it, so such a body has only an expiry entry or a legacy context to forget; `left_prepare`: the caller has just taken
 -- every one of them out of prepare because they were handled (an ack), which saves looking there, and their pending
 -- deduplication windows were started already (start_windows): only the other callers forget pending windows. Slots
 -- with none of these keys pay one EXISTS.
@@ -345,6 +347,21 @@ local function forget_envelopes(members, named, left_prepare)
     local has_legacy = redis.call('EXISTS', K_CONTEXT) == 1
     local has_expiry = redis.call('EXISTS', K_EXPIRY) == 1
     local has_dedupe = not left_prepare and redis.call('EXISTS', K_DEDUPE) == 1
+    if named and not (has_legacy or has_expiry or has_dedupe) then
+        -- the bodies with nothing stored beside them need no look-up at all (with propagation on at a low sampling
+        -- rate, most of a slot's bodies: its trace HASH exists for the few sampled ones)
+        local some, some_named = {}, {}
+        for j, member in ipairs(members) do
+            if named[j] ~= '\0' then
+                some[#some + 1] = member
+                some_named[#some] = named[j]
+            end
+        end
+        if #some == 0 then
+            return
+        end
+        members, named = some, some_named
+    end
     local in_store, in_prepare = copies_in(K_STORE, members), left_prepare and {} or copies_in(K_PREPARE, members)
     local in_retry, in_dead = copies_in(K_RETRY, members), copies_in(K_DEAD, members)
     -- gone_keys: the envelope keys of the gone bodies where known (named, or digested here), for forget_windows
@@ -355,6 +372,8 @@ local function forget_envelopes(members, named, left_prepare)
             local key = named and named[j]
             if is_id(member) then
                 fields[#fields + 1] = member
+            elseif key == '\0' then
+                key = nil -- nothing stored beside it (see above): only its expiry entry or legacy context goes
             elseif has_msg or has_trace then
                 local trace
                 if key and key ~= '' then

@@ -11,8 +11,9 @@
 --             errors, expiry, dedupe, lease-seq, skipped of the slot
 -- ARGV[1]: 1 if the topic is PRIORITY, else 0; followed by a count n when the last n arguments are the envelope keys
 --         of the members, one per member in argument order (0x01 + the first 13 bytes of the body's SHA-1; '' for an
---         id, or a body the consumer names none for): the consumer names the keys of the bodies that came with an
---         envelope or a trace record, so that forgetting them needs no digest here (see keys_of in _common.lua)
+--         id, or a body the consumer names none for; '\0' for a body it read and found nothing stored beside): the
+--         consumer names the keys of the bodies that came with an envelope or a trace record, so that forgetting them
+--         needs no digest here (see keys_of and forget_envelopes in _common.lua)
 -- ARGV[2..]: runs of members that hold the same token (the deliveries of one pop share it; tokens in 1/1024 ms, as
 --       pop.lua and extend.lua reply them): token1, count1, member, member, ..., token2, count2, member, ...
 --       (one token per run instead of one per member: fewer arguments to convert, here and in the client)
