@@ -192,9 +192,19 @@ public final class RmqPeer {
         @Override
         public SendScope sendStarted(String topic, int messages) {
             java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-            String flags = random.nextDouble() < sampling ? "01" : "00";
-            String traceparent = String.format(Locale.ROOT, "00-%016x%016x-%016x-%s", random.nextLong(),
-                    random.nextLong(), random.nextLong(), flags);
+            // formatted as a tracer does (a table of hex digits; String.format cost ~1 µs a send here, charged to RMQ)
+            char[] text = new char[55];
+            text[0] = '0';
+            text[1] = '0';
+            text[2] = '-';
+            hex(random.nextLong(), text, 3);
+            hex(random.nextLong(), text, 19);
+            text[35] = '-';
+            hex(random.nextLong(), text, 36);
+            text[52] = '-';
+            text[53] = '0';
+            text[54] = random.nextDouble() < sampling ? '1' : '0';
+            String traceparent = new String(text);
             java.util.Map<String, String> carrier = java.util.Map.of("traceparent", traceparent);
             java.util.Map<String, String> context = TraceSampling.sampled(carrier) ? carrier : java.util.Map.of();
             return new SendScope() {
@@ -203,6 +213,16 @@ public final class RmqPeer {
                     return context;
                 }
             };
+        }
+
+        private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+        /** {@code value} as 16 lower-case hex digits into {@code text} from {@code at}. */
+        private static void hex(long value, char[] text, int at) {
+            for (int i = 15; i >= 0; i--) {
+                text[at + i] = HEX[(int) (value & 15)];
+                value >>>= 4;
+            }
         }
     }
 
