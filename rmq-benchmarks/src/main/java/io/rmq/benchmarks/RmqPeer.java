@@ -189,6 +189,12 @@ public final class RmqPeer {
      */
     static final class TraceparentPerSend implements io.rmq.observe.RmqInstrumentation {
 
+        /** It hands contexts over and uses no timing: the engine need not read clocks for it (a tracer's own do). */
+        @Override
+        public boolean timed() {
+            return false;
+        }
+
         @Override
         public SendScope sendStarted(String topic, int messages) {
             java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
