@@ -332,11 +332,11 @@ end
 -- a trace record and a legacy trace context (the context HASH that engines before envelopes wrote, keyed by the body).
 -- `named` (optional, indexed like members): the bodies' envelope keys as the consumer computed them ('' for an id or
 -- a body it named none for), so that no digest is needed here (see keys_of), or '\0' for a body the consumer read and
--- found nothing stored beside (no envelope, no trace record): a send that stores one later also puts a copy of the body
--- in store, which keeps it, so such a body has only an expiry entry or a legacy context to forget; `left_prepare`: the caller has just taken
--- every one of them out of prepare because they were handled (an ack), which saves looking there, and their pending
--- deduplication windows were started already (start_windows): only the other callers forget pending windows. Slots
--- with none of these keys pay one EXISTS.
+-- found nothing stored beside (no envelope, no trace record): a send that stores one later also puts a copy of the
+-- body in store, which keeps it, so such a body has only an expiry entry or a legacy context to forget;
+-- `left_prepare`: the caller has just taken every one of them out of prepare because they were handled (an ack), which
+-- saves looking there, and their pending deduplication windows were started already (start_windows): only the other
+-- callers forget pending windows. Slots with none of these keys pay one EXISTS.
 local function forget_envelopes(members, named, left_prepare)
     -- an ack's members have no pending window left to forget: it does not look at the dedupe key at all
     local windows_key = left_prepare and K_EXPIRY or K_DEDUPE
