@@ -61,6 +61,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * {@code <record>.held} a line {@code S,startMillis,id} when a handler starts on a delivery and {@code E,endMillis,id,
  * outcome} when Redis answered its settlement (RMQ's instrumentation reports both): the deliveries that are in its
  * hands at any moment, from which the nemesis ({@code NemesisTest}) bounds what a fault may make it handle again.
+ * With {@code contexts true}, trace context propagation is on and every consumer also writes
+ * {@code id,attempt,traceparent} per handled message to {@code <record>.contexts} ({@code -}: the delivery came with
+ * none), for the checks that each delivery carries its own send's context or none.
  * With {@code reply true}, the handler answers each request ({@code RmqReplies}) with {@code re:<body>} before it
  * returns.
  * <p>
@@ -88,6 +91,10 @@ public final class ConsumerMain {
             rmqOptions = rmqOptions.withInstrumentation(new HeldRecorder(
                     new FileOutputStream(options.get("record") + ".held", true)));
         }
+        boolean recordContexts = Boolean.parseBoolean(options.getOrDefault("contexts", "false"));
+        if (recordContexts) {
+            rmqOptions = rmqOptions.withPropagateContext(true);
+        }
         Rmq rmq = Rmq.create(client.client(), rmqOptions);
         rmq.defineTopic(topic, TopicType.valueOf(options.getOrDefault("type", "RANGE_MERGE")),
                 Integer.parseInt(options.getOrDefault("slots", "16")));
@@ -98,6 +105,7 @@ public final class ConsumerMain {
         boolean recordVersions = Boolean.parseBoolean(options.getOrDefault("versions", "false"));
         boolean replying = Boolean.parseBoolean(options.getOrDefault("reply", "false"));
         OutputStream versions = new FileOutputStream(options.get("record") + ".versions", true);
+        OutputStream contexts = new FileOutputStream(options.get("record") + ".contexts", true);
         ConsumerSettings settings = defaults ? ConsumerSettings.DEFAULT
                 : new ConsumerSettings(Integer.parseInt(options.getOrDefault("batch", "16")),
                 Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "2000"))),
@@ -129,6 +137,15 @@ public final class ConsumerMain {
                                 .getBytes(StandardCharsets.UTF_8);
                         synchronized (versions) {
                             versions.write(version);
+                        }
+                    }
+                    if (recordContexts) {
+                        // before the main record, as the versions: the trace context the delivery came with
+                        String traceparent = delivery.context().get("traceparent");
+                        byte[] context = (id + "," + delivery.attempt() + "," + (traceparent == null ? "-" : traceparent)
+                                + "\n").getBytes(StandardCharsets.UTF_8);
+                        synchronized (contexts) {
+                            contexts.write(context);
                         }
                     }
                     byte[] line = (id + "," + end + "\n").getBytes(StandardCharsets.UTF_8);
@@ -178,6 +195,7 @@ public final class ConsumerMain {
         intervals.close();
         deliveries.close();
         versions.close();
+        contexts.close();
         System.out.println("STOPPED");
         System.out.flush();
     }

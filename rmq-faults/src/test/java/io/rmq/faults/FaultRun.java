@@ -45,6 +45,12 @@ final class FaultRun implements AutoCloseable {
     final int groups;
     private final RmqRedisClient senderClient;
     private final Rmq sender;
+    /**
+     * Runs of {@link #traced}: the sender propagates a trace context, sampled for every tenth message ({@link #context}),
+     * as an observation at Spring Boot's default sampling hands the engine one; set per send on the sending thread.
+     */
+    private final boolean traced;
+    private final ThreadLocal<Map<String, String>> nextContext = ThreadLocal.withInitial(Map::of);
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
     /** Runs of {@link #sendVersions}: each id's newest accepted version. */
     private final Map<String, Integer> newestVersion = new ConcurrentHashMap<>();
@@ -67,11 +73,25 @@ final class FaultRun implements AutoCloseable {
      * before it sends, so each message's group is stored with it whether or not a consumer has started yet.
      */
     FaultRun(String name, Path workDir, RmqRedisClient senderClient, int slots, int groups) {
-        this(name, workDir, senderClient, true, slots, groups);
+        this(name, workDir, senderClient, true, slots, groups, false);
         sender.declareConsumeMode(topic, io.rmq.core.ConsumeMode.ORDERLY);
     }
 
+    /**
+     * A CONCURRENT run whose sender propagates trace contexts: message {@code m-i} carries {@link #context}{@code (i)}
+     * when it is sampled (every tenth), nothing otherwise. Its consumers need {@code contexts true}.
+     */
+    static FaultRun traced(String name, Path workDir, RmqRedisClient senderClient) {
+        return new FaultRun(name, workDir, senderClient, false, 16, 64, true);
+    }
+
     private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups) {
+        this(name, workDir, senderClient, ordered, slots, groups, false);
+    }
+
+    private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups,
+            boolean traced) {
+        this.traced = traced;
         this.ordered = ordered;
         this.slots = slots;
         this.groups = groups;
@@ -79,7 +99,22 @@ final class FaultRun implements AutoCloseable {
         this.name = name;
         this.workDir = workDir;
         this.senderClient = senderClient;
-        this.sender = Rmq.create(senderClient.client(), RmqOptions.DEFAULT.withKeyPrefix(prefix));
+        RmqOptions options = RmqOptions.DEFAULT.withKeyPrefix(prefix);
+        if (traced) {
+            options = options.withPropagateContext(true).withInstrumentation(new io.rmq.observe.RmqInstrumentation() {
+                @Override
+                public SendScope sendStarted(String topic, int messages) {
+                    Map<String, String> context = nextContext.get();
+                    return new SendScope() {
+                        @Override
+                        public Map<String, String> context() {
+                            return context;
+                        }
+                    };
+                }
+            });
+        }
+        this.sender = Rmq.create(senderClient.client(), options);
         sender.defineTopic(topic, ordered ? TopicType.FIXED_TIME : TopicType.RANGE_MERGE, slots);
     }
 
@@ -117,6 +152,10 @@ final class FaultRun implements AutoCloseable {
                     sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                 }
                 String id = "m-" + i;
+                if (traced) {
+                    String traceparent = context(i);
+                    nextContext.set(traceparent == null ? Map.of() : Map.of("traceparent", traceparent));
+                }
                 while (true) {
                     try {
                         if (ordered) {
@@ -199,6 +238,37 @@ final class FaultRun implements AutoCloseable {
         thread.setDaemon(true);
         sending = thread;
         thread.start();
+    }
+
+    /**
+     * The trace context the sender of a {@link #traced} run gives message {@code m-i}: a sampled W3C traceparent of
+     * its own for every tenth message, null (nothing propagated: unsampled) for the others.
+     */
+    static String context(int i) {
+        return i % 10 != 0 ? null : String.format("00-%016x%016x-%016x-01", 0x5eed0000L + i, (long) i * 31 + 7,
+                (long) i * 131 + 1);
+    }
+
+    /** One handling as a consumer started with {@code contexts true} recorded it: id, attempt, traceparent or null. */
+    record ContextHandled(String id, int attempt, String traceparent) {
+    }
+
+    /** Every handling the consumers recorded in their {@code .contexts} files (a line cut by a kill -9 skipped). */
+    List<ContextHandled> contextsHandled() throws IOException {
+        List<ContextHandled> out = new ArrayList<>();
+        for (ConsumerProcess consumer : consumers) {
+            Path file = Path.of(consumer.record() + ".contexts");
+            if (!Files.exists(file)) {
+                continue;
+            }
+            String[] lines = Files.readString(file, StandardCharsets.UTF_8).split("\n", -1);
+            // the last element is empty, or a line a kill -9 cut short
+            for (int i = 0; i < lines.length - 1; i++) {
+                String[] f = lines[i].split(",");
+                out.add(new ContextHandled(f[0], Integer.parseInt(f[1]), f[2].equals("-") ? null : f[2]));
+            }
+        }
+        return out;
     }
 
     /** {@link #sendVersions}: each id's newest accepted version. */
