@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * What the instance registry costs an idle instance, counted with {@code INFO commandstats} on a standalone server
  * (which counts the commands scripts run too): one script per heartbeat, running five commands (TIME,
- * ZREMRANGEBYSCORE, ZADD, SET, HGETALL; the ZREMRANGEBYSCORE is its first write, which lets it run over maxmemory). Its own server, so other tests' commands do not count.
+ * ZREMRANGEBYSCORE, ZADD, SET, HGETALL; the ZREMRANGEBYSCORE is its first write, which lets it run over
+ * maxmemory). Its own server, so other tests' commands do not count.
  */
 @ParameterizedClass
 @EnumSource(value = RedisTopology.class, names = "STANDALONE")
@@ -55,7 +56,8 @@ class InstancesIdleCostTest extends EngineTestSupport {
         // 10 beats in 5 s; a loaded machine beats less, never more
         assertThat(scripts).isBetween(1L, window / beat.toMillis() + 2);
         assertThat(all).as("the script and its five commands per beat, nothing else").isLessThanOrEqualTo(scripts * 6);
-        assertThat(diff).as("no ZREM of nothing: the beat's ZREMRANGEBYSCORE is its first write").doesNotContainKey("zrem");
+        assertThat(diff).as("no ZREM of nothing: the beat's ZREMRANGEBYSCORE is its first write")
+                .doesNotContainKey("zrem");
     }
 
     /**

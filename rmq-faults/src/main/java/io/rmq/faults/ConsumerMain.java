@@ -142,8 +142,8 @@ public final class ConsumerMain {
                     if (recordContexts) {
                         // before the main record, as the versions: the trace context the delivery came with
                         String traceparent = delivery.context().get("traceparent");
-                        byte[] context = (id + "," + delivery.attempt() + "," + (traceparent == null ? "-" : traceparent)
-                                + "\n").getBytes(StandardCharsets.UTF_8);
+                        byte[] context = (id + "," + delivery.attempt() + ","
+                                + (traceparent == null ? "-" : traceparent) + "\n").getBytes(StandardCharsets.UTF_8);
                         synchronized (contexts) {
                             contexts.write(context);
                         }

@@ -230,49 +230,64 @@ class FaultScenariosTest extends FaultSuite {
      */
     @Test
     void consumersKilledWhileTracedMessagesFlowDeliverEachWithItsOwnContextAndLeaveNoRecord() throws Exception {
+        try (RedisNode redis = RedisNode.start(work, false)) {
+            tracedMessagesWhileConsumersAreKilled(FaultRun.traced("kill -9 of consumers, trace contexts at 10 %"
+                    + " sampling", work, sender(redis)), consumer("redis", redis.hostPort()));
+        }
+    }
+
+    /** As above on a 3+3 cluster: the records live in each slot's hash tag, on the master of the slot's body. */
+    @Test
+    void consumersKilledWhileTracedMessagesFlowOnAClusterDeliverEachWithItsOwnContextAndLeaveNoRecord()
+            throws Exception {
+        try (ClusterOfSix cluster = ClusterOfSix.start(work)) {
+            tracedMessagesWhileConsumersAreKilled(FaultRun.traced("kill -9 of consumers, trace contexts at 10 %"
+                    + " sampling, 3+3 cluster", work, sender(cluster.seeds())),
+                    consumer("cluster", cluster.seedList()));
+        }
+    }
+
+    private void tracedMessagesWhileConsumersAreKilled(FaultRun traced, Map<String, String> options)
+            throws Exception {
         int messages = LONG ? 60_000 : 6_000;
         int kills = LONG ? 10 : 3;
-        try (RedisNode redis = RedisNode.start(work, false)) {
-            try (FaultRun run = FaultRun.traced("kill -9 of consumers, trace contexts at 10 % sampling", work,
-                    sender(redis))) {
-                Map<String, String> options = consumer("redis", redis.hostPort());
-                options.put("contexts", "true");
-                options.put("handle-ms", "10");
-                List<ConsumerProcess> live = new ArrayList<>();
-                live.add(run.consumer("c0", options));
-                live.add(run.consumer("c1", options));
-                run.send(messages, 1000);
-                long every = messages / (kills + 1);
-                for (int k = 0; k < kills; k++) {
-                    Thread.sleep(every);
-                    ConsumerProcess victim = live.remove(k % live.size());
-                    awaitHandling(victim);
-                    victim.kill();
-                    live.add(run.consumer("r" + k, options));
-                }
-                FaultRun.Records records = run.finish(Duration.ofMinutes(5), Duration.ofSeconds(60));
-                List<FaultRun.ContextHandled> handled = run.contextsHandled();
-                long redelivered = handled.stream().filter(h -> h.attempt() > 1).count();
-                long sampled = handled.stream().filter(h -> h.traceparent() != null).count();
-                long sampledAgain = handled.stream().filter(h -> h.attempt() > 1 && h.traceparent() != null).count();
-                run.report(records, kills + " × kill -9; every tenth message sampled", -1);
-                run.note(String.format("trace contexts at 10 %% sampling: %d deliveries, %d with their context, %d"
-                        + " after a lease ran out (%d of them sampled)", handled.size(), sampled, redelivered,
-                        sampledAgain));
-
-                assertNoLossAndClean(run, records, kills * IN_HAND_PER_CONSUMER);
-                // a kill may land between a handler's two lines (the context's is written first)
-                assertThat(handled.size()).as("%s: handlings that recorded their context", run.name)
-                        .isBetween(records.lines(), records.lines() + kills * 4);
-                assertThat(handled).as("%s: deliveries whose context is not their own send's", run.name)
-                        .filteredOn(h -> !java.util.Objects.equals(h.traceparent(),
-                                FaultRun.context(Integer.parseInt(h.id().substring(2))))).isEmpty();
-                assertThat(sampled).as("%s: deliveries with a context", run.name).isGreaterThanOrEqualTo(messages / 10);
-                assertThat(redelivered).as("%s: the kills hit deliveries in hand", run.name).isPositive();
-                assertThat(sampledAgain).as("%s: sampled messages delivered again after a kill", run.name)
-                        .isPositive();
-                assertThat(run.envelopesLeft()).as("%s: trace records left stored", run.name).isZero();
+        try (FaultRun run = traced) {
+            options.put("contexts", "true");
+            options.put("handle-ms", "10");
+            List<ConsumerProcess> live = new ArrayList<>();
+            live.add(run.consumer("c0", options));
+            live.add(run.consumer("c1", options));
+            run.send(messages, 1000);
+            long every = messages / (kills + 1);
+            for (int k = 0; k < kills; k++) {
+                Thread.sleep(every);
+                ConsumerProcess victim = live.remove(k % live.size());
+                awaitHandling(victim);
+                victim.kill();
+                live.add(run.consumer("r" + k, options));
             }
+            FaultRun.Records records = run.finish(Duration.ofMinutes(5), Duration.ofSeconds(60));
+            List<FaultRun.ContextHandled> handled = run.contextsHandled();
+            long redelivered = handled.stream().filter(h -> h.attempt() > 1).count();
+            long sampled = handled.stream().filter(h -> h.traceparent() != null).count();
+            long sampledAgain = handled.stream().filter(h -> h.attempt() > 1 && h.traceparent() != null).count();
+            run.report(records, kills + " × kill -9; every tenth message sampled", -1);
+            run.note(String.format("trace contexts at 10 %% sampling: %d deliveries, %d with their context, %d"
+                    + " after a lease ran out (%d of them sampled)", handled.size(), sampled, redelivered,
+                    sampledAgain));
+
+            assertNoLossAndClean(run, records, kills * IN_HAND_PER_CONSUMER);
+            // a kill may land between a handler's two lines (the context's is written first)
+            assertThat(handled.size()).as("%s: handlings that recorded their context", run.name)
+                    .isBetween(records.lines(), records.lines() + kills * 4);
+            assertThat(handled).as("%s: deliveries whose context is not their own send's", run.name)
+                    .filteredOn(h -> !java.util.Objects.equals(h.traceparent(),
+                            FaultRun.context(Integer.parseInt(h.id().substring(2))))).isEmpty();
+            assertThat(sampled).as("%s: deliveries with a context", run.name).isGreaterThanOrEqualTo(messages / 10);
+            assertThat(redelivered).as("%s: the kills hit deliveries in hand", run.name).isPositive();
+            assertThat(sampledAgain).as("%s: sampled messages delivered again after a kill", run.name)
+                    .isPositive();
+            assertThat(run.envelopesLeft()).as("%s: trace records left stored", run.name).isZero();
         }
     }
 
