@@ -47,7 +47,8 @@ final class FaultRun implements AutoCloseable {
     private final Rmq sender;
     /**
      * Runs of {@link #traced}: the sender propagates a trace context, sampled for every tenth message
-     * ({@link #context}), as an observation at Spring Boot's default sampling hands the engine one; set per send on the sending thread.
+     * ({@link #context}), as an observation at Spring Boot's default sampling hands the engine one; set per send on
+     * the sending thread.
      */
     private final boolean traced;
     private final ThreadLocal<Map<String, String>> nextContext = ThreadLocal.withInitial(Map::of);
