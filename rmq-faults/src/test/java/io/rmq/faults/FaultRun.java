@@ -66,7 +66,7 @@ final class FaultRun implements AutoCloseable {
     }
 
     FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered) {
-        this(name, workDir, senderClient, ordered, 16, 64);
+        this(name, workDir, senderClient, ordered, 16, 64, false);
     }
 
     /**
@@ -84,10 +84,6 @@ final class FaultRun implements AutoCloseable {
      */
     static FaultRun traced(String name, Path workDir, RmqRedisClient senderClient) {
         return new FaultRun(name, workDir, senderClient, false, 16, 64, true);
-    }
-
-    private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups) {
-        this(name, workDir, senderClient, ordered, slots, groups, false);
     }
 
     private FaultRun(String name, Path workDir, RmqRedisClient senderClient, boolean ordered, int slots, int groups,
@@ -257,17 +253,8 @@ final class FaultRun implements AutoCloseable {
     /** Every handling the consumers recorded in their {@code .contexts} files (a line cut by a kill -9 skipped). */
     List<ContextHandled> contextsHandled() throws IOException {
         List<ContextHandled> out = new ArrayList<>();
-        for (ConsumerProcess consumer : consumers) {
-            Path file = Path.of(consumer.record() + ".contexts");
-            if (!Files.exists(file)) {
-                continue;
-            }
-            String[] lines = Files.readString(file, StandardCharsets.UTF_8).split("\n", -1);
-            // the last element is empty, or a line a kill -9 cut short
-            for (int i = 0; i < lines.length - 1; i++) {
-                String[] f = lines[i].split(",");
-                out.add(new ContextHandled(f[0], Integer.parseInt(f[1]), f[2].equals("-") ? null : f[2]));
-            }
+        for (String[] f : recorded(".contexts")) {
+            out.add(new ContextHandled(f[0], Integer.parseInt(f[1]), f[2].equals("-") ? null : f[2]));
         }
         return out;
     }
@@ -284,16 +271,27 @@ final class FaultRun implements AutoCloseable {
     /** Every handling the consumers recorded in their {@code .versions} files (a line cut by a kill -9 skipped). */
     List<VersionHandled> versionsHandled() throws IOException {
         List<VersionHandled> out = new ArrayList<>();
+        for (String[] f : recorded(".versions")) {
+            out.add(new VersionHandled(f[0], f[1], f[2], Integer.parseInt(f[3])));
+        }
+        return out;
+    }
+
+    /**
+     * The comma-separated fields of every whole line in the consumers' {@code <record><suffix>} files (a consumer
+     * that never wrote one has none; a line a kill -9 cut short is skipped).
+     */
+    private List<String[]> recorded(String suffix) throws IOException {
+        List<String[]> out = new ArrayList<>();
         for (ConsumerProcess consumer : consumers) {
-            Path file = Path.of(consumer.record() + ".versions");
+            Path file = Path.of(consumer.record() + suffix);
             if (!Files.exists(file)) {
                 continue;
             }
             String[] lines = Files.readString(file, StandardCharsets.UTF_8).split("\n", -1);
             // the last element is empty, or a line a kill -9 cut short
             for (int i = 0; i < lines.length - 1; i++) {
-                String[] f = lines[i].split(",");
-                out.add(new VersionHandled(f[0], f[1], f[2], Integer.parseInt(f[3])));
+                out.add(lines[i].split(","));
             }
         }
         return out;

@@ -180,14 +180,7 @@ class FaultScenariosTest extends FaultSuite {
                 // mostly merges into the waiting one, otherwise it follows the delivered one as a new message
                 long round = 1000L * ids / rate;
                 run.sendVersions(ids, versions, rate, Duration.ofMillis(round * 3 / 2), batch);
-                long every = round * versions / (kills + 1);
-                for (int k = 0; k < kills; k++) {
-                    Thread.sleep(every);
-                    ConsumerProcess victim = live.remove(k % live.size());
-                    awaitHandling(victim);
-                    victim.kill();
-                    live.add(run.consumer("r" + k, options));
-                }
+                killWhileHandling(run, live, options, kills, round * versions / (kills + 1));
                 FaultRun.Records records = run.finish(Duration.ofMinutes(5), Duration.ofSeconds(60));
                 List<FaultRun.VersionHandled> handled = run.versionsHandled();
                 Map<String, Integer> newest = run.newestVersions();
@@ -258,14 +251,7 @@ class FaultScenariosTest extends FaultSuite {
             live.add(run.consumer("c0", options));
             live.add(run.consumer("c1", options));
             run.send(messages, 1000);
-            long every = messages / (kills + 1);
-            for (int k = 0; k < kills; k++) {
-                Thread.sleep(every);
-                ConsumerProcess victim = live.remove(k % live.size());
-                awaitHandling(victim);
-                victim.kill();
-                live.add(run.consumer("r" + k, options));
-            }
+            killWhileHandling(run, live, options, kills, messages / (kills + 1));
             FaultRun.Records records = run.finish(Duration.ofMinutes(5), Duration.ofSeconds(60));
             List<FaultRun.ContextHandled> handled = run.contextsHandled();
             long redelivered = handled.stream().filter(h -> h.attempt() > 1).count();
@@ -288,6 +274,21 @@ class FaultScenariosTest extends FaultSuite {
             assertThat(sampledAgain).as("%s: sampled messages delivered again after a kill", run.name)
                     .isPositive();
             assertThat(run.envelopesLeft()).as("%s: trace records left stored", run.name).isZero();
+        }
+    }
+
+    /**
+     * {@code kills} times, {@code every} ms apart: kill -9 of the next of the {@code live} consumers once it is
+     * handling, and a new consumer with {@code options} in its place.
+     */
+    private static void killWhileHandling(FaultRun run, List<ConsumerProcess> live, Map<String, String> options,
+            int kills, long every) throws IOException, InterruptedException {
+        for (int k = 0; k < kills; k++) {
+            Thread.sleep(every);
+            ConsumerProcess victim = live.remove(k % live.size());
+            awaitHandling(victim);
+            victim.kill();
+            live.add(run.consumer("r" + k, options));
         }
     }
 
