@@ -26,10 +26,11 @@ import org.jspecify.annotations.Nullable;
  * the whole engine (consumers_beat.lua) instead of one per container: an engine with ten listeners costs an idle Redis
  * what one with a single listener does. The engine has one entry per timeout among its members (usually one), so that
  * each member counts as alive exactly as long as its own timeout says. Each beat renews the entries, and answers every
- * member with the live members of its topic; members of an engine that stops beating (killed, frozen, cut off) drop out
- * after their timeout, and a member that stops or pauses is taken off at once (a beat right away). An answer also says
- * whether the member's entry had been dropped before the beat (its time ran out): an ORDERLY membership then gives up
- * its slots.
+ * member with the live members of its topic (Redis sends the listing only when its version differs from the one the
+ * engine read last: an idle beat reads none); members of an engine that stops beating (killed, frozen, cut off) drop
+ * out after their timeout, and a member that stops or pauses is taken off at once (a beat right away). An answer also
+ * says whether the member's entry had been dropped before the beat (its time ran out): an ORDERLY membership then gives
+ * up its slots.
  * <p>
  * Threads: {@link #join} and {@link #leave} from the containers' pollers and coordination threads; beats run on the
  * JVM's shared timer thread and complete on Lettuce's threads; the answers are handed to the members' callbacks (which
@@ -67,6 +68,12 @@ public final class ConsumerRoster {
     private final Set<Long> listed = new HashSet<>();
     /** Members that left their entry to stay listed on their own until their timeout runs out: the next beat writes them. */
     private final List<Entry> lingering = new ArrayList<>();
+    /**
+     * The version of the listing that the last beat which answered read in full, and that listing (key -&gt; live
+     * member ids); 0 and empty until then, and after a failed beat: the next one reads it all.
+     */
+    private long listingVersion;
+    private Map<String, List<String>> listing = Map.of();
     private boolean beatUnderWay;
     /** A join or a leave came while a beat was under way: beat again when it answers. */
     private boolean again;
@@ -171,7 +178,8 @@ public final class ConsumerRoster {
         CompletableFuture<List<Object>> reply;
         try {
             reply = gateway.eval(RmqScript.CONSUMERS_BEAT, ScriptOutputType.MULTI,
-                    new byte[][] {keys.consumersLive(), keys.consumersMembers()}, Replies.bytes("read"));
+                    new byte[][] {keys.consumersLive(), keys.consumersMembers()}, Replies.bytes("read"),
+                    Replies.bytes("0"));
         }
         catch (RuntimeException ex) {
             return CompletableFuture.failedFuture(ex);
@@ -203,7 +211,7 @@ public final class ConsumerRoster {
         }
         if (!off.isEmpty()) {
             try {
-                send(off).get(1, java.util.concurrent.TimeUnit.SECONDS);
+                send(off, 0).get(1, java.util.concurrent.TimeUnit.SECONDS);
             }
             catch (Exception ex) {
                 if (ex instanceof InterruptedException) {
@@ -230,7 +238,7 @@ public final class ConsumerRoster {
             groups().forEach((ttl, lines) -> last.add(new Entry(entryId(ttl), ttl, Math.max(1, lastTtlMillis), lines,
                     true)));
         }
-        send(last).whenComplete((reply, error) -> {
+        send(last, 0).whenComplete((reply, error) -> {
             if (error != null) {
                 done.completeExceptionally(error);
             }
@@ -260,6 +268,7 @@ public final class ConsumerRoster {
         List<Entry> entries = new ArrayList<>();
         Map<String, Member> sent;
         long timeout;
+        long known;
         synchronized (this) {
             next = null;
             if (abandoned || beatUnderWay) {
@@ -284,16 +293,21 @@ public final class ConsumerRoster {
             beatUnderWay = true;
             sent = new LinkedHashMap<>(members);
             timeout = beatEveryMillis();
+            known = listingVersion;
         }
         long sentMillis = System.currentTimeMillis();
-        Timeouts.within(send(entries), timeout, () -> "the heartbeat of the engine's consumers")
+        Timeouts.within(send(entries, known), timeout, () -> "the heartbeat of the engine's consumers")
                 .whenComplete((reply, error) -> answered(entries, sent, sentMillis, reply, error));
     }
 
-    /** One call of consumers_beat.lua for {@code entries}. */
-    private CompletableFuture<List<Object>> send(List<Entry> entries) {
-        List<byte[]> args = new ArrayList<>(1 + entries.size() * 4);
+    /**
+     * One call of consumers_beat.lua for {@code entries}; {@code knownVersion}: the listing's version the engine holds
+     * (its lines come back only when the listing has another), 0 for none.
+     */
+    private CompletableFuture<List<Object>> send(List<Entry> entries, long knownVersion) {
+        List<byte[]> args = new ArrayList<>(2 + entries.size() * 4);
         args.add(Replies.bytes("beat"));
+        args.add(Replies.bytes(knownVersion));
         for (Entry entry : entries) {
             args.add(Replies.bytes(entry.id()));
             args.add(Replies.bytes(entry.lines().isEmpty() ? 0 : Math.max(1, entry.ttl())));
@@ -313,9 +327,12 @@ public final class ConsumerRoster {
             @Nullable List<Object> reply, @Nullable Throwable error) {
         List<Map.Entry<String, Member>> answer = new ArrayList<>();
         Set<Long> dropped = new HashSet<>();
+        Map<String, List<String>> live = null;
         synchronized (this) {
             beatUnderWay = false;
             if (error != null || reply == null) {
+                listingVersion = 0;
+                listing = Map.of();
                 // an entry may have been dropped meanwhile: list its members again (a lingering one: it may never be
                 // listed, which is how it ends anyway)
                 entries.forEach(entry -> changed.add(entry.group()));
@@ -337,6 +354,11 @@ public final class ConsumerRoster {
                         listed.add(ttl);
                     }
                 }
+                if ((Long) reply.get(3) == 1) {
+                    listingVersion = (Long) reply.get(2);
+                    listing = byKey(reply);
+                }
+                live = listing; // unchanged since the beat that read it: the version is the one this beat named
             }
             // a member answers for itself only once its lines went out (one that joined since waits for the next beat)
             for (Map.Entry<String, Member> member : sent.entrySet()) {
@@ -354,7 +376,6 @@ public final class ConsumerRoster {
                 }
             }
         }
-        Map<String, List<String>> live = reply == null ? null : byKey(reply);
         for (Map.Entry<String, Member> member : answer) {
             Member m = member.getValue();
             m.answer().accept(live == null ? null : new Answer(sentMillis, (Long) reply.get(0),
@@ -384,10 +405,13 @@ public final class ConsumerRoster {
         return id + "/" + ttl;
     }
 
-    /** The script's reply, { now, added, entry, lines, ... }, as key (topic or ORDERLY key) -&gt; live member ids. */
+    /**
+     * The script's reply, { now, added, version, 1, entry, lines, ... }, as key (topic or ORDERLY key) -&gt; live
+     * member ids (unmodifiable: one listing answers every beat until it changes).
+     */
     private static Map<String, List<String>> byKey(List<Object> items) {
         Map<String, List<String>> out = new HashMap<>();
-        for (int i = 3; i < items.size(); i += 2) {
+        for (int i = 5; i < items.size(); i += 2) {
             for (String line : Replies.string((byte[]) items.get(i)).split("\n")) {
                 int tab = line.lastIndexOf('\t');
                 if (tab > 0) {
@@ -395,6 +419,8 @@ public final class ConsumerRoster {
                 }
             }
         }
-        return out;
+        Map<String, List<String>> lists = new HashMap<>();
+        out.forEach((key, ids) -> lists.put(key, List.copyOf(ids)));
+        return Map.copyOf(lists);
     }
 }
