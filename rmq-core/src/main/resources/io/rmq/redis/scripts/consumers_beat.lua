@@ -49,9 +49,10 @@ local added = {}
 for i = 3, #ARGV, 4 do
     local entry, ttl = ARGV[i], tonumber(ARGV[i + 1])
     if ttl == 0 then
-        redis.call('ZREM', KEYS[1], entry)
-        redis.call('HDEL', KEYS[2], entry)
-        changed = true
+        -- an entry taken off after another beat dropped it changes nothing
+        if redis.call('ZREM', KEYS[1], entry) + redis.call('HDEL', KEYS[2], entry) > 0 then
+            changed = true
+        end
         added[#added + 1] = '0'
     else
         local new = redis.call('ZADD', KEYS[1], now + ttl, entry)
