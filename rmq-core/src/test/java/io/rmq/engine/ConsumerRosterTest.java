@@ -29,8 +29,11 @@ import static org.awaitility.Awaitility.await;
 @EnumSource(RedisTopology.class)
 class ConsumerRosterTest extends EngineTestSupport {
 
-    /** Beats every 2 s: an idle window of 5 s holds two or three per engine, and nothing runs out in it. */
-    private static final long TTL_MILLIS = 4_000;
+    /**
+     * Beats every 3 s: an idle window of 5 s holds one or two per engine, and nothing runs out in it unless a beat is
+     * 3 s late.
+     */
+    private static final long TTL_MILLIS = 6_000;
 
     ConsumerRosterTest(RedisTopology topology) {
         super(topology);
