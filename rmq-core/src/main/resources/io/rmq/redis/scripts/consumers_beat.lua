@@ -28,9 +28,11 @@
 local VERSION = '\255v'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[1] == 'read' then
-    -- entries whose time ran out and that no beat has dropped yet are not listed
-    local out, live = { now, '', 0, 1 }, {}
+
+-- Appends every listed entry whose time has not run out (id, lines) to out; returns the ids of the members fields
+-- whose entry is gone (its time ran out, or a beat removed it without its field)
+local function list_live(out)
+    local live, stale = {}, {}
     for _, entry in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')) do
         live[entry] = true
     end
@@ -39,8 +41,17 @@ if ARGV[1] == 'read' then
         if live[all[i]] then
             out[#out + 1] = all[i]
             out[#out + 1] = all[i + 1]
+        else
+            stale[#stale + 1] = all[i]
         end
     end
+    return stale
+end
+
+if ARGV[1] == 'read' then
+    -- entries whose time ran out and that no beat has dropped yet are not listed
+    local out = { now, '', 0, 1 }
+    list_live(out)
     return out
 end
 -- first write; the version's negative score stays
@@ -74,22 +85,9 @@ if changed or not version then
     version = math.max(us, (version or 0) + 1)
     redis.call('ZADD', KEYS[1], -version, VERSION)
 end
--- the listings of entries whose time ran out go with them (they were removed above, or by an older engine's beat)
-local live = {}
-for _, entry in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-    live[entry] = true
-end
 local out = { now, table.concat(added), version, 1 }
-local all = redis.call('HGETALL', KEYS[2])
-local stale = {}
-for i = 1, #all, 2 do
-    if live[all[i]] then
-        out[#out + 1] = all[i]
-        out[#out + 1] = all[i + 1]
-    else
-        stale[#stale + 1] = all[i]
-    end
-end
+-- the listings of entries whose time ran out go with them (they were removed above, or by an older engine's beat)
+local stale = list_live(out)
 if #stale > 0 then
     redis.call('HDEL', KEYS[2], unpack(stale))
 end
