@@ -220,17 +220,17 @@ public final class DefaultRmqConsumer implements SlotConsumer {
     }
 
     @Override
-    public CompletableFuture<long[]> occupiedSlotsAsync() {
-        return leases.occupied(slots, priority);
+    public CompletableFuture<long[]> occupiedSlotsAsync(long foldMillis) {
+        return leases.occupied(slots, priority, foldMillis);
     }
 
     @Override
-    public CompletableFuture<long[]> occupiedSlotsAsync(int[] which) {
+    public CompletableFuture<long[]> occupiedSlotsAsync(int[] which, long foldMillis) {
         SlotKeys[] keys = new SlotKeys[which.length];
         for (int i = 0; i < which.length; i++) {
             keys[i] = slots[which[i]];
         }
-        return leases.occupied(keys, priority);
+        return leases.occupied(keys, priority, foldMillis);
     }
 
     @Override

@@ -48,11 +48,13 @@ public interface SlotConsumer extends RmqConsumer {
      * Per slot of the topic, whether it holds anything at all (waiting messages, leases, PRIORITY retries): 0 means
      * nothing can fall due there until something is written to it. Cheap (plain {@code EXISTS}, see
      * {@link io.rmq.redis.internal.RmqRedisLeases#occupied}): an idle listener's periodic check of the slots it has no news of.
+     * On a standalone server it waits up to {@code foldMillis} for the checks of the engine's other listeners, which
+     * one command then answers with it.
      */
-    CompletableFuture<long[]> occupiedSlotsAsync();
+    CompletableFuture<long[]> occupiedSlotsAsync(long foldMillis);
 
-    /** As {@link #occupiedSlotsAsync()}, for these slots only: the counts in their order. */
-    CompletableFuture<long[]> occupiedSlotsAsync(int[] slots);
+    /** As {@link #occupiedSlotsAsync(long)}, for these slots only: the counts in their order. */
+    CompletableFuture<long[]> occupiedSlotsAsync(int[] slots, long foldMillis);
 
     /**
      * Lists a CONCURRENT container among this topic's consumers until {@link #leaveShares}, by the engine's one

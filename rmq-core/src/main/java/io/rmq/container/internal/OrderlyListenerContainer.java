@@ -129,8 +129,7 @@ public final class OrderlyListenerContainer implements ListenerContainer {
         this.watchdog = new ContainerWatchdog(options.id(), topic(), log, consumer.instrumentation());
         this.handlers = new HandlerThreads(options, "orderly", stepper::work, watchdog, topic(), log);
         watchdog.add(new CoordinationCheck());
-        watchdog.add(new OrderlyIdleCheck(consumer, scheduler, options.id(), options.maxIdle().toMillis(),
-                commandTimeoutMillis));
+        watchdog.add(new OrderlyIdleCheck(consumer, scheduler, options, commandTimeoutMillis));
         watchdog.add(handlers);
     }
 

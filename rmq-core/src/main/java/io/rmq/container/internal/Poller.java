@@ -156,7 +156,7 @@ final class Poller {
         nextFullPoll = 0;
         errorPauseUntil = 0;
         throttledUntil = 0;
-        nextIdleCheck = now + options.maxIdle().toMillis();
+        nextIdleCheck = IdleCheckTimes.nextAfter(now, options.maxIdle().toMillis());
         idleCheckUnderWay = false;
         lastPassMillis = now;
     }
@@ -197,7 +197,7 @@ final class Poller {
                     // taken even when every slot is busy (their pops report for them): a full poll left pending
                     // would keep nextFullPoll in the past, and the poller would spin without sleeping
                     nextFullPoll = Long.MAX_VALUE; // the idle check takes over (checkSlots)
-                    nextIdleCheck = now + options.maxIdle().toMillis();
+                    nextIdleCheck = IdleCheckTimes.nextAfter(now, options.maxIdle().toMillis());
                 }
                 if (free >= roundSize && due.length > 0) {
                     int[] slots = fullPoll ? due : schedule.pick(due, Math.max(1, Math.min(due.length,
@@ -305,20 +305,20 @@ final class Poller {
     /**
      * The idle check, every {@code maxIdle}: the safety net for what no announcement told the poller (a lost one, a
      * writer that does not announce, another consumer's lease that expires because it died). Instead of a pop of
-     * every slot it asks which slots hold anything at all ({@link SlotConsumer#occupiedSlotsAsync()}: one plain
-     * {@code EXISTS} on a standalone server whose slots are all empty, one per slot on a cluster) and pops only
-     * those, at once. Its answer comes back as a {@link SlotsChecked} event; one check at a time, bounded by the
+     * every slot it asks which slots hold anything at all ({@link SlotConsumer#occupiedSlotsAsync(long)}: one plain
+     * {@code EXISTS} on a standalone server whose slots are all empty, shared with the engine's other listeners that
+     * check at the same grid point ({@link IdleCheckTimes}); one per slot on a cluster) and pops only those, at once. Its answer comes back as a {@link SlotsChecked} event; one check at a time, bounded by the
      * command timeout.
      */
     private void checkSlots(long now) {
-        nextIdleCheck = now + options.maxIdle().toMillis();
+        nextIdleCheck = IdleCheckTimes.nextAfter(now, options.maxIdle().toMillis());
         if (idleCheckUnderWay) {
             return;
         }
         idleCheckUnderWay = true;
         CompletableFuture<long[]> check;
         try {
-            check = consumer.occupiedSlotsAsync();
+            check = consumer.occupiedSlotsAsync(IdleCheckTimes.foldMillis(options));
         }
         catch (RuntimeException ex) {
             check = CompletableFuture.failedFuture(ex);

@@ -36,10 +36,12 @@ public final class RmqRedisLeases {
 
     private final RedisGateway gateway;
     private final SlotReports reports;
+    private final FoldedExists folded;
 
     RmqRedisLeases(RedisGateway gateway, SlotReports reports) {
         this.gateway = gateway;
         this.reports = reports;
+        this.folded = new FoldedExists(gateway);
     }
 
 
@@ -64,14 +66,20 @@ public final class RmqRedisLeases {
      * before something is written to it). An idle listener's periodic check, in plain {@code EXISTS} commands instead
      * of a pop script per slot: on a standalone server one {@code EXISTS} of every slot's keys answers when they are
      * all empty (the usual idle case), and per-slot counts are asked only when it finds something; on a cluster one
-     * {@code EXISTS} per slot (a slot's keys share its hash tag, so each goes to the slot's node).
+     * {@code EXISTS} per slot (a slot's keys share its hash tag, so each goes to the slot's node). On a standalone
+     * server the first {@code EXISTS} waits up to {@code foldMillis} for the checks of the engine's other listeners,
+     * and one command answers them all ({@link FoldedExists}).
      */
-    public CompletableFuture<long[]> occupied(SlotKeys[] slots, boolean priority) {
+    public CompletableFuture<long[]> occupied(SlotKeys[] slots, boolean priority, long foldMillis) {
         Function<SlotKeys, byte[][]> keysOf = slot -> occupiedKeys(slot, priority);
         if (gateway.isCluster()) {
             return existingPerSlot(slots, keysOf);
         }
-        return existingInAll(slots, keysOf).thenCompose(count -> count == 0
+        List<byte[]> all = new ArrayList<>(slots.length * 3);
+        for (SlotKeys slot : slots) {
+            all.addAll(List.of(keysOf.apply(slot)));
+        }
+        return folded.count(all.toArray(byte[][]::new), foldMillis).thenCompose(count -> count == 0
                 ? CompletableFuture.completedFuture(new long[slots.length]) : existingPerSlot(slots, keysOf));
     }
 

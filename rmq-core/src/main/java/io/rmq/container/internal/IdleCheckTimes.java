@@ -1,0 +1,33 @@
+package io.rmq.container.internal;
+
+import io.rmq.container.ContainerOptions;
+
+/**
+ * When the idle checks of an engine's listeners run ({@link Poller}'s for CONCURRENT, {@link OrderlyIdleCheck} for
+ * ORDERLY), so that their {@code EXISTS} can go to a standalone server as one command
+ * ({@link io.rmq.redis.internal.RmqRedisLeases#occupied}): every container with the same {@code maxIdle} checks on the
+ * same grid of the local clock (multiples of {@code maxIdle}), and each check waits a little for the others. So ten
+ * idle listeners cost Redis one {@code EXISTS} per {@code maxIdle}, as one does. Stateless.
+ */
+final class IdleCheckTimes {
+
+    /** The longest a check waits for the checks of other listeners (those due at the same grid point). */
+    private static final long FOLD_MILLIS = 100;
+
+    private IdleCheckTimes() {
+    }
+
+    /** The first grid point after local ms {@code now}: in ({@code now}, {@code now + maxIdle}]. */
+    static long nextAfter(long now, long maxIdleMillis) {
+        return (Math.floorDiv(now, maxIdleMillis) + 1) * maxIdleMillis;
+    }
+
+    /**
+     * How long a check of a container with these options may wait for others: {@value #FOLD_MILLIS} ms, or less
+     * where {@code maxIdle} or the command timeout is short (a tenth of either), so that the wait never counts in what
+     * the watchdog bounds.
+     */
+    static long foldMillis(ContainerOptions options) {
+        return Math.min(FOLD_MILLIS, Math.min(options.maxIdle().toMillis(), options.commandTimeout().toMillis()) / 10);
+    }
+}
