@@ -45,10 +45,11 @@ import io.rmq.producer.OutgoingMessage;
  * {@link RmqPeer} like the W1-W3 workloads (one process per workload):
  * <ul>
  * <li>{@code ordered-consume --mode ORDERLY|CONCURRENT [--slots 16] [--keys 1000] [--instances 2]
- * [--work-micros 0] [--work sleep|spin]}: {@code --instances} instances (each its own {@link Rmq} engine and Lettuce
+ * [--work-micros 0] [--work sleep|spin] [--store-group true|false]}: {@code --instances} instances (each its own {@link Rmq} engine and Lettuce
  * client) at {@code --concurrency} each consume a backlog of N ~100-byte messages on a FIXED_TIME topic of
  * {@code --slots} slots, sent in {@code --keys} groups ({@code withGroup}, after the listeners' mode is declared, so
- * an engine that stores the group of ORDERLY messages stores it); the clock runs from the containers' start to the
+ * an engine that stores the group of ORDERLY messages stores it; {@code --store-group false}: before the mode is
+ * declared, so the messages go without it, in their slot's common lane, handled slot by slot); the clock runs from the containers' start to the
  * N-th distinct message handled. The handler spends {@code --work-micros} per message (sleeping, or busy-spinning
  * with {@code --work spin}) and counts per-key order violations (a message whose handling starts after that of a
  * later one of its key) and overlaps (a message whose handling starts while another of its key is being handled).</li>
@@ -217,6 +218,7 @@ public final class OrderedWorkloads {
         int keys = args.intOption("keys", KEYS);
         int instanceCount = args.intOption("instances", INSTANCES);
         Work work = Work.of(args);
+        boolean storeGroup = Boolean.parseBoolean(args.option("store-group", "true"));
         List<Instance> instances = new ArrayList<>();
         try {
             for (int i = 0; i < instanceCount; i++) {
@@ -224,8 +226,12 @@ public final class OrderedWorkloads {
                 instances.add(instance);
                 instance.rmq().defineTopic(TOPIC, TopicType.FIXED_TIME, slots);
                 // the listeners' mode before the backlog: a sender stores an ORDERLY message's group only when it
-                // knows the topic is ORDERLY (the containers below declare it too, but only after the backlog)
-                instance.rmq().declareConsumeMode(TOPIC, mode);
+                // knows the topic is ORDERLY (the containers below declare it too, but only after the backlog);
+                // --store-group false leaves it undeclared, so the backlog goes without its groups: the slot-serial
+                // common lane of the same engine, what the groups' cost is measured against
+                if (storeGroup) {
+                    instance.rmq().declareConsumeMode(TOPIC, mode);
+                }
             }
             if (args.warmupSeconds() > 0) {
                 warmUp(instances, mode, ownership, args, slots, keys);
@@ -244,6 +250,7 @@ public final class OrderedWorkloads {
                 containers.add(instance.rmq().container(TOPIC, settings(), RmqPeer.Payload.class, handler,
                         options("bench-ordered", args.concurrency(), mode, ownership)));
             }
+            RmqPeer.measuring(); // the consumption, not the backlog's sending
             long start = System.nanoTime();
             containers.forEach(ListenerContainer::start);
             long deadline = start + TimeUnit.SECONDS.toNanos(args.seconds());
