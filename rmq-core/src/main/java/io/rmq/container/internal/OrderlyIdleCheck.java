@@ -64,14 +64,8 @@ final class OrderlyIdleCheck implements ContainerWatchdog.Check {
     /** The check itself, at its grid point. */
     private void run() {
         int[] idle;
-        CompletableFuture<long[]> occupied;
         try {
             idle = scheduler.idleSlots();
-            if (idle.length == 0) {
-                underWay = false;
-                return;
-            }
-            occupied = consumer.occupiedSlotsAsync(idle, foldMillis);
         }
         catch (RuntimeException ex) {
             // the deadline thread is shared by every engine: nothing may end it, and the next round checks again
@@ -79,6 +73,17 @@ final class OrderlyIdleCheck implements ContainerWatchdog.Check {
             log.debug("ORDERLY container '{}': the idle check of topic '{}' could not start: {}", id,
                     consumer.topic().name(), String.valueOf(ex));
             return;
+        }
+        if (idle.length == 0) {
+            underWay = false;
+            return;
+        }
+        CompletableFuture<long[]> occupied;
+        try {
+            occupied = consumer.occupiedSlotsAsync(idle, foldMillis);
+        }
+        catch (RuntimeException ex) {
+            occupied = CompletableFuture.failedFuture(ex); // a failed check: every idle slot steps
         }
         occupied.orTimeout(commandTimeoutMillis, TimeUnit.MILLISECONDS).whenComplete((counts, error) -> {
             underWay = false;
