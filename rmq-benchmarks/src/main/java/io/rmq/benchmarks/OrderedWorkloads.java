@@ -45,14 +45,14 @@ import io.rmq.producer.OutgoingMessage;
  * {@link RmqPeer} like the W1-W3 workloads (one process per workload):
  * <ul>
  * <li>{@code ordered-consume --mode ORDERLY|CONCURRENT [--slots 16] [--keys 1000] [--instances 2]
- * [--work-micros 0] [--work sleep|spin] [--store-group true|false]}: {@code --instances} instances (each its own {@link Rmq} engine and Lettuce
- * client) at {@code --concurrency} each consume a backlog of N ~100-byte messages on a FIXED_TIME topic of
- * {@code --slots} slots, sent in {@code --keys} groups ({@code withGroup}, after the listeners' mode is declared, so
- * an engine that stores the group of ORDERLY messages stores it; {@code --store-group false}: before the mode is
- * declared, so the messages go without it, in their slot's common lane, handled slot by slot); the clock runs from the containers' start to the
- * N-th distinct message handled. The handler spends {@code --work-micros} per message (sleeping, or busy-spinning
- * with {@code --work spin}) and counts per-key order violations (a message whose handling starts after that of a
- * later one of its key) and overlaps (a message whose handling starts while another of its key is being handled).</li>
+ * [--work-micros 0] [--work sleep|spin] [--store-group true|false]}: {@code --instances} instances (each its own
+ * {@link Rmq} engine and Lettuce client) at {@code --concurrency} each consume a backlog of N ~100-byte messages on a
+ * FIXED_TIME topic of {@code --slots} slots, sent in {@code --keys} groups ({@code withGroup}, after the listeners'
+ * mode is declared, so an engine that stores the group of ORDERLY messages stores it; {@code --store-group false}:
+ * before the mode is declared, so the messages go without it, in their slot's common lane, handled slot by slot); the
+ * clock runs from the containers' start to the N-th distinct message handled. The handler spends
+ * {@code --work-micros} per message (sleeping, or busy-spinning with {@code --work spin}) and counts per-key order
+ * violations (a message whose handling starts after that of a later one of its key) and overlaps (a message whose handling starts while another of its key is being handled).</li>
  * <li>{@code takeover}: a survivor instance (this process) and a victim instance (an {@link OrderedVictim} JVM) share
  * a 16-slot topic in ORDERLY mode while a sender sends one message to every slot every 10 ms; the victim is killed
  * with SIGKILL ({@code Process.destroyForcibly()}), and the time from the kill to the first message of one of the

@@ -7,22 +7,22 @@ import io.rmq.container.ContainerOptions;
  * ORDERLY), so that their {@code EXISTS} can go to a standalone server as one command
  * ({@link io.rmq.redis.internal.RmqRedisLeases#occupied}): every container of the JVM with the same {@code maxIdle}
  * checks on the same grid of the local clock (multiples of {@code maxIdle} from a phase of the JVM's), and each check
- * waits a little for the others. So ten
- * idle listeners cost Redis one {@code EXISTS} per {@code maxIdle}, as one does. Stateless.
+ * waits a little for the others. So ten idle listeners cost Redis one {@code EXISTS} per {@code maxIdle}, as one does.
+ * Stateless.
  */
 final class IdleCheckTimes {
 
     /** The longest a check waits for the checks of other listeners (those due at the same grid point). */
     private static final long FOLD_MILLIS = 100;
 
-    private IdleCheckTimes() {
-    }
-
     /**
-     * Where this JVM's grid starts within {@code maxIdle}, as a fraction of it: random per JVM, so that the instances of
-     * a fleet do not all check at the same instant (on a cluster, one {@code EXISTS} per slot each).
+     * Where this JVM's grid starts within {@code maxIdle}, as a fraction of it: random per JVM, so that the instances
+     * of a fleet do not all check at the same instant (on a cluster, one {@code EXISTS} per slot each).
      */
     private static final double PHASE = java.util.concurrent.ThreadLocalRandom.current().nextDouble();
+
+    private IdleCheckTimes() {
+    }
 
     /** The first grid point after local ms {@code now}: in ({@code now}, {@code now + maxIdle}]. */
     static long nextAfter(long now, long maxIdleMillis) {

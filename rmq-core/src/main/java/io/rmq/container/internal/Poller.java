@@ -307,8 +307,8 @@ final class Poller {
      * writer that does not announce, another consumer's lease that expires because it died). Instead of a pop of
      * every slot it asks which slots hold anything at all ({@link SlotConsumer#occupiedSlotsAsync(long)}: one plain
      * {@code EXISTS} on a standalone server whose slots are all empty, shared with the engine's other listeners that
-     * check at the same grid point ({@link IdleCheckTimes}); one per slot on a cluster) and pops only those, at once. Its answer comes back as a {@link SlotsChecked} event; one check at a time, bounded by the
-     * command timeout.
+     * check at the same grid point ({@link IdleCheckTimes}); one per slot on a cluster) and pops only those, at once.
+     * Its answer comes back as a {@link SlotsChecked} event; one check at a time, bounded by the command timeout.
      */
     private void checkSlots(long now) {
         nextIdleCheck = IdleCheckTimes.nextAfter(now, options.maxIdle().toMillis());

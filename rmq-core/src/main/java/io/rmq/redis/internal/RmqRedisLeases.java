@@ -75,11 +75,7 @@ public final class RmqRedisLeases {
         if (gateway.isCluster()) {
             return existingPerSlot(slots, keysOf);
         }
-        List<byte[]> all = new ArrayList<>(slots.length * 3);
-        for (SlotKeys slot : slots) {
-            all.addAll(List.of(keysOf.apply(slot)));
-        }
-        return folded.count(all.toArray(byte[][]::new), foldMillis).thenCompose(count -> count == 0
+        return folded.count(keysOfAll(slots, keysOf), foldMillis).thenCompose(count -> count == 0
                 ? CompletableFuture.completedFuture(new long[slots.length]) : existingPerSlot(slots, keysOf));
     }
 
@@ -88,11 +84,16 @@ public final class RmqRedisLeases {
      * refuses the keys of several slots in one command).
      */
     CompletableFuture<Long> existingInAll(SlotKeys[] slots, Function<SlotKeys, byte[][]> keysOf) {
+        return gateway.commands().exists(keysOfAll(slots, keysOf)).toCompletableFuture();
+    }
+
+    /** Every slot's {@code keysOf}, in slot order. */
+    private static byte[][] keysOfAll(SlotKeys[] slots, Function<SlotKeys, byte[][]> keysOf) {
         List<byte[]> all = new ArrayList<>(slots.length * 4);
         for (SlotKeys slot : slots) {
             all.addAll(List.of(keysOf.apply(slot)));
         }
-        return gateway.commands().exists(all.toArray(byte[][]::new)).toCompletableFuture();
+        return all.toArray(byte[][]::new);
     }
 
     /**
