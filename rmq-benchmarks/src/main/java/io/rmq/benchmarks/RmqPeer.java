@@ -51,6 +51,9 @@ import io.rmq.redis.RmqRedisClient;
  * {@code expiresAfter} E ms (an hour is long enough never to expire in a run: what storing and checking costs).
  * {@code --dedupe-for-ms D}: each sent with {@code dedupeFor} D ms (every message is new: what keeping, starting and
  * checking the windows costs).
+ *
+ * <p>{@code --registry true}: the instance registry on at its default heartbeat (5 s), as the Spring layer starts it
+ * ({@code rmq.instances.enabled}, on by default): its beats and the busy handlers it keeps for the description.
  */
 public final class RmqPeer {
 
@@ -80,6 +83,10 @@ public final class RmqPeer {
             // --slots: the scaling workload's slot count per topic (16 everywhere else)
             rmq.defineTopic(QUEUE, TopicType.RANGE_MERGE, args.intOption("slots", 16));
             rmq.defineTopic(DELAYED, TopicType.FIXED_TIME, 16);
+            if (Boolean.parseBoolean(args.option("registry", "false"))) {
+                // before any listener is made: containers made after it report their handler calls to it
+                rmq.instances().start(new io.rmq.instances.InstanceSettings("rmq-bench"));
+            }
             warmUp(rmq, client, args);
             String result = run(rmq, args);
             System.out.println("RESULT " + result);
