@@ -52,7 +52,8 @@ import io.rmq.producer.OutgoingMessage;
  * before the mode is declared, so the messages go without it, in their slot's common lane, handled slot by slot); the
  * clock runs from the containers' start to the N-th distinct message handled. The handler spends
  * {@code --work-micros} per message (sleeping, or busy-spinning with {@code --work spin}) and counts per-key order
- * violations (a message whose handling starts after that of a later one of its key) and overlaps (a message whose handling starts while another of its key is being handled).</li>
+ * violations (a message whose handling starts after that of a later one of its key) and overlaps (a message whose
+ * handling starts while another of its key is being handled).</li>
  * <li>{@code takeover}: a survivor instance (this process) and a victim instance (an {@link OrderedVictim} JVM) share
  * a 16-slot topic in ORDERLY mode while a sender sends one message to every slot every 10 ms; the victim is killed
  * with SIGKILL ({@code Process.destroyForcibly()}), and the time from the kill to the first message of one of the
