@@ -2,9 +2,9 @@ package io.rmq.producer;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.AbstractMap;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -217,6 +217,9 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
     }
 
     private static Map<String, String> copyHeaders(String topic, @Nullable Map<String, String> headers) {
+        if (headers instanceof CheckedHeaders) {
+            return headers; // an earlier message's copy, validated and unmodifiable: the with-methods pass it on
+        }
         if (headers == null || headers.isEmpty()) {
             return Map.of();
         }
@@ -230,7 +233,37 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
             validateHeader(topic, (String) name, header.getValue());
             copy.put((String) name, (String) header.getValue());
         }
-        return Collections.unmodifiableMap(copy);
+        return new CheckedHeaders(copy);
+    }
+
+    /** Headers a message copied and validated: unmodifiable, in the order given; passed on by the with-methods. */
+    private static final class CheckedHeaders extends AbstractMap<String, String> {
+
+        private final Map<String, String> entries;
+
+        CheckedHeaders(Map<String, String> copy) {
+            this.entries = Collections.unmodifiableMap(copy);
+        }
+
+        @Override
+        public Set<Entry<String, String>> entrySet() {
+            return entries.entrySet();
+        }
+
+        @Override
+        public @Nullable String get(Object key) {
+            return entries.get(key);
+        }
+
+        @Override
+        public boolean containsKey(Object key) {
+            return entries.containsKey(key);
+        }
+
+        @Override
+        public int size() {
+            return entries.size();
+        }
     }
 
     /** The rules every header follows wherever it comes from (limits on size are the producer's: configurable). */
@@ -238,7 +271,8 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
         if (name == null || name.isEmpty()) {
             throw new RmqInvalidArgumentException("header name", name, "must be non-empty (topic '" + topic + "')");
         }
-        if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX) && !DEAD_LETTER_HEADERS.contains(name)
+        if (name.regionMatches(true, 0, RESERVED_PREFIX, 0, RESERVED_PREFIX.length())
+                && !DEAD_LETTER_HEADERS.contains(name)
                 && !REQUEST_HEADERS.contains(name)) {
             throw new RmqInvalidArgumentException("header", name, "uses the reserved prefix " + RESERVED_PREFIX
                     + " (topic '" + topic + "')");
@@ -346,6 +380,11 @@ public record OutgoingMessage(String topic, Object body, TopicType type, long pa
 
     /** The same message with {@code headers} added (replacing values of names it already has). */
     public OutgoingMessage withHeaders(Map<String, String> headers) {
+        if (this.headers.isEmpty() && headers != null) {
+            // the constructor copies (and checks) them
+            return new OutgoingMessage(topic, body, type, parameter, group, id, headers, expiresAt, expiresAfter,
+                    dedupeFor);
+        }
         Map<String, String> more = new LinkedHashMap<>(this.headers);
         more.putAll(headers);
         return new OutgoingMessage(topic, body, type, parameter, group, id, more, expiresAt, expiresAfter, dedupeFor);

@@ -15,6 +15,7 @@ import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.internal.SlotRouter;
+import io.rmq.core.internal.Utf8;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.TopicType;
@@ -547,7 +548,7 @@ public final class DefaultRmqProducer implements RmqProducer {
                         "must be at most " + limits.maxIdBytes() + " bytes (rmq.max-id-size; topic '" + topic.name()
                                 + "')");
             }
-            member = EnvelopeKeys.idMember(id);
+            member = EnvelopeKeys.idMemberOf(routing);
         }
         Map<String, String> headers = message.headers();
         if (limited && !headers.isEmpty()) {
@@ -593,7 +594,7 @@ public final class DefaultRmqProducer implements RmqProducer {
         int count = 0;
         long total = 0;
         for (Map.Entry<String, String> header : headers.entrySet()) {
-            int valueBytes = header.getValue().getBytes(StandardCharsets.UTF_8).length;
+            int valueBytes = Utf8.length(header.getValue());
             if (OutgoingMessage.DEAD_LETTER_HEADERS.contains(header.getKey())) {
                 if (valueBytes > OutgoingMessage.MAX_DEAD_LETTER_HEADER_BYTES) {
                     throw new RmqInvalidArgumentException("header '" + header.getKey() + "' value", valueBytes
@@ -603,7 +604,7 @@ public final class DefaultRmqProducer implements RmqProducer {
                 continue;
             }
             count++;
-            int nameBytes = header.getKey().getBytes(StandardCharsets.UTF_8).length;
+            int nameBytes = Utf8.length(header.getKey());
             if (valueBytes > limits.maxHeaderValueBytes()) {
                 throw new RmqInvalidArgumentException("header '" + header.getKey() + "' value", valueBytes + " bytes",
                         "must be at most " + limits.maxHeaderValueBytes() + " bytes (rmq.max-header-value-size; topic '"

@@ -1,11 +1,11 @@
 package io.rmq.redis.internal;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.rmq.core.internal.Utf8;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -86,27 +86,53 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         if (others > 0) {
             flags |= HEADERS;
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(16 + (payload == null ? 0 : payload.length)
-                + 32 * headers.size());
-        out.write(flags);
+        // sized first, then written into one array: every send of a message with headers comes through here
+        int[] lengths = new int[2 * others];
+        int size = 1;
         if (payload != null) {
-            uvarint(out, payload.length);
-            out.write(payload, 0, payload.length);
+            size += uvarintSize(payload.length) + payload.length;
         }
         if (trace != null) {
-            out.write(trace, 0, TRACE_BYTES);
+            size += TRACE_BYTES;
         }
         if (others > 0) {
-            uvarint(out, others);
+            size += uvarintSize(others);
+            int k = 0;
             for (Map.Entry<String, String> header : headers.entrySet()) {
                 if (trace != null && TRACEPARENT.equals(header.getKey())) {
                     continue;
                 }
-                text(out, header.getKey());
-                text(out, header.getValue());
+                int name = Utf8.length(header.getKey());
+                int value = Utf8.length(header.getValue());
+                lengths[k++] = name;
+                lengths[k++] = value;
+                size += uvarintSize(name) + name + uvarintSize(value) + value;
             }
         }
-        return out.toByteArray();
+        byte[] out = new byte[size];
+        out[0] = (byte) flags;
+        int at = 1;
+        if (payload != null) {
+            at = uvarint(out, at, payload.length);
+            System.arraycopy(payload, 0, out, at, payload.length);
+            at += payload.length;
+        }
+        if (trace != null) {
+            System.arraycopy(trace, 0, out, at, TRACE_BYTES);
+            at += TRACE_BYTES;
+        }
+        if (others > 0) {
+            at = uvarint(out, at, others);
+            int k = 0;
+            for (Map.Entry<String, String> header : headers.entrySet()) {
+                if (trace != null && TRACEPARENT.equals(header.getKey())) {
+                    continue;
+                }
+                at = Utf8.write(header.getKey(), out, uvarint(out, at, lengths[k++]));
+                at = Utf8.write(header.getValue(), out, uvarint(out, at, lengths[k++]));
+            }
+        }
+        return out;
     }
 
     /** The envelope {@link #encode} stored; an error names what is wrong with a value that is not one. */
@@ -180,39 +206,32 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         return new String(out, StandardCharsets.ISO_8859_1);
     }
 
-    private static void text(ByteArrayOutputStream out, String s) {
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        uvarint(out, bytes.length);
-        out.write(bytes, 0, bytes.length);
+    /** Bytes of {@code value} as an unsigned LEB128. */
+    private static int uvarintSize(int value) {
+        int size = 1;
+        for (int v = value; (v & ~0x7F) != 0; v >>>= 7) {
+            size++;
+        }
+        return size;
     }
 
-    /** An id message's payload without headers, the common envelope: written straight into an array of its size. */
-    private static byte[] payloadAlone(byte[] payload) {
-        int length = payload.length;
-        int prefix = 1;
-        for (int v = length; (v & ~0x7F) != 0; v >>>= 7) {
-            prefix++;
-        }
-        byte[] out = new byte[1 + prefix + length];
-        out[0] = PAYLOAD;
-        int at = 1;
-        int v = length;
+    /** Writes {@code value} as an unsigned LEB128 at {@code at}; returns the index after it. */
+    private static int uvarint(byte[] out, int at, int value) {
+        int v = value;
         while ((v & ~0x7F) != 0) {
             out[at++] = (byte) ((v & 0x7F) | 0x80);
             v >>>= 7;
         }
         out[at++] = (byte) v;
-        System.arraycopy(payload, 0, out, at, length);
-        return out;
+        return at;
     }
 
-    private static void uvarint(ByteArrayOutputStream out, int value) {
-        int v = value;
-        while ((v & ~0x7F) != 0) {
-            out.write((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        out.write(v);
+    /** An id message's payload without headers, the common envelope: written straight into an array of its size. */
+    private static byte[] payloadAlone(byte[] payload) {
+        byte[] out = new byte[1 + uvarintSize(payload.length) + payload.length];
+        out[0] = PAYLOAD;
+        System.arraycopy(payload, 0, out, uvarint(out, 1, payload.length), payload.length);
+        return out;
     }
 
     /** Reads one stored envelope; every read checks the bounds (a damaged value is an error, not garbage). */

@@ -21,7 +21,11 @@ public final class EnvelopeKeys {
 
     /** The member of a message sent with {@code id}: {@code 0xFF} followed by the id's UTF-8 bytes. */
     public static byte[] idMember(String id) {
-        byte[] utf8 = id.getBytes(StandardCharsets.UTF_8);
+        return idMemberOf(id.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** {@link #idMember}, from the id's UTF-8 bytes (a sender has them already: the id routes the message too). */
+    public static byte[] idMemberOf(byte[] utf8) {
         byte[] member = new byte[utf8.length + 1];
         member[0] = (byte) ID_TAG;
         System.arraycopy(utf8, 0, member, 1, utf8.length);

@@ -34,6 +34,30 @@ class EnvelopeTest {
     }
 
     @Test
+    void headersAreStoredAsTheLayoutSaysByteForByte() {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("a", "é");
+        headers.put("traceparent", TRACEPARENT);
+        headers.put("bc", "");
+        byte[] stored = Envelope.encode(new byte[] {9, 8}, headers);
+        byte[] trace = new byte[25];
+        System.arraycopy(Envelope.encode(null, Map.of("traceparent", TRACEPARENT)), 1, trace, 0, 25);
+        // flags 1|2|4, payload length 2 and bytes, the 25 trace bytes, 2 headers: "a" = C3 A9, "bc" = ""
+        byte[] expected = new byte[1 + 1 + 2 + 25 + 1 + (1 + 1 + 1 + 2) + (1 + 2 + 1)];
+        int at = 0;
+        expected[at++] = 7;
+        expected[at++] = 2;
+        expected[at++] = 9;
+        expected[at++] = 8;
+        System.arraycopy(trace, 0, expected, at, 25);
+        at += 25;
+        for (int b : new int[] {2, 1, 'a', 2, 0xC3, 0xA9, 2, 'b', 'c', 0}) {
+            expected[at++] = (byte) b;
+        }
+        assertThat(stored).isEqualTo(expected);
+    }
+
+    @Test
     void aVersion00TraceparentIsStoredIn25BytesAndComesBackAsText() {
         byte[] stored = Envelope.encode(null, Map.of("traceparent", TRACEPARENT));
         assertThat(stored).hasSize(1 + 25);
