@@ -44,7 +44,7 @@ public record DeadMessage(String topic, int slot, byte[] body, Instant diedAt, i
 
     /** Names this message for the admin's operations ({@link RmqAdmin#requeueDead(MessageRef)}, ...). */
     public MessageRef ref() {
-        return MessageRef.shown(topic, slot, id, body);
+        return MessageRef.shown(topic, slot, id, body, headers);
     }
 
     /** The body as text, for people and JSON (a {@code bodyText} property beside the base64 {@code body}). */

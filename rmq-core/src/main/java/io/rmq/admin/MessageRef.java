@@ -1,9 +1,11 @@
 package io.rmq.admin;
 
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
 
 import io.rmq.core.RmqInvalidArgumentException;
+import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
 import org.jspecify.annotations.Nullable;
 
@@ -13,12 +15,14 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  * <li>{@link #body(String, Object)}: a message sent without an id, by its body (serialized as a send serializes it);
  * <li>{@link #id(String, String)}: a message sent with an id;
- * <li>{@link #inGroup(String)} added to either: it was sent with that {@code group}, so it is in the group's slot;
+ * <li>{@link #inGroup(String)} added to either: it was sent with that {@code group}, so it is in the group's slot
+ * (and a body sent with a group to an ORDERLY topic is stored with its group: name it with its group there);
  * <li>{@link #stored(String, int, byte[])}: the slot and member as stored, what {@code ref()} of a view (a waiting,
  * retrying, in-flight or dead message) returns; {@link #atSlot(int)} names the slot of a body or id as a view
  * showed it.
  * </ul>
- * The member a message is stored as (its serialized body, or 0xFF followed by the id's UTF-8 bytes) is this class's
+ * The member a message is stored as (its serialized body, 0xFE and the group before a grouped body of an ORDERLY
+ * topic, or 0xFF followed by the id's UTF-8 bytes) is this class's
  * business and the admin's, so callers never build one. Bad input is refused when the reference is made, naming the
  * field, the value and the rule. Immutable and thread-safe (a stored member is not copied: do not change it).
  */
@@ -86,9 +90,15 @@ public final class MessageRef {
         return EnvelopeKeys.idOf(member);
     }
 
-    /** A message as a view shows it: by its id when it has one, else by its body, the member it is stored as. */
-    static MessageRef shown(String topic, int slot, @Nullable String id, byte[] body) {
-        return stored(topic, slot, id == null ? body : EnvelopeKeys.idMember(id));
+    /**
+     * A message as a view shows it: by its id when it has one, else by its body, the member it is stored as (with
+     * the group first, for a body of an ORDERLY topic shown with one: {@code rmq-group}, see
+     * {@code docs/redis-layout.md}).
+     */
+    static MessageRef shown(String topic, int slot, @Nullable String id, byte[] body, Map<String, String> headers) {
+        String group = id == null ? headers.get(Envelope.GROUP) : null;
+        return stored(topic, slot, id != null ? EnvelopeKeys.idMember(id)
+                : group != null ? EnvelopeKeys.groupedMember(group, body) : body);
     }
 
     /**

@@ -35,6 +35,6 @@ public record WaitingMessage(String topic, int slot, byte[] body, double score, 
 
     /** Names this message for the admin's operations ({@link RmqAdmin#cancel}, {@link RmqAdmin#runNow}, ...). */
     public MessageRef ref() {
-        return MessageRef.shown(topic, slot, id, body);
+        return MessageRef.shown(topic, slot, id, body, headers);
     }
 }

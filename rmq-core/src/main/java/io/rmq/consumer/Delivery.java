@@ -34,7 +34,8 @@ public interface Delivery {
 
     /**
      * The message's identity in Redis, what ack, nack and admin operations name: its body, or for a message sent with
-     * an id the byte 0xFF followed by the id's UTF-8 bytes.
+     * an id the byte 0xFF followed by the id's UTF-8 bytes, or for a body sent with a group to an ORDERLY topic the
+     * byte 0xFE, the group's length and the group before the body (docs/redis-layout.md).
      */
     byte[] member();
 
@@ -44,8 +45,8 @@ public interface Delivery {
     /**
      * The headers the message was sent with, the trace context's included ({@code traceparent}, ...), as the latest
      * send of its identity set them; empty when none. Unmodifiable. A message of an ORDERLY topic sent with a group
-     * has that group here too, as {@code rmq-group} (see {@link #group()}): the first of the headers, after only a
-     * {@code traceparent} that the envelope stores compactly.
+     * has that group here too, as {@code rmq-group} (see {@link #group()}): the first of the headers (for an id
+     * message, after only a {@code traceparent} that the envelope stores compactly).
      */
     Map<String, String> headers();
 

@@ -18,6 +18,7 @@ import io.rmq.container.ListenerContainer;
 import io.rmq.core.BackoffPolicy;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.RetryPolicy;
+import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicType;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.producer.OutgoingMessage;
@@ -33,12 +34,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 import static io.rmq.internal.RmqInternals.redis;
 import static io.rmq.internal.RmqInternals.redisAdmin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The group of a message sent to an ORDERLY topic is stored with it, as its envelope's first header
- * {@code rmq-group}, and delivered ({@link Delivery#group()}); CONCURRENT topics and topics whose mode the producer
- * does not know store none; a producer that knew a topic without a mode learns it from Redis.
+ * The group of a message sent to an ORDERLY topic is stored with it: a body's in its member (0xFE, the group's
+ * length, the group, the body), an id message's as its envelope's first header {@code rmq-group}; it is delivered
+ * ({@link Delivery#group()}, and first among the headers); CONCURRENT topics and topics whose mode the producer does
+ * not know store none; a producer that knew a topic without a mode learns it from Redis.
  */
 @ParameterizedClass
 @EnumSource(RedisTopology.class)
@@ -77,18 +80,59 @@ class GroupStorageTest extends OrderlyTestSupport {
         rmq.declareConsumeMode(topic, ConsumeMode.ORDERLY);
     }
 
+    /** Whether slot 0 of {@code topic} holds {@code member} in its store. */
+    private boolean waits(String topic, byte[] member) {
+        return raw(c -> c.zscore(slot(topic).store(), member)) != null;
+    }
+
     @Test
-    void aGroupedSendToAnOrderlyTopicStoresTheGroupAsTheFirstHeader() {
+    void aGroupedBodyIsStoredWithItsGroupInItsMember() {
         defineOrderly("o");
-        rmq.producer().send(due("o", "a").withHeader("tenant", "acme").withGroup("acct-1"));
+        rmq.producer().send(due("o", "a").withGroup("acct-1"));
+        rmq.producer().send(due("o", "h").withHeader("tenant", "acme").withGroup("acct-ü"));
         rmq.producer().send(due("o", "plain"));
 
-        Envelope a = storedBody("o", "a");
-        assertThat(a).isNotNull();
-        assertThat(a.payload()).isNull();
-        assertThat(List.copyOf(a.headers().entrySet()))
-                .containsExactly(Map.entry(GROUP, "acct-1"), Map.entry("tenant", "acme"));
-        assertThat(storedBody("o", "plain")).as("sent without a group: nothing stored").isNull();
+        byte[] a = EnvelopeKeys.groupedMember("acct-1", "a".getBytes(StandardCharsets.UTF_8));
+        assertThat(a).as("0xFE, the group's UTF-8 length, the group, the body")
+                .containsExactly(0xFE - 256, 6, 'a', 'c', 'c', 't', '-', '1', 'a');
+        assertThat(waits("o", a)).isTrue();
+        assertThat(stored("o", a)).as("nothing beside a grouped body without headers").isNull();
+        byte[] h = EnvelopeKeys.groupedMember("acct-ü", "h".getBytes(StandardCharsets.UTF_8));
+        assertThat(waits("o", h)).isTrue();
+        assertThat(List.copyOf(stored("o", h).headers().entrySet()))
+                .as("its headers in its envelope, keyed by the member as any body's")
+                .containsExactly(Map.entry("tenant", "acme"));
+        assertThat(waits("o", "plain".getBytes(StandardCharsets.UTF_8))).as("sent without a group: the body").isTrue();
+        assertThat(storedBody("o", "plain")).isNull();
+        assertThat(EnvelopeKeys.groupOf(h)).isEqualTo("acct-ü");
+        assertThat(EnvelopeKeys.bodyOf(h)).containsExactly('h');
+
+        // the admin finds and shows them by body and group, and through a view's ref
+        assertThat(rmq.admin().find(MessageRef.body("o", "h").inGroup("acct-ü")).headers())
+                .containsExactly(Map.entry(GROUP, "acct-ü"), Map.entry("tenant", "acme"));
+        var waiting = rmq.admin().browse("o", null, 10).messages();
+        assertThat(waiting).extracting(m -> m.bodyAsString()).containsExactlyInAnyOrder("a", "h", "plain");
+        var shown = waiting.stream().filter(m -> m.bodyAsString().equals("a")).findFirst().orElseThrow();
+        assertThat(shown.headers()).containsExactly(Map.entry(GROUP, "acct-1"));
+        assertThat(rmq.admin().cancel(shown.ref()).removedWaiting()).as("its ref names the grouped member").isTrue();
+        assertThat(waits("o", a)).isFalse();
+    }
+
+    @Test
+    void aBodyStartingWithAMemberTagIsRefusedWithNothingWritten() {
+        defineOrderly("o");
+        for (byte tag : new byte[] {(byte) 0xFE, (byte) 0xFF}) {
+            byte[] body = {tag, 'x'};
+            assertThatThrownBy(() -> rmq.producer().send(OutgoingMessage.fixedTime("o", body, Instant.now())
+                    .withGroup("g"))).isInstanceOf(RmqInvalidArgumentException.class)
+                    .hasMessageContaining("body").hasMessageContaining(tag == (byte) 0xFE ? "0xFE" : "0xFF")
+                    .hasMessageContaining("reserved");
+        }
+        assertThat(rmq.admin().stats("o").waiting()).isZero();
+        // with an id the body is a payload: any bytes
+        rmq.producer().send(new OutgoingMessage("o", new byte[] {(byte) 0xFE, 'x'}, TopicType.FIXED_TIME,
+                Instant.now().toEpochMilli(), "g", "id-1", Map.of()));
+        assertThat(rmq.admin().stats("o").waiting()).isEqualTo(1);
     }
 
     @Test
@@ -115,9 +159,11 @@ class GroupStorageTest extends OrderlyTestSupport {
         batch.add(due("o", "b4").withId("id-4").withGroup("g4"));
         assertThat(rmq.producer().sendBatch(batch).added()).isEqualTo(4);
 
-        assertThat(storedBody("o", "b1").headers()).containsExactly(Map.entry(GROUP, "g1"));
-        assertThat(List.copyOf(storedBody("o", "b2").headers().entrySet()))
-                .containsExactly(Map.entry(GROUP, "g2"), Map.entry("tenant", "acme"));
+        assertThat(waits("o", EnvelopeKeys.groupedMember("g1", "b1".getBytes(StandardCharsets.UTF_8)))).isTrue();
+        byte[] b2 = EnvelopeKeys.groupedMember("g2", "b2".getBytes(StandardCharsets.UTF_8));
+        assertThat(waits("o", b2)).isTrue();
+        assertThat(stored("o", b2).headers()).containsExactly(Map.entry("tenant", "acme"));
+        assertThat(waits("o", "b3".getBytes(StandardCharsets.UTF_8))).isTrue();
         assertThat(storedBody("o", "b3")).isNull();
         assertThat(stored("o", EnvelopeKeys.idMember("id-4")).headers()).containsExactly(Map.entry(GROUP, "g4"));
     }
@@ -143,7 +189,7 @@ class GroupStorageTest extends OrderlyTestSupport {
     void aProducerThatDefinedTheTopicWithoutAModeLearnsOrderlyFromRedis() {
         rmq.defineTopic("late", TopicType.FIXED_TIME, 1);
         rmq.producer().send(due("late", "before").withGroup("acct-1"));
-        assertThat(storedBody("late", "before")).as("no mode known yet").isNull();
+        assertThat(waits("late", "before".getBytes(StandardCharsets.UTF_8))).as("no mode known yet: the body").isTrue();
 
         // a listener of another process registers the mode; this producer's cached definition has none
         newEngine().declareConsumeMode("late", ConsumeMode.ORDERLY);
@@ -154,12 +200,12 @@ class GroupStorageTest extends OrderlyTestSupport {
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
             String body = "after-" + sent.incrementAndGet();
             rmq.producer().send(due("late", body).withGroup("acct-1"));
-            Envelope stored = storedBody("late", body);
-            return stored != null && "acct-1".equals(stored.headers().get(GROUP));
+            return waits("late", EnvelopeKeys.groupedMember("acct-1", body.getBytes(StandardCharsets.UTF_8)));
         });
         assertThat(rmq.topics().get("late").mode()).isEqualTo(ConsumeMode.ORDERLY);
         assertThat(sent.get()).as("sends until the lookup answered, at most every 10 s").isGreaterThan(1);
-        assertThat(storedBody("late", "before")).as("what was sent before stays without a group").isNull();
+        assertThat(waits("late", "before".getBytes(StandardCharsets.UTF_8)))
+                .as("what was sent before stays without a group").isTrue();
     }
 
     @Test
@@ -182,6 +228,51 @@ class GroupStorageTest extends OrderlyTestSupport {
         assertThat(seen.get(1).group()).isNull();
         assertThat(seen.get(1).headers()).isEmpty();
         await().atMost(Duration.ofSeconds(30)).until(() -> redisAdmin(rmq).storedEnvelopes(slot("o")).join() == 0);
+    }
+
+    /**
+     * The engine before grouped members stored a body's group as its envelope's first header: such messages are still
+     * run in their groups (a failing head suspends its group only), delivered with their groups, and their envelopes
+     * go with them.
+     */
+    @Test
+    void groupsThePreviousEngineStoredInEnvelopesAreStillRunInTheirGroups() {
+        defineOrderly("o");
+        SlotKeys slot = slot("o");
+        long due = System.currentTimeMillis() - 10_000;
+        String[][] previous = {{"a1", "A"}, {"a2", "A"}, {"b1", "B"}};
+        for (int i = 0; i < previous.length; i++) {
+            byte[] body = previous[i][0].getBytes(StandardCharsets.UTF_8);
+            byte[] envelope = Envelope.encode(null, Map.of(GROUP, previous[i][1]));
+            long score = due + i;
+            raw(c -> c.hset(slot.msg(), EnvelopeKeys.of(body), envelope));
+            raw(c -> c.zadd(slot.store(), score, body));
+        }
+        rmq.producer().send(OutgoingMessage.fixedTime("o", "c1", Instant.ofEpochMilli(due + 5)).withGroup("C"));
+        List<String> handled = new CopyOnWriteArrayList<>();
+        Map<String, String> groups = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicInteger a1Tries = new AtomicInteger();
+        ConsumerSettings oneRetry = new ConsumerSettings(8, Duration.ofSeconds(5),
+                new RetryPolicy(3, BackoffPolicy.fixed(Duration.ofSeconds(2))), FailurePolicy.DEFAULT);
+        try (LogCapture logs = LogCapture.rmq()) {
+            ListenerContainer container = rmq.container("o", oneRetry, String.class, (String body, Delivery d) -> {
+                if (body.equals("a1") && a1Tries.incrementAndGet() == 1) {
+                    throw new IllegalStateException("a1 refused once on purpose");
+                }
+                groups.put(body, String.valueOf(d.group()));
+                handled.add(body);
+            }, ContainerOptions.of("o-previous", 4).withMode(ConsumeMode.ORDERLY));
+            containers.add(container);
+            container.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 4);
+            assertThat(logs.messages()).anySatisfy(line -> assertThat(line).contains("a1 refused once on purpose"));
+        }
+        assertThat(handled.indexOf("b1")).as("group B went on while A's head waited for its retry")
+                .isLessThan(handled.indexOf("a1"));
+        assertThat(handled.indexOf("c1")).isLessThan(handled.indexOf("a1"));
+        assertThat(handled.indexOf("a1")).as("A in order").isLessThan(handled.indexOf("a2"));
+        assertThat(groups).containsExactlyInAnyOrderEntriesOf(Map.of("a1", "A", "a2", "A", "b1", "B", "c1", "C"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> redisAdmin(rmq).storedEnvelopes(slot).join() == 0);
     }
 
     @Test

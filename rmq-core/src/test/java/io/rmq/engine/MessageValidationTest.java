@@ -141,15 +141,21 @@ class MessageValidationTest extends EngineTestSupport {
     }
 
     @Test
-    void aByteBodyStartingWithTheIdTagIsRefusedUnlessItTravelsAsThePayloadOfAnId() {
+    void aByteBodyStartingWithAMemberTagIsRefusedUnlessItTravelsAsThePayloadOfAnId() {
         rmq.defineTopic("t", TopicType.FIXED_TIME, 4);
-        byte[] tagged = {(byte) 0xFF, 1, 2};
-        assertThatThrownBy(() -> rmq.producer().send(OutgoingMessage.fixedTime("t", tagged, Instant.now())))
-                .isInstanceOf(RmqInvalidArgumentException.class)
-                .hasMessageContaining("Invalid body 'starting with byte 0xFF': is reserved for message ids");
+        for (int tag : new int[] {0xFF, 0xFE}) {
+            byte[] tagged = {(byte) tag, 1, 2};
+            assertThatThrownBy(() -> rmq.producer().send(OutgoingMessage.fixedTime("t", tagged, Instant.now())))
+                    .isInstanceOf(RmqInvalidArgumentException.class)
+                    .hasMessageContaining("Invalid body 'starting with byte 0x" + Integer.toHexString(tag).toUpperCase()
+                            + "': is reserved for stored ids and groups (0xFE, 0xFF)");
+        }
         assertNothingWritten();
-        assertThat(rmq.producer().send(OutgoingMessage.fixedTime("t", tagged, Instant.now()).withId("bin")).merged())
-                .isFalse();
+        for (int tag : new int[] {0xFF, 0xFE}) {
+            byte[] tagged = {(byte) tag, 1, 2};
+            assertThat(rmq.producer().send(OutgoingMessage.fixedTime("t", tagged, Instant.now()).withId("bin-" + tag))
+                    .merged()).isFalse();
+        }
     }
 
     @Test

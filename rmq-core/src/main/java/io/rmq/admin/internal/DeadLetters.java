@@ -44,7 +44,7 @@ public final class DeadLetters {
                 ? (long) Double.parseDouble(e.priority()) : null;
         return new DeadMessage(topic.name(), slot, MessageLocator.payload(e.member(), e.envelope()),
                 Instant.ofEpochMilli(e.diedAt()), e.attempts(), priority, e.lastError(),
-                MessageLocator.idOf(e.member()), e.envelope().headers());
+                MessageLocator.idOf(e.member()), MessageLocator.headers(e.member(), e.envelope()));
     }
 
     /** See {@link RmqAdmin#searchDead}. */

@@ -128,7 +128,7 @@ public final class DefaultRmqAdmin implements RmqAdmin {
             lastSlot = best;
             out.add(new WaitingMessage(topicName, best, MessageLocator.payload(last.member(), last.envelope()),
                     last.score(), last.failedAttempts(), MessageLocator.idOf(last.member()),
-                    last.envelope().headers()));
+                    MessageLocator.headers(last.member(), last.envelope())));
         }
         BrowsePage.Cursor next = out.size() < limit || last == null ? null
                 : new BrowsePage.Cursor(last.score(), lastSlot, last.member(), last.tie());
@@ -291,7 +291,7 @@ public final class DefaultRmqAdmin implements RmqAdmin {
                 Long deadline = mode == ConsumeMode.ORDERLY ? null : (long) Math.floor(e.score());
                 out.add(new InFlightMessage(topicName, slot.slot(), e.member(), MessageLocator.idOf(e.member()),
                         MessageLocator.payload(e.member(), e.envelope()), deadline, e.failedAttempts() + 1, mode,
-                        e.envelope().headers()));
+                        MessageLocator.headers(e.member(), e.envelope())));
             }
         }
         return out;
@@ -390,7 +390,7 @@ public final class DefaultRmqAdmin implements RmqAdmin {
                 out.add(new RetryingMessage(topicName, i, MessageLocator.payload(e.member(), e.envelope()),
                         e.attempts(), Instant.ofEpochMilli(e.nextAttemptAt()), e.lastError(),
                         e.failedAt() < 0 ? null : Instant.ofEpochMilli(e.failedAt()), MessageLocator.idOf(e.member()),
-                        e.envelope().headers()));
+                        MessageLocator.headers(e.member(), e.envelope())));
             }
         }
         return new RetryPage(List.copyOf(out), total, capped);

@@ -52,7 +52,7 @@ public final class MessageActions {
         Instant diedAt = w.deadScore() == null ? null : instant(w.deadScore());
         return new MessageStatus(topicName, at.slot().slot(), MessageLocator.payload(at.member(), w.envelope()),
                 w.storeScore(), inFlight, retryAt, w.failedAttempts(), diedAt, w.deadReason(), w.cancelled(),
-                MessageLocator.idOf(at.member()), w.envelope().headers());
+                MessageLocator.idOf(at.member()), MessageLocator.headers(at.member(), w.envelope()));
     }
 
     public CancelResult cancel(MessageRef message) {

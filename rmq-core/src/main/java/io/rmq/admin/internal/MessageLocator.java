@@ -11,11 +11,13 @@ import java.util.function.BiFunction;
 import io.rmq.admin.MessageRef;
 import io.rmq.admin.RmqAdmin;
 import io.rmq.core.BodyCodec;
+import io.rmq.core.ConsumeMode;
 import io.rmq.core.RmqInvalidArgumentException;
 import io.rmq.core.TopicDefinition;
 import io.rmq.core.TopicRegistry;
 import io.rmq.core.internal.RmqKeys.SlotKeys;
 import io.rmq.core.internal.SlotRouter;
+import io.rmq.redis.internal.Envelope;
 import io.rmq.redis.internal.EnvelopeKeys;
 import io.rmq.redis.internal.RedisGateway;
 import io.rmq.redis.internal.RmqRedisAdmin;
@@ -58,6 +60,9 @@ public final class MessageLocator {
                         + "')");
             }
             routing = member;
+            if (ref.group() != null && topic.mode() == ConsumeMode.ORDERLY) {
+                member = EnvelopeKeys.groupedMember(ref.group(), member); // as the producer stores it there
+            }
         }
         else {
             String id = ref.id();
@@ -124,14 +129,23 @@ public final class MessageLocator {
     }
 
     /**
-     * What a view shows as a message's body: the member itself, or for an id message the payload its latest send
+     * What a view shows as a message's body: the member's (see {@link EnvelopeKeys#bodyOf}), or for an id message the payload its latest send
      * stored (empty when none is stored: the message is gone, or its envelope was removed by hand).
      */
     public static byte[] payload(byte[] member, RmqRedisAdmin.Stored stored) {
         if (!EnvelopeKeys.isIdMember(member)) {
-            return member;
+            return EnvelopeKeys.bodyOf(member); // a grouped member's body follows its group
         }
         return stored.payload() == null ? new byte[0] : stored.payload();
+    }
+
+    /**
+     * What a view shows as a message's headers: those stored, and first the group a grouped member holds (as
+     * {@code rmq-group}, where an id message stores it; deliveries show it the same way).
+     */
+    public static Map<String, String> headers(byte[] member, RmqRedisAdmin.Stored stored) {
+        String group = EnvelopeKeys.groupOf(member);
+        return group == null ? stored.headers() : new Envelope(null, stored.headers()).withGroup(group).headers();
     }
 
     /** The id of an id member, else null: the member is a body. */

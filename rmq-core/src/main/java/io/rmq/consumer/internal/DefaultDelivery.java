@@ -103,7 +103,7 @@ public final class DefaultDelivery implements Delivery {
     @Override
     public byte[] body() {
         if (!EnvelopeKeys.isIdMember(member)) {
-            return member;
+            return EnvelopeKeys.bodyOf(member); // a grouped member's body follows its group
         }
         byte[] payload = envelope().payload();
         if (payload == null) {
@@ -149,7 +149,8 @@ public final class DefaultDelivery implements Delivery {
 
     @Override
     public @Nullable String group() {
-        return envelope().headers().get(Envelope.GROUP);
+        String group = EnvelopeKeys.groupOf(member); // a grouped body's, with no envelope to decode
+        return group != null ? group : envelope().headers().get(Envelope.GROUP);
     }
 
     @Override
@@ -181,6 +182,10 @@ public final class DefaultDelivery implements Delivery {
         Envelope decoded = envelope;
         if (decoded == null) {
             decoded = Envelope.read(stored);
+            String group = EnvelopeKeys.groupOf(member);
+            if (group != null) {
+                decoded = decoded.withGroup(group); // kept in the member: a header like an id message's
+            }
             envelope = decoded;
         }
         return decoded;

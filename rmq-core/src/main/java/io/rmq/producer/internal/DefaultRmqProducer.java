@@ -509,10 +509,10 @@ public final class DefaultRmqProducer implements RmqProducer {
     /**
      * Validates a message whose body was serialized to {@code payload}, makes its member (the body, or the tagged id)
      * and envelope (payload of an id message, headers, the trace context), and routes it to its slot: by its group,
-     * else its id, else its body. The group of a message to an ORDERLY topic is stored too, as the envelope's first
-     * header {@link Envelope#GROUP} (the ORDERLY scripts read it); not for other topics, where an envelope would cost
-     * every pop a digest per body. A topic known here without a mode is looked up in Redis now and then
-     * ({@link ModeLookups}): its grouped messages go without the header until the mode is known (the consumer takes
+     * else its id, else its body. The group of a message to an ORDERLY topic is stored too (the ORDERLY scripts read
+     * it): in a body's member ({@link EnvelopeKeys#groupedMember}), as an id message's first envelope header
+     * {@link Envelope#GROUP}; not for other topics. A topic known here without a mode is looked up in Redis now and then
+     * ({@link ModeLookups}): its grouped messages go without their group until the mode is known (the consumer takes
      * those in slot order).
      */
     private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context,
@@ -534,8 +534,10 @@ public final class DefaultRmqProducer implements RmqProducer {
         byte[] member;
         byte[] routing;
         if (id == null) {
-            if ((payload[0] & 0xFF) == EnvelopeKeys.ID_TAG) {
-                throw new RmqInvalidArgumentException("body", "starting with byte 0xFF", "is reserved for message ids:"
+            int first = payload[0] & 0xFF;
+            if (first == EnvelopeKeys.ID_TAG || first == EnvelopeKeys.GROUP_TAG) {
+                throw new RmqInvalidArgumentException("body", "starting with byte 0x" + Integer.toHexString(first)
+                        .toUpperCase(java.util.Locale.ROOT), "is reserved for stored ids and groups (0xFE, 0xFF):"
                         + " send this body with an id, or encoded (e.g. Base64) (topic '" + topic.name() + "')");
             }
             member = payload;
@@ -563,9 +565,14 @@ public final class DefaultRmqProducer implements RmqProducer {
             }
             storeGroup = mode == ConsumeMode.ORDERLY;
         }
+        if (storeGroup && id == null) {
+            // in the member, where the ORDERLY scripts read it with no envelope to digest, look up or forget
+            member = EnvelopeKeys.groupedMember(group, payload);
+            storeGroup = false;
+        }
         if (storeGroup || (context != null && !context.isEmpty())) {
-            // the group first (the ORDERLY scripts look for it there), then the user's headers, then the propagator's
-            // entries (traceparent, tracestate, baggage), which win over user headers of the same name
+            // an id message's group first (the ORDERLY scripts look for it there), then the user's headers, then the
+            // propagator's entries (traceparent, tracestate, baggage), which win over user headers of the same name
             Map<String, String> merged = new LinkedHashMap<>(headers.size() + 4);
             if (storeGroup) {
                 merged.put(Envelope.GROUP, group);

@@ -71,6 +71,17 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
         }
     }
 
+    /**
+     * This envelope with {@code group} as its first header {@link #GROUP}: how deliveries and views show the group a
+     * grouped member holds ({@link EnvelopeKeys#groupedMember}), as if stored like an id message's.
+     */
+    public Envelope withGroup(String group) {
+        Map<String, String> headers = new LinkedHashMap<>(this.headers.size() + 2);
+        headers.put(GROUP, group);
+        this.headers.forEach(headers::putIfAbsent);
+        return new Envelope(payload, Collections.unmodifiableMap(headers));
+    }
+
     /** The stored form of a payload (null: none) and headers (may be empty); null when there is nothing to store. */
     public static byte @Nullable [] encode(byte @Nullable [] payload, Map<String, String> headers) {
         if (payload == null && headers.isEmpty()) {
@@ -207,7 +218,7 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
     }
 
     /** Bytes of {@code value} as an unsigned LEB128. */
-    private static int uvarintSize(int value) {
+    static int uvarintSize(int value) {
         int size = 1;
         for (int v = value; (v & ~0x7F) != 0; v >>>= 7) {
             size++;
@@ -216,7 +227,7 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
     }
 
     /** Writes {@code value} as an unsigned LEB128 at {@code at}; returns the index after it. */
-    private static int uvarint(byte[] out, int at, int value) {
+    static int uvarint(byte[] out, int at, int value) {
         int v = value;
         while ((v & ~0x7F) != 0) {
             out[at++] = (byte) ((v & 0x7F) | 0x80);

@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 
+import io.rmq.core.internal.Utf8;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,6 +31,65 @@ public final class EnvelopeKeys {
         member[0] = (byte) ID_TAG;
         System.arraycopy(utf8, 0, member, 1, utf8.length);
         return member;
+    }
+
+    /**
+     * The first byte of a grouped body's member: a message of an ORDERLY topic sent with a group and without an id is
+     * stored as {@code 0xFE}, the group's UTF-8 length (uvarint, as in {@link Envelope}), the group, then the body. So
+     * the ORDERLY scripts read a message's group from the member they hold, with no envelope to digest, look up or
+     * forget. Never the first byte of UTF-8 text either.
+     */
+    public static final int GROUP_TAG = 0xFE;
+
+    /** The member of a body sent with {@code group} to an ORDERLY topic (see {@link #GROUP_TAG}). */
+    public static byte[] groupedMember(String group, byte[] body) {
+        int length = Utf8.length(group);
+        int at = 1 + Envelope.uvarintSize(length);
+        byte[] member = new byte[at + length + body.length];
+        member[0] = (byte) GROUP_TAG;
+        Envelope.uvarint(member, 1, length);
+        at = Utf8.write(group, member, at);
+        System.arraycopy(body, 0, member, at, body.length);
+        return member;
+    }
+
+    public static boolean isGroupedMember(byte[] member) {
+        return member.length > 0 && (member[0] & 0xFF) == GROUP_TAG;
+    }
+
+    /** The group a grouped member holds; null for any other member, and for a damaged one. */
+    public static @Nullable String groupOf(byte[] member) {
+        long span = groupSpan(member);
+        return span < 0 ? null : new String(member, (int) (span >>> 32), (int) span, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The body a body member holds: the member itself, or a grouped member's bytes after its group (a damaged one as
+     * it is: its handler sees what is stored). Not for id members, whose payload is in their envelope.
+     */
+    public static byte[] bodyOf(byte[] member) {
+        long span = groupSpan(member);
+        return span < 0 ? member : Arrays.copyOfRange(member, (int) (span >>> 32) + (int) span, member.length);
+    }
+
+    /** A grouped member's group: its start (high 32 bits) and length (low); -1 for any other member or a damaged one. */
+    private static long groupSpan(byte[] member) {
+        if (!isGroupedMember(member)) {
+            return -1;
+        }
+        int length = 0;
+        int at = 1;
+        for (int shift = 0; shift < 32; shift += 7) {
+            if (at >= member.length) {
+                return -1;
+            }
+            int b = member[at++] & 0xFF;
+            length |= (b & 0x7F) << shift;
+            if (b < 0x80) {
+                return length < 0 || (long) at + length > member.length ? -1 : ((long) at << 32) | length;
+            }
+        }
+        return -1;
     }
 
     public static boolean isIdMember(byte[] member) {

@@ -95,14 +95,22 @@ local function orderly_drop_cancelled(held)
     return dropped
 end
 
--- The lane of a message: its group (the header `rmq-group` of its envelope: a sender that knows the topic is ORDERLY
--- stores it there), or '' for a message without one (sent without a group, before its sender knew the topic ORDERLY,
--- by an older engine, or with a legacy trace context): those share the slot's one common lane, handled in slot
--- order as before groups were stored. Lanes are what an owner runs in parallel; each strictly in order.
--- Reads the envelope's layout (see Envelope.java): flags; [1] uvarint length, payload; [2] 25 trace bytes;
--- [4] uvarint count, then per header uvarint length, name, uvarint length, value (uvarint_at, _envelope.lua). A
--- damaged envelope: ''.
-local function orderly_lane(envelope)
+-- The lane of a message: its group, or '' for a message without one (sent without a group, before its sender knew
+-- the topic ORDERLY, or with a legacy trace context): those share the slot's one common lane, handled in slot order
+-- as before groups were stored. Lanes are what an owner runs in parallel; each strictly in order. A sender that knows
+-- the topic is ORDERLY stores the group of a body in its member (0xFE, uvarint length, group, body: see
+-- EnvelopeKeys.java), read here without a look-up; an id message's (and one an older engine sent) as the header
+-- `rmq-group` of its envelope, whose layout (see Envelope.java) is: flags; [1] uvarint length, payload; [2] 25 trace
+-- bytes; [4] uvarint count, then per header uvarint length, name, uvarint length, value (uvarint_at, _envelope.lua).
+-- A damaged member or envelope: ''.
+local function orderly_lane(member, envelope)
+    if string.byte(member, 1) == 254 then
+        local length, i = uvarint_at(member, 2)
+        if not length or i + length - 1 > #member then
+            return ''
+        end
+        return string.sub(member, i, i + length - 1)
+    end
     if not envelope or envelope == '' then
         return ''
     end
@@ -148,9 +156,29 @@ local function orderly_envelopes(members, with_legacy)
     local lanes = {}
     local envelopes = #members > 0 and envelopes_of(members, with_legacy) or nil
     for j = 1, #members do
-        lanes[j] = orderly_lane(envelopes and envelopes[j])
+        lanes[j] = orderly_lane(members[j], envelopes and envelopes[j])
     end
     return envelopes, lanes
+end
+
+-- The lanes of `members` alone, indexed like them: envelopes are looked up only for members without their group.
+local function orderly_lanes(members)
+    local lanes, rest, at = {}, {}, {}
+    for j = 1, #members do
+        if string.byte(members[j], 1) == 254 then
+            lanes[j] = orderly_lane(members[j], nil)
+        else
+            rest[#rest + 1] = members[j]
+            at[#at + 1] = j
+        end
+    end
+    if #rest > 0 then
+        local envelopes = envelopes_of(rest, false)
+        for k = 1, #rest do
+            lanes[at[k]] = orderly_lane(rest[k], envelopes and envelopes[k])
+        end
+    end
+    return lanes
 end
 
 -- The most held messages a step or a claim reads at once (Lua's unpack refuses ~8,000 values): orderly_next takes

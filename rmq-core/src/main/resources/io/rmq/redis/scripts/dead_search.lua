@@ -1,5 +1,6 @@
 -- Searches part of the dead queue of one slot (read only), oldest death first: the entries whose last error contains
--- a text (case-insensitive for ASCII letters) and whose id (messages sent with one) or body starts with a prefix.
+-- a text (case-insensitive for ASCII letters) and whose id (messages sent with one) or body (after a grouped
+-- member's group) starts with a prefix.
 -- Bounded: examines at most ARGV[4] entries from rank ARGV[3] on, so a caller can spread one search budget over the
 -- slots and go on where it stopped.
 --
@@ -11,6 +12,7 @@
 -- Returns: { examined, matches (among those examined), left (entries after the last one examined), member1,
 --            died-at ms 1, info1, envelope1, member2, ... } (info and envelope as dead_page.lua replies them)
 --#include _common.lua
+--#include _envelope.lua
 
 local needle, prefix = ARGV[1], ARGV[2]
 local start, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -24,7 +26,13 @@ local function matches_prefix(member)
     if is_id(member) then
         return string.sub(member, 2, #prefix + 1) == prefix
     end
-    return string.sub(member, 1, #prefix) == prefix
+    local from = 1
+    if string.byte(member, 1) == 254 then
+        -- a grouped body (0xFE, uvarint length, group, body): the body after its group
+        local length, i = uvarint_at(member, 2)
+        from = (length and i + length) or 1
+    end
+    return string.sub(member, from, from + #prefix - 1) == prefix
 end
 
 while examined < budget and start + examined < size do

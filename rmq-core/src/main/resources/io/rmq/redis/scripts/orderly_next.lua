@@ -76,7 +76,7 @@ if resync then
     for k = 1, f do named[#named + 1] = ARGV[f_at + 3 * k - 2] end
     for i = 1, r do named[#named + 1] = ARGV[r_at + i] end
     if #named > 0 then
-        local _, lanes = orderly_envelopes(named, false)
+        local lanes = orderly_lanes(named)
         for _, lane in ipairs(lanes) do reported_lanes[lane] = true end
     end
 end
@@ -143,7 +143,7 @@ if retries then
             n_suspended = redis.call('ZCOUNT', K_RETRY, '(' .. now, '+inf')
         else
             local waiting = redis.call('ZRANGEBYSCORE', K_RETRY, '(' .. now, '+inf')
-            local _, lanes = orderly_envelopes(waiting, false)
+            local lanes = orderly_lanes(waiting)
             for j = 1, #waiting do
                 if not suspended[lanes[j]] then
                     suspended[lanes[j]] = true

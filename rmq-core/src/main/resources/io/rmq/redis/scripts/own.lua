@@ -103,7 +103,7 @@ if until_ms > 0 then
     if #held > 0 then
         local members = {}
         for i = 1, #held, 2 do members[#members + 1] = held[i] end
-        local _, lanes = orderly_envelopes(members, false)
+        local lanes = orderly_lanes(members)
         local retry_times = redis.call('EXISTS', K_RETRY) == 1 and redis.call('ZMSCORE', K_RETRY, unpack(members))
             or {}
         local seen = {}
