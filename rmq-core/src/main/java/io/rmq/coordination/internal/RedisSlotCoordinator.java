@@ -6,7 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.coordination.SlotCoordinator;
 import io.rmq.core.RmqException;
@@ -30,17 +32,25 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Engines before the roster listed their ORDERLY instances in {@code <prefix>:{<topic>}:members} and read only that.
  * So that they see this one (and never take its slots over as if it were gone), an instance also lists itself there
- * every {@link #PRESENCE_EVERY_MILLIS} for {@link #PRESENCE_TTL_MILLIS}, and reads who else is. While an instance of an
+ * for 2.5 times its listing interval, and reads who else is: every {@link #PRESENCE_EVERY_MILLIS} times the number of
+ * this engine's ORDERLY memberships (at most {@link #PRESENCE_SPREAD_MAX} times), so that an engine's listings cost
+ * Redis one call a minute however many ORDERLY listeners it runs. While an instance of an
  * older engine is listed there (an id without {@link ConsumerRoster#ROSTER_MARK}), it beats that key at every pass with the ownership
  * timeout, as they do, and counts them in its live list; an older instance that holds a slot is taken over only on such
  * a list (own.lua refuses a claim made on the roster alone).
  */
 public final class RedisSlotCoordinator implements SlotCoordinator {
 
-    /** How often an instance lists itself in the topic's own membership key for older engines. */
+    /**
+     * How often an engine lists one of its instances in the topic's own membership key for older engines: each lists
+     * itself every this many ms times the engine's number of ORDERLY memberships (up to {@link #PRESENCE_SPREAD_MAX}).
+     */
     static final long PRESENCE_EVERY_MILLIS = 60_000;
-    /** How long that listing holds (older engines take a slot over once it ran out). */
-    static final long PRESENCE_TTL_MILLIS = 150_000;
+    /** The most memberships an engine's listings are spread over (a listing interval of at most 10 minutes). */
+    static final int PRESENCE_SPREAD_MAX = 10;
+
+    /** This engine's ORDERLY memberships (its listeners' instances) with this coordinator: they share the listings. */
+    private final AtomicInteger memberships = new AtomicInteger();
 
     private static final Logger log = LoggerFactory.getLogger(RedisSlotCoordinator.class);
 
@@ -74,7 +84,10 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         private boolean withOlder;
         /** Listed in the topic's membership key (for older engines), and when that was last written. */
         private boolean present;
-        private long presentAt;
+        /** When this instance lists itself in the topic's membership key again (0: at its next pass). */
+        private long listAgainAt;
+        /** Counted among the engine's memberships (until it closes or is lost). */
+        private boolean counted = true;
         private MembersBeat live;
         private long renewedAt;
 
@@ -83,6 +96,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
             this.instanceId = instanceId;
             this.slotAmount = slotAmount;
             this.ttl = ttl;
+            memberships.incrementAndGet();
             redis.roster().joinOrderly(topic, instanceId, ttl, this::answered);
         }
 
@@ -120,11 +134,14 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
             List<String> ids = new ArrayList<>(answer.live());
             long renewed = answer.sentMillis();
             long now = System.currentTimeMillis();
-            boolean read = withOlder || now - presentAt >= PRESENCE_EVERY_MILLIS;
+            boolean read = withOlder || now >= listAgainAt;
             if (read) {
+                // spread over the engine's memberships: an engine lists one a minute, however many it has
+                long every = PRESENCE_EVERY_MILLIS * Math.min(PRESENCE_SPREAD_MAX, Math.max(1, memberships.get()));
+                long listed = every * 5 / 2;
                 boolean beat = withOlder && present;
                 MembersBeat topicBeat = RedisGateway.await(redis.members(topic, instanceId,
-                        withOlder ? ttl : PRESENCE_TTL_MILLIS,
+                        withOlder ? ttl : listed,
                         beat ? RmqRedis.MembersAction.BEAT : RmqRedis.MembersAction.JOIN),
                         "renewing membership of ordered consumers of topic '" + topic + "'", ttl);
                 if (beat && !topicBeat.listed()) {
@@ -132,13 +149,14 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                             + " timeout (" + ttl + " ms) and was dropped from it");
                 }
                 present = true;
-                presentAt = now;
+                // the first listing of an engine's memberships at a random point of the interval, so they spread
+                listAgainAt = now + (listAgainAt == 0 && !withOlder ? every / 2 + ThreadLocalRandom.current().nextLong(every) / 2 : every);
                 List<String> older = ConsumerRoster.olderInstances(topicBeat.live());
                 if (older.isEmpty()) {
                     if (withOlder) {
                         withOlder = false;
                         // on the roster alone again: stay listed for an older instance that starts later
-                        RedisGateway.await(redis.members(topic, instanceId, PRESENCE_TTL_MILLIS,
+                        RedisGateway.await(redis.members(topic, instanceId, listed,
                                 RmqRedis.MembersAction.JOIN), "listing an ordered consumer of topic '" + topic + "'",
                                 ttl);
                         log.info("ORDERLY instance {} of topic '{}': no instance of an older RMQ is listed any more;"
@@ -171,6 +189,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
          * why it is lost; the container joins again under a new id.
          */
         private MembershipLost lost(String why) {
+            uncount();
             redis.roster().leave(instanceId);
             if (present) {
                 present = false;
@@ -198,12 +217,21 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         @Override
         public void heldByOlderEngine() {
             if (!withOlder) {
-                presentAt = 0; // the next pass reads the topic's membership key at once
+                listAgainAt = 0; // the next pass reads the topic's membership key at once
+            }
+        }
+
+        /** No longer one of the engine's memberships that share the listings (once). */
+        private void uncount() {
+            if (counted) {
+                counted = false;
+                memberships.decrementAndGet();
             }
         }
 
         @Override
         public void leaveAfterTimeout() {
+            uncount();
             // listed until its timeout runs out from now, as a membership that stopped beating: then taken off
             redis.roster().linger(instanceId, ttl);
             if (present) {
@@ -213,6 +241,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
 
         @Override
         public void close() {
+            uncount();
             redis.roster().leave(instanceId);
             if (present) {
                 RedisGateway.await(redis.members(topic, instanceId, ttl, RmqRedis.MembersAction.LEAVE),
