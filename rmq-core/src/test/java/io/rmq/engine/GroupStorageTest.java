@@ -87,6 +87,9 @@ class GroupStorageTest extends OrderlyTestSupport {
 
     @Test
     void aGroupedBodyIsStoredWithItsGroupInItsMember() {
+        // an engine that defined the topic before its mode was declared (and sent nothing there)
+        io.rmq.Rmq admin = newEngine();
+        admin.defineTopic("o", TopicType.FIXED_TIME, 1);
         defineOrderly("o");
         rmq.producer().send(due("o", "a").withGroup("acct-1"));
         rmq.producer().send(due("o", "h").withHeader("tenant", "acme").withGroup("acct-ü"));
@@ -114,6 +117,10 @@ class GroupStorageTest extends OrderlyTestSupport {
         assertThat(waiting).extracting(m -> m.bodyAsString()).containsExactlyInAnyOrder("a", "h", "plain");
         var shown = waiting.stream().filter(m -> m.bodyAsString().equals("a")).findFirst().orElseThrow();
         assertThat(shown.headers()).containsExactly(Map.entry(GROUP, "acct-1"));
+        // the engine that knows the topic without its mode learns it from Redis to find one by body and group
+        assertThat(admin.topics().get("o").mode()).isNull();
+        assertThat(admin.admin().find(MessageRef.body("o", "a").inGroup("acct-1")).waitingScore()).isNotNull();
+        assertThat(admin.topics().get("o").mode()).isEqualTo(ConsumeMode.ORDERLY);
         assertThat(rmq.admin().cancel(shown.ref()).removedWaiting()).as("its ref names the grouped member").isTrue();
         assertThat(waits("o", a)).isFalse();
     }

@@ -320,7 +320,10 @@ class CancelFaultScenariosTest extends FaultSuite {
     private static List<String> inFlight(RedisCommands<String, String> redis, FaultRun run) {
         List<String> ids = new ArrayList<>();
         for (int slot = 0; slot < run.slots; slot++) {
-            ids.addAll(redis.zrange(run.prefix + ":{" + run.topic + ":" + slot + "}:prepare", 0, -1));
+            for (String member : redis.zrange(run.prefix + ":{" + run.topic + ":" + slot + "}:prepare", 0, -1)) {
+                // an ORDERLY body is stored after its group (0xFE, length, "k-<n>"): the body "m-<i>" ends it
+                ids.add(member.substring(member.lastIndexOf("m-")));
+            }
         }
         return ids;
     }

@@ -60,7 +60,7 @@ public final class MessageLocator {
                         + "')");
             }
             routing = member;
-            if (ref.group() != null && topic.mode() == ConsumeMode.ORDERLY) {
+            if (ref.group() != null && modeOf(topic) == ConsumeMode.ORDERLY) {
                 member = EnvelopeKeys.groupedMember(ref.group(), member); // as the producer stores it there
             }
         }
@@ -71,6 +71,23 @@ public final class MessageLocator {
         Integer slot = ref.slot();
         return new Located(topic, slot != null ? slotKeys(topic, slot)
                 : redis.keys().slots(topic)[SlotRouter.slot(routing, ref.group(), topic.slotAmount())], member);
+    }
+
+    /**
+     * The topic's consume mode; one this process does not know yet (it sent nothing there, no listener of it runs
+     * here) is read from Redis and learnt: a body sent with a group to an ORDERLY topic is stored with its group.
+     */
+    private @Nullable ConsumeMode modeOf(TopicDefinition topic) {
+        if (topic.mode() != null) {
+            return topic.mode();
+        }
+        TopicDefinition registered = RedisGateway.await(redis.topic(topic.name()),
+                "looking up the consume mode of topic '" + topic.name() + "'");
+        if (registered == null) {
+            return null;
+        }
+        topics.modeLearned(registered);
+        return registered.mode();
     }
 
     /**

@@ -66,6 +66,12 @@ public final class RmqRedisAdmin {
         return redis.defineTopic(definition, "mode");
     }
 
+    /** The definition registered in Redis for a topic name, or null. */
+    public CompletableFuture<@Nullable TopicDefinition> topic(String name) {
+        return gateway.commands().hget(keys.topics(), bytes(name)).toCompletableFuture()
+                .thenApply(encoded -> encoded == null ? null : TopicDefinition.decode(name, string(encoded)));
+    }
+
     /** All topic definitions registered in Redis. */
     public CompletableFuture<Map<String, TopicDefinition>> topics() {
         return gateway.commands().hgetall(keys.topics()).toCompletableFuture().thenApply(raw -> {
