@@ -146,8 +146,9 @@ public final class MessageLocator {
     }
 
     /**
-     * What a view shows as a message's body: the member's (see {@link EnvelopeKeys#bodyOf}), or for an id message the payload its latest send
-     * stored (empty when none is stored: the message is gone, or its envelope was removed by hand).
+     * What a view shows as a message's body: the member's ({@link EnvelopeKeys#bodyOf}), or for an id message the
+     * payload its latest send stored (empty when none is stored: the message is gone, or its envelope was removed by
+     * hand).
      */
     public static byte[] payload(byte[] member, RmqRedisAdmin.Stored stored) {
         if (!EnvelopeKeys.isIdMember(member)) {

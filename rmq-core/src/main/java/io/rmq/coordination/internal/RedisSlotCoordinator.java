@@ -149,8 +149,10 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
                             + " timeout (" + ttl + " ms) and was dropped from it");
                 }
                 present = true;
-                // the first listing of an engine's memberships at a random point of the interval, so they spread
-                listAgainAt = now + (listAgainAt == 0 && !withOlder ? every / 2 + ThreadLocalRandom.current().nextLong(every) / 2 : every);
+                // after an instance's first listing the next comes in the interval's second half, at random: the
+                // listings of an engine's instances spread over the interval instead of coming together
+                boolean first = listAgainAt == 0 && !withOlder;
+                listAgainAt = now + (first ? every / 2 + ThreadLocalRandom.current().nextLong(every) / 2 : every);
                 List<String> older = ConsumerRoster.olderInstances(topicBeat.live());
                 if (older.isEmpty()) {
                     if (withOlder) {

@@ -511,9 +511,9 @@ public final class DefaultRmqProducer implements RmqProducer {
      * and envelope (payload of an id message, headers, the trace context), and routes it to its slot: by its group,
      * else its id, else its body. The group of a message to an ORDERLY topic is stored too (the ORDERLY scripts read
      * it): in a body's member ({@link EnvelopeKeys#groupedMember}), as an id message's first envelope header
-     * {@link Envelope#GROUP}; not for other topics. A topic known here without a mode is looked up in Redis now and then
-     * ({@link ModeLookups}): its grouped messages go without their group until the mode is known (the consumer takes
-     * those in slot order).
+     * {@link Envelope#GROUP}; not for other topics. A topic known here without a mode is looked up in Redis now and
+     * then ({@link ModeLookups}): its grouped messages go without their group until the mode is known (the consumer
+     * takes those in slot order).
      */
     private Encoded encode(OutgoingMessage message, byte[] payload, @Nullable Map<String, String> context,
             boolean limited) {

@@ -72,7 +72,7 @@ public final class EnvelopeKeys {
         return span < 0 ? member : Arrays.copyOfRange(member, (int) (span >>> 32) + (int) span, member.length);
     }
 
-    /** A grouped member's group: its start (high 32 bits) and length (low); -1 for any other member or a damaged one. */
+    /** A grouped member's group: its start (high 32 bits) and length (low); -1 for another member or a damaged one. */
     private static long groupSpan(byte[] member) {
         if (!isGroupedMember(member)) {
             return -1;
