@@ -235,40 +235,6 @@ class TraceContextStorageTest extends EngineTestSupport {
         assertThat(storedCount("t")).isZero();
     }
 
-    /**
-     * A pop sends the slot's trace records with its messages when they are few next to what it took (at most twice
-     * as many + 16), else the consumer reads the popped bodies' records itself: either way each sampled message comes
-     * with its context, each other one with none, and the acks leave no record behind.
-     */
-    @Test
-    void recordsComeWithThePopWhenFewAndAreReadAfterItWhenMany() {
-        define("t", TopicType.FIXED_TIME);
-        Instant due = Instant.now().minusSeconds(1);
-        for (int i = 0; i < 120; i++) {
-            String body = "m-" + i;
-            withContext(i % 2 == 0 ? FIRST : Map.of(), () -> sending.producer().send(OutgoingMessage.fixedTime("t",
-                    body, due)));
-        }
-        long records = raw(c -> c.hlen(slot("t").trace()));
-        assertThat(records).isEqualTo(60);
-        DefaultRmqConsumer consumer = (DefaultRmqConsumer) reading.consumer("t", new ConsumerSettings(8,
-                Duration.ofSeconds(30), new io.rmq.core.RetryPolicy(0, io.rmq.core.BackoffPolicy.fixed(Duration.ZERO))));
-        int seen = 0;
-        while (seen < 120) {
-            List<Delivery> deliveries = consumer.poll().deliveries();
-            assertThat(deliveries).as("after %d", seen).isNotEmpty();
-            for (Delivery d : deliveries) {
-                int i = Integer.parseInt(d.bodyAsString().substring(2));
-                assertThat(d.context()).as(d.bodyAsString()).isEqualTo(i % 2 == 0 ? FIRST : Map.of());
-            }
-            assertThat(consumer.ackAll(deliveries)).isEqualTo(deliveries.size());
-            seen += deliveries.size();
-        }
-        assertThat(storedCount("t")).isZero();
-        long left = raw(c -> c.exists(slot("t").trace()));
-        assertThat(left).isZero();
-    }
-
     @Test
     void aTraceRecordReadThatFailsCostsTheTraceLinkNeverTheDelivery() {
         // the pop has leased the messages before the consumer reads their trace records: a failed read (here the trace

@@ -1,10 +1,7 @@
 package io.rmq.redis.internal;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -168,49 +165,18 @@ public final class RmqRedisLeases {
             }
             boolean withAttempts = (flags & 1) != 0;
             boolean contexts = (flags & 2) != 0;
-            boolean traces = (flags & 4) != 0;
-            // with trace records: how many items the slot's trace HASH takes at the end (0: not sent, read below)
-            int records = traces ? (int) number(items.get(first++)) : 0;
-            int end = items.size() - records;
             int step = 2 + (withAttempts ? 1 : 0) + (contexts ? 1 : 0);
-            List<Popped> popped = new ArrayList<>((end - first) / step);
-            for (int i = first; i + step - 1 < end; i += step) {
+            List<Popped> popped = new ArrayList<>((items.size() - first) / step);
+            for (int i = first; i + step - 1 < items.size(); i += step) {
                 int attempt = withAttempts ? (int) number(items.get(i + 2)) : 1;
                 byte[] envelope = contexts ? nonEmpty((byte[]) items.get(i + step - 1)) : null;
                 popped.add(new Popped((byte[]) items.get(i), number(items.get(i + 1)), attempt, envelope));
             }
             PopResult result = new PopResult(slot, (long) number(items.get(0)), (long) number(items.get(1)),
                     (long) number(items.get(2)), popped);
-            if (!traces || popped.isEmpty()) {
-                return CompletableFuture.completedFuture(result);
-            }
-            return records > 0 ? CompletableFuture.completedFuture(withTraceRecords(result, items.subList(end,
-                    items.size()))) : readTraceRecords(result);
+            return (flags & 4) != 0 && !popped.isEmpty() ? readTraceRecords(result)
+                    : CompletableFuture.completedFuture(result);
         });
-    }
-
-    /**
-     * The popped bodies that came without an envelope, each with its trace record if the slot's trace HASH, which the
-     * pop sent whole ({@code hash}: field, value, ...), holds one (as {@link #readTraceRecords} finds them).
-     */
-    private static PopResult withTraceRecords(PopResult result, List<Object> hash) {
-        Map<ByteBuffer, byte[]> records = new HashMap<>(hash.size());
-        for (int i = 0; i + 1 < hash.size(); i += 2) {
-            records.put(ByteBuffer.wrap((byte[]) hash.get(i)), (byte[]) hash.get(i + 1));
-        }
-        List<Popped> popped = result.messages();
-        List<Popped> out = new ArrayList<>(popped);
-        for (int i = 0; i < popped.size(); i++) {
-            Popped p = popped.get(i);
-            if (p.envelope() == null && !EnvelopeKeys.isIdMember(p.member())) {
-                byte[] digest = EnvelopeKeys.sha1(p.member());
-                byte[] envelope = EnvelopeKeys.fromTraceRecordOf(digest,
-                        records.get(ByteBuffer.wrap(EnvelopeKeys.traceField(digest))));
-                out.set(i, new Popped(p.member(), p.score(), p.attempt(), envelope,
-                        envelope == null ? EnvelopeKeys.NOTHING_STORED : EnvelopeKeys.keyOf(digest)));
-            }
-        }
-        return new PopResult(result.slot(), result.token(), result.redisNow(), result.nextDue(), out);
     }
 
     /**

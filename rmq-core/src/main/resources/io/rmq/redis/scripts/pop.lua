@@ -29,9 +29,7 @@
 --   every attempt is 1, and the reply stays short); + 2 when each member's entry ends with its envelope ('' when none;
 --   only when the slot has envelopes, or legacy contexts and they were asked for); + 4 when the consumer reads trace
 --   records itself (ARGV[13]) and the slot has some: a body whose envelope is '' (or that came without one) may
---   have one, and the item after the flags (and the expiry counts) is the number R of trailing items: 0, or the
---   slot's whole trace HASH (field, value, ...) after the members when it is small next to what was popped (the
---   consumer then reads no record itself: one round trip, no digest in Lua); + 8 when the slot has messages with an expiry: then two counts follow the flags, before the members:
+--   have one; + 8 when the slot has messages with an expiry: then two counts follow the flags, before the members:
 --   the messages that expired before they were handled and were dropped, and those moved to dead (see
 --   expire_waiting in _common.lua); + 16 x the dead members the retention trimmed (the sweep's and expiry's burials).
 --   next due hint: ms when the slot next needs a pop (<= now: more is due now), or -1 when it is empty: the
@@ -101,12 +99,6 @@ local out = { 0, now, -1, (any_failures and 1 or 0) + (with_contexts and 2 or 0)
 if has_expiry then
     out[5] = expired_dropped
     out[6] = expired_dead
-end
--- the trailing records' count (see Returns), filled in once the members are taken
-local records_at = nil
-if has_traces and reads_traces then
-    records_at = #out + 1
-    out[records_at] = 0
 end
 local taken, skipped, max_skipped = 0, 0, 10 * batch + 100
 -- expired members the pages passed over (more than expire_waiting took out)
@@ -246,16 +238,6 @@ while taken < batch and skipped < max_skipped do
     if #page < 2 * want then break end
 end
 if taken > 0 then out[1] = token_num * TOKEN_UNITS end
--- a small trace HASH (most of a draining slot's) goes whole with the members: the consumer finds the popped bodies'
--- records in it, where reading them itself costs a second round trip and an HMGET that scans a small HASH per field
--- (pcall: a damaged trace key costs the links, as the consumer's own read of it does, never the messages taken)
-local trace_size = records_at and taken > 0 and redis.pcall('HLEN', K_TRACE)
-if type(trace_size) == 'number' and trace_size <= 2 * taken + 16 then
-    local records = redis.call('HGETALL', K_TRACE)
-    out[records_at] = #records
-    local n = #out
-    for i = 1, #records do out[n + i] = records[i] end
-end
 
 local next_due = -1
 if is_priority then
