@@ -82,7 +82,7 @@ public final class RedisSlotCoordinator implements SlotCoordinator {
         private volatile boolean dropped;
         /** An older engine's instance is listed in the topic's membership key: beat it at every pass too. */
         private boolean withOlder;
-        /** Listed in the topic's membership key (for older engines), and when that was last written. */
+        /** Listed in the topic's membership key (for older engines). */
         private boolean present;
         /** When this instance lists itself in the topic's membership key again (0: at its next pass). */
         private long listAgainAt;

@@ -68,8 +68,7 @@ public final class RmqRedisAdmin {
 
     /** The definition registered in Redis for a topic name, or null. */
     public CompletableFuture<@Nullable TopicDefinition> topic(String name) {
-        return gateway.commands().hget(keys.topics(), bytes(name)).toCompletableFuture()
-                .thenApply(encoded -> encoded == null ? null : TopicDefinition.decode(name, string(encoded)));
+        return redis.topic(name);
     }
 
     /** All topic definitions registered in Redis. */
