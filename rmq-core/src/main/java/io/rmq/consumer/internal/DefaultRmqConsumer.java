@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.rmq.consumer.BatchMessageHandler;
@@ -419,8 +420,9 @@ public final class DefaultRmqConsumer implements SlotConsumer {
 
 
     @Override
-    public <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
-        return handling.invoke(delivery, payloadType, handler);
+    public <T> @Nullable Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler,
+            BooleanSupplier mayStart) {
+        return handling.invoke(delivery, payloadType, handler, mayStart);
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 import io.rmq.consumer.BatchMessageHandler;
 import io.rmq.consumer.ConsumerSettings;
@@ -17,6 +18,7 @@ import io.rmq.consumer.RmqConsumer;
 import io.rmq.consumer.internal.SlotConsumer.Outcome;
 import io.rmq.core.BodyCodec;
 import io.rmq.core.RmqPayloadMismatchException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Converts a delivery's body and calls the user's handler, and decides what becomes of a failure (unreadable body →
@@ -28,6 +30,8 @@ final class DeliveryHandler {
 
     /** Under RmqConsumer's name: that is the logger users configure and the README names. */
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(RmqConsumer.class);
+
+    private static final BooleanSupplier ALWAYS = () -> true;
 
     private final String topicName;
     private final ConsumerSettings settings;
@@ -47,14 +51,23 @@ final class DeliveryHandler {
         codec.prepare(payloadType);
     }
 
-    /** See {@link SlotConsumer#invoke}. */
+    /** Converts and handles one delivery, deciding a failure; see {@link SlotConsumer#handle}. */
     <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler) {
+        return invoke(delivery, payloadType, handler, ALWAYS);
+    }
+
+    /** See {@link SlotConsumer#invoke}: null when {@code mayStart} says no once the body is converted. */
+    <T> @Nullable Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler,
+            BooleanSupplier mayStart) {
         T payload;
         try {
             payload = codec.decode(delivery.body(), payloadType);
         }
         catch (RuntimeException ex) {
             return unreadable(delivery, payloadType, ex);
+        }
+        if (!mayStart.getAsBoolean()) {
+            return null;
         }
         try {
             handler.handle(payload, delivery);

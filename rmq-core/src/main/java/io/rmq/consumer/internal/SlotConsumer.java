@@ -3,6 +3,7 @@ package io.rmq.consumer.internal;
 import java.lang.reflect.Type;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.rmq.consumer.BatchMessageHandler;
@@ -115,9 +116,13 @@ public interface SlotConsumer extends RmqConsumer {
     /**
      * Converts the body to {@code payloadType} and calls the handler on the calling thread; settles nothing. A failure
      * comes with its decision: unreadable bodies go to dead; otherwise the error handler decides (if any), and the
-     * standard decision sends non-retryable errors to dead and retries the rest.
+     * standard decision sends non-retryable errors to dead and retries the rest. {@code mayStart} is asked once the
+     * body is converted, right before the handler: when it says no, the handler is not called and null is returned
+     * (an ORDERLY slot's guard, checked as late as it can be: a thread paused between the check and the handler
+     * starts a handler its slot may no longer allow).
      */
-    <T> Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler);
+    <T> @Nullable Outcome invoke(Delivery delivery, Type payloadType, MessageHandler<T> handler,
+            BooleanSupplier mayStart);
 
     /**
      * Logs what became of a failed delivery and, when it died and the topic has a dead-letter topic, sends it there.

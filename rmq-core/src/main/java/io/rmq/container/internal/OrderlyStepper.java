@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.FailureDecision;
@@ -45,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * again, with the same report, after {@link #ERROR_PAUSE_MILLIS}, and hands out every held message again (a resync:
  * what Redis took for the lost step reaches a lane; what is held here already is not run twice).</li>
  * </ol>
- * Before every handler start the slot's guard is checked ({@link SlotOwnership#mayStart}, invariant 1), and a step
+ * Before every handler start the slot's guard is checked ({@link SlotOwnership#mayStart}, invariant 1), and again
+ * once the body is converted, right before the handler is called (a check-then-act window of a few instructions: a
+ * thread stopped inside it still starts its handler at thaw; its ack is fenced by the epoch), and a step
  * takes messages only when {@link OrderlyPauseGate#beginTake()} allows it (not paused, invariant 5).
  * <p>
  * Nothing is stranded, whatever is thrown: a {@code Throwable} is caught at the thread's top and logged once with the
@@ -162,6 +165,7 @@ final class OrderlyStepper {
         int next = 0;
         boolean ended = false;
         LaneScheduler.LaneRun following = null;
+        BooleanSupplier guard = () -> s.epoch == epoch && !s.lost && ownership.mayStart(s);
         try {
             for (; next < deliveries.size(); next++) {
                 if (!slots.isCurrent(generation) || s.epoch != epoch || s.lost || !ownership.mayStart(s)) {
@@ -176,7 +180,14 @@ final class OrderlyStepper {
                     if (instrumented) {
                         scope = instrumentation.handleStarted(id, delivery, consumer.latenessMillis(delivery));
                     }
-                    outcome = consumer.invoke(delivery, payloadType, handler);
+                    // the guard again once the body is converted: the thread may have stood still since the check
+                    // above (preempted, or the whole JVM stopped), and the slot be another instance's by now
+                    outcome = consumer.invoke(delivery, payloadType, handler, guard);
+                    if (outcome == null) {
+                        scope.handlerReturned(null);
+                        scope.settled(RmqInstrumentation.Outcome.CANCELLED);
+                        break; // not started: queued again in front, as above
+                    }
                     scope.handlerReturned(outcome.error());
                 }
                 catch (Throwable ex) {
