@@ -1,6 +1,7 @@
 package io.rmq.engine;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import io.rmq.Rmq;
 import io.rmq.consumer.Delivery;
 import io.rmq.consumer.MessageHandler;
@@ -25,6 +27,7 @@ import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.TopicType;
+import io.rmq.producer.OutgoingMessage;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import io.rmq.test.TcpProxy;
@@ -257,6 +260,86 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
             assertThat(disorder).as("keys whose entries started out of order").isEmpty();
             assertThat(rmqLog.messages()).as("A found its slots taken over")
                     .anyMatch(m -> m.contains("lost slot") || m.contains("could not renew"));
+            assertThat(rmq.admin().stats(topic).inFlight()).isZero();
+        }
+    }
+    /** An entry whose conversion stops its handler thread while {@link #CONVERSIONS_STOP} is set. */
+    record LedgerEntry(String value) {
+
+        @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+        static LedgerEntry of(String value) throws InterruptedException {
+            if (CONVERSIONS_STOP.get()) {
+                STOPPED_IN_CONVERSION.incrementAndGet();
+                conversionsGoOn.await(120, TimeUnit.SECONDS);
+            }
+            return new LedgerEntry(value);
+        }
+    }
+
+    static final AtomicBoolean CONVERSIONS_STOP = new AtomicBoolean();
+    static final AtomicInteger STOPPED_IN_CONVERSION = new AtomicInteger();
+    static volatile CountDownLatch conversionsGoOn = new CountDownLatch(1);
+
+    /**
+     * The slot's guard is checked once more after the body is converted, right before the handler: a handler thread
+     * that stood still between the lane's check and the handler (here: inside the conversion; in production a
+     * preempted thread or a frozen JVM) while the owner lost its ZooKeeper connection and its guard lapsed starts no
+     * handler when it goes on. What it had converted is handled once the owner holds its slots again.
+     */
+    @Test
+    void aThreadStoppedWhileABodyIsConvertedStartsNoHandlerOnceTheGuardHasLapsed() throws Exception {
+        String topic = "zk-converting";
+        rmq.defineTopic(topic, TopicType.FIXED_TIME, 16);
+        CONVERSIONS_STOP.set(false);
+        STOPPED_IN_CONVERSION.set(0);
+        conversionsGoOn = new CountDownLatch(1);
+        Queue<Long> starts = new ConcurrentLinkedQueue<>();
+        Set<String> done = ConcurrentHashMap.newKeySet();
+        try (TcpProxy zookeeperOfA = new TcpProxy("127.0.0.1", zookeeper.getPort());
+                LogCapture rmqLog = LogCapture.rmq();
+                LogCapture zookeeperLog = LogCapture.of("org.apache.zookeeper");
+                LogCapture curatorLog = LogCapture.of("org.apache.curator")) {
+            ZooKeeperSlotCoordinator coordinator = coordinator("127.0.0.1:" + zookeeperOfA.port(), 2000);
+            ListenerContainer container = newEngine().container(topic, ORDERED, LedgerEntry.class,
+                    (LedgerEntry entry, Delivery d) -> {
+                        starts.add(System.nanoTime());
+                        done.add(entry.value());
+                    }, ContainerOptions.of("o-converting", 4).withMode(ConsumeMode.ORDERLY)
+                            .withOwnershipTimeout(Duration.ofSeconds(30)), coordinator);
+            containers.add(container);
+            container.start();
+            OrderlyListenerContainer a = (OrderlyListenerContainer) container;
+            await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() == 16);
+
+            CONVERSIONS_STOP.set(true);
+            Instant base = Instant.now().minusSeconds(3600);
+            List<OutgoingMessage> batch = new ArrayList<>();
+            for (int seq = 0; seq < 5; seq++) {
+                for (int k = 0; k < 32; k++) {
+                    batch.add(OutgoingMessage.fixedTime(topic, "\"acct-" + k + ":" + seq + "\"",
+                            base.plusMillis(seq)).withGroup("acct-" + k));
+                }
+            }
+            rmq.producer().sendBatch(batch);
+            // every handler thread stops in a conversion, past the lane's guard check
+            await().atMost(Duration.ofSeconds(30)).until(() -> STOPPED_IN_CONVERSION.get() == 4);
+            zookeeperOfA.stall(120_000);
+            // the connection suspended (no assurance) and the guard time (the 2 s session) run out
+            await().atMost(Duration.ofSeconds(30)).until(() -> !clients.get(0).getZookeeperClient().isConnected());
+            Thread.sleep(2500);
+            CONVERSIONS_STOP.set(false);
+            long wentOn = System.nanoTime();
+            conversionsGoOn.countDown();
+            Thread.sleep(1500);
+            long observedUntil = System.nanoTime();
+            zookeeperOfA.calm();
+            await().atMost(Duration.ofSeconds(60)).until(() -> done.size() == 32 * 5);
+
+            assertThat(starts).as("handlers started while the owner's guard had lapsed")
+                    .noneMatch(at -> at > wentOn && at < observedUntil);
+            assertThat(rmqLog.messages()).as("the owner could not renew its slots while ZooKeeper was silent")
+                    .anyMatch(m -> m.contains("could not renew") || m.contains("lost slot"));
+            container.stop();
             assertThat(rmq.admin().stats(topic).inFlight()).isZero();
         }
     }
