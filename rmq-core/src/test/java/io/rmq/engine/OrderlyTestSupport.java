@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.rmq.Rmq;
@@ -132,11 +133,16 @@ abstract class OrderlyTestSupport extends EngineTestSupport {
 
     /** {@code keys} accounts with {@code perKey} entries each, sent in sequence with the account as group. */
     void sendLedger(String topic, int keys, int perKey, int from) {
+        sendLedger(topic, keys, perKey, from, UnaryOperator.identity());
+    }
+
+    /** As {@link #sendLedger(String, int, int, int)}, each body ({@code acct-<k>:<seq>}) written by {@code body}. */
+    void sendLedger(String topic, int keys, int perKey, int from, UnaryOperator<String> body) {
         Instant base = Instant.now().minusSeconds(3600);
         List<OutgoingMessage> batch = new ArrayList<>();
         for (int seq = from; seq < from + perKey; seq++) {
             for (int k = 0; k < keys; k++) {
-                batch.add(OutgoingMessage.fixedTime(topic, "acct-" + k + ":" + seq, base.plusMillis(seq))
+                batch.add(OutgoingMessage.fixedTime(topic, body.apply("acct-" + k + ":" + seq), base.plusMillis(seq))
                         .withGroup("acct-" + k));
             }
         }

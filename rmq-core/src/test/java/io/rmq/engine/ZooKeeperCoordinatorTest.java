@@ -1,7 +1,6 @@
 package io.rmq.engine;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -27,7 +26,6 @@ import io.rmq.coordination.SlotCoordinator;
 import io.rmq.coordination.zookeeper.ZooKeeperSlotCoordinator;
 import io.rmq.core.ConsumeMode;
 import io.rmq.core.TopicType;
-import io.rmq.producer.OutgoingMessage;
 import io.rmq.test.LogCapture;
 import io.rmq.test.RedisTopology;
 import io.rmq.test.TcpProxy;
@@ -312,15 +310,7 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
             await().atMost(Duration.ofSeconds(15)).until(() -> a.ownedSlots().size() == 16);
 
             CONVERSIONS_STOP.set(true);
-            Instant base = Instant.now().minusSeconds(3600);
-            List<OutgoingMessage> batch = new ArrayList<>();
-            for (int seq = 0; seq < 5; seq++) {
-                for (int k = 0; k < 32; k++) {
-                    batch.add(OutgoingMessage.fixedTime(topic, "\"acct-" + k + ":" + seq + "\"",
-                            base.plusMillis(seq)).withGroup("acct-" + k));
-                }
-            }
-            rmq.producer().sendBatch(batch);
+            sendLedger(topic, 32, 5, 0, body -> "\"" + body + "\""); // JSON strings, for the creator
             // every handler thread stops in a conversion, past the lane's guard check
             await().atMost(Duration.ofSeconds(30)).until(() -> STOPPED_IN_CONVERSION.get() == 4);
             zookeeperOfA.stall(120_000);

@@ -168,7 +168,7 @@ final class OrderlyStepper {
         BooleanSupplier guard = () -> s.epoch == epoch && !s.lost && ownership.mayStart(s);
         try {
             for (; next < deliveries.size(); next++) {
-                if (!slots.isCurrent(generation) || s.epoch != epoch || s.lost || !ownership.mayStart(s)) {
+                if (!slots.isCurrent(generation) || !guard.getAsBoolean()) {
                     break; // not started: queued again in front, in prepare for whoever runs the slot next
                 }
                 Delivery delivery = deliveries.get(next);
