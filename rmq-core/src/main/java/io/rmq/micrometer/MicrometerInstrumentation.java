@@ -154,6 +154,11 @@ public final class MicrometerInstrumentation implements RmqInstrumentation {
         }
 
         @Override
+        public void notStarted() {
+            // no handler ran: no sample of handler time (its CANCELLED end is counted by settled)
+        }
+
+        @Override
         public void settled(Outcome outcome) {
             meters.handled[outcome.ordinal()].increment();
         }

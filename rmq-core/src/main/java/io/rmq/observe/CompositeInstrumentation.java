@@ -164,6 +164,18 @@ public final class CompositeInstrumentation implements RmqInstrumentation {
             }
 
             @Override
+            public void notStarted() {
+                for (int i = scopes.length - 1; i >= 0; i--) {
+                    try {
+                        scopes[i].notStarted();
+                    }
+                    catch (RuntimeException ex) {
+                        failed(scopes[i], "notStarted", ex);
+                    }
+                }
+            }
+
+            @Override
             public void settled(Outcome outcome) {
                 for (HandleScope scope : scopes) {
                     try {

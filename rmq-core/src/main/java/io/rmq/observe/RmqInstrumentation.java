@@ -100,7 +100,10 @@ public interface RmqInstrumentation {
         return HandleScope.NONE;
     }
 
-    /** One delivery in a handler: {@link #handlerReturned} (same thread) then {@link #settled} (any thread). */
+    /**
+     * One delivery in a handler: {@link #handlerReturned} (same thread) then {@link #settled} (any thread); or, for one
+     * that went back before its handler was called, {@link #notStarted} then {@link #settled}.
+     */
     interface HandleScope {
 
         HandleScope NONE = new HandleScope() {
@@ -111,6 +114,17 @@ public interface RmqInstrumentation {
          * before the settlement is sent to Redis.
          */
         default void handlerReturned(@Nullable Throwable error) {
+        }
+
+        /**
+         * The handler was not called after all: the delivery went back unstarted, on the handler's thread, instead of
+         * {@link #handlerReturned} (an ORDERLY slot's guard lapsed while the body was converted: another instance
+         * may hold the slot by now). {@link #settled} follows with {@link Outcome#CANCELLED}. By default it ends the
+         * scope as a handler that returned would, so that what {@link RmqInstrumentation#handleStarted} opened is
+         * closed; the built-in meters record no handler time for it.
+         */
+        default void notStarted() {
+            handlerReturned(null);
         }
 
         /**

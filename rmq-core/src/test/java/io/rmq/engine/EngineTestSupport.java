@@ -87,7 +87,12 @@ abstract class EngineTestSupport {
 
     /** Another engine (another "process") on the same Redis and key prefix, with the topics defined so far. */
     Rmq newEngine() {
-        Rmq engine = Rmq.create(client, RmqOptions.DEFAULT.withKeyPrefix(prefix));
+        return newEngine(java.util.function.UnaryOperator.identity());
+    }
+
+    /** {@link #newEngine()} with options of its own ({@code more} of the test's key prefix). */
+    Rmq newEngine(java.util.function.UnaryOperator<RmqOptions> more) {
+        Rmq engine = Rmq.create(client, more.apply(RmqOptions.DEFAULT.withKeyPrefix(prefix)));
         engines.add(engine);
         if (rmq != null) {
             rmq.topics().all().values().forEach(engine::defineTopic);

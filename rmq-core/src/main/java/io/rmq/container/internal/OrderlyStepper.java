@@ -184,7 +184,7 @@ final class OrderlyStepper {
                     // above (preempted, or the whole JVM stopped), and the slot be another instance's by now
                     outcome = consumer.invoke(delivery, payloadType, handler, guard);
                     if (outcome == null) {
-                        scope.handlerReturned(null);
+                        scope.notStarted();
                         scope.settled(RmqInstrumentation.Outcome.CANCELLED);
                         break; // not started: queued again in front, as above
                     }
