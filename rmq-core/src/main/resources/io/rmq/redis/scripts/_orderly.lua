@@ -105,11 +105,8 @@ end
 -- A damaged member or envelope: ''.
 local function orderly_lane(member, envelope)
     if string.byte(member, 1) == 254 then
-        local length, i = uvarint_at(member, 2)
-        if not length or i + length - 1 > #member then
-            return ''
-        end
-        return string.sub(member, i, i + length - 1)
+        local i, length = group_at(member)
+        return i and string.sub(member, i, i + length - 1) or ''
     end
     if not envelope or envelope == '' then
         return ''

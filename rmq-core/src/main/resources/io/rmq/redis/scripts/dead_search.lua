@@ -26,12 +26,9 @@ local function matches_prefix(member)
     if is_id(member) then
         return string.sub(member, 2, #prefix + 1) == prefix
     end
-    local from = 1
-    if string.byte(member, 1) == 254 then
-        -- a grouped body (0xFE, uvarint length, group, body): the body after its group
-        local length, i = uvarint_at(member, 2)
-        from = (length and i + length) or 1
-    end
+    -- a grouped member's body starts after its group (a damaged one is searched whole)
+    local group, length = group_at(member)
+    local from = group and group + length or 1
     return string.sub(member, from, from + #prefix - 1) == prefix
 end
 
