@@ -22,8 +22,10 @@ import org.jspecify.annotations.Nullable;
 public final class DefaultDelivery implements Delivery {
 
     private final SlotKeys slotKeys;
-    /** The message's identity in Redis: its body, or 0xFF followed by its id. */
+    /** The message's identity in Redis: its body, a grouped body (0xFE, its group, the body), or 0xFF and its id. */
     private final byte[] member;
+    /** The body of a member that holds one (for a grouped member a copy, made once); null for an id member. */
+    private final byte @Nullable [] body;
     private final double score;
     private final int attempt;
     /** CONCURRENT: the lease token, in {@link RmqRedisLeases#TOKEN_UNITS}; ORDERLY: the owner's epoch. */
@@ -58,16 +60,15 @@ public final class DefaultDelivery implements Delivery {
     private final long receivedNanos;
 
     /**
+     * @param member the message's member (its body, a grouped body, or the tagged id)
      * @param token  CONCURRENT ({@code leased}): the lease token the pop issued; ORDERLY: the owner's epoch
      * @param leased true for a CONCURRENT delivery (leased), false for one an ORDERLY owner took
-     */
-    /**
-     * @param member the message's member (its body, or the tagged id)
      * @param stored the envelope (or legacy trace context) the pop returned, or null
      * @param envelopeKey the body's envelope key, when the pop computed it (to read its trace record), or null
      */
-    public DefaultDelivery(SlotKeys slotKeys, byte[] member, double score, int attempt, long token, boolean leased, int logBodyChars,
-            long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored, byte @Nullable [] envelopeKey) {
+    public DefaultDelivery(SlotKeys slotKeys, byte[] member, double score, int attempt, long token, boolean leased,
+            int logBodyChars, long poppedAtRedisMillis, long receivedNanos, byte @Nullable [] stored,
+            byte @Nullable [] envelopeKey) {
         this.stored = stored;
         this.envelopeKey = envelopeKey;
         this.logBodyChars = logBodyChars;
@@ -75,6 +76,8 @@ public final class DefaultDelivery implements Delivery {
         this.receivedNanos = receivedNanos;
         this.slotKeys = slotKeys;
         this.member = member;
+        // every delivery's body is read at least once (its conversion): a grouped one is copied here, not per read
+        this.body = EnvelopeKeys.isIdMember(member) ? null : EnvelopeKeys.bodyOf(member);
         this.score = score;
         this.attempt = attempt;
         this.token = token;
@@ -102,8 +105,8 @@ public final class DefaultDelivery implements Delivery {
 
     @Override
     public byte[] body() {
-        if (!EnvelopeKeys.isIdMember(member)) {
-            return EnvelopeKeys.bodyOf(member); // a grouped member's body follows its group
+        if (body != null) {
+            return body;
         }
         byte[] payload = envelope().payload();
         if (payload == null) {
