@@ -163,7 +163,7 @@ public final class MessageLocator {
      */
     public static Map<String, String> headers(byte[] member, RmqRedisAdmin.Stored stored) {
         String group = EnvelopeKeys.groupOf(member);
-        return group == null ? stored.headers() : new Envelope(null, stored.headers()).withGroup(group).headers();
+        return group == null ? stored.headers() : Envelope.headersWithGroup(stored.headers(), group);
     }
 
     /** The id of an id member, else null: the member is a body. */

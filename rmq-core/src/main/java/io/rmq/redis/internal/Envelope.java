@@ -76,10 +76,15 @@ public record Envelope(byte @Nullable [] payload, Map<String, String> headers) {
      * grouped member holds ({@link EnvelopeKeys#groupedMember}), as if stored like an id message's.
      */
     public Envelope withGroup(String group) {
-        Map<String, String> headers = new LinkedHashMap<>(this.headers.size() + 2);
-        headers.put(GROUP, group);
-        this.headers.forEach(headers::putIfAbsent);
-        return new Envelope(payload, Collections.unmodifiableMap(headers));
+        return new Envelope(payload, headersWithGroup(headers, group));
+    }
+
+    /** {@code headers} with {@code group} as {@link #GROUP}, first (unmodifiable). */
+    public static Map<String, String> headersWithGroup(Map<String, String> headers, String group) {
+        Map<String, String> all = new LinkedHashMap<>(headers.size() + 2);
+        all.put(GROUP, group);
+        headers.forEach(all::putIfAbsent);
+        return Collections.unmodifiableMap(all);
     }
 
     /** The stored form of a payload (null: none) and headers (may be empty); null when there is nothing to store. */
