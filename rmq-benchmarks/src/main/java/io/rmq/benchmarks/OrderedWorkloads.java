@@ -252,6 +252,7 @@ public final class OrderedWorkloads {
                         options("bench-ordered", args.concurrency(), mode, ownership)));
             }
             RmqPeer.measuring(); // the consumption, not the backlog's sending
+            long cpuStart = RmqPeer.processCpuNanos();
             long start = System.nanoTime();
             containers.forEach(ListenerContainer::start);
             long deadline = start + TimeUnit.SECONDS.toNanos(args.seconds());
@@ -263,6 +264,9 @@ public final class OrderedWorkloads {
                     handledAtSettle = tally.distinct.get();
                 }
             }
+            // the process's CPU over the consumption (both instances run here): steadier than the rate on a small
+            // machine, where a round's rate moves with whatever else the host runs
+            long cpu = RmqPeer.processCpuNanos() - cpuStart;
             boolean complete = tally.done.getCount() == 0;
             long end = complete ? tally.lastNanos : System.nanoTime();
             int count = tally.distinct.get();
@@ -272,10 +276,10 @@ public final class OrderedWorkloads {
                     : (count - handledAtSettle) / ((end - settledNanos) / 1e9);
             return String.format(Locale.ROOT, "{\"rate\":%.1f,\"count\":%d,\"handled\":%d,\"violations\":%d,"
                     + "\"overlaps\":%d,\"settle\":%d,\"steady\":%.1f,\"seconds\":%.3f,\"slots\":%d,\"keys\":%d,"
-                    + "\"instances\":%d,\"workMicros\":%d}", count / seconds, count, tally.handled.get(),
-                    tally.violations.get(), tally.overlaps.get(),
+                    + "\"instances\":%d,\"workMicros\":%d,\"cpuUsPerMsg\":%.3f}", count / seconds, count,
+                    tally.handled.get(), tally.violations.get(), tally.overlaps.get(),
                     settledNanos < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(settledNanos - start), steady, seconds,
-                    slots, keys, instanceCount, work.micros());
+                    slots, keys, instanceCount, work.micros(), count == 0 ? 0.0 : cpu / 1e3 / count);
         }
         finally {
             for (Instance instance : instances) {
