@@ -334,7 +334,9 @@ class ZooKeeperCoordinatorTest extends OrderlyTestSupport {
             assertThat(starts).as("handlers started while the owner's guard had lapsed")
                     .noneMatch(at -> at > wentOn && at < observedUntil);
             // (whether the owner logs a failed renewal or a lost slot depends on where its coordination call stood
-            // when ZooKeeper went silent: the lapse shows in the deliveries that went back unstarted, below)
+            // when ZooKeeper went silent; the coordinator says so as soon as Curator suspends the connection)
+            assertThat(rmqLog.messages()).as("the coordinator logged that the slots start no handler")
+                    .anyMatch(m -> m.contains("ZooKeeper connection SUSPENDED") && m.contains("start no handler"));
             // a handler's time is recorded right after it returns: wait for the last one's, then no more than that
             await().atMost(Duration.ofSeconds(10)).until(() -> handlerTimes(meters) >= starts.size());
             assertThat(handlerTimes(meters)).as("handler time recorded only for handler calls").isEqualTo(starts.size());

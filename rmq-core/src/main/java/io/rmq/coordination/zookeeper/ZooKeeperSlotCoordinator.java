@@ -17,6 +17,8 @@ import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The original RMQ design's coordinator: ORDERLY consumers register in ZooKeeper, through Apache Curator, and slots
@@ -40,6 +42,8 @@ import org.jspecify.annotations.Nullable;
  * session gives a fast take-over.
  */
 public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperSlotCoordinator.class);
 
     private final CuratorFramework curator;
     private final String root;
@@ -68,6 +72,9 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
         ConnectionStateListener connection = (client, state) -> {
             if (state == ConnectionState.SUSPENDED || state == ConnectionState.LOST) {
                 interruptions.incrementAndGet();
+                // a coordination call may block through the whole stall and log nothing: say what it means here
+                log.warn("ZooKeeper connection {} (topic '{}', instance '{}'): its ORDERLY slots start no handler"
+                        + " until a coordination call succeeds again", state, topic, instanceId);
             }
         };
         curator.getConnectionStateListenable().addListener(connection);
@@ -96,7 +103,12 @@ public final class ZooKeeperSlotCoordinator implements SlotCoordinator {
                         }
                     }
                     sessionTimeoutMillis = sessionTimeout();
+                    long before = assuredAt;
                     assuredAt = seen;
+                    if (before >= 0 && before != seen) {
+                        log.info("ZooKeeper coordination of topic '{}' (instance '{}') answered again: its ORDERLY"
+                                + " slots may start handlers", topic, instanceId);
+                    }
                     return owned;
                 }
                 catch (Exception ex) {
