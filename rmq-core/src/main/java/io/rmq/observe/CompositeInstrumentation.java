@@ -152,27 +152,12 @@ public final class CompositeInstrumentation implements RmqInstrumentation {
         return new HandleScope() {
             @Override
             public void handlerReturned(@Nullable Throwable error) {
-                // reverse order: scopes opened on this thread (observations) close innermost first
-                for (int i = scopes.length - 1; i >= 0; i--) {
-                    try {
-                        scopes[i].handlerReturned(error);
-                    }
-                    catch (RuntimeException ex) {
-                        failed(scopes[i], "handlerReturned", ex);
-                    }
-                }
+                endInReverse(scopes, "handlerReturned", error, HandleScope::handlerReturned);
             }
 
             @Override
             public void notStarted() {
-                for (int i = scopes.length - 1; i >= 0; i--) {
-                    try {
-                        scopes[i].notStarted();
-                    }
-                    catch (RuntimeException ex) {
-                        failed(scopes[i], "notStarted", ex);
-                    }
-                }
+                endInReverse(scopes, "notStarted", null, (scope, none) -> scope.notStarted());
             }
 
             @Override
@@ -187,6 +172,23 @@ public final class CompositeInstrumentation implements RmqInstrumentation {
                 }
             }
         };
+    }
+
+    /**
+     * Ends each scope of a handler call in reverse order (scopes opened on the handler's thread, observations, close
+     * innermost first); what one throws is logged and does not keep the others from ending. The lambdas are
+     * non-capturing: nothing is allocated per delivery.
+     */
+    private static void endInReverse(HandleScope[] scopes, String method, @Nullable Throwable error,
+            java.util.function.BiConsumer<HandleScope, @Nullable Throwable> end) {
+        for (int i = scopes.length - 1; i >= 0; i--) {
+            try {
+                end.accept(scopes[i], error);
+            }
+            catch (RuntimeException ex) {
+                failed(scopes[i], method, ex);
+            }
+        }
     }
 
     @Override
